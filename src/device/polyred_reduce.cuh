@@ -1,0 +1,2 @@
+// polyred device reduction library (placeholder; see issue 2).
+#pragma once

@@ -1,0 +1,173 @@
+#include "frontend/builder.h"
+
+#include <algorithm>
+
+#include "support/error.h"
+
+namespace polyred {
+
+GraphBuilder::GraphBuilder(std::string name) { g_.name = std::move(name); }
+
+std::string GraphBuilder::freshName(const std::string& base) { return base + "_" + std::to_string(counter_++); }
+
+Value GraphBuilder::input(const std::string& name, DType t, Shape shape) {
+  Tensor x;
+  x.name = name;
+  x.shape = std::move(shape);
+  x.dtype = t;
+  x.role = TensorRole::Input;
+  g_.tensors.push_back(x);
+  TensorId id = static_cast<TensorId>(g_.tensors.size() - 1);
+  g_.inputs.push_back(id);
+  return {id};
+}
+
+Value GraphBuilder::constant(Scalar v, Shape shape) {
+  Tensor x;
+  x.name = freshName("const");
+  x.shape = std::move(shape);
+  x.dtype = v.type;
+  x.role = TensorRole::Constant;
+  x.constant = v;
+  g_.tensors.push_back(x);
+  return {static_cast<TensorId>(g_.tensors.size() - 1)};
+}
+
+Value GraphBuilder::addNode(Node n, Shape shape, DType t) {
+  Tensor out;
+  out.name = freshName(std::string(opName(n.kind)));
+  out.shape = std::move(shape);
+  out.dtype = t;
+  out.producer = static_cast<int32_t>(g_.nodes.size());
+  g_.tensors.push_back(out);
+  n.output = static_cast<TensorId>(g_.tensors.size() - 1);
+  if (n.name.empty()) n.name = g_.tensors.back().name;
+  g_.nodes.push_back(std::move(n));
+  return {g_.nodes.back().output};
+}
+
+Value GraphBuilder::unary(OpKind k, Value x) {
+  Node n;
+  n.kind = k;
+  n.inputs = {x.id};
+  DType t = isPredicate(k) || isLogical(k) ? DType::Bool : info(x).dtype;
+  return addNode(std::move(n), info(x).shape, t);
+}
+
+Value GraphBuilder::binary(OpKind k, Value a, Value b) {
+  Node n;
+  n.kind = k;
+  n.inputs = {a.id, b.id};
+  auto s = broadcastShapes(info(a).shape, info(b).shape);
+  if (!s) throw Error("", std::string(opName(k)), "shapes " + toString(info(a).shape) + " and " + toString(info(b).shape) + " do not broadcast");
+  DType t = isComparison(k) || isLogical(k) ? DType::Bool : info(a).dtype;
+  return addNode(std::move(n), *s, t);
+}
+
+Value GraphBuilder::select(Value c, Value a, Value b) {
+  Node n;
+  n.kind = OpKind::Select;
+  n.inputs = {c.id, a.id, b.id};
+  auto s = broadcastShapes(info(c).shape, info(a).shape);
+  if (s) s = broadcastShapes(*s, info(b).shape);
+  if (!s) throw Error("", "Select", "operand shapes do not broadcast");
+  return addNode(std::move(n), *s, info(a).dtype);
+}
+
+Value GraphBuilder::cast(Value x, DType t) {
+  Node n;
+  n.kind = OpKind::Cast;
+  n.inputs = {x.id};
+  return addNode(std::move(n), info(x).shape, t);
+}
+
+Value GraphBuilder::addN(const std::vector<Value>& xs) {
+  if (xs.empty()) throw Error("", "AddN", "needs at least one input");
+  Node n;
+  n.kind = OpKind::AddN;
+  Shape s = info(xs[0]).shape;
+  for (Value v : xs) {
+    n.inputs.push_back(v.id);
+    auto b = broadcastShapes(s, info(v).shape);
+    if (!b) throw Error("", "AddN", "operand shapes do not broadcast");
+    s = *b;
+  }
+  return addNode(std::move(n), s, info(xs[0]).dtype);
+}
+
+Value GraphBuilder::broadcastTo(Value x, Shape shape) {
+  Node n;
+  n.kind = OpKind::BroadcastTo;
+  n.inputs = {x.id};
+  return addNode(std::move(n), std::move(shape), info(x).dtype);
+}
+
+Value GraphBuilder::reshape(Value x, Shape shape) {
+  Node n;
+  n.kind = OpKind::Reshape;
+  n.inputs = {x.id};
+  return addNode(std::move(n), std::move(shape), info(x).dtype);
+}
+
+Value GraphBuilder::transpose(Value x, std::vector<int64_t> perm) {
+  Node n;
+  n.kind = OpKind::Transpose;
+  n.inputs = {x.id};
+  Shape s;
+  for (int64_t p : perm) {
+    if (p < 0 || p >= static_cast<int64_t>(info(x).shape.size())) throw Error("", "Transpose", "perm entry out of range");
+    s.push_back(info(x).shape[static_cast<size_t>(p)]);
+  }
+  n.perm = std::move(perm);
+  return addNode(std::move(n), s, info(x).dtype);
+}
+
+std::vector<int64_t> normalizeAxes(std::vector<int64_t> axes, size_t rank, const std::string& op) {
+  auto r = static_cast<int64_t>(rank);
+  if (axes.empty())
+    for (int64_t a = 0; a < r; ++a) axes.push_back(a);
+  for (int64_t& a : axes) {
+    if (a < -r || a >= r)
+      throw Error("", op, "axis " + std::to_string(a) + " out of range for rank " + std::to_string(rank));
+    if (a < 0) a += r;
+  }
+  std::sort(axes.begin(), axes.end());
+  axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
+  return axes;
+}
+
+Value GraphBuilder::reduce(Value x, Reduction r, std::vector<int64_t> axes, bool keepDims,
+                           std::optional<DType> outType) {
+  Node n;
+  n.kind = OpKind::Reduce;
+  n.inputs = {x.id};
+  n.axes = normalizeAxes(std::move(axes), info(x).shape.size(), "Reduce." + r.name);
+  n.keepDims = keepDims;
+  Shape s;
+  for (size_t d = 0; d < info(x).shape.size(); ++d) {
+    bool red = std::find(n.axes.begin(), n.axes.end(), static_cast<int64_t>(d)) != n.axes.end();
+    if (!red) s.push_back(info(x).shape[d]);
+    else if (keepDims) s.push_back(1);
+  }
+  DType t = outType.value_or(info(x).dtype);
+  n.reduction = std::move(r);
+  return addNode(std::move(n), s, t);
+}
+
+Value GraphBuilder::reduceSum(Value x, std::vector<int64_t> axes, bool keepDims) {
+  return reduce(x, Reduction::sum(info(x).dtype), std::move(axes), keepDims);
+}
+Value GraphBuilder::reduceMax(Value x, std::vector<int64_t> axes, bool keepDims) {
+  return reduce(x, Reduction::max(info(x).dtype), std::move(axes), keepDims);
+}
+
+void GraphBuilder::output(Value v) { g_.outputs.push_back({v.id, std::nullopt}); }
+void GraphBuilder::outputInto(Value v, Value in) { g_.outputs.push_back({v.id, in.id}); }
+
+Graph GraphBuilder::build() const {
+  Graph g = g_;
+  g.verify();
+  return g;
+}
+
+}  // namespace polyred

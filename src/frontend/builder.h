@@ -1,0 +1,67 @@
+// C++ builder API: write graphs in code.
+//
+//   GraphBuilder b("layer_norm_sum");
+//   Value x = b.input("x", DType::Float16, {8192, 768});
+//   Value s = b.reduce(b.cast(x, DType::Float32), Reduction::sum(DType::Float32), {0});
+//   b.output(s);
+//   Graph g = b.build();   // verified
+//
+// Shapes and dtypes of results are inferred; build() runs the verifier.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace polyred {
+
+struct Value {
+  TensorId id = -1;
+};
+
+class GraphBuilder {
+ public:
+  explicit GraphBuilder(std::string name);
+
+  Value input(const std::string& name, DType t, Shape shape);
+  Value constant(Scalar v, Shape shape = {});
+  Value unary(OpKind k, Value x);
+  Value binary(OpKind k, Value a, Value b);  // numpy broadcasting
+  Value select(Value cond, Value a, Value b);
+  Value cast(Value x, DType t);
+  Value addN(const std::vector<Value>& xs);
+  Value broadcastTo(Value x, Shape shape);
+  Value reshape(Value x, Shape shape);
+  Value transpose(Value x, std::vector<int64_t> perm);
+  // Negative axes count from the end; an empty list reduces every axis. The output
+  // dtype defaults to the input's.
+  Value reduce(Value x, Reduction r, std::vector<int64_t> axes, bool keepDims = false,
+               std::optional<DType> outType = std::nullopt);
+  Value reduceSum(Value x, std::vector<int64_t> axes, bool keepDims = false);
+  Value reduceMax(Value x, std::vector<int64_t> axes, bool keepDims = false);
+
+  void output(Value v);
+  void outputInto(Value v, Value input);  // Assign: write v into input's buffer
+
+  // Convenience shorthands.
+  Value add(Value a, Value b) { return binary(OpKind::Add, a, b); }
+  Value mul(Value a, Value b) { return binary(OpKind::Mul, a, b); }
+  Value sub(Value a, Value b) { return binary(OpKind::Sub, a, b); }
+  Value neg(Value x) { return unary(OpKind::Neg, x); }
+
+  const Tensor& info(Value v) const { return g_.tensor(v.id); }
+  Graph build() const;  // verifies; throws polyred::Error
+
+ private:
+  Value addNode(Node n, Shape shape, DType t);
+  std::string freshName(const std::string& base);
+  Graph g_;
+  int counter_ = 0;
+};
+
+// Normalizes reduction axes (negative -> counted from the end, empty -> all, sorted,
+// unique); throws polyred::Error naming `op` if an axis is out of range.
+std::vector<int64_t> normalizeAxes(std::vector<int64_t> axes, size_t rank, const std::string& op);
+
+}  // namespace polyred

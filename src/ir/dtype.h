@@ -1,0 +1,67 @@
+// Element types of tensors and the host-side helpers to store and load them.
+//
+// Every value a CPU stage handles is carried as a Scalar: float types as double,
+// integer and bool types as int64 (exact). Storing a Scalar into a typed buffer rounds
+// (float16/bfloat16/float32: round to nearest even) or wraps (integers: two's
+// complement, as the framework's declared type does).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace polyred {
+
+enum class DType : uint8_t { Bool, Int8, UInt8, Int32, Int64, Float16, BFloat16, Float32, Float64 };
+
+inline constexpr DType kAllDTypes[] = {DType::Bool,    DType::Int8,     DType::UInt8,
+                                       DType::Int32,   DType::Int64,    DType::Float16,
+                                       DType::BFloat16, DType::Float32, DType::Float64};
+
+std::string_view dtypeName(DType t);             // "float32", as in composite JSON
+std::optional<DType> parseDType(std::string_view name);
+int dtypeBytes(DType t);
+bool isFloat(DType t);
+bool isInteger(DType t);  // int8..int64, uint8 (not bool)
+// The CUDA C++ type that stores a value of this dtype in memory.
+std::string_view cudaStorageType(DType t);
+
+// A host-side scalar value: double for float dtypes, int64 for integer and bool.
+struct Scalar {
+  DType type = DType::Float32;
+  double f = 0;
+  int64_t i = 0;
+
+  static Scalar ofFloat(DType t, double v) { return Scalar{t, v, 0}; }
+  static Scalar ofInt(DType t, int64_t v) { return Scalar{t, 0, v}; }
+  static Scalar ofBool(bool v) { return Scalar{DType::Bool, 0, v ? 1 : 0}; }
+  // Converts a number to `t` with the target's semantics (float: rounded to t's
+  // precision; integer: truncated toward zero then wrapped; bool: nonzero).
+  static Scalar convert(double v, DType t);
+  static Scalar convert(int64_t v, DType t);
+  Scalar castTo(DType t) const;
+
+  double asDouble() const { return isFloat(type) ? f : static_cast<double>(i); }
+  bool asBool() const { return isFloat(type) ? f != 0 : i != 0; }
+  // Bitwise equality of the stored representation (NaN == NaN).
+  bool identical(const Scalar& o) const;
+  std::string toString() const;
+};
+
+// Conversions between float and the 16-bit float formats (round to nearest even).
+uint16_t floatToHalfBits(float v);
+float halfBitsToFloat(uint16_t h);
+uint16_t floatToBFloat16Bits(float v);
+float bfloat16BitsToFloat(uint16_t h);
+// Rounds a double to the precision of a float dtype, returned as double.
+double roundToFloatType(double v, DType t);
+// Wraps an integer to the value range of an integer dtype (bool: v != 0).
+int64_t wrapToIntType(int64_t v, DType t);
+
+// Reads/writes one element of a packed buffer of dtype `t`.
+Scalar loadScalar(const void* base, DType t, int64_t index);
+void storeScalar(void* base, DType t, int64_t index, const Scalar& v);
+
+}  // namespace polyred

@@ -1,0 +1,279 @@
+#include "ir/graph.h"
+
+#include <algorithm>
+#include <set>
+#include <sstream>
+
+#include "support/error.h"
+
+namespace polyred {
+
+int64_t numElements(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s) {
+    if (d < 0) throw Error("negative dimension in shape " + toString(s));
+    if (d != 0 && n > kMaxElements / d)
+      throw Error("shape " + toString(s) + " has more than 2^48 elements");
+    n *= d;
+  }
+  return n;
+}
+
+std::string toString(const Shape& s) {
+  std::string r = "[";
+  for (size_t i = 0; i < s.size(); ++i) r += (i ? "," : "") + std::to_string(s[i]);
+  return r + "]";
+}
+
+std::optional<Shape> broadcastShapes(const Shape& a, const Shape& b) {
+  size_t n = std::max(a.size(), b.size());
+  Shape r(n);
+  for (size_t k = 0; k < n; ++k) {
+    int64_t da = k < n - a.size() ? 1 : a[k - (n - a.size())];
+    int64_t db = k < n - b.size() ? 1 : b[k - (n - b.size())];
+    if (da != db && da != 1 && db != 1) return std::nullopt;
+    r[k] = da == 1 ? db : da;
+  }
+  return r;
+}
+
+std::optional<TensorId> Graph::findTensor(const std::string& n) const {
+  for (size_t i = 0; i < tensors.size(); ++i)
+    if (tensors[i].name == n) return static_cast<TensorId>(i);
+  return std::nullopt;
+}
+
+namespace {
+
+class Verifier {
+ public:
+  explicit Verifier(const Graph& g) : g_(g) {}
+
+  void run() {
+    if (g_.outputs.empty()) fail("", "the graph has no outputs");
+    std::set<std::string> names;
+    for (size_t i = 0; i < g_.tensors.size(); ++i) {
+      const Tensor& t = g_.tensors[i];
+      if (!names.insert(t.name).second) fail("", "duplicate tensor name '" + t.name + "'");
+      int64_t n = numElementsOrFail(t);
+      if (n == 0) fail("", "tensor '" + t.name + "' has zero elements " + polyred::toString(t.shape));
+      if (t.role == TensorRole::Constant && !t.constant)
+        fail("", "constant tensor '" + t.name + "' has no value");
+    }
+    std::vector<bool> defined(g_.tensors.size(), false);
+    for (TensorId id : g_.inputs) {
+      checkId(id, "");
+      defined[static_cast<size_t>(id)] = true;
+    }
+    for (size_t i = 0; i < g_.tensors.size(); ++i)
+      if (g_.tensors[i].role == TensorRole::Constant) defined[i] = true;
+    for (size_t n = 0; n < g_.nodes.size(); ++n) {
+      const Node& node = g_.nodes[n];
+      for (TensorId in : node.inputs) {
+        checkId(in, node.name);
+        if (!defined[static_cast<size_t>(in)])
+          fail(node.name, "reads tensor '" + g_.tensor(in).name + "' before it is defined");
+      }
+      checkId(node.output, node.name);
+      if (defined[static_cast<size_t>(node.output)])
+        fail(node.name, "tensor '" + g_.tensor(node.output).name + "' is defined twice");
+      if (g_.tensor(node.output).producer != static_cast<int32_t>(n))
+        fail(node.name, "output tensor does not point back to its producer");
+      defined[static_cast<size_t>(node.output)] = true;
+      checkNode(node);
+    }
+    for (const Output& o : g_.outputs) {
+      checkId(o.tensor, "");
+      if (!defined[static_cast<size_t>(o.tensor)]) fail("", "output '" + g_.tensor(o.tensor).name + "' is never computed");
+      if (o.aliasOfInput) {
+        checkId(*o.aliasOfInput, "");
+        const Tensor& dst = g_.tensor(*o.aliasOfInput);
+        const Tensor& src = g_.tensor(o.tensor);
+        if (dst.role != TensorRole::Input) fail("", "in-place output target '" + dst.name + "' is not an input");
+        if (dst.shape != src.shape || dst.dtype != src.dtype)
+          fail("", "in-place output '" + src.name + "' does not match its target '" + dst.name + "'");
+      }
+    }
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& op, const std::string& reason) const {
+    throw Error(g_.sourceFile, op, reason);
+  }
+  int64_t numElementsOrFail(const Tensor& t) const {
+    try {
+      return numElements(t.shape);
+    } catch (const Error& e) {
+      fail("", "tensor '" + t.name + "': " + e.reason());
+    }
+  }
+  void checkId(TensorId id, const std::string& op) const {
+    if (id < 0 || static_cast<size_t>(id) >= g_.tensors.size()) fail(op, "refers to an unknown tensor");
+  }
+  const Tensor& in(const Node& n, size_t k) const { return g_.tensor(n.inputs[k]); }
+  const Tensor& out(const Node& n) const { return g_.tensor(n.output); }
+  void arity(const Node& n, size_t want) const {
+    if (n.inputs.size() != want)
+      fail(n.name, "takes " + std::to_string(want) + " input(s), got " + std::to_string(n.inputs.size()));
+  }
+  void sameDType(const Node& n, const Tensor& a, const Tensor& b) const {
+    if (a.dtype != b.dtype)
+      fail(n.name, "dtype mismatch: '" + a.name + "' is " + std::string(dtypeName(a.dtype)) + ", '" +
+                       b.name + "' is " + std::string(dtypeName(b.dtype)));
+  }
+  void shapeIs(const Node& n, const Shape& want) const {
+    if (out(n).shape != want)
+      fail(n.name, "output shape " + polyred::toString(out(n).shape) + " should be " + polyred::toString(want));
+  }
+  Shape broadcastAll(const Node& n, size_t from) const {
+    Shape s = in(n, from).shape;
+    for (size_t k = from + 1; k < n.inputs.size(); ++k) {
+      auto b = broadcastShapes(s, in(n, k).shape);
+      if (!b) fail(n.name, "shapes " + polyred::toString(s) + " and " + polyred::toString(in(n, k).shape) + " do not broadcast");
+      s = *b;
+    }
+    return s;
+  }
+
+  void checkNode(const Node& n) const {
+    switch (opCategory(n.kind)) {
+      case OpCategory::Unary: checkUnary(n); return;
+      case OpCategory::Binary: checkBinary(n); return;
+      case OpCategory::OtherElementwise: checkOtherElementwise(n); return;
+      case OpCategory::Movement: checkMovement(n); return;
+      case OpCategory::Reduction: checkReduce(n); return;
+    }
+  }
+
+  void checkUnary(const Node& n) const {
+    arity(n, 1);
+    shapeIs(n, in(n, 0).shape);
+    DType want = isPredicate(n.kind) || isLogical(n.kind) ? DType::Bool : in(n, 0).dtype;
+    if (out(n).dtype != want) fail(n.name, "output dtype should be " + std::string(dtypeName(want)));
+  }
+
+  void checkBinary(const Node& n) const {
+    arity(n, 2);
+    sameDType(n, in(n, 0), in(n, 1));
+    shapeIs(n, broadcastAll(n, 0));
+    DType want = isComparison(n.kind) || isLogical(n.kind) ? DType::Bool : in(n, 0).dtype;
+    if (out(n).dtype != want) fail(n.name, "output dtype should be " + std::string(dtypeName(want)));
+  }
+
+  void checkOtherElementwise(const Node& n) const {
+    switch (n.kind) {
+      case OpKind::Cast: arity(n, 1); shapeIs(n, in(n, 0).shape); return;
+      case OpKind::Assign:
+        arity(n, 2);
+        sameDType(n, in(n, 0), in(n, 1));
+        if (in(n, 0).shape != in(n, 1).shape) fail(n.name, "Assign needs equal shapes");
+        shapeIs(n, in(n, 1).shape);
+        sameDType(n, in(n, 1), out(n));
+        return;
+      case OpKind::AddN:
+        if (n.inputs.empty()) fail(n.name, "AddN needs at least one input");
+        for (size_t k = 1; k < n.inputs.size(); ++k) sameDType(n, in(n, 0), in(n, k));
+        shapeIs(n, broadcastAll(n, 0));
+        sameDType(n, in(n, 0), out(n));
+        return;
+      case OpKind::Select:
+        arity(n, 3);
+        if (in(n, 0).dtype != DType::Bool) fail(n.name, "Select condition must be bool");
+        sameDType(n, in(n, 1), in(n, 2));
+        shapeIs(n, broadcastAll(n, 0));
+        sameDType(n, in(n, 1), out(n));
+        return;
+      default: fail(n.name, "unexpected op kind");
+    }
+  }
+
+  void checkMovement(const Node& n) const {
+    arity(n, 1);
+    sameDType(n, in(n, 0), out(n));
+    const Shape& is = in(n, 0).shape;
+    const Shape& os = out(n).shape;
+    switch (n.kind) {
+      case OpKind::Reshape:
+        if (numElements(is) != numElements(os))
+          fail(n.name, "cannot reshape " + polyred::toString(is) + " to " + polyred::toString(os));
+        return;
+      case OpKind::BroadcastTo: {
+        auto b = broadcastShapes(is, os);
+        if (!b || *b != os)
+          fail(n.name, "cannot broadcast " + polyred::toString(is) + " to " + polyred::toString(os));
+        return;
+      }
+      case OpKind::Transpose: {
+        if (n.perm.size() != is.size()) fail(n.name, "perm length differs from the input rank");
+        std::vector<bool> seen(is.size(), false);
+        Shape want;
+        for (int64_t p : n.perm) {
+          if (p < 0 || p >= static_cast<int64_t>(is.size()) || seen[static_cast<size_t>(p)])
+            fail(n.name, "perm is not a permutation of the input axes");
+          seen[static_cast<size_t>(p)] = true;
+          want.push_back(is[static_cast<size_t>(p)]);
+        }
+        shapeIs(n, want);
+        return;
+      }
+      default: fail(n.name, "unexpected op kind");
+    }
+  }
+
+  void checkReduce(const Node& n) const {
+    arity(n, 1);
+    if (!n.reduction) fail(n.name, "reduction without a combiner");
+    const Shape& is = in(n, 0).shape;
+    Shape want;
+    int64_t prev = -1;
+    for (int64_t a : n.axes) {
+      if (a < 0 || a >= static_cast<int64_t>(is.size()))
+        fail(n.name, "axis " + std::to_string(a) + " out of range for rank " + std::to_string(is.size()));
+      if (a <= prev) fail(n.name, "axes must be sorted and unique");
+      prev = a;
+    }
+    for (size_t d = 0; d < is.size(); ++d) {
+      bool reduced = std::find(n.axes.begin(), n.axes.end(), static_cast<int64_t>(d)) != n.axes.end();
+      if (!reduced) want.push_back(is[d]);
+      else if (n.keepDims) want.push_back(1);
+    }
+    shapeIs(n, want);
+  }
+
+  const Graph& g_;
+};
+
+}  // namespace
+
+void Graph::verify() const { Verifier(*this).run(); }
+
+std::string Graph::toString() const {
+  std::ostringstream os;
+  auto t = [&](TensorId id) {
+    const Tensor& x = tensor(id);
+    return "%" + x.name + ":" + std::string(dtypeName(x.dtype)) + polyred::toString(x.shape);
+  };
+  os << "graph " << name << "\n";
+  for (TensorId id : inputs) os << "  input " << t(id) << "\n";
+  for (const Tensor& x : tensors)
+    if (x.role == TensorRole::Constant) os << "  const %" << x.name << " = " << x.constant->toString() << "\n";
+  for (const Node& n : nodes) {
+    os << "  " << t(n.output) << " = " << opName(n.kind);
+    if (n.kind == OpKind::Reduce) {
+      os << "." << n.reduction->name << "<acc " << dtypeName(n.reduction->accType) << ">";
+      os << " axes " << polyred::toString(n.axes) << (n.keepDims ? " keep_dims" : "");
+    }
+    if (n.kind == OpKind::Transpose) os << " perm " << polyred::toString(n.perm);
+    os << "(";
+    for (size_t k = 0; k < n.inputs.size(); ++k) os << (k ? ", " : "") << "%" << tensor(n.inputs[k]).name;
+    os << ")\n";
+  }
+  for (const Output& o : outputs) {
+    os << "  output %" << tensor(o.tensor).name;
+    if (o.aliasOfInput) os << " -> in-place into %" << tensor(*o.aliasOfInput).name;
+    os << "\n";
+  }
+  return os.str();
+}
+
+}  // namespace polyred

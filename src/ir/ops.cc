@@ -1,0 +1,196 @@
+#include "ir/ops.h"
+
+#include <cmath>
+
+#include "support/error.h"
+
+namespace polyred {
+
+namespace {
+struct OpInfo {
+  OpKind kind;
+  std::string_view name;
+  OpCategory category;
+};
+constexpr OpInfo kOps[] = {
+    {OpKind::Neg, "Neg", OpCategory::Unary},
+    {OpKind::Abs, "Abs", OpCategory::Unary},
+    {OpKind::Exp, "Exp", OpCategory::Unary},
+    {OpKind::Log, "Log", OpCategory::Unary},
+    {OpKind::Sqrt, "Sqrt", OpCategory::Unary},
+    {OpKind::Rsqrt, "Rsqrt", OpCategory::Unary},
+    {OpKind::Reciprocal, "Reciprocal", OpCategory::Unary},
+    {OpKind::Tanh, "Tanh", OpCategory::Unary},
+    {OpKind::Sin, "Sin", OpCategory::Unary},
+    {OpKind::Cos, "Cos", OpCategory::Unary},
+    {OpKind::Erf, "Erf", OpCategory::Unary},
+    {OpKind::Sign, "Sign", OpCategory::Unary},
+    {OpKind::Floor, "Floor", OpCategory::Unary},
+    {OpKind::Ceil, "Ceil", OpCategory::Unary},
+    {OpKind::Round, "Round", OpCategory::Unary},
+    {OpKind::LogicalNot, "LogicalNot", OpCategory::Unary},
+    {OpKind::IsNan, "IsNan", OpCategory::Unary},
+    {OpKind::IsInf, "IsInf", OpCategory::Unary},
+    {OpKind::IsFinite, "IsFinite", OpCategory::Unary},
+    {OpKind::Add, "Add", OpCategory::Binary},
+    {OpKind::Sub, "Sub", OpCategory::Binary},
+    {OpKind::Mul, "Mul", OpCategory::Binary},
+    {OpKind::Div, "Div", OpCategory::Binary},
+    {OpKind::Pow, "Pow", OpCategory::Binary},
+    {OpKind::Maximum, "Maximum", OpCategory::Binary},
+    {OpKind::Minimum, "Minimum", OpCategory::Binary},
+    {OpKind::Equal, "Equal", OpCategory::Binary},
+    {OpKind::NotEqual, "NotEqual", OpCategory::Binary},
+    {OpKind::Less, "Less", OpCategory::Binary},
+    {OpKind::LessEqual, "LessEqual", OpCategory::Binary},
+    {OpKind::Greater, "Greater", OpCategory::Binary},
+    {OpKind::GreaterEqual, "GreaterEqual", OpCategory::Binary},
+    {OpKind::LogicalAnd, "LogicalAnd", OpCategory::Binary},
+    {OpKind::LogicalOr, "LogicalOr", OpCategory::Binary},
+    {OpKind::Select, "Select", OpCategory::OtherElementwise},
+    {OpKind::Cast, "Cast", OpCategory::OtherElementwise},
+    {OpKind::AddN, "AddN", OpCategory::OtherElementwise},
+    {OpKind::Assign, "Assign", OpCategory::OtherElementwise},
+    {OpKind::BroadcastTo, "BroadcastTo", OpCategory::Movement},
+    {OpKind::Reshape, "Reshape", OpCategory::Movement},
+    {OpKind::Transpose, "Transpose", OpCategory::Movement},
+    {OpKind::Reduce, "Reduce", OpCategory::Reduction},
+};
+const OpInfo& info(OpKind k) {
+  const OpInfo& i = kOps[static_cast<int>(k)];
+  POLYRED_CHECK(i.kind == k, "op table out of order");
+  return i;
+}
+
+double roundOp(double x) { return std::nearbyint(x); }  // half to even, as torch.round
+
+// Integer floor division as Python/PyTorch define it is not what C does; MindSpore's
+// integer RealDiv truncates (C semantics). Division by zero yields 0 (documented).
+int64_t intDiv(int64_t a, int64_t b) {
+  if (b == 0) return 0;
+  if (b == -1) return static_cast<int64_t>(0ull - static_cast<uint64_t>(a));
+  return a / b;
+}
+
+int64_t intPow(int64_t base, int64_t exp) {
+  if (exp < 0) return base == 1 ? 1 : (base == -1 ? (exp % 2 ? -1 : 1) : 0);
+  uint64_t r = 1, b = static_cast<uint64_t>(base);
+  while (exp) {
+    if (exp & 1) r *= b;
+    b *= b;
+    exp >>= 1;
+  }
+  return static_cast<int64_t>(r);
+}
+
+Scalar evalFloat(OpKind k, std::span<const Scalar> a, DType result) {
+  auto x = [&](int n) { return a[n].f; };
+  auto out = [&](double v) { return Scalar::convert(v, result); };
+  auto pred = [](bool v) { return Scalar::ofBool(v); };
+  switch (k) {
+    case OpKind::Neg: return out(-x(0));
+    case OpKind::Abs: return out(std::fabs(x(0)));
+    case OpKind::Exp: return out(std::exp(x(0)));
+    case OpKind::Log: return out(std::log(x(0)));
+    case OpKind::Sqrt: return out(std::sqrt(x(0)));
+    case OpKind::Rsqrt: return out(1.0 / std::sqrt(x(0)));
+    case OpKind::Reciprocal: return out(1.0 / x(0));
+    case OpKind::Tanh: return out(std::tanh(x(0)));
+    case OpKind::Sin: return out(std::sin(x(0)));
+    case OpKind::Cos: return out(std::cos(x(0)));
+    case OpKind::Erf: return out(std::erf(x(0)));
+    case OpKind::Sign: return out(std::isnan(x(0)) ? x(0) : (x(0) > 0) - (x(0) < 0));
+    case OpKind::Floor: return out(std::floor(x(0)));
+    case OpKind::Ceil: return out(std::ceil(x(0)));
+    case OpKind::Round: return out(roundOp(x(0)));
+    case OpKind::IsNan: return pred(std::isnan(x(0)));
+    case OpKind::IsInf: return pred(std::isinf(x(0)));
+    case OpKind::IsFinite: return pred(std::isfinite(x(0)));
+    case OpKind::Add: return out(x(0) + x(1));
+    case OpKind::Sub: return out(x(0) - x(1));
+    case OpKind::Mul: return out(x(0) * x(1));
+    case OpKind::Div: return out(x(0) / x(1));
+    case OpKind::Pow: return out(std::pow(x(0), x(1)));
+    // NaN-propagating, like torch.maximum/minimum and torch.amax/amin.
+    case OpKind::Maximum:
+      return out(std::isnan(x(0)) || std::isnan(x(1)) ? NAN : std::fmax(x(0), x(1)));
+    case OpKind::Minimum:
+      return out(std::isnan(x(0)) || std::isnan(x(1)) ? NAN : std::fmin(x(0), x(1)));
+    case OpKind::Equal: return pred(x(0) == x(1));
+    case OpKind::NotEqual: return pred(x(0) != x(1));
+    case OpKind::Less: return pred(x(0) < x(1));
+    case OpKind::LessEqual: return pred(x(0) <= x(1));
+    case OpKind::Greater: return pred(x(0) > x(1));
+    case OpKind::GreaterEqual: return pred(x(0) >= x(1));
+    case OpKind::LogicalNot: return pred(x(0) == 0);
+    case OpKind::LogicalAnd: return pred(x(0) != 0 && x(1) != 0);
+    case OpKind::LogicalOr: return pred(x(0) != 0 || x(1) != 0);
+    case OpKind::Select: return out(a[0].asBool() ? x(1) : x(2));
+    default: POLYRED_CHECK(false, "evalElementwise: unsupported float op " << opName(k));
+  }
+}
+
+Scalar evalInt(OpKind k, std::span<const Scalar> a, DType result) {
+  auto x = [&](int n) { return a[n].i; };
+  auto u = [&](int n) { return static_cast<uint64_t>(a[n].i); };
+  auto out = [&](int64_t v) { return Scalar::convert(v, result); };
+  auto outu = [&](uint64_t v) { return Scalar::convert(static_cast<int64_t>(v), result); };
+  auto pred = [](bool v) { return Scalar::ofBool(v); };
+  switch (k) {
+    case OpKind::Neg: return outu(0ull - u(0));
+    case OpKind::Abs: return outu(x(0) < 0 ? 0ull - u(0) : u(0));
+    case OpKind::Sign: return out((x(0) > 0) - (x(0) < 0));
+    case OpKind::Floor:
+    case OpKind::Ceil:
+    case OpKind::Round: return out(x(0));
+    case OpKind::IsNan:
+    case OpKind::IsInf: return pred(false);
+    case OpKind::IsFinite: return pred(true);
+    case OpKind::Add: return outu(u(0) + u(1));
+    case OpKind::Sub: return outu(u(0) - u(1));
+    case OpKind::Mul: return outu(u(0) * u(1));
+    case OpKind::Div: return out(intDiv(x(0), x(1)));
+    case OpKind::Pow: return out(intPow(x(0), x(1)));
+    case OpKind::Maximum: return out(std::max(x(0), x(1)));
+    case OpKind::Minimum: return out(std::min(x(0), x(1)));
+    case OpKind::Equal: return pred(x(0) == x(1));
+    case OpKind::NotEqual: return pred(x(0) != x(1));
+    case OpKind::Less: return pred(x(0) < x(1));
+    case OpKind::LessEqual: return pred(x(0) <= x(1));
+    case OpKind::Greater: return pred(x(0) > x(1));
+    case OpKind::GreaterEqual: return pred(x(0) >= x(1));
+    case OpKind::LogicalNot: return pred(x(0) == 0);
+    case OpKind::LogicalAnd: return pred(x(0) != 0 && x(1) != 0);
+    case OpKind::LogicalOr: return pred(x(0) != 0 || x(1) != 0);
+    case OpKind::Select: return out(a[0].asBool() ? x(1) : x(2));
+    default: {
+      // Transcendental ops on integers: computed in double, then converted.
+      Scalar fa[3];
+      for (size_t n = 0; n < a.size() && n < 3; ++n) fa[n] = Scalar::ofFloat(DType::Float64, a[n].asDouble());
+      Scalar r = evalFloat(k, std::span<const Scalar>(fa, a.size()), DType::Float64);
+      return r.castTo(result);
+    }
+  }
+}
+}  // namespace
+
+OpCategory opCategory(OpKind k) { return info(k).category; }
+std::string_view opName(OpKind k) { return info(k).name; }
+bool isElementwise(OpKind k) {
+  auto c = opCategory(k);
+  return c == OpCategory::Unary || c == OpCategory::Binary || c == OpCategory::OtherElementwise;
+}
+bool isComparison(OpKind k) { return k >= OpKind::Equal && k <= OpKind::GreaterEqual; }
+bool isPredicate(OpKind k) { return k == OpKind::IsNan || k == OpKind::IsInf || k == OpKind::IsFinite; }
+bool isLogical(OpKind k) {
+  return k == OpKind::LogicalNot || k == OpKind::LogicalAnd || k == OpKind::LogicalOr;
+}
+
+Scalar evalElementwise(OpKind k, std::span<const Scalar> args, DType result) {
+  POLYRED_CHECK(!args.empty(), "evalElementwise without operands");
+  // The operand that decides the arithmetic: Select's first operand is its condition.
+  const Scalar& typed = k == OpKind::Select ? args[1] : args[0];
+  return isFloat(typed.type) ? evalFloat(k, args, result) : evalInt(k, args, result);
+}
+
+}  // namespace polyred

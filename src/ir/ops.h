@@ -1,0 +1,50 @@
+// The op vocabulary of the graph IR and the scalar semantics of every elementwise op.
+//
+// evalElementwise() is the one definition of what an elementwise op computes on the
+// host: the reference interpreter, the CPU executor of lowered kernels and the
+// reduction combiners all call it, so they cannot drift apart. Float math is done in
+// double and rounded to the result dtype; integer math is exact and wraps to the
+// result dtype. The CUDA emitter implements the same semantics (codegen/).
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string_view>
+
+#include "ir/dtype.h"
+
+namespace polyred {
+
+enum class OpKind : uint8_t {
+  // unary elementwise
+  Neg, Abs, Exp, Log, Sqrt, Rsqrt, Reciprocal, Tanh, Sin, Cos, Erf, Sign, Floor, Ceil,
+  Round, LogicalNot, IsNan, IsInf, IsFinite,
+  // binary elementwise
+  Add, Sub, Mul, Div, Pow, Maximum, Minimum, Equal, NotEqual, Less, LessEqual, Greater,
+  GreaterEqual, LogicalAnd, LogicalOr,
+  // other elementwise
+  Select,  // (cond, a, b)
+  Cast,    // to the output tensor's dtype
+  AddN,    // n-ary sum
+  Assign,  // (dst, value): value, written into the input dst (an in-place output)
+  // data movement
+  BroadcastTo, Reshape, Transpose,
+  // reduction (described by a Reduction: combiner, identity, accumulator type)
+  Reduce,
+};
+
+enum class OpCategory : uint8_t { Unary, Binary, OtherElementwise, Movement, Reduction };
+
+OpCategory opCategory(OpKind k);
+std::string_view opName(OpKind k);  // our canonical name, e.g. "Add", "Reduce"
+bool isElementwise(OpKind k);       // Unary, Binary or OtherElementwise
+bool isComparison(OpKind k);        // result is bool
+bool isPredicate(OpKind k);         // IsNan/IsInf/IsFinite: float in, bool out
+bool isLogical(OpKind k);           // LogicalNot/And/Or: bool in, bool out
+
+// Evaluates an elementwise op (not Cast/Assign/AddN, which are trivial) on host
+// scalars. Operands must already have the op's input dtype; the result has dtype
+// `result`.
+Scalar evalElementwise(OpKind k, std::span<const Scalar> args, DType result);
+
+}  // namespace polyred

@@ -1,0 +1,139 @@
+#include "ir/reduction.h"
+
+#include <cmath>
+#include <limits>
+
+#include "support/error.h"
+
+namespace polyred {
+
+ScalarExprPtr ScalarExpr::argument(int n) {
+  auto e = std::make_shared<ScalarExpr>();
+  e->kind = Kind::Arg;
+  e->arg = n;
+  return e;
+}
+
+ScalarExprPtr ScalarExpr::constant(Scalar v) {
+  auto e = std::make_shared<ScalarExpr>();
+  e->kind = Kind::Const;
+  e->value = v;
+  return e;
+}
+
+ScalarExprPtr ScalarExpr::apply(OpKind op, std::vector<ScalarExprPtr> operands) {
+  POLYRED_CHECK(isElementwise(op), "ScalarExpr op must be elementwise");
+  auto e = std::make_shared<ScalarExpr>();
+  e->kind = Kind::Op;
+  e->op = op;
+  e->operands = std::move(operands);
+  return e;
+}
+
+Scalar evalScalarExpr(const ScalarExpr& e, const Scalar& acc, const Scalar& x, DType t) {
+  switch (e.kind) {
+    case ScalarExpr::Kind::Arg: return (e.arg == 0 ? acc : x).castTo(t);
+    case ScalarExpr::Kind::Const: return e.value.castTo(t);
+    case ScalarExpr::Kind::Op: {
+      std::vector<Scalar> vals;
+      for (const auto& o : e.operands) vals.push_back(evalScalarExpr(*o, acc, x, t));
+      DType result = (isComparison(e.op) || isPredicate(e.op) || isLogical(e.op)) ? DType::Bool : t;
+      return evalElementwise(e.op, vals, result).castTo(t);
+    }
+  }
+  POLYRED_CHECK(false, "bad ScalarExpr");
+}
+
+std::string toString(const ScalarExpr& e) {
+  switch (e.kind) {
+    case ScalarExpr::Kind::Arg: return e.arg == 0 ? "acc" : "x";
+    case ScalarExpr::Kind::Const: return e.value.toString();
+    case ScalarExpr::Kind::Op: {
+      std::string s(opName(e.op));
+      s += "(";
+      for (size_t i = 0; i < e.operands.size(); ++i) s += (i ? ", " : "") + toString(*e.operands[i]);
+      return s + ")";
+    }
+  }
+  return "?";
+}
+
+DType defaultAccType(DType in) {
+  switch (in) {
+    case DType::Float16:
+    case DType::BFloat16:
+    case DType::Float32: return DType::Float32;
+    case DType::Float64: return DType::Float64;
+    case DType::Int64: return DType::Int64;
+    default: return DType::Int32;
+  }
+}
+
+namespace {
+Reduction makeBinary(std::string name, OpKind op, DType in, Scalar identity) {
+  Reduction r;
+  r.name = std::move(name);
+  r.accType = defaultAccType(in);
+  r.combiner = ScalarExpr::apply(op, {ScalarExpr::argument(0), ScalarExpr::argument(1)});
+  r.identity = identity.castTo(r.accType);
+  return r;
+}
+
+// The smallest / largest value of the *input* type, expressed in the accumulator type,
+// so that max over int8 starts from -128 and min over uint8 from 255.
+Scalar lowest(DType in) {
+  switch (in) {
+    case DType::Bool: return Scalar::ofInt(DType::Int64, 0);
+    case DType::Int8: return Scalar::ofInt(DType::Int64, -128);
+    case DType::UInt8: return Scalar::ofInt(DType::Int64, 0);
+    case DType::Int32: return Scalar::ofInt(DType::Int64, std::numeric_limits<int32_t>::min());
+    case DType::Int64: return Scalar::ofInt(DType::Int64, std::numeric_limits<int64_t>::min());
+    default: return Scalar::ofFloat(DType::Float64, -INFINITY);
+  }
+}
+Scalar highest(DType in) {
+  switch (in) {
+    case DType::Bool: return Scalar::ofInt(DType::Int64, 1);
+    case DType::Int8: return Scalar::ofInt(DType::Int64, 127);
+    case DType::UInt8: return Scalar::ofInt(DType::Int64, 255);
+    case DType::Int32: return Scalar::ofInt(DType::Int64, std::numeric_limits<int32_t>::max());
+    case DType::Int64: return Scalar::ofInt(DType::Int64, std::numeric_limits<int64_t>::max());
+    default: return Scalar::ofFloat(DType::Float64, INFINITY);
+  }
+}
+}  // namespace
+
+Reduction Reduction::sum(DType in) { return makeBinary("sum", OpKind::Add, in, Scalar::ofInt(DType::Int64, 0)); }
+Reduction Reduction::prod(DType in) { return makeBinary("prod", OpKind::Mul, in, Scalar::ofInt(DType::Int64, 1)); }
+Reduction Reduction::max(DType in) { return makeBinary("max", OpKind::Maximum, in, lowest(in)); }
+Reduction Reduction::min(DType in) { return makeBinary("min", OpKind::Minimum, in, highest(in)); }
+Reduction Reduction::logicalAnd(DType in) {
+  return makeBinary("and", OpKind::LogicalAnd, in, Scalar::ofInt(DType::Int64, 1));
+}
+Reduction Reduction::logicalOr(DType in) {
+  return makeBinary("or", OpKind::LogicalOr, in, Scalar::ofInt(DType::Int64, 0));
+}
+
+BuiltinCombiner Reduction::builtin() const {
+  const ScalarExpr& e = *combiner;
+  if (e.kind != ScalarExpr::Kind::Op || e.operands.size() != 2) return BuiltinCombiner::None;
+  const auto& a = *e.operands[0];
+  const auto& b = *e.operands[1];
+  if (a.kind != ScalarExpr::Kind::Arg || b.kind != ScalarExpr::Kind::Arg || a.arg == b.arg)
+    return BuiltinCombiner::None;
+  switch (e.op) {
+    case OpKind::Add: return BuiltinCombiner::Sum;
+    case OpKind::Mul: return BuiltinCombiner::Prod;
+    case OpKind::Maximum: return BuiltinCombiner::Max;
+    case OpKind::Minimum: return BuiltinCombiner::Min;
+    case OpKind::LogicalAnd: return BuiltinCombiner::And;
+    case OpKind::LogicalOr: return BuiltinCombiner::Or;
+    default: return BuiltinCombiner::None;
+  }
+}
+
+Scalar Reduction::combine(const Scalar& acc, const Scalar& x) const {
+  return evalScalarExpr(*combiner, acc, x, accType);
+}
+
+}  // namespace polyred
