@@ -38,6 +38,13 @@ class Error : public std::runtime_error {
   std::string file_, op_, reason_;
 };
 
+// Valid input that polyred does not handle (yet): e.g. MatMul, Gather, complex
+// numbers. Kept apart from Error so corpus summaries can count "out of scope" by reason.
+class UnsupportedError : public Error {
+ public:
+  using Error::Error;
+};
+
 // A broken internal invariant (a polyred bug).
 class InternalError : public std::logic_error {
  public:

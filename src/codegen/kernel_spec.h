@@ -1,0 +1,52 @@
+// What code generation hands the runtime: CUDA source plus everything needed to
+// launch it. A Program is the kernels of one sub-graph, launched in order on one
+// stream. Sizes are baked into the source (kernels are shape-specialized), so the
+// only run-time arguments are buffer pointers.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace polyred {
+
+struct LaunchConfig {
+  std::array<uint32_t, 3> grid{1, 1, 1};
+  std::array<uint32_t, 3> block{1, 1, 1};
+  uint32_t dynamicSharedBytes = 0;
+};
+
+// Scratch memory owned by the runtime, one allocation per (kernel, stream). It is
+// filled with `initPattern` (repeated) once, when allocated; every kernel leaves it
+// in that state when it finishes, so no launch ever needs a memset.
+struct WorkspaceSpec {
+  int64_t bytes = 0;
+  std::vector<uint8_t> initPattern;  // repeated to fill `bytes`; empty = zeros
+};
+
+// A buffer between two kernels of one Program, allocated by the runtime.
+struct TemporarySpec {
+  int64_t bytes = 0;
+};
+
+struct KernelParam {
+  enum class Kind : uint8_t { Input, Output, Workspace, Temporary };
+  Kind kind = Kind::Input;
+  int index = 0;  // into Graph::inputs / Graph::outputs / KernelSpec::workspaces / Program::temporaries
+};
+
+struct KernelSpec {
+  std::string name;    // the __global__ function's name in `source`
+  std::string source;  // complete CUDA C++ translation unit for NVRTC
+  LaunchConfig launch;
+  std::vector<KernelParam> params;  // the kernel's pointer arguments, in order
+  std::vector<WorkspaceSpec> workspaces;
+};
+
+struct Program {
+  std::vector<KernelSpec> kernels;
+  std::vector<TemporarySpec> temporaries;
+};
+
+}  // namespace polyred
