@@ -1,0 +1,276 @@
+#include "canon/flatten.h"
+
+#include <algorithm>
+#include <map>
+#include <sstream>
+
+#include "support/error.h"
+
+namespace polyred {
+
+namespace {
+
+using IndexExprs = std::vector<std::string>;  // one quasi-affine expression per tensor axis
+
+std::string mulExpr(int64_t c, const std::string& e) {
+  if (c == 0 || e == "0") return "0";
+  if (c == 1) return e;
+  return std::to_string(c) + "*(" + e + ")";
+}
+
+std::string addExprs(const std::vector<std::string>& terms) {
+  std::string s;
+  for (const auto& t : terms) {
+    if (t == "0") continue;
+    s += (s.empty() ? "" : " + ") + t;
+  }
+  return s.empty() ? "0" : s;
+}
+
+// Formula (1): the index of each axis in `extents` (outer to inner) recovered from a
+// row-major coalesced index `var`.
+IndexExprs recoverIndices(const std::string& var, const std::vector<int64_t>& extents) {
+  IndexExprs out(extents.size());
+  int64_t inner = 1;
+  for (size_t k = extents.size(); k-- > 0;) {
+    std::string q = inner == 1 ? var : "floor((" + var + ")/" + std::to_string(inner) + ")";
+    bool outermost = k == 0;
+    out[k] = outermost ? q : "(" + q + ") mod " + std::to_string(extents[k]);
+    inner *= extents[k];
+  }
+  return out;
+}
+
+// Row-major linear offset of a multi-index in `shape` (size-1 axes contribute 0).
+std::string linearize(const IndexExprs& idx, const Shape& shape) {
+  std::vector<std::string> terms;
+  int64_t stride = 1;
+  for (size_t k = shape.size(); k-- > 0;) {
+    if (shape[k] != 1) terms.push_back(mulExpr(stride, idx[k]));
+    stride *= shape[k];
+  }
+  std::reverse(terms.begin(), terms.end());
+  return addExprs(terms);
+}
+
+// The index of an operand of shape `in` broadcast (numpy rules) to `out`.
+IndexExprs broadcastIndex(const IndexExprs& idx, const Shape& out, const Shape& in) {
+  IndexExprs r(in.size());
+  size_t lead = out.size() - in.size();
+  for (size_t k = 0; k < in.size(); ++k) r[k] = in[k] == 1 ? "0" : idx[lead + k];
+  return r;
+}
+
+// Lowers graph tensors into body values at a given multi-index, memoized so that a
+// value used twice at the same index is computed once.
+class BodyLowering {
+ public:
+  BodyLowering(const Graph& g, KernelPlan& plan) : g_(g), plan_(plan) {}
+
+  int lower(TensorId t, const IndexExprs& idx) {
+    std::string key = std::to_string(t);
+    for (const auto& e : idx) key += "|" + e;
+    if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+    int v = lowerUncached(t, idx);
+    memo_[key] = v;
+    return v;
+  }
+
+ private:
+  int lowerUncached(TensorId t, const IndexExprs& idx) {
+    const Tensor& x = g_.tensor(t);
+    if (x.role == TensorRole::Constant) return add(constantValue(x));
+    if (x.role == TensorRole::Input) return add(loadValue(t, idx));
+    const Node& n = *g_.producer(t);
+    auto operand = [&](size_t k) {
+      TensorId in = n.inputs[k];
+      return lower(in, broadcastIndex(idx, x.shape, g_.tensor(in).shape));
+    };
+    switch (n.kind) {
+      case OpKind::Assign: return operand(1);
+      case OpKind::BroadcastTo: return operand(0);
+      case OpKind::Transpose: {
+        IndexExprs in(idx.size());
+        for (size_t k = 0; k < idx.size(); ++k) in[static_cast<size_t>(n.perm[k])] = idx[k];
+        return lower(n.inputs[0], in);
+      }
+      case OpKind::Reshape: {
+        const Shape& inShape = g_.tensor(n.inputs[0]).shape;
+        return lower(n.inputs[0], recoverIndices(linearize(idx, x.shape), inShape));
+      }
+      case OpKind::Reduce:
+        throw UnsupportedError(g_.sourceFile, n.name,
+                               "a reduction result feeding a reduction in the same kernel is not supported yet");
+      case OpKind::AddN: {
+        int acc = operand(0);
+        for (size_t k = 1; k < n.inputs.size(); ++k) acc = add(opValue(OpKind::Add, x, {acc, operand(k)}));
+        return acc;
+      }
+      default: {
+        POLYRED_CHECK(isElementwise(n.kind), "unexpected op in a kernel body: " << opName(n.kind));
+        std::vector<int> ops;
+        for (size_t k = 0; k < n.inputs.size(); ++k) ops.push_back(operand(k));
+        return add(opValue(n.kind, x, std::move(ops)));
+      }
+    }
+  }
+
+  BodyValue constantValue(const Tensor& x) {
+    BodyValue v;
+    v.kind = BodyValue::Kind::Constant;
+    v.dtype = x.dtype;
+    v.value = x.constant->castTo(x.dtype);
+    v.label = x.name;
+    return v;
+  }
+
+  BodyValue loadValue(TensorId t, const IndexExprs& idx) {
+    const Tensor& x = g_.tensor(t);
+    BodyValue v;
+    v.kind = BodyValue::Kind::Load;
+    v.dtype = x.dtype;
+    v.label = x.name;
+    v.input = static_cast<int>(std::find(g_.inputs.begin(), g_.inputs.end(), t) - g_.inputs.begin());
+    v.offset = linearize(idx, x.shape);
+    return v;
+  }
+
+  static BodyValue opValue(OpKind k, const Tensor& x, std::vector<int> operands) {
+    BodyValue v;
+    v.kind = BodyValue::Kind::Op;
+    v.op = k;
+    v.dtype = x.dtype;
+    v.label = x.name;
+    v.operands = std::move(operands);
+    return v;
+  }
+
+  int add(BodyValue v) {
+    plan_.body.push_back(std::move(v));
+    return static_cast<int>(plan_.body.size() - 1);
+  }
+
+  const Graph& g_;
+  KernelPlan& plan_;
+  std::map<std::string, int> memo_;
+};
+
+struct AxisSplit {
+  std::vector<int64_t> keptExtents, reducedExtents;  // size-1 axes dropped, in order
+  std::vector<size_t> keptAxes, reducedAxes;
+};
+
+AxisSplit splitAxes(const Shape& shape, const std::vector<int64_t>& axes) {
+  AxisSplit s;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1) continue;
+    bool reduced = std::find(axes.begin(), axes.end(), static_cast<int64_t>(d)) != axes.end();
+    (reduced ? s.reducedExtents : s.keptExtents).push_back(shape[d]);
+    (reduced ? s.reducedAxes : s.keptAxes).push_back(d);
+  }
+  return s;
+}
+
+int64_t product(const std::vector<int64_t>& v) {
+  int64_t p = 1;
+  for (int64_t x : v) p *= x;
+  return p;
+}
+
+// The multi-index of the anchor shape in terms of i (kept) and j (reduced).
+IndexExprs anchorIndex(const Shape& shape, const AxisSplit& s) {
+  IndexExprs idx(shape.size(), "0");
+  IndexExprs kept = recoverIndices("i", s.keptExtents);
+  IndexExprs red = recoverIndices("j", s.reducedExtents);
+  for (size_t k = 0; k < s.keptAxes.size(); ++k) idx[s.keptAxes[k]] = kept[k];
+  for (size_t k = 0; k < s.reducedAxes.size(); ++k) idx[s.reducedAxes[k]] = red[k];
+  return idx;
+}
+
+CanonicalForm chooseForm(const Shape& shape, const AxisSplit& s) {
+  if (s.keptExtents.empty()) return CanonicalForm::AllReduce;
+  if (s.reducedExtents.empty()) return CanonicalForm::XReduce;  // nothing to reduce: one element per row
+  // The innermost non-trivial axis is the contiguous one: reducing it is an x-reduce.
+  size_t innermost = std::max(s.keptAxes.back(), s.reducedAxes.back());
+  return innermost == s.reducedAxes.back() ? CanonicalForm::XReduce : CanonicalForm::YReduce;
+}
+
+std::string describeSplit(const Shape& shape, const std::vector<int64_t>& axes, const AxisSplit& s,
+                          CanonicalForm f) {
+  std::ostringstream os;
+  os << "anchor " << toString(shape) << " reduced axes " << toString(Shape(axes.begin(), axes.end()))
+     << ": kept " << toString(s.keptExtents) << " -> i < " << product(s.keptExtents) << ", reduced "
+     << toString(s.reducedExtents) << " -> j < " << product(s.reducedExtents) << "; form " << formName(f);
+  bool interleaved = !s.keptAxes.empty() && !s.reducedAxes.empty() &&
+                     !(s.keptAxes.back() < s.reducedAxes.front() || s.reducedAxes.back() < s.keptAxes.front());
+  if (interleaved) os << " (interleaved axes: interchanged before coalescing, Fig. 2d)";
+  return os.str();
+}
+
+}  // namespace
+
+TensorId valueTensor(const Graph& g, TensorId t) {
+  while (const Node* n = g.producer(t)) {
+    if (n->kind != OpKind::Assign) break;
+    t = n->inputs[1];
+  }
+  return t;
+}
+
+KernelPlan flattenReductions(const Graph& g, const std::vector<int>& reductions,
+                             const std::vector<int>& outputOf, const std::string& name) {
+  POLYRED_CHECK(!reductions.empty(), "flattenReductions without reductions");
+  const Node& first = g.nodes[static_cast<size_t>(reductions[0])];
+  const Shape& shape = g.tensor(first.inputs[0]).shape;
+  AxisSplit split = splitAxes(shape, first.axes);
+
+  KernelPlan plan;
+  plan.name = name;
+  plan.form = chooseForm(shape, split);
+  plan.M = product(split.keptExtents);
+  plan.N = product(split.reducedExtents);
+  plan.why = describeSplit(shape, first.axes, split, plan.form);
+
+  BodyLowering lowering(g, plan);
+  IndexExprs idx = anchorIndex(shape, split);
+  for (size_t k = 0; k < reductions.size(); ++k) {
+    const Node& n = g.nodes[static_cast<size_t>(reductions[k])];
+    POLYRED_CHECK(g.tensor(n.inputs[0]).shape == shape && n.axes == first.axes,
+                  "reductions of one kernel must share input shape and axes");
+    ReductionOutput r;
+    r.reduction = *n.reduction;
+    r.value = lowering.lower(n.inputs[0], idx);
+    r.output = outputOf[k];
+    r.outType = g.tensor(n.output).dtype;
+    plan.reductions.push_back(std::move(r));
+  }
+  return plan;
+}
+
+KernelPlan flattenElementwise(const Graph& g, const std::vector<int>& outputs, const std::string& name) {
+  POLYRED_CHECK(!outputs.empty(), "flattenElementwise without outputs");
+  const Shape& shape = g.tensor(g.outputs[static_cast<size_t>(outputs[0])].tensor).shape;
+  std::vector<int64_t> extents;
+  for (int64_t d : shape)
+    if (d != 1) extents.push_back(d);
+
+  KernelPlan plan;
+  plan.name = name;
+  plan.form = CanonicalForm::Elementwise;
+  plan.M = product(extents);
+  plan.why = "elementwise over " + toString(shape) + " coalesced into i < " + std::to_string(plan.M);
+
+  IndexExprs flat = recoverIndices("i", extents);
+  IndexExprs idx(shape.size(), "0");
+  for (size_t d = 0, k = 0; d < shape.size(); ++d)
+    if (shape[d] != 1) idx[d] = flat[k++];
+  BodyLowering lowering(g, plan);
+  for (int o : outputs) {
+    TensorId t = valueTensor(g, g.outputs[static_cast<size_t>(o)].tensor);
+    POLYRED_CHECK(g.tensor(t).shape == shape, "elementwise outputs of one kernel must share a shape");
+    plan.stores.push_back({lowering.lower(t, idx), o});
+  }
+  return plan;
+}
+
+}  // namespace polyred

@@ -1,0 +1,31 @@
+// Dimension flattening and reduction propagation (PANAMERA section 3).
+//
+// Takes: a verified Graph and a group of reductions that share their input shape and
+// reduced axes (or, for an elementwise kernel, a group of same-shape outputs).
+// Gives: a KernelPlan in canonical form. Size-1 axes are dropped, the kept axes are
+// coalesced into i and the reduced axes into j (loop interchange first when they
+// interleave, Fig. 2d), and every original index is recovered from (i, j) by
+// formula (1). The elementwise producers of each reduction are then lowered into the
+// same (i, j) space ("reduction propagation", section 3.2): broadcasts, transposes
+// and reshapes become index arithmetic on loads, and isl later simplifies the
+// resulting quasi-affine offsets (e.g. a reshape that only regroups axes cancels out).
+#pragma once
+
+#include <vector>
+
+#include "canon/kernel_plan.h"
+
+namespace polyred {
+
+// `reductions`: node indices of Reduce nodes with identical input shape and axes;
+// `outputOf[k]`: the Graph::outputs index each one is stored to.
+KernelPlan flattenReductions(const Graph& g, const std::vector<int>& reductions,
+                             const std::vector<int>& outputOf, const std::string& name);
+
+// `outputs`: Graph::outputs indices whose (resolved) tensors all have one shape.
+KernelPlan flattenElementwise(const Graph& g, const std::vector<int>& outputs, const std::string& name);
+
+// The tensor whose value an output holds: Assign/InplaceAssign only forward a value.
+TensorId valueTensor(const Graph& g, TensorId t);
+
+}  // namespace polyred

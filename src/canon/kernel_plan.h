@@ -1,0 +1,75 @@
+// KernelPlan: one fused kernel in canonical form, the result of canonicalization.
+//
+// Every kernel iterates over a 2-D space (i, j): i runs over the coalesced kept
+// (parallel) dimensions, j over the coalesced reduced dimensions (formula (1) of the
+// PANAMERA paper). The canonical form says which of them is contiguous in memory:
+//   AllReduce   M == 1, reduce j                       (Fig. 3a)
+//   XReduce     reduce the inner coalesced axis j       (Fig. 3b)
+//   YReduce     reduce the outer coalesced axis j       (Fig. 3c)
+//   Elementwise no reduction, N == 1
+// The body is a DAG of scalar values computed at each point (i, j): loads of graph
+// inputs at quasi-affine offsets in i and j (movement ops -- broadcast, transpose,
+// reshape -- are folded into these offsets, never materialized), constants, and
+// elementwise ops. Reductions combine a body value over j; elementwise stores write a
+// body value at i.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "ir/reduction.h"
+
+namespace polyred {
+
+enum class CanonicalForm : uint8_t { Elementwise, AllReduce, XReduce, YReduce };
+std::string_view formName(CanonicalForm f);
+
+struct BodyValue {
+  enum class Kind : uint8_t { Load, Constant, Op };
+  Kind kind = Kind::Op;
+  DType dtype = DType::Float32;
+  std::string label;  // the graph tensor this value belongs to (readable code)
+  // Load: graph input number and the flat element offset, an isl quasi-affine
+  // expression over i and j (e.g. "768*j + i", "floor(j/56)*7168 + (j mod 56) + 56*i").
+  int input = -1;
+  std::string offset;
+  // Constant
+  Scalar value;
+  // Op: an elementwise op over earlier values of the body.
+  OpKind op = OpKind::Add;
+  std::vector<int> operands;
+};
+
+struct ReductionOutput {
+  Reduction reduction;
+  int value = -1;      // the body value combined over j
+  int output = -1;     // index into Graph::outputs (stored at flat offset i)
+  DType outType = DType::Float32;
+};
+
+struct ElementwiseOutput {
+  int value = -1;
+  int output = -1;  // index into Graph::outputs (stored at flat offset i)
+};
+
+struct KernelPlan {
+  std::string name;
+  CanonicalForm form = CanonicalForm::Elementwise;
+  int64_t M = 1;  // kept extent
+  int64_t N = 1;  // reduced extent
+  std::vector<BodyValue> body;
+  std::vector<ReductionOutput> reductions;
+  std::vector<ElementwiseOutput> stores;
+  std::string why;  // how the flattening and the partition were decided (for dumps)
+
+  std::string toString(const Graph& g) const;
+};
+
+// The result of canonicalization: the kernels of one sub-graph, in launch order.
+struct KernelPartition {
+  std::vector<KernelPlan> kernels;
+  std::string toString(const Graph& g) const;
+};
+
+}  // namespace polyred

@@ -1,0 +1,445 @@
+#include "codegen/cuda_emitter.h"
+
+#include <cmath>
+#include <cstring>
+#include <set>
+#include <sstream>
+
+#include "support/error.h"
+
+namespace polyred {
+
+std::string computeType(DType t) {
+  switch (t) {
+    case DType::Bool: return "bool";
+    case DType::Int8:
+    case DType::UInt8:
+    case DType::Int32: return "int";
+    case DType::Int64: return "long long";
+    case DType::Float16:
+    case DType::BFloat16:
+    case DType::Float32: return "float";
+    case DType::Float64: return "double";
+  }
+  return "?";
+}
+
+namespace {
+
+bool isDouble(DType t) { return t == DType::Float64; }
+
+// Rounds or wraps a compute-type expression to dtype `t`.
+std::string fit(DType t, const std::string& e) {
+  switch (t) {
+    case DType::Float16: return "pr_fit_float16(" + e + ")";
+    case DType::BFloat16: return "pr_fit_bfloat16(" + e + ")";
+    case DType::Int8: return "pr_fit_int8(" + e + ")";
+    case DType::UInt8: return "pr_fit_uint8(" + e + ")";
+    default: return e;
+  }
+}
+
+std::string emitCast(const std::string& e, DType from, DType to) {
+  if (from == to) return e;
+  if (to == DType::Bool) return "(" + e + " != 0)";
+  std::string ct = computeType(to);
+  if (isFloat(from) && isInteger(to)) return fit(to, "(" + ct + ")pr_f2ll(" + e + ")");
+  return fit(to, "(" + ct + ")(" + e + ")");
+}
+
+std::string mathFn(const char* name, DType t, const std::string& a) {
+  return std::string(name) + (isDouble(t) ? "" : "f") + "(" + a + ")";
+}
+
+std::string emitFloatOp(OpKind op, const std::vector<std::string>& a, DType t) {
+  std::string one = isDouble(t) ? "1.0" : "1.0f";
+  switch (op) {
+    case OpKind::Neg: return "(-" + a[0] + ")";
+    case OpKind::Abs: return mathFn("fabs", t, a[0]);
+    case OpKind::Exp: return mathFn("exp", t, a[0]);
+    case OpKind::Log: return mathFn("log", t, a[0]);
+    case OpKind::Sqrt: return mathFn("sqrt", t, a[0]);
+    case OpKind::Rsqrt: return "(" + one + " / " + mathFn("sqrt", t, a[0]) + ")";
+    case OpKind::Reciprocal: return "(" + one + " / " + a[0] + ")";
+    case OpKind::Tanh: return mathFn("tanh", t, a[0]);
+    case OpKind::Sin: return mathFn("sin", t, a[0]);
+    case OpKind::Cos: return mathFn("cos", t, a[0]);
+    case OpKind::Erf: return mathFn("erf", t, a[0]);
+    case OpKind::Floor: return mathFn("floor", t, a[0]);
+    case OpKind::Ceil: return mathFn("ceil", t, a[0]);
+    case OpKind::Round: return mathFn("rint", t, a[0]);
+    case OpKind::Sign: return "pr_sign(" + a[0] + ")";
+    case OpKind::IsNan: return "(" + a[0] + " != " + a[0] + ")";
+    case OpKind::IsInf: return "isinf(" + a[0] + ")";
+    case OpKind::IsFinite: return "isfinite(" + a[0] + ")";
+    case OpKind::Add: return "(" + a[0] + " + " + a[1] + ")";
+    case OpKind::Sub: return "(" + a[0] + " - " + a[1] + ")";
+    case OpKind::Mul: return "(" + a[0] + " * " + a[1] + ")";
+    case OpKind::Div: return "(" + a[0] + " / " + a[1] + ")";
+    case OpKind::Pow: return std::string(isDouble(t) ? "pow(" : "powf(") + a[0] + ", " + a[1] + ")";
+    case OpKind::Maximum: return "pr_max(" + a[0] + ", " + a[1] + ")";
+    case OpKind::Minimum: return "pr_min(" + a[0] + ", " + a[1] + ")";
+    default: return "";
+  }
+}
+
+std::string emitIntOp(OpKind op, const std::vector<std::string>& a, DType t) {
+  std::string ct = computeType(t);
+  switch (op) {
+    case OpKind::Neg: return "pr_sub((" + ct + ")0, " + a[0] + ")";
+    case OpKind::Abs: return "(" + a[0] + " < 0 ? pr_sub((" + ct + ")0, " + a[0] + ") : " + a[0] + ")";
+    case OpKind::Sign: return "pr_sign(" + a[0] + ")";
+    case OpKind::Floor:
+    case OpKind::Ceil:
+    case OpKind::Round: return a[0];
+    case OpKind::IsNan:
+    case OpKind::IsInf: return "false";
+    case OpKind::IsFinite: return "true";
+    case OpKind::Add: return "pr_add(" + a[0] + ", " + a[1] + ")";
+    case OpKind::Sub: return "pr_sub(" + a[0] + ", " + a[1] + ")";
+    case OpKind::Mul: return "pr_mul(" + a[0] + ", " + a[1] + ")";
+    case OpKind::Div: return "pr_idiv(" + a[0] + ", " + a[1] + ")";
+    case OpKind::Pow: return "pr_ipow(" + a[0] + ", " + a[1] + ")";
+    case OpKind::Maximum: return "pr_max(" + a[0] + ", " + a[1] + ")";
+    case OpKind::Minimum: return "pr_min(" + a[0] + ", " + a[1] + ")";
+    default: {
+      // Transcendental ops on integers go through double, as on the host.
+      std::vector<std::string> d;
+      for (const auto& x : a) d.push_back("(double)(" + x + ")");
+      return "(" + ct + ")pr_f2ll(" + emitFloatOp(op, d, DType::Float64) + ")";
+    }
+  }
+}
+
+std::string comparison(OpKind op) {
+  switch (op) {
+    case OpKind::Equal: return "==";
+    case OpKind::NotEqual: return "!=";
+    case OpKind::Less: return "<";
+    case OpKind::LessEqual: return "<=";
+    case OpKind::Greater: return ">";
+    case OpKind::GreaterEqual: return ">=";
+    default: return "";
+  }
+}
+
+}  // namespace
+
+std::string emitLiteral(const Scalar& v) {
+  if (v.type == DType::Bool) return v.i ? "true" : "false";
+  if (isInteger(v.type)) {
+    if (v.i == INT64_MIN) return "(-9223372036854775807LL - 1)";
+    return std::to_string(v.i) + (v.type == DType::Int64 ? "LL" : "");
+  }
+  bool dbl = isDouble(v.type);
+  if (std::isnan(v.f)) return dbl ? "__longlong_as_double(0x7ff8000000000000LL)" : "__int_as_float(0x7fc00000)";
+  if (std::isinf(v.f)) {
+    std::string inf = dbl ? "__longlong_as_double(0x7ff0000000000000LL)" : "__int_as_float(0x7f800000)";
+    return v.f < 0 ? "(-" + inf + ")" : inf;
+  }
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%a", v.f);  // exact hexadecimal float literal
+  return std::string(buf) + (dbl ? "" : "f");
+}
+
+std::string emitElementwise(OpKind op, const std::vector<std::string>& a, const std::vector<DType>& types,
+                            DType result) {
+  if (op == OpKind::Cast) return emitCast(a[0], types[0], result);
+  if (op == OpKind::Select) return fit(result, "(" + a[0] + " ? " + a[1] + " : " + a[2] + ")");
+  if (isComparison(op)) return "(" + a[0] + " " + comparison(op) + " " + a[1] + ")";
+  if (op == OpKind::LogicalNot) return "(" + a[0] + " == 0)";
+  if (op == OpKind::LogicalAnd) return "((" + a[0] + " != 0) && (" + a[1] + " != 0))";
+  if (op == OpKind::LogicalOr) return "((" + a[0] + " != 0) || (" + a[1] + " != 0))";
+  DType in = types[0];
+  std::string e = isFloat(in) ? emitFloatOp(op, a, in) : emitIntOp(op, a, in);
+  POLYRED_CHECK(!e.empty(), "no CUDA for op " << opName(op));
+  if (isPredicate(op)) return e;
+  return fit(result, e);
+}
+
+namespace {
+
+std::string indent(int depth) { return std::string(static_cast<size_t>(depth) * 2, ' '); }
+
+std::string scalarExprToCuda(const ScalarExpr& e, DType t) {
+  switch (e.kind) {
+    case ScalarExpr::Kind::Arg: return e.arg == 0 ? "a" : "b";
+    case ScalarExpr::Kind::Const: return emitLiteral(e.value.castTo(t));
+    case ScalarExpr::Kind::Op: {
+      std::vector<std::string> a;
+      std::vector<DType> ts;
+      for (const auto& o : e.operands) {
+        a.push_back(scalarExprToCuda(*o, t));
+        ts.push_back(t);
+      }
+      bool boolean = isComparison(e.op) || isPredicate(e.op) || isLogical(e.op);
+      std::string r = emitElementwise(e.op, a, ts, boolean ? DType::Bool : t);
+      return boolean ? emitCast(r, DType::Bool, t) : r;
+    }
+  }
+  return "";
+}
+
+std::string builtinFunctor(BuiltinCombiner c) {
+  switch (c) {
+    case BuiltinCombiner::Sum: return "Sum";
+    case BuiltinCombiner::Prod: return "Prod";
+    case BuiltinCombiner::Max: return "Max";
+    case BuiltinCombiner::Min: return "Min";
+    case BuiltinCombiner::And: return "And";
+    case BuiltinCombiner::Or: return "Or";
+    case BuiltinCombiner::None: return "";
+  }
+  return "";
+}
+
+class KernelEmitter {
+ public:
+  KernelEmitter(const Graph& g, const PolyKernel& k, const CodegenOptions& o) : g_(g), k_(k), p_(k.plan), o_(o) {
+    idx_ = k.index64 ? "long long" : "int";
+    y_ = p_.form == CanonicalForm::YReduce;
+  }
+
+  KernelSpec run() {
+    KernelSpec spec;
+    spec.name = p_.name;
+    spec.launch.grid = {static_cast<uint32_t>(k_.binding.GX), static_cast<uint32_t>(k_.binding.GY), 1};
+    spec.launch.block = {static_cast<uint32_t>(k_.binding.BX), static_cast<uint32_t>(k_.binding.BY), 1};
+    std::ostringstream os;
+    os << "// Generated by polyred: " << p_.name << " (" << formName(p_.form) << ", i < " << p_.M << ", j < " << p_.N
+       << ")\n// " << p_.why << "\n// " << k_.binding.toString() << (o_.deterministic ? ", deterministic" : "")
+       << "\n#include \"polyred_elementwise.cuh\"\n#include \"polyred_reduce.cuh\"\n\n";
+    emitCombiners(os);
+    os << "extern \"C\" __global__ void __launch_bounds__(" << k_.binding.BX * k_.binding.BY << ") " << p_.name << "(";
+    emitParams(os, spec);
+    os << ") {\n";
+    os << "  const " << idx_ << " bx = blockIdx.x, by = blockIdx.y, tx = threadIdx.x, ty = threadIdx.y;\n";
+    emitDeclarations(os);
+    emitNode(os, *k_.ast, 1);
+    os << "}\n";
+    spec.source = os.str();
+    return spec;
+  }
+
+ private:
+  bool isReduction() const { return p_.form != CanonicalForm::Elementwise; }
+  std::string accType(size_t r) const { return computeType(p_.reductions[r].reduction.accType); }
+  std::string functor(size_t r) const {
+    const Reduction& red = p_.reductions[r].reduction;
+    BuiltinCombiner c = red.builtin();
+    if (c != BuiltinCombiner::None) return "polyred_dev::" + builtinFunctor(c) + "<" + accType(r) + ">";
+    return "Combine" + std::to_string(r);
+  }
+  std::string op(size_t r) const { return functor(r) + "()"; }
+
+  void emitCombiners(std::ostream& os) {
+    for (size_t r = 0; r < p_.reductions.size(); ++r) {
+      const Reduction& red = p_.reductions[r].reduction;
+      if (red.builtin() != BuiltinCombiner::None) continue;
+      os << "// user-defined reduction '" << red.name << "': " << toString(*red.combiner) << "\n";
+      os << "struct Combine" << r << " {\n  __device__ " << accType(r) << " operator()(" << accType(r) << " a, "
+         << accType(r) << " b) const { return " << scalarExprToCuda(*red.combiner, red.accType) << "; }\n};\n\n";
+    }
+  }
+
+  void emitParams(std::ostream& os, KernelSpec& spec) {
+    std::set<int> loaded;
+    for (const BodyValue& v : p_.body)
+      if (v.kind == BodyValue::Kind::Load) loaded.insert(v.input);
+    std::vector<std::string> params;
+    auto aliased = [&](int input) {
+      for (const Output& o : g_.outputs)
+        if (o.aliasOfInput && *o.aliasOfInput == g_.inputs[static_cast<size_t>(input)]) return true;
+      return false;
+    };
+    for (int in : loaded) {
+      DType t = g_.tensor(g_.inputs[static_cast<size_t>(in)]).dtype;
+      if (aliased(in) && isReduction())
+        throw UnsupportedError(g_.sourceFile, g_.tensor(g_.inputs[static_cast<size_t>(in)]).name,
+                               "a reduction kernel that reads a buffer it also writes in place");
+      std::string qual = aliased(in) ? " " : " __restrict__ ";
+      params.push_back("const " + std::string(cudaStorageType(t)) + "*" + qual + "in" + std::to_string(in));
+      spec.params.push_back({KernelParam::Kind::Input, in});
+    }
+    auto output = [&](int o) {
+      DType t = g_.tensor(g_.outputs[static_cast<size_t>(o)].tensor).dtype;
+      bool alias = g_.outputs[static_cast<size_t>(o)].aliasOfInput.has_value();
+      params.push_back(std::string(cudaStorageType(t)) + "*" + (alias ? " " : " __restrict__ ") + "out" +
+                       std::to_string(o));
+      spec.params.push_back({KernelParam::Kind::Output, o});
+    };
+    for (const auto& r : p_.reductions) output(r.output);
+    for (const auto& s : p_.stores) output(s.output);
+    if (k_.binding.multiBlock()) emitWorkspaceParams(params, spec);
+    for (size_t k = 0; k < params.size(); ++k) os << (k ? ",\n    " : "\n    ") << params[k];
+  }
+
+  void emitWorkspaceParams(std::vector<std::string>& params, KernelSpec& spec) {
+    for (size_t r = 0; r < p_.reductions.size(); ++r) {
+      const Reduction& red = p_.reductions[r].reduction;
+      WorkspaceSpec ws;
+      int bytes = dtypeBytes(red.accType);
+      if (o_.deterministic) {
+        ws.bytes = p_.M * k_.binding.GX * bytes;  // partials; contents never read before written
+      } else {
+        ws.bytes = p_.M * bytes;
+        ws.initPattern.resize(static_cast<size_t>(bytes));
+        storeScalar(ws.initPattern.data(), red.accType, 0, red.identity);
+      }
+      params.push_back(accType(r) + "* __restrict__ ws" + std::to_string(r));
+      spec.params.push_back({KernelParam::Kind::Workspace, static_cast<int>(spec.workspaces.size())});
+      spec.workspaces.push_back(std::move(ws));
+    }
+    WorkspaceSpec tickets;
+    tickets.bytes = k_.binding.tiles * 4;
+    params.push_back("unsigned* __restrict__ tickets");
+    spec.params.push_back({KernelParam::Kind::Workspace, static_cast<int>(spec.workspaces.size())});
+    spec.workspaces.push_back(std::move(tickets));
+  }
+
+  // x-reduce and all-reduce combine along threadIdx.x (one row per threadIdx.y).
+  std::string blockReduceFn() const { return y_ ? "block_reduce_y" : "block_reduce_x"; }
+
+  std::string shape() const { return std::to_string(k_.binding.BX) + ", " + std::to_string(k_.binding.BY); }
+
+  void emitDeclarations(std::ostream& os) {
+    std::string smemFn = y_ ? "smem_y" : "smem_x";
+    for (size_t r = 0; r < p_.reductions.size(); ++r) {
+      os << "  __shared__ " << accType(r) << " smem" << r << "[polyred_dev::" << smemFn << "<" << shape() << ">()];\n";
+      os << "  " << accType(r) << " acc" << r << ";\n";
+    }
+    if (k_.binding.multiBlock()) os << "  __shared__ bool last_block;\n";
+  }
+
+  // --- the loop program --------------------------------------------------------------
+  void emitNode(std::ostream& os, const AstNode& n, int d) {
+    switch (n.kind) {
+      case AstNode::Kind::Block:
+        for (const auto& c : n.children) emitNode(os, *c, d);
+        return;
+      case AstNode::Kind::Mark:
+        os << indent(d) << "// mark: " << n.mark << "\n";
+        emitNode(os, *n.children[0], d);
+        return;
+      case AstNode::Kind::For:
+        os << indent(d) << "for (" << idx_ << " " << n.iterator << " = " << toC(n.init) << "; " << toC(n.cond) << "; "
+           << n.iterator << " += " << toC(n.inc) << ") {\n";
+        emitNode(os, *n.children[0], d + 1);
+        os << indent(d) << "}\n";
+        return;
+      case AstNode::Kind::If:
+        os << indent(d) << "if " << toC(n.cond) << " {\n";
+        emitNode(os, *n.children[0], d + 1);
+        if (n.children.size() > 1) {
+          os << indent(d) << "} else {\n";
+          emitNode(os, *n.children[1], d + 1);
+        }
+        os << indent(d) << "}\n";
+        return;
+      case AstNode::Kind::User: emitStatement(os, n.user, d); return;
+    }
+  }
+
+  void emitStatement(std::ostream& os, const AstUser& u, int d) {
+    const std::string& s = u.statement;
+    if (s == "Red" || s == "Elem") return emitBody(os, u, d);
+    std::string i = u.coords.empty() ? "" : toC(u.coords[0]);
+    std::string in = indent(d);
+    if (s == "Init") {
+      for (size_t r = 0; r < p_.reductions.size(); ++r)
+        os << in << "acc" << r << " = " << emitLiteral(p_.reductions[r].reduction.identity) << ";  // Init\n";
+    } else if (s == "BlockReduce") {
+      for (size_t r = 0; r < p_.reductions.size(); ++r)
+        os << in << "acc" << r << " = polyred_dev::" << blockReduceFn() << "<" << accType(r) << ", " << functor(r)
+           << ", " << shape() << ">(acc" << r << ", " << op(r) << ", smem" << r << ");\n";
+    } else if (s == "Store") {
+      for (size_t r = 0; r < p_.reductions.size(); ++r) emitOutputStore(os, r, "acc" + std::to_string(r), i, d);
+    } else if (s == "Contribute") {
+      for (size_t r = 0; r < p_.reductions.size(); ++r) {
+        if (o_.deterministic)
+          os << in << "ws" << r << "[(" << i << ") * " << k_.binding.GX << " + bx] = acc" << r << ";\n";
+        else
+          os << in << "polyred_dev::atomic_combine(&ws" << r << "[" << i << "], acc" << r << ", " << op(r) << ");\n";
+      }
+    } else if (s == "Arrive") {
+      os << in << "__threadfence();\n" << in << "__syncthreads();\n";
+      os << in << "if (tx == 0 && ty == 0) last_block = polyred_dev::arrive_last(&tickets[" << i << "], " << k_.binding.GX
+         << "u);\n";
+      os << in << "__syncthreads();\n";
+    } else if (s == "Final") {
+      os << in << "if (last_block) {\n" << in << "  __threadfence();\n";
+      for (size_t r = 0; r < p_.reductions.size(); ++r) {
+        std::string v = "total" + std::to_string(r);
+        if (o_.deterministic) {
+          os << in << "  " << accType(r) << " " << v << " = ws" << r << "[(" << i << ") * " << k_.binding.GX << "];\n";
+          os << in << "  for (" << idx_ << " b = 1; b < " << k_.binding.GX << "; ++b) " << v << " = " << op(r) << "("
+             << v << ", ws" << r << "[(" << i << ") * " << k_.binding.GX << " + b]);\n";
+        } else {
+          os << in << "  " << accType(r) << " " << v << " = polyred_dev::take_and_reset(&ws" << r << "[" << i
+             << "], " << emitLiteral(p_.reductions[r].reduction.identity) << ");\n";
+        }
+        emitOutputStore(os, r, v, i, d + 1);
+      }
+      os << in << "}\n";
+    } else {
+      POLYRED_CHECK(false, "unknown statement " << s);
+    }
+  }
+
+  void emitOutputStore(std::ostream& os, size_t r, const std::string& value, const std::string& i, int d) {
+    const ReductionOutput& ro = p_.reductions[r];
+    os << indent(d) << "pr_store(out" << ro.output << ", " << i << ", "
+       << emitCast(value, ro.reduction.accType, ro.outType) << ");\n";
+  }
+
+  // The fused producers at one point, then the accumulation or the stores.
+  void emitBody(std::ostream& os, const AstUser& u, int d) {
+    std::string in = indent(d);
+    os << in << "{\n";
+    size_t load = 0;
+    for (size_t v = 0; v < p_.body.size(); ++v) {
+      const BodyValue& b = p_.body[v];
+      os << in << "  const " << computeType(b.dtype) << " v" << v << " = ";
+      switch (b.kind) {
+        case BodyValue::Kind::Load: os << "pr_load(in" << b.input << ", " << toC(u.offsets.at(load++)) << ")"; break;
+        case BodyValue::Kind::Constant: os << emitLiteral(b.value); break;
+        case BodyValue::Kind::Op: {
+          std::vector<std::string> a;
+          std::vector<DType> ts;
+          for (int o : b.operands) {
+            a.push_back("v" + std::to_string(o));
+            ts.push_back(p_.body[static_cast<size_t>(o)].dtype);
+          }
+          os << emitElementwise(b.op, a, ts, b.dtype);
+          break;
+        }
+      }
+      os << ";  // " << b.label << "\n";
+    }
+    for (size_t r = 0; r < p_.reductions.size(); ++r) {
+      const ReductionOutput& ro = p_.reductions[r];
+      std::string x = emitCast("v" + std::to_string(ro.value), p_.body[static_cast<size_t>(ro.value)].dtype,
+                               ro.reduction.accType);
+      os << in << "  acc" << r << " = " << op(r) << "(acc" << r << ", " << x << ");\n";
+    }
+    std::string i = u.coords.empty() ? "0" : toC(u.coords[0]);
+    for (const ElementwiseOutput& s : p_.stores)
+      os << in << "  pr_store(out" << s.output << ", " << i << ", v" << s.value << ");\n";
+    os << in << "}\n";
+  }
+
+  const Graph& g_;
+  const PolyKernel& k_;
+  const KernelPlan& p_;
+  CodegenOptions o_;
+  std::string idx_;
+  bool y_ = false;
+};
+
+}  // namespace
+
+KernelSpec emitCuda(const Graph& g, const PolyKernel& k, const CodegenOptions& options) {
+  return KernelEmitter(g, k, options).run();
+}
+
+}  // namespace polyred

@@ -1,0 +1,32 @@
+// CUDA code generation (section 5).
+//
+// Takes: a PolyKernel (loops from isl) and the Graph it came from. Gives: a KernelSpec
+// with a complete CUDA C++ translation unit for NVRTC and its launch configuration.
+// The emitter prints the isl-generated loops as they are and gives each statement its
+// meaning: Red accumulates the fused producers per thread (Part 1), BlockReduce calls
+// the device library (Part 2), and Contribute/Arrive/Final combine blocks in the same
+// launch through a runtime-owned workspace that every launch leaves as it found it
+// (Part 3; no memset, no clean kernel). In deterministic mode blocks publish partials
+// and the last block combines them in block order.
+#pragma once
+
+#include "codegen/kernel_spec.h"
+#include "ir/graph.h"
+#include "poly/poly_kernel.h"
+
+namespace polyred {
+
+struct CodegenOptions {
+  bool deterministic = false;
+};
+
+KernelSpec emitCuda(const Graph& g, const PolyKernel& k, const CodegenOptions& options);
+
+// Expression helpers shared with tests: the C++ compute type of a dtype, and an
+// elementwise op applied to already-emitted operand expressions.
+std::string computeType(DType t);
+std::string emitElementwise(OpKind op, const std::vector<std::string>& operands,
+                            const std::vector<DType>& operandTypes, DType result);
+std::string emitLiteral(const Scalar& v);
+
+}  // namespace polyred

@@ -1,0 +1,88 @@
+// polyred elementwise semantics on the device: the CUDA twin of evalElementwise()
+// in src/ir/ops.cc. Generated kernels compute every value in a "compute type"
+// (bool; int for int8/uint8/int32; long long; float for float16/bfloat16/float32;
+// double) and fit it back to its declared dtype after each op (pr_fit_*), so a
+// float16 intermediate is rounded exactly where the framework would store it.
+#pragma once
+
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+
+// Floor division for isl's fdiv_q (any signs).
+template <class T>
+__device__ __forceinline__ T polyred_floord(T a, T b) {
+  T q = a / b;
+  return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+// --- fitting a computed value to its declared dtype --------------------------------
+__device__ __forceinline__ float pr_fit_float16(float x) { return __half2float(__float2half_rn(x)); }
+__device__ __forceinline__ float pr_fit_bfloat16(float x) { return __bfloat162float(__float2bfloat16_rn(x)); }
+__device__ __forceinline__ int pr_fit_int8(int x) { return (int)(signed char)x; }
+__device__ __forceinline__ int pr_fit_uint8(int x) { return (int)(unsigned char)x; }
+
+// --- loads and stores (storage type <-> compute type) ------------------------------
+__device__ __forceinline__ float pr_load(const __half* p, long long k) { return __half2float(p[k]); }
+__device__ __forceinline__ float pr_load(const __nv_bfloat16* p, long long k) { return __bfloat162float(p[k]); }
+__device__ __forceinline__ float pr_load(const float* p, long long k) { return __ldg(p + k); }
+__device__ __forceinline__ double pr_load(const double* p, long long k) { return __ldg(p + k); }
+__device__ __forceinline__ int pr_load(const int* p, long long k) { return __ldg(p + k); }
+__device__ __forceinline__ long long pr_load(const long long* p, long long k) { return __ldg(p + k); }
+__device__ __forceinline__ int pr_load(const signed char* p, long long k) { return p[k]; }
+__device__ __forceinline__ int pr_load(const unsigned char* p, long long k) { return p[k]; }
+__device__ __forceinline__ bool pr_load(const bool* p, long long k) { return p[k]; }
+
+__device__ __forceinline__ void pr_store(__half* p, long long k, float v) { p[k] = __float2half_rn(v); }
+__device__ __forceinline__ void pr_store(__nv_bfloat16* p, long long k, float v) { p[k] = __float2bfloat16_rn(v); }
+template <class S, class V>
+__device__ __forceinline__ void pr_store(S* p, long long k, V v) { p[k] = (S)v; }
+
+// --- conversions (Cast) -------------------------------------------------------------
+// Float to integer: truncate toward zero, saturate to int64, NaN -> 0, then wrap to
+// the target (matches Scalar::convert on the host).
+__device__ __forceinline__ long long pr_f2ll(double x) {
+  if (x != x) return 0;
+  if (x >= 9.2233720368547758e18) return 0x7fffffffffffffffLL;
+  if (x <= -9.2233720368547758e18) return (long long)0x8000000000000000ULL;
+  return (long long)x;
+}
+
+// --- integer arithmetic that wraps (no signed-overflow UB) --------------------------
+__device__ __forceinline__ int pr_add(int a, int b) { return (int)((unsigned)a + (unsigned)b); }
+__device__ __forceinline__ int pr_sub(int a, int b) { return (int)((unsigned)a - (unsigned)b); }
+__device__ __forceinline__ int pr_mul(int a, int b) { return (int)((unsigned)a * (unsigned)b); }
+__device__ __forceinline__ long long pr_add(long long a, long long b) {
+  return (long long)((unsigned long long)a + (unsigned long long)b);
+}
+__device__ __forceinline__ long long pr_sub(long long a, long long b) {
+  return (long long)((unsigned long long)a - (unsigned long long)b);
+}
+__device__ __forceinline__ long long pr_mul(long long a, long long b) {
+  return (long long)((unsigned long long)a * (unsigned long long)b);
+}
+template <class T>
+__device__ __forceinline__ T pr_idiv(T a, T b) { return b == 0 ? (T)0 : (b == (T)-1 ? pr_sub((T)0, a) : a / b); }
+template <class T>
+__device__ __forceinline__ T pr_ipow(T base, T e) {
+  if (e < 0) return base == 1 ? (T)1 : (base == (T)-1 ? ((e & 1) ? (T)-1 : (T)1) : (T)0);
+  T r = 1;
+  while (e) {
+    if (e & 1) r = pr_mul(r, base);
+    base = pr_mul(base, base);
+    e >>= 1;
+  }
+  return r;
+}
+
+// --- NaN-propagating max/min (torch.maximum / amax semantics) -----------------------
+__device__ __forceinline__ float pr_max(float a, float b) { return a != a ? a : (b != b ? b : fmaxf(a, b)); }
+__device__ __forceinline__ float pr_min(float a, float b) { return a != a ? a : (b != b ? b : fminf(a, b)); }
+__device__ __forceinline__ double pr_max(double a, double b) { return a != a ? a : (b != b ? b : fmax(a, b)); }
+__device__ __forceinline__ double pr_min(double a, double b) { return a != a ? a : (b != b ? b : fmin(a, b)); }
+template <class T>
+__device__ __forceinline__ T pr_max(T a, T b) { return a > b ? a : b; }
+template <class T>
+__device__ __forceinline__ T pr_min(T a, T b) { return a < b ? a : b; }
+
+template <class T>
+__device__ __forceinline__ T pr_sign(T x) { return x != x ? x : (T)((x > 0) - (x < 0)); }

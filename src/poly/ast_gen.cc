@@ -1,0 +1,244 @@
+// AST generation: isl's AST from the schedule tree, converted to LoopAst.
+//
+// Takes: a KernelPlan and Binding. Gives: a PolyKernel whose `ast` holds the per-thread
+// loop program. For every statement instance, isl also generates each load offset as
+// an expression in the loop iterators and binding parameters (the offset pulled back
+// through the inverse schedule, simplified in the build's context), so div/mod from
+// formula (1) cancels wherever the layout allows.
+#include <isl/aff.h>
+#include <isl/ast.h>
+#include <isl/ast_build.h>
+#include <isl/id.h>
+#include <isl/map.h>
+#include <isl/schedule.h>
+#include <isl/union_map.h>
+#include <isl/val.h>
+
+#include <climits>
+
+#include "poly/isl_support.h"
+#include "poly/poly_kernel.h"
+#include "poly/schedule.h"
+#include "support/error.h"
+
+namespace polyred {
+
+namespace {
+
+// Annotation attached to every user node: the statement's offsets as isl AST exprs.
+struct UserAnnotation {
+  std::vector<isl_ast_expr*> offsets;
+  ~UserAnnotation() {
+    for (isl_ast_expr* e : offsets) isl_ast_expr_free(e);
+  }
+};
+
+struct BuildState {
+  const std::vector<StatementAccesses>* accesses;
+  bool failed = false;
+};
+
+void freeAnnotation(void* p) { delete static_cast<UserAnnotation*>(p); }
+
+std::string statementName(isl_ast_node* node) {
+  isl_ast_expr* call = isl_ast_node_user_get_expr(node);
+  isl_ast_expr* fn = isl_ast_expr_op_get_arg(call, 0);
+  isl_id* id = isl_ast_expr_get_id(fn);
+  std::string name = isl_id_get_name(id);
+  isl_id_free(id);
+  isl_ast_expr_free(fn);
+  isl_ast_expr_free(call);
+  return name;
+}
+
+// isl callback: runs for each user node while the AST is generated.
+isl_ast_node* annotateAccesses(isl_ast_node* node, isl_ast_build* build, void* user) {
+  auto* state = static_cast<BuildState*>(user);
+  std::string stmt = statementName(node);
+  auto annotation = std::make_unique<UserAnnotation>();
+  for (const StatementAccesses& sa : *state->accesses) {
+    if (sa.statement != stmt) continue;
+    isl_map* schedule = isl_map_from_union_map(isl_ast_build_get_schedule(build));
+    isl_pw_multi_aff* iterators = isl_pw_multi_aff_from_map(isl_map_reverse(schedule));
+    for (const std::string& text : sa.offsets) {
+      isl_pw_aff* offset = isl_pw_aff_read_from_str(isl_ast_build_get_ctx(build), text.c_str());
+      offset = isl_pw_aff_align_params(offset, isl_pw_multi_aff_get_space(iterators));
+      offset = isl_pw_aff_pullback_pw_multi_aff(offset, isl_pw_multi_aff_copy(iterators));
+      isl_ast_expr* e = offset ? isl_ast_build_expr_from_pw_aff(build, offset) : nullptr;
+      if (!e) state->failed = true;
+      annotation->offsets.push_back(e);
+    }
+    isl_pw_multi_aff_free(iterators);
+  }
+  isl_id* id = isl_id_alloc(isl_ast_node_get_ctx(node), stmt.c_str(), annotation.release());
+  id = isl_id_set_free_user(id, freeAnnotation);
+  return isl_ast_node_set_annotation(node, id);
+}
+
+AstExpr::Op convertOp(isl_ast_expr_op_type t) {
+  using Op = AstExpr::Op;
+  switch (t) {
+    case isl_ast_expr_op_and:
+    case isl_ast_expr_op_and_then: return Op::And;
+    case isl_ast_expr_op_or:
+    case isl_ast_expr_op_or_else: return Op::Or;
+    case isl_ast_expr_op_max: return Op::Max;
+    case isl_ast_expr_op_min: return Op::Min;
+    case isl_ast_expr_op_minus: return Op::Minus;
+    case isl_ast_expr_op_add: return Op::Add;
+    case isl_ast_expr_op_sub: return Op::Sub;
+    case isl_ast_expr_op_mul: return Op::Mul;
+    case isl_ast_expr_op_div: return Op::Div;
+    case isl_ast_expr_op_fdiv_q: return Op::FloorDiv;
+    case isl_ast_expr_op_pdiv_q: return Op::PDivQ;
+    case isl_ast_expr_op_pdiv_r: return Op::PDivR;
+    case isl_ast_expr_op_zdiv_r: return Op::ZDivR;
+    case isl_ast_expr_op_cond:
+    case isl_ast_expr_op_select: return Op::Select;
+    case isl_ast_expr_op_eq: return Op::Eq;
+    case isl_ast_expr_op_le: return Op::Le;
+    case isl_ast_expr_op_lt: return Op::Lt;
+    case isl_ast_expr_op_ge: return Op::Ge;
+    case isl_ast_expr_op_gt: return Op::Gt;
+    default: POLYRED_CHECK(false, "unexpected isl AST operator " << t);
+  }
+}
+
+AstExpr convertExpr(isl_ast_expr* e) {
+  AstExpr r;
+  switch (isl_ast_expr_get_type(e)) {
+    case isl_ast_expr_int: {
+      isl_val* v = isl_ast_expr_get_val(e);
+      POLYRED_CHECK(isl_val_is_int(v), "non-integer literal in the AST");
+      r.op = AstExpr::Op::Int;
+      r.value = isl_val_get_num_si(v);
+      isl_val_free(v);
+      return r;
+    }
+    case isl_ast_expr_id: {
+      isl_id* id = isl_ast_expr_get_id(e);
+      r.op = AstExpr::Op::Id;
+      r.name = isl_id_get_name(id);
+      isl_id_free(id);
+      return r;
+    }
+    case isl_ast_expr_op: {
+      r.op = convertOp(isl_ast_expr_op_get_type(e));
+      isl_size n = isl_ast_expr_op_get_n_arg(e);
+      for (isl_size k = 0; k < n; ++k) {
+        isl_ast_expr* a = isl_ast_expr_op_get_arg(e, k);
+        r.args.push_back(convertExpr(a));
+        isl_ast_expr_free(a);
+      }
+      return r;
+    }
+    default: POLYRED_CHECK(false, "bad isl AST expression");
+  }
+}
+
+AstExpr takeExpr(isl_ast_expr* e) {
+  AstExpr r = convertExpr(e);
+  isl_ast_expr_free(e);
+  return r;
+}
+
+std::unique_ptr<AstNode> convertNode(isl_ast_node* n);
+
+std::unique_ptr<AstNode> takeNode(isl_ast_node* n) {
+  auto r = convertNode(n);
+  isl_ast_node_free(n);
+  return r;
+}
+
+AstUser convertUser(isl_ast_node* n) {
+  AstUser u;
+  isl_ast_expr* call = isl_ast_node_user_get_expr(n);
+  isl_size args = isl_ast_expr_op_get_n_arg(call);
+  for (isl_size k = 1; k < args; ++k) u.coords.push_back(takeExpr(isl_ast_expr_op_get_arg(call, k)));
+  isl_ast_expr_free(call);
+  isl_id* id = isl_ast_node_get_annotation(n);
+  POLYRED_CHECK(id, "user node without annotation");
+  u.statement = isl_id_get_name(id);
+  for (isl_ast_expr* e : static_cast<UserAnnotation*>(isl_id_get_user(id))->offsets)
+    u.offsets.push_back(convertExpr(e));
+  isl_id_free(id);
+  return u;
+}
+
+std::unique_ptr<AstNode> convertNode(isl_ast_node* n) {
+  auto r = std::make_unique<AstNode>();
+  switch (isl_ast_node_get_type(n)) {
+    case isl_ast_node_for: {
+      r->kind = AstNode::Kind::For;
+      AstExpr it = takeExpr(isl_ast_node_for_get_iterator(n));
+      r->iterator = it.name;
+      r->init = takeExpr(isl_ast_node_for_get_init(n));
+      r->cond = takeExpr(isl_ast_node_for_get_cond(n));
+      r->inc = takeExpr(isl_ast_node_for_get_inc(n));
+      r->children.push_back(takeNode(isl_ast_node_for_get_body(n)));
+      return r;
+    }
+    case isl_ast_node_if: {
+      r->kind = AstNode::Kind::If;
+      r->cond = takeExpr(isl_ast_node_if_get_cond(n));
+      r->children.push_back(takeNode(isl_ast_node_if_get_then_node(n)));
+      if (isl_ast_node_if_has_else_node(n) == isl_bool_true)
+        r->children.push_back(takeNode(isl_ast_node_if_get_else_node(n)));
+      return r;
+    }
+    case isl_ast_node_block: {
+      r->kind = AstNode::Kind::Block;
+      isl_ast_node_list* list = isl_ast_node_block_get_children(n);
+      isl_size k = isl_ast_node_list_n_ast_node(list);
+      for (isl_size c = 0; c < k; ++c) r->children.push_back(takeNode(isl_ast_node_list_get_ast_node(list, c)));
+      isl_ast_node_list_free(list);
+      return r;
+    }
+    case isl_ast_node_mark: {
+      r->kind = AstNode::Kind::Mark;
+      isl_id* id = isl_ast_node_mark_get_id(n);
+      r->mark = isl_id_get_name(id);
+      isl_id_free(id);
+      r->children.push_back(takeNode(isl_ast_node_mark_get_node(n)));
+      return r;
+    }
+    case isl_ast_node_user: {
+      r->kind = AstNode::Kind::User;
+      r->user = convertUser(n);
+      return r;
+    }
+    default: POLYRED_CHECK(false, "bad isl AST node");
+  }
+}
+
+// Whether any index can reach 2^31: the iteration extents, or any loaded tensor.
+bool needs64BitIndex(const KernelPlan& p, const Binding& b) {
+  auto big = [](int64_t v) { return v >= (int64_t{1} << 31) - 1; };
+  if (big(p.M * p.N) || big(p.M + b.BX * b.GX) || big(p.N + int64_t{b.BX} * b.BY * b.GX)) return true;
+  return false;
+}
+
+}  // namespace
+
+PolyKernel buildPolyKernel(const KernelPlan& plan, const Binding& binding, const PolyOptions& options) {
+  IslContext ctx;
+  ScheduleResult sr = buildSchedule(ctx.get(), plan, binding);
+  PolyKernel k;
+  k.plan = plan;
+  k.binding = binding;
+  k.index64 = needs64BitIndex(plan, binding);
+  k.scheduleTree = takeIslString(isl_schedule_to_str(sr.schedule));
+
+  BuildState state{&sr.accesses};
+  isl_ast_build* build = isl_ast_build_alloc(ctx.get());
+  build = isl_ast_build_set_at_each_domain(build, annotateAccesses, &state);
+  isl_ast_node* root = isl_ast_build_node_from_schedule(build, sr.schedule);
+  isl_ast_build_free(build);
+  POLYRED_CHECK(root && !state.failed, "isl AST generation failed for " << plan.name);
+  k.islAst = takeIslString(isl_ast_node_to_C_str(root));
+  k.ast = takeNode(root);
+  (void)options;
+  return k;
+}
+
+}  // namespace polyred

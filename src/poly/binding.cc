@@ -1,0 +1,65 @@
+#include "poly/binding.h"
+
+#include <algorithm>
+
+namespace polyred {
+
+namespace {
+
+constexpr int kThreadsPerBlock = 256;
+constexpr int kBlocksPerSM = 8;          // 2048 resident threads per SM / 256
+constexpr int64_t kMinItemsPerThread = 8;
+constexpr int64_t kMaxGridY = 65535;
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+int pow2AtLeast(int64_t n, int cap) {
+  int p = 1;
+  while (p < n && p < cap) p *= 2;
+  return p;
+}
+
+// Blocks along j: enough to fill the GPU together with the tiles of i, but not so many
+// that threads run out of work.
+int64_t splitReduced(int64_t N, int64_t threadsAlongJ, int64_t tilesOfI, const Target& t) {
+  int64_t wanted = ceilDiv(static_cast<int64_t>(t.smCount) * kBlocksPerSM, tilesOfI);
+  int64_t useful = ceilDiv(N, threadsAlongJ * kMinItemsPerThread);
+  return std::clamp<int64_t>(std::min(wanted, useful), 1, 1 << 20);
+}
+
+}  // namespace
+
+std::string Binding::toString() const {
+  return "block (" + std::to_string(BX) + "," + std::to_string(BY) + ") grid (" + std::to_string(GX) + "," +
+         std::to_string(GY) + "), " + std::to_string(tiles) + " i-tile(s)";
+}
+
+Binding chooseBinding(const KernelPlan& plan, const Target& target) {
+  Binding b;
+  switch (plan.form) {
+    case CanonicalForm::Elementwise:
+      b.BX = kThreadsPerBlock;
+      b.GX = std::min<int64_t>(ceilDiv(plan.M, b.BX), static_cast<int64_t>(target.smCount) * kBlocksPerSM * 4);
+      return b;
+    case CanonicalForm::AllReduce:
+    case CanonicalForm::XReduce: {
+      b.BX = pow2AtLeast(plan.N, kThreadsPerBlock);
+      b.BY = std::min(kThreadsPerBlock / b.BX, pow2AtLeast(plan.M, kThreadsPerBlock));
+      b.tiles = ceilDiv(plan.M, b.BY);
+      b.GY = std::min(b.tiles, kMaxGridY);
+      b.GX = splitReduced(plan.N, b.BX, b.tiles, target);
+      return b;
+    }
+    case CanonicalForm::YReduce: {
+      b.BX = pow2AtLeast(plan.M, 32);
+      b.BY = std::min(kThreadsPerBlock / b.BX, pow2AtLeast(plan.N, kThreadsPerBlock));
+      b.tiles = ceilDiv(plan.M, b.BX);
+      b.GY = std::min(b.tiles, kMaxGridY);
+      b.GX = splitReduced(plan.N, b.BY, b.tiles, target);
+      return b;
+    }
+  }
+  return b;
+}
+
+}  // namespace polyred

@@ -1,0 +1,38 @@
+// Hardware binding policy: block shape and grid for a canonical kernel.
+//
+// Takes: a KernelPlan and the target GPU. Gives: a Binding that the schedule builder
+// turns into isl constraints. The heuristic (documented in docs/design.md):
+//   x-reduce / all-reduce: threadIdx.x runs along the reduced j (coalesced),
+//     threadIdx.y over BY rows of i; blockIdx.y over row tiles (kept -> outer grid
+//     dimension), blockIdx.x splits j over GX blocks (grid-stride) when rows are few.
+//   y-reduce: threadIdx.x runs along the kept, contiguous i (coalesced), threadIdx.y
+//     along j; blockIdx.y over column tiles, blockIdx.x splits j over GX blocks.
+//   elementwise: a 1-D grid-stride loop.
+// GX is chosen so that about kBlocksPerSM blocks per SM are resident, while each
+// thread still handles at least kMinItemsPerThread elements.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "canon/kernel_plan.h"
+
+namespace polyred {
+
+struct Target {
+  int ccMajor = 9, ccMinor = 0;
+  int smCount = 132;  // H100 SXM
+  std::string name = "sm_90 (assumed: no GPU queried)";
+};
+
+struct Binding {
+  int BX = 1, BY = 1;    // blockDim.x, blockDim.y
+  int64_t GX = 1, GY = 1;  // gridDim.x, gridDim.y
+  int64_t tiles = 1;  // number of i tiles; tiles > GY means blocks loop over tiles
+  bool multiBlock() const { return GX > 1; }  // j is split over several blocks
+  std::string toString() const;
+};
+
+Binding chooseBinding(const KernelPlan& plan, const Target& target);
+
+}  // namespace polyred

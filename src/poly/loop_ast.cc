@@ -1,0 +1,44 @@
+#include "poly/loop_ast.h"
+
+#include "support/error.h"
+
+namespace polyred {
+
+namespace {
+std::string binary(const AstExpr& e, const char* op) {
+  return "(" + toC(e.args[0]) + " " + op + " " + toC(e.args[1]) + ")";
+}
+std::string call(const char* fn, const AstExpr& e) {
+  return std::string(fn) + "(" + toC(e.args[0]) + ", " + toC(e.args[1]) + ")";
+}
+}  // namespace
+
+std::string toC(const AstExpr& e) {
+  using Op = AstExpr::Op;
+  switch (e.op) {
+    case Op::Int: return std::to_string(e.value);
+    case Op::Id: return e.name;
+    case Op::Add: return binary(e, "+");
+    case Op::Sub: return binary(e, "-");
+    case Op::Mul: return binary(e, "*");
+    case Op::Minus: return "(-" + toC(e.args[0]) + ")";
+    case Op::Div:
+    case Op::PDivQ: return binary(e, "/");
+    case Op::PDivR:
+    case Op::ZDivR: return binary(e, "%");
+    case Op::FloorDiv: return call("polyred_floord", e);
+    case Op::Min: return call("min", e);
+    case Op::Max: return call("max", e);
+    case Op::Eq: return binary(e, "==");
+    case Op::Le: return binary(e, "<=");
+    case Op::Lt: return binary(e, "<");
+    case Op::Ge: return binary(e, ">=");
+    case Op::Gt: return binary(e, ">");
+    case Op::And: return binary(e, "&&");
+    case Op::Or: return binary(e, "||");
+    case Op::Select: return "(" + toC(e.args[0]) + " ? " + toC(e.args[1]) + " : " + toC(e.args[2]) + ")";
+  }
+  POLYRED_CHECK(false, "bad AstExpr");
+}
+
+}  // namespace polyred

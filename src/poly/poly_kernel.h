@@ -1,0 +1,40 @@
+// The polyhedral stage's result for one kernel.
+//
+// Statements of a reduction kernel (t = an i-tile: BY rows or BX columns):
+//   Init[t]          acc = identity                       (all threads)
+//   Red[i,j]         acc = combine(acc, body(i, j))       (under mark "reduction")
+//   BlockReduce[t]   block reduction of acc               (all threads; has barriers)
+//   Store[i]         out[i] = acc                         (single-block: one thread per i)
+//   Contribute[i]    atomically combine acc into the workspace (multi-block)
+//   Arrive[t]        fence + ticket; tells the last block (all threads; has barriers)
+//   Final[i]         last block only: out[i] = workspace[i], workspace reset
+// An elementwise kernel has one statement, Elem[i].
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "canon/kernel_plan.h"
+#include "poly/binding.h"
+#include "poly/loop_ast.h"
+
+namespace polyred {
+
+struct PolyKernel {
+  KernelPlan plan;
+  Binding binding;
+  bool index64 = false;      // some index reaches 2^31: emit 64-bit index arithmetic
+  std::string scheduleTree;  // isl's schedule tree (YAML), for --dump=schedule
+  std::string islAst;        // isl's own C rendering of the AST, for --dump=ast
+  std::unique_ptr<AstNode> ast;
+};
+
+struct PolyOptions {
+  bool deterministic = false;  // multi-block combine in a fixed order
+};
+
+// Builds the isl schedule tree of `plan` under `binding` and generates its loops.
+PolyKernel buildPolyKernel(const KernelPlan& plan, const Binding& binding, const PolyOptions& options);
+
+}  // namespace polyred

@@ -1,0 +1,183 @@
+#include "poly/schedule.h"
+
+#include <isl/aff.h>
+#include <isl/id.h>
+#include <isl/schedule_node.h>
+#include <isl/set.h>
+#include <isl/union_set.h>
+
+#include "support/error.h"
+
+namespace polyred {
+
+namespace {
+
+std::string str(int64_t v) { return std::to_string(v); }
+
+bool isReduction(const KernelPlan& p) { return p.form != CanonicalForm::Elementwise; }
+
+// Statement names and the domain dimension each statement ranges over.
+struct Stmt {
+  std::string name;
+  enum class Dims { Tile, Row, Point } dims;
+};
+
+std::vector<Stmt> statementsOf(const KernelPlan& p, const Binding& b) {
+  if (!isReduction(p)) return {{"Elem", Stmt::Dims::Row}};
+  std::vector<Stmt> s = {{"Init", Stmt::Dims::Tile}, {"Red", Stmt::Dims::Point}, {"BlockReduce", Stmt::Dims::Tile}};
+  if (b.multiBlock()) {
+    s.push_back({"Contribute", Stmt::Dims::Row});
+    s.push_back({"Arrive", Stmt::Dims::Tile});
+    s.push_back({"Final", Stmt::Dims::Row});
+  } else {
+    s.push_back({"Store", Stmt::Dims::Row});
+  }
+  return s;
+}
+
+std::string tuple(const Stmt& s) {
+  switch (s.dims) {
+    case Stmt::Dims::Tile: return s.name + "[t]";
+    case Stmt::Dims::Row: return s.name + "[i]";
+    case Stmt::Dims::Point: return s.name + "[i, j]";
+  }
+  return "";
+}
+
+std::string domainOf(const Stmt& s, const KernelPlan& p, const Binding& b) {
+  switch (s.dims) {
+    case Stmt::Dims::Tile: return tuple(s) + " : 0 <= t < " + str(b.tiles);
+    case Stmt::Dims::Row: return tuple(s) + " : 0 <= i < " + str(p.M);
+    case Stmt::Dims::Point: return tuple(s) + " : 0 <= i < " + str(p.M) + " and 0 <= j < " + str(p.N);
+  }
+  return "";
+}
+
+// The binding constraints: which instances the thread (tx, ty) of block (bx, by) runs.
+std::string bindingOf(const Stmt& s, const KernelPlan& p, const Binding& b) {
+  bool y = p.form == CanonicalForm::YReduce;
+  // i is split into tiles of `tile` elements; the position inside a tile is a thread id.
+  std::string tile = str(y ? b.BX : b.BY), iThread = y ? "tx" : "ty";
+  std::string jThreads = str(y ? b.BY : b.BX), jThread = y ? "ty" : "tx";
+  std::string iBind = "i mod " + tile + " = " + iThread + " and floor(i/" + tile + ") mod " + str(b.GY) + " = by";
+  if (!isReduction(p))
+    return tuple(s) + " : i mod " + str(b.BX) + " = tx and floor(i/" + str(b.BX) + ") mod " + str(b.GX) + " = bx";
+  switch (s.dims) {
+    case Stmt::Dims::Tile: return tuple(s) + " : t mod " + str(b.GY) + " = by";
+    case Stmt::Dims::Row: return tuple(s) + " : " + iBind + " and " + jThread + " = 0";
+    case Stmt::Dims::Point:
+      return tuple(s) + " : " + iBind + " and j mod " + jThreads + " = " + jThread + " and floor(j/" + jThreads +
+             ") mod " + str(b.GX) + " = bx";
+  }
+  return "";
+}
+
+// The i-tile loop: t for tile statements, floor(i / tile) for the others.
+std::string tileLoopOf(const Stmt& s, const KernelPlan& p, const Binding& b) {
+  std::string tile = str(p.form == CanonicalForm::YReduce ? b.BX : b.BY);
+  if (s.dims == Stmt::Dims::Tile) return tuple(s) + " -> [(t)]";
+  return tuple(s) + " -> [(floor(i/" + tile + "))]";
+}
+
+// "{ piece(s1); piece(s2); ... }" over all statements.
+std::string unionOf(const std::vector<Stmt>& stmts, auto&& piece) {
+  std::string r = "{ ";
+  for (size_t k = 0; k < stmts.size(); ++k) r += (k ? "; " : "") + piece(stmts[k]);
+  return r + " }";
+}
+
+const char* kBindingParams = "[bx, by, tx, ty] -> ";
+
+isl_union_set* readUnionSet(isl_ctx* ctx, const std::string& text) {
+  isl_union_set* s = isl_union_set_read_from_str(ctx, text.c_str());
+  POLYRED_CHECK(s, "isl could not parse " << text);
+  return s;
+}
+
+isl_multi_union_pw_aff* readBand(isl_ctx* ctx, const std::string& text) {
+  isl_multi_union_pw_aff* m = isl_multi_union_pw_aff_read_from_str(ctx, text.c_str());
+  POLYRED_CHECK(m, "isl could not parse " << text);
+  return m;
+}
+
+// Adds, under the Red filter of the sequence `seq`, a band for the accumulation loop
+// and a "reduction" mark above it. Returns the sequence node.
+isl_schedule_node* addAccumulationBand(isl_schedule_node* seq, isl_ctx* ctx, const std::string& band) {
+  isl_size n = isl_schedule_node_n_children(seq);
+  for (isl_size k = 0; k < n; ++k) {
+    isl_schedule_node* filter = isl_schedule_node_child(isl_schedule_node_copy(seq), k);
+    isl_union_set* f = isl_schedule_node_filter_get_filter(filter);
+    char* text = isl_union_set_to_str(f);
+    bool isRed = std::string(text).find("Red[") != std::string::npos;
+    free(text);
+    isl_union_set_free(f);
+    if (!isRed) {
+      isl_schedule_node_free(filter);
+      continue;
+    }
+    isl_schedule_node* leaf = isl_schedule_node_child(filter, 0);
+    leaf = isl_schedule_node_insert_partial_schedule(leaf, readBand(ctx, band));
+    leaf = isl_schedule_node_insert_mark(leaf, isl_id_alloc(ctx, "reduction", nullptr));
+    isl_schedule_node_free(seq);
+    return isl_schedule_node_parent(isl_schedule_node_parent(leaf));  // mark -> filter -> sequence
+  }
+  POLYRED_CHECK(false, "no Red statement in the sequence");
+}
+
+std::vector<StatementAccesses> accessesOf(const KernelPlan& p, const Binding& b) {
+  std::vector<StatementAccesses> acc;
+  std::string point = isReduction(p) ? "Red[i, j]" : "Elem[i]";
+  StatementAccesses loads{isReduction(p) ? "Red" : "Elem", {}};
+  for (const BodyValue& v : p.body)
+    if (v.kind == BodyValue::Kind::Load) loads.offsets.push_back("{ " + point + " -> [(" + v.offset + ")] }");
+  acc.push_back(std::move(loads));
+  return acc;
+}
+
+}  // namespace
+
+ScheduleResult buildSchedule(isl_ctx* ctx, const KernelPlan& p, const Binding& b) {
+  std::vector<Stmt> stmts = statementsOf(p, b);
+  std::string domain = "{ ";
+  for (size_t k = 0; k < stmts.size(); ++k) domain += (k ? "; " : "") + domainOf(stmts[k], p, b);
+  domain += " }";
+
+  isl_schedule* sched = isl_schedule_from_domain(readUnionSet(ctx, domain));
+  isl_schedule_node* node = isl_schedule_node_child(isl_schedule_get_root(sched), 0);
+  isl_schedule_free(sched);
+
+  bool y = p.form == CanonicalForm::YReduce;
+  if (isReduction(p)) {
+    // Tile loop over i, then the statements in sequence.
+    node = isl_schedule_node_insert_partial_schedule(
+        node, readBand(ctx, "[" + unionOf(stmts, [&](const Stmt& s) { return tileLoopOf(s, p, b); }) + "]"));
+    node = isl_schedule_node_child(node, 0);
+    isl_union_set_list* filters = isl_union_set_list_alloc(ctx, static_cast<int>(stmts.size()));
+    for (const Stmt& s : stmts)
+      filters = isl_union_set_list_add(filters, readUnionSet(ctx, "{ " + tuple(s) + " }"));
+    node = isl_schedule_node_insert_sequence(node, filters);
+    int64_t jStride = (y ? b.BY : b.BX) * b.GX;
+    node = addAccumulationBand(node, ctx, "[{ Red[i, j] -> [(floor(j/" + str(jStride) + "))] }]");
+    node = isl_schedule_node_parent(node);  // the tile band
+  } else {
+    node = isl_schedule_node_insert_partial_schedule(
+        node, readBand(ctx, "[{ Elem[i] -> [(floor(i/" + str(int64_t{b.BX} * b.GX) + "))] }]"));
+  }
+  node = isl_schedule_node_insert_mark(node, isl_id_alloc(ctx, "kernel", nullptr));
+  std::string binding = unionOf(stmts, [&](const Stmt& s) { return bindingOf(s, p, b); });
+  node = isl_schedule_node_insert_filter(node, readUnionSet(ctx, kBindingParams + binding));
+  std::string ctxText = "[bx, by, tx, ty] -> { [] : 0 <= bx < " + str(b.GX) + " and 0 <= by < " + str(b.GY) +
+                        " and 0 <= tx < " + str(b.BX) + " and 0 <= ty < " + str(b.BY) + " }";
+  isl_set* context = isl_set_read_from_str(ctx, ctxText.c_str());
+  POLYRED_CHECK(context, "bad context " << ctxText);
+  node = isl_schedule_node_insert_context(node, context);
+
+  ScheduleResult r;
+  r.schedule = isl_schedule_node_get_schedule(node);
+  isl_schedule_node_free(node);
+  POLYRED_CHECK(r.schedule, "isl failed to build the schedule tree");
+  r.accesses = accessesOf(p, b);
+  return r;
+}
+
+}  // namespace polyred

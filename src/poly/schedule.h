@@ -1,0 +1,37 @@
+// Schedule-tree construction: fusion, tiling, hardware binding and marks (section 4).
+//
+// Takes: a KernelPlan and its Binding. Gives: an isl schedule tree
+//   domain            all statement instances, no parameters
+//   context           0 <= bx < GX, 0 <= by < GY, 0 <= tx < BX, 0 <= ty < BY
+//   filter            the binding: which instances block (bx,by) / thread (tx,ty) runs
+//                     (tile and point coordinates equated to block/thread ids, as PPCG)
+//   mark "kernel"
+//   band [t]          the i-tile loop (one iteration unless tiles > GY)
+//   sequence          Init | mark "reduction" -> band [k] -> Red | BlockReduce | stores
+// After binding, the only loops left per thread are the tile loop t and the
+// accumulation loop k (grid-stride over j), which isl's AST generator emits.
+#pragma once
+
+#include <isl/schedule.h>
+
+#include <string>
+#include <vector>
+
+#include "canon/kernel_plan.h"
+#include "poly/binding.h"
+
+namespace polyred {
+
+struct StatementAccesses {
+  std::string statement;
+  std::vector<std::string> offsets;  // isl pw_aff texts over the statement's domain
+};
+
+struct ScheduleResult {
+  isl_schedule* schedule = nullptr;  // owned by the caller
+  std::vector<StatementAccesses> accesses;
+};
+
+ScheduleResult buildSchedule(isl_ctx* ctx, const KernelPlan& plan, const Binding& binding);
+
+}  // namespace polyred
