@@ -1,3 +1,250 @@
-// polyred command-line tool (placeholder until the pipeline lands).
-#include <cstdio>
-int main() { std::puts("polyred: pipeline not wired yet"); return 0; }
+// polyred: command-line driver.
+//
+//   polyred compile FILE... [--dump=STAGES] [--deterministic] [--nvrtc] [--arch=sm_XY] [--sms=N]
+//       print the generated CUDA and launch configuration (no GPU needed)
+//   polyred check FILE...   [--seed=N] [--max-points=N] [--deterministic]
+//       run the lowered kernels on the CPU and compare with the reference interpreter
+//   polyred run FILE...     [--seed=N] [--deterministic] [--no-time]
+//       compile, run on the GPU with random inputs, compare, print time and bandwidth;
+//       without a GPU: the CPU check, and a line saying the GPU part was skipped
+//   polyred corpus DIR      [--max-points=N] [--deterministic]
+//       every composite file under DIR: parse, compile, check; a summary at the end
+//
+// Exit codes: 0 success, 1 a result did not match, 2 bad input or usage (including
+// sub-graphs outside polyred's scope), 3 internal error.
+#include <algorithm>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "driver/corpus.h"
+#include "driver/gpu_run.h"
+#include "driver/pipeline.h"
+#include "frontend/composite_reader.h"
+#include "runtime/executor.h"
+#include "runtime/nvrtc.h"
+#include "support/error.h"
+
+namespace fs = std::filesystem;
+using namespace polyred;
+
+namespace {
+
+enum Exit { kOk = 0, kMismatch = 1, kBadInput = 2, kInternal = 3 };
+
+struct Args {
+  std::string command;
+  std::vector<std::string> files;
+  std::map<std::string, std::string> flags;  // --name=value or --name (value "")
+
+  bool has(const std::string& f) const { return flags.count(f) > 0; }
+  std::string get(const std::string& f, const std::string& def) const {
+    auto it = flags.find(f);
+    return it == flags.end() ? def : it->second;
+  }
+  int64_t number(const std::string& f, int64_t def) const {
+    std::string v = get(f, "");
+    if (v.empty()) return def;
+    try {
+      return std::stoll(v);
+    } catch (const std::exception&) {
+      throw Error("", "", "--" + f + " expects a number, got '" + v + "'");
+    }
+  }
+};
+
+const char* kUsage =
+    "usage: polyred <command> [options] FILE...\n"
+    "  compile FILE...  print generated CUDA + launch config  [--dump=STAGES] [--deterministic] [--nvrtc]\n"
+    "                   [--arch=sm_XY] [--sms=N]   STAGES: all or a comma list of graph,partition,binding,\n"
+    "                   schedule,ast,cuda\n"
+    "  check FILE...    CPU check of the lowered kernels  [--seed=N] [--max-points=N] [--deterministic]\n"
+    "  run FILE...      GPU run + check + timing  [--seed=N] [--deterministic] [--no-time]\n"
+    "  corpus DIR       compile and check every composite file under DIR  [--max-points=N]\n";
+
+Args parseArgs(int argc, char** argv) {
+  Args a;
+  for (int k = 1; k < argc; ++k) {
+    std::string s = argv[k];
+    if (s.rfind("--", 0) == 0) {
+      auto eq = s.find('=');
+      a.flags[s.substr(2, eq == std::string::npos ? std::string::npos : eq - 2)] =
+          eq == std::string::npos ? "" : s.substr(eq + 1);
+    } else if (a.command.empty()) {
+      a.command = s;
+    } else {
+      a.files.push_back(s);
+    }
+  }
+  return a;
+}
+
+CompileOptions compileOptions(const Args& a, const Target& target) {
+  CompileOptions o;
+  o.target = target;
+  o.deterministic = a.has("deterministic");
+  std::string dump = a.get("dump", "");
+  for (size_t start = 0; !dump.empty() && start <= dump.size();) {
+    size_t comma = dump.find(',', start);
+    std::string stage = dump.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    const auto& known = dumpStages();
+    if (stage != "all" && std::find(known.begin(), known.end(), stage) == known.end())
+      throw Error("", "", "unknown --dump stage '" + stage + "'");
+    o.dump.insert(stage);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  o.dumpTo = &std::cout;
+  return o;
+}
+
+Target targetFromFlags(const Args& a) {
+  Target t;
+  std::string arch = a.get("arch", "");
+  if (!arch.empty()) {
+    if (arch.size() < 5 || arch.rfind("sm_", 0) != 0 || !std::all_of(arch.begin() + 3, arch.end(), ::isdigit))
+      throw Error("", "", "--arch expects sm_XY, got '" + arch + "'");
+    int cc = std::stoi(arch.substr(3));
+    t.ccMajor = cc / 10;
+    t.ccMinor = cc % 10;
+    t.name = arch;
+  }
+  t.smCount = static_cast<int>(a.number("sms", t.smCount));
+  return t;
+}
+
+// Runs `body` for one file, turning exceptions into messages and exit codes.
+template <class F>
+Exit guarded(const std::string& file, F&& body) {
+  try {
+    return body();
+  } catch (const UnsupportedError& e) {
+    std::cerr << "polyred: out of scope: " << e.what() << "\n";
+    return kBadInput;
+  } catch (const Error& e) {
+    std::cerr << "polyred: error: " << (e.file().empty() ? e.inFile(file).what() : e.what()) << "\n";
+    return kBadInput;
+  } catch (const InternalError& e) {
+    std::cerr << "polyred: " << file << ": " << e.what() << "\n";
+    return kInternal;
+  } catch (const CompileError& e) {
+    std::cerr << "polyred: " << file << ": NVRTC rejected the generated code (a polyred bug):\n" << e.what() << "\n";
+    return kInternal;
+  } catch (const std::exception& e) {
+    std::cerr << "polyred: " << file << ": " << e.what() << "\n";
+    return kInternal;
+  }
+}
+
+void printLaunch(const CompiledGraph& c) {
+  for (size_t k = 0; k < c.program.kernels.size(); ++k) {
+    const KernelSpec& s = c.program.kernels[k];
+    std::cout << "// launch " << s.name << ": grid (" << s.launch.grid[0] << "," << s.launch.grid[1] << ","
+              << s.launch.grid[2] << ") block (" << s.launch.block[0] << "," << s.launch.block[1] << ","
+              << s.launch.block[2] << ")";
+    int64_t ws = 0;
+    for (const auto& w : s.workspaces) ws += w.bytes;
+    if (ws) std::cout << ", workspace " << ws << " bytes (restored by every launch)";
+    std::cout << "\n";
+  }
+}
+
+Exit cmdCompile(const Args& a) {
+  Exit worst = kOk;
+  Target target = targetFromFlags(a);
+  for (const std::string& file : a.files) {
+    worst = std::max(worst, guarded(file, [&] {
+      CompiledGraph c = compileGraph(readCompositeFile(file), compileOptions(a, target));
+      std::cout << "// " << file << ": " << c.program.kernels.size() << " kernel(s)\n";
+      printLaunch(c);
+      if (!a.has("dump"))
+        for (const KernelSpec& s : c.program.kernels) std::cout << s.source << "\n";
+      if (a.has("nvrtc"))
+        for (const KernelSpec& s : c.program.kernels) {
+          NvrtcResult r = compileCuda(s.source, s.name, target.ccMajor, target.ccMinor);
+          std::cout << "// NVRTC: " << s.name << " -> " << r.cubin.size() << " bytes of CUBIN for " << target.name << "\n";
+        }
+      return kOk;
+    }));
+  }
+  return worst;
+}
+
+Exit cpuCheck(const std::string& file, const CompiledGraph& c, const Args& a) {
+  CpuCheckReport r = checkOnCpu(c, static_cast<uint64_t>(a.number("seed", 1)), a.number("max-points", 1 << 24),
+                                a.has("deterministic"));
+  std::cout << file << ": CPU check of " << c.program.kernels.size() << " lowered kernel(s) "
+            << (r.ok ? "passed" : "FAILED") << (r.sampled ? " (sampled i-tiles)" : "") << "\n"
+            << r.message;
+  return r.ok ? kOk : kMismatch;
+}
+
+Exit cmdCheck(const Args& a) {
+  Exit worst = kOk;
+  Target target = targetFromFlags(a);
+  for (const std::string& file : a.files)
+    worst = std::max(worst, guarded(file, [&] {
+      return cpuCheck(file, compileGraph(readCompositeFile(file), compileOptions(a, target)), a);
+    }));
+  return worst;
+}
+
+Exit cmdRun(const Args& a) {
+  std::string why;
+  bool gpu = gpuAvailable(&why);
+  if (!gpu) std::cout << "polyred: no GPU (" << why << "): compiling and checking on the CPU; the GPU part is SKIPPED\n";
+  Target target = gpu ? currentTarget() : targetFromFlags(a);
+  if (gpu) std::cout << "device: " << target.name << ", " << target.smCount << " SMs\n";
+  Exit worst = kOk;
+  for (const std::string& file : a.files)
+    worst = std::max(worst, guarded(file, [&] {
+      CompiledGraph c = compileGraph(readCompositeFile(file), compileOptions(a, target));
+      if (!gpu) return cpuCheck(file, c, a);
+      GpuRunOptions o;
+      o.seed = static_cast<uint64_t>(a.number("seed", 1));
+      o.time = !a.has("no-time");
+      GpuRunReport r = runOnGpu(c, o);
+      std::cout << file << ": " << r.kernels << " kernel(s), GPU result " << (r.ok ? "matches" : "DOES NOT MATCH")
+                << " the reference" << (r.bitwiseRepeatable ? "" : " (repeat launch differed bitwise)");
+      if (o.time)
+        std::cout << std::fixed << std::setprecision(2) << ", " << r.micros << " us, " << r.gbPerSecond() << " GB/s";
+      std::cout << "\n" << r.check;
+      return r.ok ? kOk : kMismatch;
+    }));
+  return worst;
+}
+
+Exit cmdCorpus(const Args& a) {
+  CorpusOptions o;
+  std::string why;
+  o.gpu = gpuAvailable(&why);
+  o.target = o.gpu ? currentTarget() : targetFromFlags(a);
+  o.maxPoints = a.number("max-points", 1 << 22);
+  o.deterministic = a.has("deterministic");
+  if (!o.gpu) std::cout << "polyred: no GPU (" << why << "): CPU checks only; the GPU part is SKIPPED\n";
+  CorpusSummary s = runCorpus(a.files[0], o, std::cout);
+  std::cout << s.toString();
+  if (s.files == 0) throw Error(a.files[0], "", "no composite files (.info/.json) found");
+  return s.failures.empty() ? kOk : kMismatch;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args a = parseArgs(argc, argv);
+  try {
+    if (a.command == "compile" && !a.files.empty()) return cmdCompile(a);
+    if (a.command == "check" && !a.files.empty()) return cmdCheck(a);
+    if (a.command == "run" && !a.files.empty()) return cmdRun(a);
+    if (a.command == "corpus" && a.files.size() == 1) return cmdCorpus(a);
+  } catch (const Error& e) {
+    std::cerr << "polyred: " << e.what() << "\n" << kUsage;
+    return kBadInput;
+  }
+  std::cerr << kUsage;
+  return kBadInput;
+}

@@ -1,9 +1,13 @@
 #include "canon/flatten.h"
 
+#include <isl/aff.h>
+#include <isl/set.h>
+
 #include <algorithm>
 #include <map>
 #include <sstream>
 
+#include "poly/isl_support.h"
 #include "support/error.h"
 
 namespace polyred {
@@ -61,11 +65,29 @@ IndexExprs broadcastIndex(const IndexExprs& idx, const Shape& out, const Shape& 
   return r;
 }
 
-// Lowers graph tensors into body values at a given multi-index, memoized so that a
-// value used twice at the same index is computed once.
+// Whether the quasi-affine `offset` over i equals i for every 0 <= i < M (decided
+// exactly by isl: the set where they differ is empty).
+bool isIdentityOnRows(const std::string& offset, int64_t M) {
+  IslContext ctx;
+  std::string dom = " : 0 <= i < " + std::to_string(M) + " }";
+  isl_pw_aff* a = isl_pw_aff_read_from_str(ctx.get(), ("{ [i] -> [(" + offset + ")]" + dom).c_str());
+  isl_pw_aff* id = isl_pw_aff_read_from_str(ctx.get(), ("{ [i] -> [(i)]" + dom).c_str());
+  POLYRED_CHECK(a && id, "isl could not parse the epilogue index " << offset);
+  isl_set* differ = isl_pw_aff_ne_set(a, id);
+  bool same = isl_set_is_empty(differ) == isl_bool_true;
+  isl_set_free(differ);
+  return same;
+}
+
+// Lowers graph tensors into values at a given multi-index, memoized so that a value
+// used twice at the same index is computed once. In epilogue mode (`reduced` set),
+// reaching one of the group's reductions yields its final value, which is only
+// possible where the index into the reduction result is the row i itself.
 class BodyLowering {
  public:
-  BodyLowering(const Graph& g, KernelPlan& plan) : g_(g), plan_(plan) {}
+  BodyLowering(const Graph& g, std::vector<BodyValue>& values, const std::map<int, int>* reduced = nullptr,
+               int64_t rows = 0)
+      : g_(g), values_(values), reduced_(reduced), rows_(rows) {}
 
   int lower(TensorId t, const IndexExprs& idx) {
     std::string key = std::to_string(t);
@@ -98,9 +120,7 @@ class BodyLowering {
         const Shape& inShape = g_.tensor(n.inputs[0]).shape;
         return lower(n.inputs[0], recoverIndices(linearize(idx, x.shape), inShape));
       }
-      case OpKind::Reduce:
-        throw UnsupportedError(g_.sourceFile, n.name,
-                               "a reduction result feeding a reduction in the same kernel is not supported yet");
+      case OpKind::Reduce: return reducedValue(n, x, idx);
       case OpKind::AddN: {
         int acc = operand(0);
         for (size_t k = 1; k < n.inputs.size(); ++k) acc = add(opValue(OpKind::Add, x, {acc, operand(k)}));
@@ -113,6 +133,23 @@ class BodyLowering {
         return add(opValue(n.kind, x, std::move(ops)));
       }
     }
+  }
+
+  int reducedValue(const Node& n, const Tensor& x, const IndexExprs& idx) {
+    int node = g_.tensor(n.output).producer;
+    if (!reduced_ || !reduced_->count(node))
+      throw UnsupportedError(g_.sourceFile, n.name,
+                             "a reduction result feeding another reduction (dependent reductions) is not supported yet");
+    if (!isIdentityOnRows(linearize(idx, x.shape), rows_))
+      throw UnsupportedError(g_.sourceFile, n.name,
+                             "an epilogue that reads the reduction result at other rows (e.g. broadcasts it back) "
+                             "needs a second kernel, not supported yet");
+    BodyValue v;
+    v.kind = BodyValue::Kind::Reduced;
+    v.dtype = x.dtype;
+    v.label = x.name;
+    v.reduction = reduced_->at(node);
+    return add(std::move(v));
   }
 
   BodyValue constantValue(const Tensor& x) {
@@ -146,12 +183,14 @@ class BodyLowering {
   }
 
   int add(BodyValue v) {
-    plan_.body.push_back(std::move(v));
-    return static_cast<int>(plan_.body.size() - 1);
+    values_.push_back(std::move(v));
+    return static_cast<int>(values_.size() - 1);
   }
 
   const Graph& g_;
-  KernelPlan& plan_;
+  std::vector<BodyValue>& values_;
+  const std::map<int, int>* reduced_;
+  int64_t rows_;
   std::map<std::string, int> memo_;
 };
 
@@ -217,10 +256,21 @@ TensorId valueTensor(const Graph& g, TensorId t) {
   return t;
 }
 
-KernelPlan flattenReductions(const Graph& g, const std::vector<int>& reductions,
-                             const std::vector<int>& outputOf, const std::string& name) {
-  POLYRED_CHECK(!reductions.empty(), "flattenReductions without reductions");
-  const Node& first = g.nodes[static_cast<size_t>(reductions[0])];
+// The multi-index of an output of `shape` from its row-major flat index i.
+static IndexExprs rowIndex(const Shape& shape) {
+  std::vector<int64_t> extents;
+  for (int64_t d : shape)
+    if (d != 1) extents.push_back(d);
+  IndexExprs flat = recoverIndices("i", extents);
+  IndexExprs idx(shape.size(), "0");
+  for (size_t d = 0, k = 0; d < shape.size(); ++d)
+    if (shape[d] != 1) idx[d] = flat[k++];
+  return idx;
+}
+
+KernelPlan flattenReductions(const Graph& g, const ReductionGroup& group, const std::string& name) {
+  POLYRED_CHECK(!group.nodes.empty(), "flattenReductions without reductions");
+  const Node& first = g.nodes[static_cast<size_t>(group.nodes[0])];
   const Shape& shape = g.tensor(first.inputs[0]).shape;
   AxisSplit split = splitAxes(shape, first.axes);
 
@@ -231,19 +281,37 @@ KernelPlan flattenReductions(const Graph& g, const std::vector<int>& reductions,
   plan.N = product(split.reducedExtents);
   plan.why = describeSplit(shape, first.axes, split, plan.form);
 
-  BodyLowering lowering(g, plan);
+  BodyLowering body(g, plan.body);
   IndexExprs idx = anchorIndex(shape, split);
-  for (size_t k = 0; k < reductions.size(); ++k) {
-    const Node& n = g.nodes[static_cast<size_t>(reductions[k])];
+  std::map<int, int> slotOf;  // Reduce node -> index in plan.reductions
+  for (int node : group.nodes) {
+    const Node& n = g.nodes[static_cast<size_t>(node)];
     POLYRED_CHECK(g.tensor(n.inputs[0]).shape == shape && n.axes == first.axes,
                   "reductions of one kernel must share input shape and axes");
     ReductionOutput r;
     r.reduction = *n.reduction;
-    r.value = lowering.lower(n.inputs[0], idx);
-    r.output = outputOf[k];
+    r.value = body.lower(n.inputs[0], idx);
     r.outType = g.tensor(n.output).dtype;
+    slotOf[node] = static_cast<int>(plan.reductions.size());
     plan.reductions.push_back(std::move(r));
   }
+  std::vector<int> epilogueOutputs = group.epilogue;
+  for (auto [node, output] : group.direct) {
+    ReductionOutput& r = plan.reductions[static_cast<size_t>(slotOf.at(node))];
+    if (r.output < 0) r.output = output;
+    else epilogueOutputs.push_back(output);  // the same result stored a second time
+  }
+  BodyLowering epilogue(g, plan.epilogue, &slotOf, plan.M);
+  for (int o : epilogueOutputs) {
+    TensorId t = valueTensor(g, g.outputs[static_cast<size_t>(o)].tensor);
+    if (numElements(g.tensor(t).shape) != plan.M)
+      throw UnsupportedError(g.sourceFile, g.tensor(t).name,
+                             "an output computed from a reduction with a different element count than the "
+                             "reduction result needs a second kernel, not supported yet");
+    plan.epilogueStores.push_back({epilogue.lower(t, rowIndex(g.tensor(t).shape)), o});
+  }
+  if (!plan.epilogue.empty()) plan.why += "; epilogue of " + std::to_string(plan.epilogueStores.size()) +
+                                          " output(s) applied where the final values are produced";
   return plan;
 }
 
@@ -260,11 +328,8 @@ KernelPlan flattenElementwise(const Graph& g, const std::vector<int>& outputs, c
   plan.M = product(extents);
   plan.why = "elementwise over " + toString(shape) + " coalesced into i < " + std::to_string(plan.M);
 
-  IndexExprs flat = recoverIndices("i", extents);
-  IndexExprs idx(shape.size(), "0");
-  for (size_t d = 0, k = 0; d < shape.size(); ++d)
-    if (shape[d] != 1) idx[d] = flat[k++];
-  BodyLowering lowering(g, plan);
+  IndexExprs idx = rowIndex(shape);
+  BodyLowering lowering(g, plan.body);
   for (int o : outputs) {
     TensorId t = valueTensor(g, g.outputs[static_cast<size_t>(o)].tensor);
     POLYRED_CHECK(g.tensor(t).shape == shape, "elementwise outputs of one kernel must share a shape");

@@ -17,10 +17,15 @@
 
 namespace polyred {
 
-// `reductions`: node indices of Reduce nodes with identical input shape and axes;
-// `outputOf[k]`: the Graph::outputs index each one is stored to.
-KernelPlan flattenReductions(const Graph& g, const std::vector<int>& reductions,
-                             const std::vector<int>& outputOf, const std::string& name);
+// Reductions with identical input shape and axes, and the outputs computed from them.
+struct ReductionGroup {
+  std::vector<int> nodes;                        // Reduce node indices
+  std::vector<std::pair<int, int>> direct;       // (node, Graph::outputs index) stored as is
+  std::vector<int> epilogue;                     // Graph::outputs computed from the results
+};
+
+// Throws UnsupportedError if an epilogue output does not map 1:1 onto the kept rows i.
+KernelPlan flattenReductions(const Graph& g, const ReductionGroup& group, const std::string& name);
 
 // `outputs`: Graph::outputs indices whose (resolved) tensors all have one shape.
 KernelPlan flattenElementwise(const Graph& g, const std::vector<int>& outputs, const std::string& name);

@@ -14,33 +14,47 @@ std::string_view formName(CanonicalForm f) {
   return "?";
 }
 
-std::string KernelPlan::toString(const Graph& g) const {
-  std::ostringstream os;
-  os << "kernel " << name << ": " << formName(form) << ", i < " << M << ", j < " << N << "\n";
-  os << "  // " << why << "\n";
-  for (size_t v = 0; v < body.size(); ++v) {
-    const BodyValue& b = body[v];
-    os << "  v" << v << ":" << dtypeName(b.dtype) << " = ";
+namespace {
+void printValues(std::ostream& os, const Graph& g, const std::vector<BodyValue>& values, const char* prefix) {
+  for (size_t v = 0; v < values.size(); ++v) {
+    const BodyValue& b = values[v];
+    os << "  " << prefix << v << ":" << dtypeName(b.dtype) << " = ";
     switch (b.kind) {
       case BodyValue::Kind::Load:
         os << "load %" << g.tensor(g.inputs[static_cast<size_t>(b.input)]).name << "[" << b.offset << "]";
         break;
       case BodyValue::Kind::Constant: os << "const " << b.value.toString(); break;
+      case BodyValue::Kind::Reduced: os << "r" << b.reduction; break;
       case BodyValue::Kind::Op:
         os << opName(b.op) << "(";
-        for (size_t k = 0; k < b.operands.size(); ++k) os << (k ? ", " : "") << "v" << b.operands[k];
+        for (size_t k = 0; k < b.operands.size(); ++k) os << (k ? ", " : "") << prefix << b.operands[k];
         os << ")";
         break;
     }
     os << "    // %" << b.label << "\n";
   }
-  for (const ReductionOutput& r : reductions)
-    os << "  out %" << g.tensor(g.outputs[static_cast<size_t>(r.output)].tensor).name << "[i]:" << dtypeName(r.outType)
-       << " = reduce." << r.reduction.name << "<acc " << dtypeName(r.reduction.accType) << ", identity "
-       << r.reduction.identity.toString() << ", combiner " << polyred::toString(*r.reduction.combiner)
-       << "> over j of v" << r.value << "\n";
+}
+}  // namespace
+
+std::string KernelPlan::toString(const Graph& g) const {
+  std::ostringstream os;
+  os << "kernel " << name << ": " << formName(form) << ", i < " << M << ", j < " << N << "\n";
+  os << "  // " << why << "\n";
+  printValues(os, g, body, "v");
+  for (size_t r = 0; r < reductions.size(); ++r) {
+    const ReductionOutput& ro = reductions[r];
+    os << "  r" << r << ":" << dtypeName(ro.outType) << " = reduce." << ro.reduction.name << "<acc "
+       << dtypeName(ro.reduction.accType) << ", identity " << ro.reduction.identity.toString() << ", combiner "
+       << polyred::toString(*ro.reduction.combiner) << "> over j of v" << ro.value;
+    if (ro.output >= 0) os << "  -> out %" << g.tensor(g.outputs[static_cast<size_t>(ro.output)].tensor).name << "[i]";
+    os << "\n";
+  }
   for (const ElementwiseOutput& s : stores)
     os << "  out %" << g.tensor(g.outputs[static_cast<size_t>(s.output)].tensor).name << "[i] = v" << s.value << "\n";
+  if (!epilogue.empty()) os << "  epilogue (once per i, after the reductions):\n";
+  printValues(os, g, epilogue, "e");
+  for (const ElementwiseOutput& s : epilogueStores)
+    os << "  out %" << g.tensor(g.outputs[static_cast<size_t>(s.output)].tensor).name << "[i] = e" << s.value << "\n";
   return os.str();
 }
 

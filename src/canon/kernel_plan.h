@@ -11,7 +11,9 @@
 // inputs at quasi-affine offsets in i and j (movement ops -- broadcast, transpose,
 // reshape -- are folded into these offsets, never materialized), constants, and
 // elementwise ops. Reductions combine a body value over j; elementwise stores write a
-// body value at i.
+// body value at i. The epilogue is a second DAG evaluated once per i after the
+// reductions are complete (mean = sum / n, casts, reshapes of the result): it may use
+// the final reduced values (Kind::Reduced) and loads at offsets in i.
 #pragma once
 
 #include <string>
@@ -26,7 +28,7 @@ enum class CanonicalForm : uint8_t { Elementwise, AllReduce, XReduce, YReduce };
 std::string_view formName(CanonicalForm f);
 
 struct BodyValue {
-  enum class Kind : uint8_t { Load, Constant, Op };
+  enum class Kind : uint8_t { Load, Constant, Op, Reduced };
   Kind kind = Kind::Op;
   DType dtype = DType::Float32;
   std::string label;  // the graph tensor this value belongs to (readable code)
@@ -39,13 +41,15 @@ struct BodyValue {
   // Op: an elementwise op over earlier values of the body.
   OpKind op = OpKind::Add;
   std::vector<int> operands;
+  // Reduced (epilogue only): index into KernelPlan::reductions.
+  int reduction = -1;
 };
 
 struct ReductionOutput {
   Reduction reduction;
   int value = -1;      // the body value combined over j
-  int output = -1;     // index into Graph::outputs (stored at flat offset i)
-  DType outType = DType::Float32;
+  int output = -1;     // index into Graph::outputs (stored at flat offset i), or -1
+  DType outType = DType::Float32;  // the reduction node's declared result type
 };
 
 struct ElementwiseOutput {
@@ -60,7 +64,9 @@ struct KernelPlan {
   int64_t N = 1;  // reduced extent
   std::vector<BodyValue> body;
   std::vector<ReductionOutput> reductions;
-  std::vector<ElementwiseOutput> stores;
+  std::vector<ElementwiseOutput> stores;  // Elementwise kernels: body values at i
+  std::vector<BodyValue> epilogue;
+  std::vector<ElementwiseOutput> epilogueStores;  // epilogue values at i
   std::string why;  // how the flattening and the partition were decided (for dumps)
 
   std::string toString(const Graph& g) const;

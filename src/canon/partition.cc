@@ -1,6 +1,8 @@
 #include "canon/partition.h"
 
+#include <algorithm>
 #include <map>
+#include <set>
 
 #include "canon/flatten.h"
 #include "support/error.h"
@@ -9,71 +11,92 @@ namespace polyred {
 
 namespace {
 
-// For each tensor, the first reduction node it depends on (itself included), or -1.
-std::vector<int> reductionAncestor(const Graph& g) {
-  std::vector<int> anc(g.tensors.size(), -1);
+using GroupKey = std::pair<Shape, std::vector<int64_t>>;  // reduction input shape, axes
+
+// For each tensor, the Reduce nodes it depends on, not looking through reductions:
+// reductions(t) of a Reduce node's output is just that node.
+std::vector<std::set<int>> reductionsFeeding(const Graph& g) {
+  std::vector<std::set<int>> r(g.tensors.size());
   for (size_t n = 0; n < g.nodes.size(); ++n) {
     const Node& node = g.nodes[n];
-    int a = node.kind == OpKind::Reduce ? static_cast<int>(n) : -1;
-    for (TensorId in : node.inputs)
-      if (a < 0) a = anc[static_cast<size_t>(in)];
-    anc[static_cast<size_t>(node.output)] = a;
+    auto& out = r[static_cast<size_t>(node.output)];
+    if (node.kind == OpKind::Reduce) {
+      out.insert(static_cast<int>(n));
+      continue;
+    }
+    for (TensorId in : node.inputs) out.insert(r[static_cast<size_t>(in)].begin(), r[static_cast<size_t>(in)].end());
   }
-  return anc;
+  return r;
 }
 
-std::string kernelName(size_t index, const char* kind) {
-  return "polyred_k" + std::to_string(index) + "_" + kind;
-}
+std::string kernelName(size_t index, const char* kind) { return "polyred_k" + std::to_string(index) + "_" + kind; }
+
+class Partitioner {
+ public:
+  explicit Partitioner(const Graph& g) : g_(g), feeding_(reductionsFeeding(g)) {}
+
+  KernelPartition run() {
+    for (size_t o = 0; o < g_.outputs.size(); ++o) classify(static_cast<int>(o));
+    KernelPartition p;
+    for (const GroupKey& key : reductionOrder_) {
+      const ReductionGroup& group = reductionGroups_[key];
+      KernelPlan k = flattenReductions(g_, group, kernelName(p.kernels.size(), "reduce"));
+      if (group.nodes.size() > 1)
+        k.why += "; " + std::to_string(group.nodes.size()) + " reductions over the same axes fused into one kernel";
+      p.kernels.push_back(std::move(k));
+    }
+    for (const Shape& shape : elementwiseOrder_)
+      p.kernels.push_back(flattenElementwise(g_, elementwiseGroups_[shape], kernelName(p.kernels.size(), "elementwise")));
+    return p;
+  }
+
+ private:
+  void classify(int o) {
+    TensorId t = valueTensor(g_, g_.outputs[static_cast<size_t>(o)].tensor);
+    const std::set<int>& reds = feeding_[static_cast<size_t>(t)];
+    if (reds.empty()) return addElementwise(o, g_.tensor(t).shape);
+    ReductionGroup& group = groupOf(reds, t);
+    const Node* producer = g_.producer(t);
+    if (producer && producer->kind == OpKind::Reduce) group.direct.emplace_back(g_.tensor(t).producer, o);
+    else group.epilogue.push_back(o);
+  }
+
+  // The one group all of `reds` belong to (creating it, adding missing members).
+  ReductionGroup& groupOf(const std::set<int>& reds, TensorId t) {
+    std::set<GroupKey> keys;
+    for (int r : reds) {
+      const Node& n = g_.nodes[static_cast<size_t>(r)];
+      if (!feeding_[static_cast<size_t>(n.inputs[0])].empty())
+        throw UnsupportedError(g_.sourceFile, n.name,
+                               "a reduction of a reduction result (dependent reductions) is not supported yet");
+      keys.insert({g_.tensor(n.inputs[0]).shape, n.axes});
+    }
+    if (keys.size() > 1)
+      throw UnsupportedError(g_.sourceFile, g_.tensor(t).name,
+                             "an output combining reductions over different axes or shapes is not supported yet");
+    const GroupKey& key = *keys.begin();
+    if (!reductionGroups_.count(key)) reductionOrder_.push_back(key);
+    ReductionGroup& group = reductionGroups_[key];
+    for (int r : reds)
+      if (std::find(group.nodes.begin(), group.nodes.end(), r) == group.nodes.end()) group.nodes.push_back(r);
+    return group;
+  }
+
+  void addElementwise(int o, const Shape& shape) {
+    if (!elementwiseGroups_.count(shape)) elementwiseOrder_.push_back(shape);
+    elementwiseGroups_[shape].push_back(o);
+  }
+
+  const Graph& g_;
+  std::vector<std::set<int>> feeding_;
+  std::map<GroupKey, ReductionGroup> reductionGroups_;
+  std::vector<GroupKey> reductionOrder_;
+  std::map<Shape, std::vector<int>> elementwiseGroups_;
+  std::vector<Shape> elementwiseOrder_;
+};
 
 }  // namespace
 
-KernelPartition partitionGraph(const Graph& g) {
-  std::vector<int> anc = reductionAncestor(g);
-
-  // Reductions grouped by (input shape, axes); elementwise outputs grouped by shape.
-  std::map<std::pair<Shape, std::vector<int64_t>>, std::pair<std::vector<int>, std::vector<int>>> reductionGroups;
-  std::map<Shape, std::vector<int>> elementwiseGroups;
-  std::vector<std::pair<Shape, std::vector<int64_t>>> reductionOrder;
-  std::vector<Shape> elementwiseOrder;
-
-  for (size_t o = 0; o < g.outputs.size(); ++o) {
-    TensorId t = valueTensor(g, g.outputs[o].tensor);
-    const Node* producer = g.producer(t);
-    if (producer && producer->kind == OpKind::Reduce) {
-      int node = g.tensor(t).producer;
-      if (anc[static_cast<size_t>(producer->inputs[0])] >= 0)
-        throw UnsupportedError(g.sourceFile, producer->name,
-                               "a reduction of a reduction result (dependent reductions) is not supported yet");
-      auto key = std::make_pair(g.tensor(producer->inputs[0]).shape, producer->axes);
-      if (!reductionGroups.count(key)) reductionOrder.push_back(key);
-      reductionGroups[key].first.push_back(node);
-      reductionGroups[key].second.push_back(static_cast<int>(o));
-      continue;
-    }
-    if (anc[static_cast<size_t>(t)] >= 0) {
-      const Node& red = g.nodes[static_cast<size_t>(anc[static_cast<size_t>(t)])];
-      throw UnsupportedError(g.sourceFile, producer ? producer->name : g.tensor(t).name,
-                             "elementwise work after reduction '" + red.name + "' (an epilogue) is not supported yet");
-    }
-    const Shape& shape = g.tensor(t).shape;
-    if (!elementwiseGroups.count(shape)) elementwiseOrder.push_back(shape);
-    elementwiseGroups[shape].push_back(static_cast<int>(o));
-  }
-
-  KernelPartition p;
-  for (const auto& key : reductionOrder) {
-    const auto& [nodes, outs] = reductionGroups[key];
-    KernelPlan k = flattenReductions(g, nodes, outs, kernelName(p.kernels.size(), "reduce"));
-    if (nodes.size() > 1)
-      k.why += "; " + std::to_string(nodes.size()) + " reductions over the same axes fused into one kernel";
-    p.kernels.push_back(std::move(k));
-  }
-  for (const Shape& shape : elementwiseOrder) {
-    KernelPlan k = flattenElementwise(g, elementwiseGroups[shape], kernelName(p.kernels.size(), "elementwise"));
-    p.kernels.push_back(std::move(k));
-  }
-  return p;
-}
+KernelPartition partitionGraph(const Graph& g) { return Partitioner(g).run(); }
 
 }  // namespace polyred

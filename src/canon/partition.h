@@ -6,8 +6,12 @@
 //   - reductions over the same input shape and reduced axes share one kernel, with
 //     their elementwise producers fused (recomputed per point, never materialized);
 //   - elementwise-only outputs of one shape share one coalesced elementwise kernel;
-//   - work that consumes a reduction result (epilogues, dependent reductions) is
-//     rejected with UnsupportedError for now.
+//   - outputs computed elementwise from a group's results (mean = sum / n, casts,
+//     reshapes) join that group's kernel as an epilogue, applied once per kept row
+//     where the final value is produced;
+//   - dependent reductions, and epilogues that read a result at other rows (a
+//     broadcast back over the reduced axes), are rejected with UnsupportedError for
+//     now (they need a second kernel).
 #pragma once
 
 #include "canon/kernel_plan.h"

@@ -244,8 +244,9 @@ class KernelEmitter {
 
   void emitParams(std::ostream& os, KernelSpec& spec) {
     std::set<int> loaded;
-    for (const BodyValue& v : p_.body)
-      if (v.kind == BodyValue::Kind::Load) loaded.insert(v.input);
+    for (const auto* values : {&p_.body, &p_.epilogue})
+      for (const BodyValue& v : *values)
+        if (v.kind == BodyValue::Kind::Load) loaded.insert(v.input);
     std::vector<std::string> params;
     auto aliased = [&](int input) {
       for (const Output& o : g_.outputs)
@@ -268,8 +269,10 @@ class KernelEmitter {
                        std::to_string(o));
       spec.params.push_back({KernelParam::Kind::Output, o});
     };
-    for (const auto& r : p_.reductions) output(r.output);
+    for (const auto& r : p_.reductions)
+      if (r.output >= 0) output(r.output);
     for (const auto& s : p_.stores) output(s.output);
+    for (const auto& s : p_.epilogueStores) output(s.output);
     if (k_.binding.multiBlock()) emitWorkspaceParams(params, spec);
     for (size_t k = 0; k < params.size(); ++k) os << (k ? ",\n    " : "\n    ") << params[k];
   }
@@ -353,7 +356,9 @@ class KernelEmitter {
         os << in << "acc" << r << " = polyred_dev::" << blockReduceFn() << "<" << accType(r) << ", " << functor(r)
            << ", " << shape() << ">(acc" << r << ", " << op(r) << ", smem" << r << ");\n";
     } else if (s == "Store") {
-      for (size_t r = 0; r < p_.reductions.size(); ++r) emitOutputStore(os, r, "acc" + std::to_string(r), i, d);
+      std::vector<std::string> totals;
+      for (size_t r = 0; r < p_.reductions.size(); ++r) totals.push_back("acc" + std::to_string(r));
+      emitFinish(os, u, totals, i, d);
     } else if (s == "Contribute") {
       for (size_t r = 0; r < p_.reductions.size(); ++r) {
         if (o_.deterministic)
@@ -368,8 +373,10 @@ class KernelEmitter {
       os << in << "__syncthreads();\n";
     } else if (s == "Final") {
       os << in << "if (last_block) {\n" << in << "  __threadfence();\n";
+      std::vector<std::string> totals;
       for (size_t r = 0; r < p_.reductions.size(); ++r) {
         std::string v = "total" + std::to_string(r);
+        totals.push_back(v);
         if (o_.deterministic) {
           os << in << "  " << accType(r) << " " << v << " = ws" << r << "[(" << i << ") * " << k_.binding.GX << "];\n";
           os << in << "  for (" << idx_ << " b = 1; b < " << k_.binding.GX << "; ++b) " << v << " = " << op(r) << "("
@@ -378,37 +385,49 @@ class KernelEmitter {
           os << in << "  " << accType(r) << " " << v << " = polyred_dev::take_and_reset(&ws" << r << "[" << i
              << "], " << emitLiteral(p_.reductions[r].reduction.identity) << ");\n";
         }
-        emitOutputStore(os, r, v, i, d + 1);
       }
+      emitFinish(os, u, totals, i, d + 1);
       os << in << "}\n";
     } else {
       POLYRED_CHECK(false, "unknown statement " << s);
     }
   }
 
-  void emitOutputStore(std::ostream& os, size_t r, const std::string& value, const std::string& i, int d) {
-    const ReductionOutput& ro = p_.reductions[r];
-    os << indent(d) << "pr_store(out" << ro.output << ", " << i << ", "
-       << emitCast(value, ro.reduction.accType, ro.outType) << ");\n";
+  // Row i is complete: store the reduction outputs, then the epilogue's.
+  void emitFinish(std::ostream& os, const AstUser& u, const std::vector<std::string>& totals, const std::string& i,
+                  int d) {
+    std::string in = indent(d);
+    std::vector<std::string> results;
+    for (size_t r = 0; r < p_.reductions.size(); ++r) {
+      const ReductionOutput& ro = p_.reductions[r];
+      results.push_back(emitCast(totals[r], ro.reduction.accType, ro.outType));
+      if (ro.output >= 0) os << in << "pr_store(out" << ro.output << ", " << i << ", " << results.back() << ");\n";
+    }
+    if (p_.epilogue.empty()) return;
+    os << in << "{  // epilogue\n";
+    emitValues(os, p_.epilogue, "e", u, results, d + 1);
+    for (const ElementwiseOutput& s : p_.epilogueStores)
+      os << in << "  pr_store(out" << s.output << ", " << i << ", e" << s.value << ");\n";
+    os << in << "}\n";
   }
 
-  // The fused producers at one point, then the accumulation or the stores.
-  void emitBody(std::ostream& os, const AstUser& u, int d) {
-    std::string in = indent(d);
-    os << in << "{\n";
+  // Declares one const variable per value; loads take their offsets from the statement.
+  void emitValues(std::ostream& os, const std::vector<BodyValue>& values, const std::string& prefix, const AstUser& u,
+                  const std::vector<std::string>& reduced, int d) {
     size_t load = 0;
-    for (size_t v = 0; v < p_.body.size(); ++v) {
-      const BodyValue& b = p_.body[v];
-      os << in << "  const " << computeType(b.dtype) << " v" << v << " = ";
+    for (size_t v = 0; v < values.size(); ++v) {
+      const BodyValue& b = values[v];
+      os << indent(d) << "const " << computeType(b.dtype) << " " << prefix << v << " = ";
       switch (b.kind) {
         case BodyValue::Kind::Load: os << "pr_load(in" << b.input << ", " << toC(u.offsets.at(load++)) << ")"; break;
         case BodyValue::Kind::Constant: os << emitLiteral(b.value); break;
+        case BodyValue::Kind::Reduced: os << reduced.at(static_cast<size_t>(b.reduction)); break;
         case BodyValue::Kind::Op: {
           std::vector<std::string> a;
           std::vector<DType> ts;
           for (int o : b.operands) {
-            a.push_back("v" + std::to_string(o));
-            ts.push_back(p_.body[static_cast<size_t>(o)].dtype);
+            a.push_back(prefix + std::to_string(o));
+            ts.push_back(values[static_cast<size_t>(o)].dtype);
           }
           os << emitElementwise(b.op, a, ts, b.dtype);
           break;
@@ -416,6 +435,13 @@ class KernelEmitter {
       }
       os << ";  // " << b.label << "\n";
     }
+  }
+
+  // The fused producers at one point, then the accumulation or the stores.
+  void emitBody(std::ostream& os, const AstUser& u, int d) {
+    std::string in = indent(d);
+    os << in << "{\n";
+    emitValues(os, p_.body, "v", u, {}, d + 1);
     for (size_t r = 0; r < p_.reductions.size(); ++r) {
       const ReductionOutput& ro = p_.reductions[r];
       std::string x = emitCast("v" + std::to_string(ro.value), p_.body[static_cast<size_t>(ro.value)].dtype,

@@ -220,7 +220,7 @@ bool needs64BitIndex(const KernelPlan& p, const Binding& b) {
 
 }  // namespace
 
-PolyKernel buildPolyKernel(const KernelPlan& plan, const Binding& binding, const PolyOptions& options) {
+PolyKernel buildPolyKernel(const KernelPlan& plan, const Binding& binding) {
   IslContext ctx;
   ScheduleResult sr = buildSchedule(ctx.get(), plan, binding);
   PolyKernel k;
@@ -237,7 +237,6 @@ PolyKernel buildPolyKernel(const KernelPlan& plan, const Binding& binding, const
   POLYRED_CHECK(root && !state.failed, "isl AST generation failed for " << plan.name);
   k.islAst = takeIslString(isl_ast_node_to_C_str(root));
   k.ast = takeNode(root);
-  (void)options;
   return k;
 }
 

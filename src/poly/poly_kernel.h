@@ -30,11 +30,7 @@ struct PolyKernel {
   std::unique_ptr<AstNode> ast;
 };
 
-struct PolyOptions {
-  bool deterministic = false;  // multi-block combine in a fixed order
-};
-
 // Builds the isl schedule tree of `plan` under `binding` and generates its loops.
-PolyKernel buildPolyKernel(const KernelPlan& plan, const Binding& binding, const PolyOptions& options);
+PolyKernel buildPolyKernel(const KernelPlan& plan, const Binding& binding);
 
 }  // namespace polyred

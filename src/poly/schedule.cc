@@ -124,13 +124,20 @@ isl_schedule_node* addAccumulationBand(isl_schedule_node* seq, isl_ctx* ctx, con
   POLYRED_CHECK(false, "no Red statement in the sequence");
 }
 
-std::vector<StatementAccesses> accessesOf(const KernelPlan& p, const Binding& b) {
+std::vector<StatementAccesses> accessesOf(const KernelPlan& p) {
   std::vector<StatementAccesses> acc;
   std::string point = isReduction(p) ? "Red[i, j]" : "Elem[i]";
   StatementAccesses loads{isReduction(p) ? "Red" : "Elem", {}};
   for (const BodyValue& v : p.body)
     if (v.kind == BodyValue::Kind::Load) loads.offsets.push_back("{ " + point + " -> [(" + v.offset + ")] }");
   acc.push_back(std::move(loads));
+  // Epilogue loads are read where the outputs are stored (Store, or Final).
+  for (const char* stmt : {"Store", "Final"}) {
+    StatementAccesses e{stmt, {}};
+    for (const BodyValue& v : p.epilogue)
+      if (v.kind == BodyValue::Kind::Load) e.offsets.push_back(std::string("{ ") + stmt + "[i] -> [(" + v.offset + ")] }");
+    acc.push_back(std::move(e));
+  }
   return acc;
 }
 
@@ -176,7 +183,7 @@ ScheduleResult buildSchedule(isl_ctx* ctx, const KernelPlan& p, const Binding& b
   r.schedule = isl_schedule_node_get_schedule(node);
   isl_schedule_node_free(node);
   POLYRED_CHECK(r.schedule, "isl failed to build the schedule tree");
-  r.accesses = accessesOf(p, b);
+  r.accesses = accessesOf(p);
   return r;
 }
 

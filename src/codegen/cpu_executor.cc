@@ -1,0 +1,404 @@
+#include "codegen/cpu_executor.h"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <random>
+
+#include "support/error.h"
+
+namespace polyred {
+
+namespace {
+
+// An AstExpr with identifiers resolved to variable slots.
+struct Expr {
+  AstExpr::Op op = AstExpr::Op::Int;
+  int64_t value = 0;
+  int slot = -1;
+  std::vector<Expr> args;
+};
+
+int64_t floorDiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+int64_t eval(const Expr& e, const int64_t* vars) {
+  using Op = AstExpr::Op;
+  auto a = [&](size_t k) { return eval(e.args[k], vars); };
+  switch (e.op) {
+    case Op::Int: return e.value;
+    case Op::Id: return vars[e.slot];
+    case Op::Add: return a(0) + a(1);
+    case Op::Sub: return a(0) - a(1);
+    case Op::Mul: return a(0) * a(1);
+    case Op::Minus: return -a(0);
+    case Op::Div:
+    case Op::PDivQ: return a(0) / a(1);
+    case Op::PDivR:
+    case Op::ZDivR: return a(0) % a(1);
+    case Op::FloorDiv: return floorDiv(a(0), a(1));
+    case Op::Min: return std::min(a(0), a(1));
+    case Op::Max: return std::max(a(0), a(1));
+    case Op::Eq: return a(0) == a(1);
+    case Op::Le: return a(0) <= a(1);
+    case Op::Lt: return a(0) < a(1);
+    case Op::Ge: return a(0) >= a(1);
+    case Op::Gt: return a(0) > a(1);
+    case Op::And: return a(0) && a(1);
+    case Op::Or: return a(0) || a(1);
+    case Op::Select: return a(0) ? a(1) : a(2);
+  }
+  return 0;
+}
+
+// A LoopAst node with its expressions resolved.
+struct ExecNode {
+  AstNode::Kind kind;
+  int slot = -1;  // For: the iterator
+  Expr init, cond, inc;
+  std::vector<ExecNode> children;
+  std::string statement;
+  std::vector<Expr> coords, offsets;
+};
+
+class Resolver {
+ public:
+  Resolver() {
+    for (const char* p : {"bx", "by", "tx", "ty"}) slotOf(p);
+  }
+  int slotOf(const std::string& name) {
+    auto [it, fresh] = slots_.emplace(name, static_cast<int>(slots_.size()));
+    return it->second;
+  }
+  int count() const { return static_cast<int>(slots_.size()); }
+
+  Expr resolve(const AstExpr& e) {
+    Expr r;
+    r.op = e.op;
+    r.value = e.value;
+    if (e.op == AstExpr::Op::Id) r.slot = slotOf(e.name);
+    for (const auto& a : e.args) r.args.push_back(resolve(a));
+    return r;
+  }
+
+  ExecNode resolve(const AstNode& n) {
+    ExecNode r;
+    r.kind = n.kind;
+    if (n.kind == AstNode::Kind::For) {
+      r.slot = slotOf(n.iterator);
+      r.init = resolve(n.init);
+      r.inc = resolve(n.inc);
+    }
+    if (n.kind == AstNode::Kind::For || n.kind == AstNode::Kind::If) r.cond = resolve(n.cond);
+    for (const auto& c : n.children) r.children.push_back(resolve(*c));
+    if (n.kind == AstNode::Kind::User) {
+      r.statement = n.user.statement;
+      for (const auto& c : n.user.coords) r.coords.push_back(resolve(c));
+      for (const auto& o : n.user.offsets) r.offsets.push_back(resolve(o));
+    }
+    return r;
+  }
+
+ private:
+  std::map<std::string, int> slots_;
+};
+
+enum Slot { kBx = 0, kBy = 1, kTx = 2, kTy = 3 };
+
+class BlockMachine {
+ public:
+  BlockMachine(const Graph& g, const PolyKernel& k, const std::vector<HostTensor>& inputs, const CpuExecOptions& o,
+               int slots, CpuExecResult& result)
+      : g_(g), k_(k), p_(k.plan), b_(k.binding), inputs_(inputs), o_(o), slots_(slots), result_(result) {
+    threads_ = b_.BX * b_.BY;
+    vars_.assign(static_cast<size_t>(threads_ * slots_), 0);
+    acc_.assign(static_cast<size_t>(threads_) * p_.reductions.size(), Scalar{});
+    for (const auto& r : p_.reductions) {
+      workspace_.emplace_back(static_cast<size_t>(p_.M), r.reduction.identity);
+      partials_.emplace_back(o.deterministic ? static_cast<size_t>(p_.M * b_.GX) : 0, r.reduction.identity);
+    }
+    tickets_.assign(static_cast<size_t>(b_.tiles), 0);
+  }
+
+  void runBlock(int64_t bx, int64_t by, const ExecNode& root) {
+    std::vector<int> all(static_cast<size_t>(threads_));
+    std::iota(all.begin(), all.end(), 0);
+    for (int t : all) {
+      int64_t* v = vars(t);
+      v[kBx] = bx;
+      v[kBy] = by;
+      v[kTx] = t % b_.BX;
+      v[kTy] = t / b_.BX;
+    }
+    lastBlock_ = false;
+    exec(root, all);
+  }
+
+  // After all blocks: the workspace must be back in its initial state.
+  void checkWorkspaceRestored() const {
+    for (unsigned t : tickets_) POLYRED_CHECK(t == 0, "a ticket counter was not reset");
+    if (o_.deterministic) return;
+    for (size_t r = 0; r < workspace_.size(); ++r)
+      for (const Scalar& s : workspace_[r])
+        POLYRED_CHECK(s.identical(p_.reductions[r].reduction.identity), "workspace not restored to the identity");
+  }
+
+ private:
+  int64_t* vars(int t) { return &vars_[static_cast<size_t>(t * slots_)]; }
+  Scalar& acc(int t, size_t r) { return acc_[static_cast<size_t>(t) * p_.reductions.size() + r]; }
+
+  void exec(const ExecNode& n, const std::vector<int>& active) {
+    if (active.empty()) return;
+    switch (n.kind) {
+      case AstNode::Kind::Block:
+      case AstNode::Kind::Mark:
+        for (const auto& c : n.children) exec(c, active);
+        return;
+      case AstNode::Kind::If: {
+        std::vector<int> yes, no;
+        for (int t : active) (eval(n.cond, vars(t)) ? yes : no).push_back(t);
+        exec(n.children[0], yes);
+        if (n.children.size() > 1) exec(n.children[1], no);
+        return;
+      }
+      case AstNode::Kind::For: {
+        for (int t : active) vars(t)[n.slot] = eval(n.init, vars(t));
+        for (;;) {
+          std::vector<int> running;
+          for (int t : active)
+            if (eval(n.cond, vars(t))) running.push_back(t);
+          if (running.empty()) return;
+          exec(n.children[0], running);
+          for (int t : running) vars(t)[n.slot] += eval(n.inc, vars(t));
+        }
+      }
+      case AstNode::Kind::User: statement(n, active); return;
+    }
+  }
+
+  void requireWholeBlock(const ExecNode& n, const std::vector<int>& active) const {
+    POLYRED_CHECK(static_cast<int>(active.size()) == threads_,
+                  "barrier statement " << n.statement << " reached by " << active.size() << " of " << threads_
+                                       << " threads (would deadlock or race on the GPU)");
+  }
+
+  void statement(const ExecNode& n, const std::vector<int>& active) {
+    const std::string& s = n.statement;
+    if (s == "BlockReduce") return blockReduce(n, active);
+    if (s == "Arrive") return arrive(n, active);
+    for (int t : active) {
+      int64_t* v = vars(t);
+      if (s == "Init") {
+        for (size_t r = 0; r < p_.reductions.size(); ++r) acc(t, r) = p_.reductions[r].reduction.identity;
+      } else if (s == "Red" || s == "Elem") {
+        point(n, t);
+      } else if (s == "Store") {
+        std::vector<Scalar> totals;
+        for (size_t r = 0; r < p_.reductions.size(); ++r) totals.push_back(acc(t, r));
+        finish(n, t, totals);
+      } else if (s == "Contribute") {
+        contribute(eval(n.coords[0], v), t);
+      } else if (s == "Final") {
+        if (lastBlock_) finalize(n, t);
+      } else {
+        POLYRED_CHECK(false, "unknown statement " << s);
+      }
+    }
+  }
+
+  // Evaluates a value DAG (body or epilogue) for one statement instance.
+  std::vector<Scalar> evaluate(const std::vector<BodyValue>& dag, const ExecNode& n, int t,
+                               const std::vector<Scalar>& reduced) {
+    const int64_t* v = vars(t);
+    std::vector<Scalar> values(dag.size());
+    size_t load = 0;
+    for (size_t k = 0; k < dag.size(); ++k) {
+      const BodyValue& b = dag[k];
+      switch (b.kind) {
+        case BodyValue::Kind::Load: {
+          const HostTensor& in = inputs_[static_cast<size_t>(b.input)];
+          int64_t off = eval(n.offsets.at(load++), v);
+          POLYRED_CHECK(off >= 0 && off < in.size(), "load of '" << b.label << "' at offset " << off
+                                                                 << " outside [0, " << in.size() << ")");
+          values[k] = in.get(off);
+          break;
+        }
+        case BodyValue::Kind::Constant: values[k] = b.value; break;
+        case BodyValue::Kind::Reduced: values[k] = reduced.at(static_cast<size_t>(b.reduction)); break;
+        case BodyValue::Kind::Op: values[k] = evalOp(b, values); break;
+      }
+    }
+    return values;
+  }
+
+  // Row i is complete: store the reduction outputs and the epilogue's.
+  void finish(const ExecNode& n, int t, const std::vector<Scalar>& totals) {
+    int64_t i = eval(n.coords[0], vars(t));
+    std::vector<Scalar> results;
+    for (size_t r = 0; r < p_.reductions.size(); ++r) {
+      const auto& ro = p_.reductions[r];
+      results.push_back(totals[r].castTo(ro.outType));
+      if (ro.output >= 0) store(ro.output, i, results.back(), ro.outType);
+    }
+    if (p_.epilogue.empty()) return;
+    std::vector<Scalar> e = evaluate(p_.epilogue, n, t, results);
+    for (const ElementwiseOutput& s : p_.epilogueStores)
+      store(s.output, i, e[static_cast<size_t>(s.value)], g_.tensor(g_.outputs[static_cast<size_t>(s.output)].tensor).dtype);
+  }
+
+  // One point of the iteration space: the fused producers, then accumulate or store.
+  void point(const ExecNode& n, int t) {
+    const int64_t* v = vars(t);
+    std::vector<Scalar> values = evaluate(p_.body, n, t, {});
+    for (size_t r = 0; r < p_.reductions.size(); ++r) {
+      const auto& ro = p_.reductions[r];
+      Scalar x = values[static_cast<size_t>(ro.value)].castTo(ro.reduction.accType);
+      acc(t, r) = ro.reduction.combine(acc(t, r), x);
+    }
+    int64_t i = n.coords.empty() ? 0 : eval(n.coords[0], v);
+    for (const ElementwiseOutput& s : p_.stores) store(s.output, i, values[static_cast<size_t>(s.value)], g_.tensor(g_.outputs[static_cast<size_t>(s.output)].tensor).dtype);
+  }
+
+  static Scalar evalOp(const BodyValue& b, const std::vector<Scalar>& values) {
+    std::vector<Scalar> args;
+    for (int o : b.operands) args.push_back(values[static_cast<size_t>(o)]);
+    if (b.op == OpKind::Cast) return args[0].castTo(b.dtype);
+    return evalElementwise(b.op, args, b.dtype);
+  }
+
+  // Combines acc over threadIdx.x per row (x-reduce) or threadIdx.y per column
+  // (y-reduce); the result lands in the thread the device library promises.
+  void blockReduce(const ExecNode& n, const std::vector<int>& active) {
+    requireWholeBlock(n, active);
+    bool y = p_.form == CanonicalForm::YReduce;
+    int lanes = y ? b_.BY : b_.BX, groups = y ? b_.BX : b_.BY;
+    for (size_t r = 0; r < p_.reductions.size(); ++r) {
+      const Reduction& red = p_.reductions[r].reduction;
+      for (int g = 0; g < groups; ++g) {
+        auto thread = [&](int lane) { return y ? lane * b_.BX + g : g * b_.BX + lane; };
+        Scalar total = acc(thread(0), r);
+        for (int lane = 1; lane < lanes; ++lane) total = red.combine(total, acc(thread(lane), r));
+        acc(thread(0), r) = total;
+      }
+    }
+  }
+
+  void contribute(int64_t i, int t) {
+    POLYRED_CHECK(i >= 0 && i < p_.M, "Contribute row " << i << " out of range");
+    int64_t bx = vars(t)[kBx];
+    for (size_t r = 0; r < p_.reductions.size(); ++r) {
+      const Reduction& red = p_.reductions[r].reduction;
+      if (o_.deterministic) partials_[r][static_cast<size_t>(i * b_.GX + bx)] = acc(t, r);
+      else workspace_[r][static_cast<size_t>(i)] = red.combine(workspace_[r][static_cast<size_t>(i)], acc(t, r));
+    }
+  }
+
+  void arrive(const ExecNode& n, const std::vector<int>& active) {
+    requireWholeBlock(n, active);
+    int64_t tile = eval(n.coords[0], vars(active[0]));
+    POLYRED_CHECK(tile >= 0 && tile < b_.tiles, "ticket index out of range");
+    unsigned& ticket = tickets_[static_cast<size_t>(tile)];
+    lastBlock_ = ++ticket == static_cast<unsigned>(b_.GX);
+    if (lastBlock_) ticket = 0;
+  }
+
+  void finalize(const ExecNode& n, int t) {
+    int64_t i = eval(n.coords[0], vars(t));
+    std::vector<Scalar> totals;
+    for (size_t r = 0; r < p_.reductions.size(); ++r) {
+      const auto& ro = p_.reductions[r];
+      Scalar total;
+      if (o_.deterministic) {
+        total = partials_[r][static_cast<size_t>(i * b_.GX)];
+        for (int64_t b = 1; b < b_.GX; ++b) total = ro.reduction.combine(total, partials_[r][static_cast<size_t>(i * b_.GX + b)]);
+      } else {
+        total = workspace_[r][static_cast<size_t>(i)];
+        workspace_[r][static_cast<size_t>(i)] = ro.reduction.identity;
+      }
+      totals.push_back(total);
+    }
+    finish(n, t, totals);
+  }
+
+  void store(int output, int64_t i, const Scalar& v, DType type) {
+    HostTensor& out = result_.outputs[static_cast<size_t>(output)];
+    POLYRED_CHECK(i >= 0 && i < out.size(), "store at " << i << " outside output of " << out.size());
+    auto written = result_.written[static_cast<size_t>(output)][static_cast<size_t>(i)];
+    POLYRED_CHECK(!written, "output element " << i << " written twice");
+    result_.written[static_cast<size_t>(output)][static_cast<size_t>(i)] = true;
+    out.set(i, v.castTo(type));
+  }
+
+  const Graph& g_;
+  const PolyKernel& k_;
+  const KernelPlan& p_;
+  const Binding& b_;
+  const std::vector<HostTensor>& inputs_;
+  const CpuExecOptions& o_;
+  int slots_;
+  CpuExecResult& result_;
+  int threads_ = 0;
+  std::vector<int64_t> vars_;
+  std::vector<Scalar> acc_;
+  std::vector<std::vector<Scalar>> workspace_, partials_;
+  std::vector<unsigned> tickets_;
+  bool lastBlock_ = false;
+};
+
+// The by values (i-tile blocks) to run: all of them, or a sample within the budget.
+std::vector<int64_t> blockRows(const PolyKernel& k, int64_t maxPoints, bool& sampled) {
+  const Binding& b = k.binding;
+  std::vector<int64_t> rows(static_cast<size_t>(b.GY));
+  std::iota(rows.begin(), rows.end(), 0);
+  int64_t pointsPerRow = std::max<int64_t>(1, k.plan.M * k.plan.N / b.GY);
+  sampled = maxPoints > 0 && pointsPerRow * b.GY > maxPoints && b.GY > 2;
+  if (!sampled) return rows;
+  int64_t keep = std::clamp<int64_t>(maxPoints / pointsPerRow, 2, b.GY);
+  std::mt19937_64 rng(12345);
+  std::shuffle(rows.begin() + 1, rows.end() - 1, rng);
+  std::vector<int64_t> chosen = {0, b.GY - 1};
+  for (size_t r = 1; r + 1 < rows.size() && static_cast<int64_t>(chosen.size()) < keep; ++r) chosen.push_back(rows[r]);
+  return chosen;
+}
+
+}  // namespace
+
+CpuExecResult executeOnCpu(const Graph& g, const PolyKernel& k, const std::vector<HostTensor>& inputs,
+                           const CpuExecOptions& options) {
+  POLYRED_CHECK(inputs.size() == g.inputs.size(), "executeOnCpu: wrong number of inputs");
+  CpuExecResult result;
+  result.outputs.resize(g.outputs.size());
+  result.written.resize(g.outputs.size());
+  auto prepare = [&](int o) {
+    const Tensor& t = g.tensor(g.outputs[static_cast<size_t>(o)].tensor);
+    result.outputs[static_cast<size_t>(o)] = HostTensor::zeros(t.dtype, t.shape);
+    result.written[static_cast<size_t>(o)].assign(static_cast<size_t>(numElements(t.shape)), false);
+  };
+  for (const auto& r : k.plan.reductions)
+    if (r.output >= 0) prepare(r.output);
+  for (const auto& s : k.plan.stores) prepare(s.output);
+  for (const auto& s : k.plan.epilogueStores) prepare(s.output);
+
+  Resolver resolver;
+  ExecNode root = resolver.resolve(*k.ast);
+  BlockMachine machine(g, k, inputs, options, resolver.count(), result);
+
+  std::vector<std::pair<int64_t, int64_t>> blocks;
+  for (int64_t by : blockRows(k, options.maxPoints, result.sampled))
+    for (int64_t bx = 0; bx < k.binding.GX; ++bx) blocks.emplace_back(bx, by);
+  std::mt19937_64 rng(options.blockOrderSeed);
+  std::shuffle(blocks.begin(), blocks.end(), rng);
+  for (auto [bx, by] : blocks) machine.runBlock(bx, by, root);
+  machine.checkWorkspaceRestored();  // unsampled tiles were never touched
+
+  if (!result.sampled)
+    for (size_t o = 0; o < result.written.size(); ++o)
+      for (size_t e = 0; e < result.written[o].size(); ++e)
+        POLYRED_CHECK(result.outputs[o].size() == 0 || result.written[o][e],
+                      "output " << o << " element " << e << " never written");
+  return result;
+}
+
+}  // namespace polyred

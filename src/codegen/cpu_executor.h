@@ -1,0 +1,43 @@
+// CPU executor of lowered kernels: the generated loop program run on the host.
+//
+// Takes: a PolyKernel, its Graph and input tensors. Gives: the outputs the kernel
+// writes, computed by running the isl-generated LoopAst with the same index
+// arithmetic the CUDA code uses. Every block runs in turn (in a shuffled order, so
+// the "last block" of a multi-block combine varies), all threads of a block in
+// lockstep (SIMT emulation). Besides values, it checks what the GPU would not report:
+//   - barrier statements (BlockReduce, Arrive) are reached by every thread of a block;
+//   - every load offset is inside its tensor, every output element is written once;
+//   - the multi-block workspace is left exactly as it was found (identity, tickets 0).
+// Violations throw InternalError. Large kernels can be checked on a sample of i-tiles.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "interp/host_tensor.h"
+#include "ir/graph.h"
+#include "poly/poly_kernel.h"
+
+namespace polyred {
+
+struct CpuExecOptions {
+  bool deterministic = false;
+  uint64_t blockOrderSeed = 1;
+  // Upper bound on Red/Elem statement instances to run; 0 = no bound. When the
+  // kernel is larger, only a sample of i-tiles runs (the first, the last and
+  // pseudo-random others) and only their outputs are marked written.
+  int64_t maxPoints = 0;
+};
+
+struct CpuExecResult {
+  // outputs[k] corresponds to Graph::outputs[k]; only those this kernel writes are
+  // non-empty. written[k][e] says whether element e was computed (sampling).
+  std::vector<HostTensor> outputs;
+  std::vector<std::vector<bool>> written;
+  bool sampled = false;
+};
+
+CpuExecResult executeOnCpu(const Graph& g, const PolyKernel& k, const std::vector<HostTensor>& inputs,
+                           const CpuExecOptions& options = {});
+
+}  // namespace polyred

@@ -1,0 +1,119 @@
+#include "driver/corpus.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <ostream>
+#include <sstream>
+
+#include "driver/gpu_run.h"
+#include "driver/pipeline.h"
+#include "frontend/composite_reader.h"
+#include "support/error.h"
+
+namespace polyred {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<std::string> compositeFiles(const std::string& dir) {
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    auto ext = it->path().extension();
+    if (it->is_regular_file() && (ext == ".info" || ext == ".json")) files.push_back(it->path().string());
+  }
+  if (ec) throw Error(dir, "", "cannot read directory: " + ec.message());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// "PadAkg is outside polyred's scope (...)" -> "PadAkg is outside polyred's scope"
+std::string reasonKey(const Error& e) {
+  std::string r = (e.op().empty() ? "" : e.op() + ": ") + e.reason();
+  if (auto p = r.find(" ("); p != std::string::npos) r = r.substr(0, p);
+  // Name the op kind, not the instance: the reader names ops as in the file.
+  return r;
+}
+
+}  // namespace
+
+CorpusSummary runCorpus(const std::string& dir, const CorpusOptions& o, std::ostream& progress) {
+  CorpusSummary s;
+  std::vector<std::string> files = compositeFiles(dir);
+  CompileOptions co;
+  co.target = o.target;
+  co.deterministic = o.deterministic;
+  for (const std::string& file : files) {
+    ++s.files;
+    std::string rel = fs::relative(file, dir).string();
+    progress << "[" << s.files << "/" << files.size() << "] " << rel << ": " << std::flush;
+    try {
+      Graph g = readCompositeFile(file);
+      ++s.parsed;
+      CompiledGraph c = compileGraph(g, co);
+      ++s.compiled;
+      int kernels = static_cast<int>(c.program.kernels.size());
+      ++s.kernelsPerGraph[kernels];
+      for (const KernelPlan& k : c.partition.kernels) ++s.forms[std::string(formName(k.form))];
+      if (kernels > 1) {
+        std::string why;
+        for (const KernelPlan& k : c.partition.kernels) why += (why.empty() ? "" : " | ") + k.name + ": " + k.why;
+        s.multiKernel.emplace_back(rel, why);
+      }
+      CpuCheckReport cpu = checkOnCpu(c, 1, o.maxPoints, o.deterministic);
+      if (!cpu.ok) {
+        s.failures.emplace_back(rel, "CPU check: " + cpu.message);
+        progress << "CPU MISMATCH\n";
+        continue;
+      }
+      ++s.cpuCorrect;
+      progress << kernels << " kernel(s), CPU ok";
+      if (o.gpu) {
+        GpuRunOptions go;
+        go.time = false;
+        GpuRunReport r = runOnGpu(c, go);
+        ++s.gpuRun;
+        if (r.ok) ++s.gpuCorrect;
+        else s.failures.emplace_back(rel, "GPU: " + r.check);
+        progress << (r.ok ? ", GPU ok" : ", GPU MISMATCH");
+      }
+      progress << "\n";
+    } catch (const UnsupportedError& e) {
+      ++s.outOfScope[reasonKey(e)];
+      progress << "out of scope: " << e.reason() << "\n";
+    } catch (const Error& e) {
+      s.failures.emplace_back(rel, std::string("error: ") + e.what());
+      progress << "ERROR " << e.what() << "\n";
+    } catch (const std::exception& e) {
+      s.failures.emplace_back(rel, std::string("internal: ") + e.what());
+      progress << "INTERNAL ERROR " << e.what() << "\n";
+    }
+  }
+  return s;
+}
+
+std::string CorpusSummary::toString() const {
+  std::ostringstream os;
+  int unsupported = 0;
+  for (const auto& [r, n] : outOfScope) unsupported += n;
+  os << "\n== corpus summary ==\n"
+     << "files " << files << ", out of scope " << unsupported << ", compiled " << compiled << ", CPU check passed "
+     << cpuCorrect;
+  if (gpuRun) os << ", GPU run " << gpuRun << ", GPU correct " << gpuCorrect;
+  os << "\nout of scope by reason:\n";
+  for (const auto& [r, n] : outOfScope) os << "  " << n << "  " << r << "\n";
+  os << "kernels per sub-graph:\n";
+  for (const auto& [k, n] : kernelsPerGraph) os << "  " << k << " kernel(s): " << n << " file(s)\n";
+  os << "canonical forms (kernels):\n";
+  for (const auto& [f, n] : forms) os << "  " << f << ": " << n << "\n";
+  if (!multiKernel.empty()) {
+    os << "sub-graphs with more than one kernel:\n";
+    for (const auto& [f, why] : multiKernel) os << "  " << f << "\n    " << why << "\n";
+  }
+  os << "failures: " << failures.size() << "\n";
+  for (const auto& [f, what] : failures) os << "  " << f << ": " << what << "\n";
+  return os.str();
+}
+
+}  // namespace polyred

@@ -1,0 +1,35 @@
+// The corpus command: every composite file under a directory, parsed, compiled and
+// checked (the lowered kernels on the CPU against the reference interpreter; on the
+// GPU too when one is present), with a summary of what happened and why.
+#pragma once
+
+#include <iosfwd>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "poly/binding.h"
+
+namespace polyred {
+
+struct CorpusOptions {
+  Target target;
+  bool gpu = false;
+  bool deterministic = false;
+  int64_t maxPoints = 1 << 22;  // CPU check budget per file (sampled i-tiles beyond it)
+};
+
+struct CorpusSummary {
+  int files = 0, parsed = 0, compiled = 0, cpuCorrect = 0, gpuRun = 0, gpuCorrect = 0;
+  std::map<std::string, int> outOfScope;      // reason -> files
+  std::map<int, int> kernelsPerGraph;         // kernel count -> files
+  std::map<std::string, int> forms;           // canonical form -> kernels
+  std::vector<std::pair<std::string, std::string>> multiKernel;  // file, why
+  std::vector<std::pair<std::string, std::string>> failures;     // file, what went wrong
+  std::string toString() const;
+};
+
+// Walks `dir` recursively (sorted), printing one progress line per file to `progress`.
+CorpusSummary runCorpus(const std::string& dir, const CorpusOptions& options, std::ostream& progress);
+
+}  // namespace polyred

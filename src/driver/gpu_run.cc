@@ -1,0 +1,106 @@
+#include "driver/gpu_run.h"
+
+#include "interp/random_inputs.h"
+#include "interp/reference.h"
+#include "runtime/cuda_driver.h"
+#include "runtime/executor.h"
+#include "support/error.h"
+
+namespace polyred {
+
+Target currentTarget() {
+  DeviceInfo d = currentDevice();
+  Target t;
+  t.ccMajor = d.ccMajor;
+  t.ccMinor = d.ccMinor;
+  t.smCount = d.smCount;
+  t.name = d.name;
+  return t;
+}
+
+namespace {
+
+struct DeviceTensors {
+  std::vector<DeviceBuffer> inputs, outputs;
+  std::vector<void*> inputPtrs, outputPtrs;
+};
+
+DeviceTensors upload(const Graph& g, const std::vector<HostTensor>& inputs) {
+  DeviceTensors d;
+  for (const HostTensor& h : inputs) {
+    d.inputs.emplace_back(static_cast<size_t>(h.byteSize()));
+    d.inputs.back().upload(h.data(), static_cast<size_t>(h.byteSize()));
+    d.inputPtrs.push_back(d.inputs.back().data());
+  }
+  for (const Output& o : g.outputs) {
+    if (o.aliasOfInput) {
+      size_t in = 0;
+      while (g.inputs[in] != *o.aliasOfInput) ++in;
+      d.outputs.emplace_back();
+      d.outputPtrs.push_back(d.inputPtrs[in]);
+      continue;
+    }
+    const Tensor& t = g.tensor(o.tensor);
+    d.outputs.emplace_back(static_cast<size_t>(numElements(t.shape) * dtypeBytes(t.dtype)));
+    d.outputPtrs.push_back(d.outputs.back().data());
+  }
+  return d;
+}
+
+std::vector<HostTensor> download(const Graph& g, const DeviceTensors& d) {
+  cuda::check(cuda::driver().cuStreamSynchronize(nullptr), "cuStreamSynchronize");
+  std::vector<HostTensor> out;
+  for (size_t o = 0; o < g.outputs.size(); ++o) {
+    const Tensor& t = g.tensor(g.outputs[o].tensor);
+    HostTensor h = HostTensor::zeros(t.dtype, t.shape);
+    const void* ptr = d.outputPtrs[o];
+    // Outputs written in place live in an input's buffer.
+    for (const DeviceBuffer& b : d.inputs)
+      if (b.data() == ptr) b.download(h.data(), static_cast<size_t>(h.byteSize()));
+    for (const DeviceBuffer& b : d.outputs)
+      if (b.size() && b.data() == ptr) b.download(h.data(), static_cast<size_t>(h.byteSize()));
+    out.push_back(std::move(h));
+  }
+  return out;
+}
+
+int64_t bytesMoved(const Graph& g) {
+  int64_t bytes = 0;
+  for (TensorId t : g.inputs) bytes += numElements(g.tensor(t).shape) * dtypeBytes(g.tensor(t).dtype);
+  for (const Output& o : g.outputs) bytes += numElements(g.tensor(o.tensor).shape) * dtypeBytes(g.tensor(o.tensor).dtype);
+  return bytes;
+}
+
+}  // namespace
+
+GpuRunReport runOnGpu(const CompiledGraph& c, const GpuRunOptions& options) {
+  const Graph& g = c.graph;
+  DeviceInfo device = currentDevice();
+  std::vector<HostTensor> inputs = makeRandomInputs(g, options.seed);
+  std::vector<HostTensor> expected = evaluateReference(g, inputs);
+
+  CompiledProgram program = CompiledProgram::load(c.program, device);
+  DeviceTensors d = upload(g, inputs);
+  program.launch(d.inputPtrs, d.outputPtrs, nullptr);
+  std::vector<HostTensor> got = download(g, d);
+
+  GpuRunReport report;
+  report.kernels = program.kernelCount();
+  CpuCheckReport cmp = compareOutputs(g, got, {}, expected);
+  report.ok = cmp.ok;
+  report.check = cmp.message;
+  bool inPlace = false;
+  for (const Output& o : g.outputs) inPlace = inPlace || o.aliasOfInput.has_value();
+  for (int r = 0; r < options.repeatChecks && !inPlace; ++r) {
+    program.launch(d.inputPtrs, d.outputPtrs, nullptr);
+    std::vector<HostTensor> again = download(g, d);
+    for (size_t o = 0; o < got.size(); ++o) report.bitwiseRepeatable = report.bitwiseRepeatable && again[o].bytes == got[o].bytes;
+  }
+  if (options.time) {
+    report.micros = timeMedianMicros([&](CUstream s) { program.launch(d.inputPtrs, d.outputPtrs, s); }, options.iterations);
+    report.bytes = bytesMoved(g);
+  }
+  return report;
+}
+
+}  // namespace polyred

@@ -1,0 +1,37 @@
+// Running a compiled sub-graph on the GPU and checking it against the reference.
+//
+// Takes: a CompiledGraph. Gives: the outputs of one launch on random inputs compared
+// with the reference interpreter, and optionally the METHOD.md timing (CUDA-graph
+// replay with L2 flush, median) with bytes moved and achieved bandwidth.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "driver/pipeline.h"
+
+namespace polyred {
+
+struct GpuRunOptions {
+  uint64_t seed = 1;
+  bool time = true;
+  int iterations = 50;
+  int repeatChecks = 1;  // launches compared bitwise with the first (determinism, workspace restore)
+};
+
+struct GpuRunReport {
+  bool ok = false;
+  bool bitwiseRepeatable = true;  // every repeated launch matched the first bit for bit
+  std::string check;              // per-output comparison lines
+  int kernels = 0;
+  double micros = 0;              // median, when timed
+  int64_t bytes = 0;              // inputs read + outputs written, counted once
+  double gbPerSecond() const { return micros > 0 ? static_cast<double>(bytes) / (micros * 1e3) : 0; }
+};
+
+// Target of the current GPU (throws NoGpuError without one).
+Target currentTarget();
+
+GpuRunReport runOnGpu(const CompiledGraph& c, const GpuRunOptions& options);
+
+}  // namespace polyred

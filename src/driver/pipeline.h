@@ -1,0 +1,56 @@
+// The compiler pipeline, from a verified Graph to launchable CUDA:
+//   partition (canon/partition: flatten + propagate + group into kernels)
+//   -> bind (poly/binding) -> schedule + AST (poly/) -> CUDA (codegen/)
+// Every stage can print its result: CompileOptions::dump names the stages
+// ("graph", "partition", "binding", "schedule", "ast", "cuda" or "all").
+#pragma once
+
+#include <iosfwd>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "canon/kernel_plan.h"
+#include "codegen/kernel_spec.h"
+#include "interp/host_tensor.h"
+#include "ir/graph.h"
+#include "poly/binding.h"
+#include "poly/poly_kernel.h"
+
+namespace polyred {
+
+struct CompileOptions {
+  Target target;
+  bool deterministic = false;
+  std::set<std::string> dump;       // stage names to print
+  std::ostream* dumpTo = nullptr;   // where dumps go (stderr if null)
+};
+
+struct CompiledGraph {
+  Graph graph;
+  KernelPartition partition;
+  std::vector<PolyKernel> kernels;
+  Program program;
+};
+
+// The stage names accepted by CompileOptions::dump.
+const std::vector<std::string>& dumpStages();
+
+CompiledGraph compileGraph(const Graph& g, const CompileOptions& options);
+
+struct CpuCheckReport {
+  bool ok = true;
+  bool sampled = false;
+  std::string message;  // one line per output
+};
+
+// Runs every kernel's lowered program on the CPU (codegen/cpu_executor) on random
+// inputs and compares each output with the reference interpreter.
+CpuCheckReport checkOnCpu(const CompiledGraph& c, uint64_t seed, int64_t maxPoints, bool deterministic);
+
+// Compares kernel outputs with the reference, only where `written` is set (or all
+// elements if `written` is empty). Tolerances: interp/compare.h.
+CpuCheckReport compareOutputs(const Graph& g, const std::vector<HostTensor>& got,
+                              const std::vector<std::vector<bool>>& written, const std::vector<HostTensor>& expected);
+
+}  // namespace polyred
