@@ -4,7 +4,7 @@
 //       print the generated CUDA and launch configuration (no GPU needed)
 //   polyred check FILE...   [--seed=N] [--max-points=N] [--deterministic]
 //       run the lowered kernels on the CPU and compare with the reference interpreter
-//   polyred run FILE...     [--seed=N] [--deterministic] [--no-time]
+//   polyred run FILE...     [--seed=N] [--deterministic] [--no-time] [--iterations=N] [--json=OUT]
 //       compile, run on the GPU with random inputs, compare, print time and bandwidth;
 //       without a GPU: the CPU check, and a line saying the GPU part was skipped
 //   polyred corpus DIR      [--max-points=N] [--deterministic]
@@ -14,6 +14,7 @@
 // sub-graphs outside polyred's scope), 3 internal error.
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <map>
@@ -28,6 +29,8 @@
 #include "runtime/executor.h"
 #include "runtime/nvrtc.h"
 #include "support/error.h"
+
+#include <nlohmann/json.hpp>
 
 namespace fs = std::filesystem;
 using namespace polyred;
@@ -63,7 +66,8 @@ const char* kUsage =
     "                   [--arch=sm_XY] [--sms=N]   STAGES: all or a comma list of graph,partition,binding,\n"
     "                   schedule,ast,cuda\n"
     "  check FILE...    CPU check of the lowered kernels  [--seed=N] [--max-points=N] [--deterministic]\n"
-    "  run FILE...      GPU run + check + timing  [--seed=N] [--deterministic] [--no-time]\n"
+    "  run FILE...      GPU run + check + timing  [--seed=N] [--deterministic] [--no-time] [--iterations=N]\n"
+    "                   [--json=OUT] (results as JSON)\n"
     "  corpus DIR       compile and check every composite file under DIR  [--max-points=N]\n";
 
 Args parseArgs(int argc, char** argv) {
@@ -200,6 +204,7 @@ Exit cmdRun(const Args& a) {
   Target target = gpu ? currentTarget() : targetFromFlags(a);
   if (gpu) std::cout << "device: " << target.name << ", " << target.smCount << " SMs\n";
   Exit worst = kOk;
+  nlohmann::json results = nlohmann::json::array();
   for (const std::string& file : a.files)
     worst = std::max(worst, guarded(file, [&] {
       CompiledGraph c = compileGraph(readCompositeFile(file), compileOptions(a, target));
@@ -207,7 +212,11 @@ Exit cmdRun(const Args& a) {
       GpuRunOptions o;
       o.seed = static_cast<uint64_t>(a.number("seed", 1));
       o.time = !a.has("no-time");
+      o.iterations = static_cast<int>(a.number("iterations", 50));
       GpuRunReport r = runOnGpu(c, o);
+      results.push_back({{"file", file}, {"kernels", r.kernels}, {"ok", r.ok}, {"micros", r.micros},
+                         {"bytes", r.bytes}, {"bitwise_repeatable", r.bitwiseRepeatable},
+                         {"deterministic", a.has("deterministic")}});
       std::cout << file << ": " << r.kernels << " kernel(s), GPU result " << (r.ok ? "matches" : "DOES NOT MATCH")
                 << " the reference" << (r.bitwiseRepeatable ? "" : " (repeat launch differed bitwise)");
       if (o.time)
@@ -215,6 +224,9 @@ Exit cmdRun(const Args& a) {
       std::cout << "\n" << r.check;
       return r.ok ? kOk : kMismatch;
     }));
+  if (gpu && a.has("json")) {
+    std::ofstream(a.get("json", "")) << nlohmann::json{{"device", target.name}, {"results", results}}.dump(1) << "\n";
+  }
   return worst;
 }
 

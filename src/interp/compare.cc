@@ -1,0 +1,136 @@
+#include "interp/compare.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+namespace polyred {
+
+namespace {
+
+// The rtol column of the table in compare.h.
+double relativeTolerance(DType t) {
+  switch (t) {
+    case DType::Float64: return 1e-12;
+    case DType::Float32: return 1e-5;
+    case DType::Float16: return 2e-3;
+    case DType::BFloat16: return 1.6e-2;
+    default: return 0;
+  }
+}
+
+bool isExactCombiner(const Reduction& r) {
+  BuiltinCombiner b = r.builtin();
+  return b == BuiltinCombiner::Max || b == BuiltinCombiner::Min || b == BuiltinCombiner::And ||
+         b == BuiltinCombiner::Or;
+}
+
+// How many input elements one output element of a Reduce node combines.
+int64_t elementsPerOutput(const Graph& g, const Node& n) {
+  const Shape& in = g.tensor(n.inputs[0]).shape;
+  int64_t count = 1;
+  for (int64_t a : n.axes) count *= in[static_cast<size_t>(a)];
+  return count;
+}
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// The error of one element and whether it is within tolerance.
+struct ElementError {
+  bool ok;
+  double abs;  // +inf when NaN or an infinity does not match
+};
+
+ElementError floatError(double got, double expected, Tolerance tol) {
+  if (std::isnan(got) || std::isnan(expected))
+    return std::isnan(got) && std::isnan(expected) ? ElementError{true, 0} : ElementError{false, kInf};
+  if (std::isinf(expected)) return got == expected ? ElementError{true, 0} : ElementError{false, kInf};
+  double diff = std::fabs(got - expected);
+  return {diff <= tol.atol + tol.rtol * std::fabs(expected), diff};
+}
+
+ElementError elementError(const Scalar& got, const Scalar& expected, Tolerance tol) {
+  if (isFloat(expected.type)) return floatError(got.f, expected.f, tol);
+  return {got.i == expected.i, std::fabs(static_cast<double>(got.i) - static_cast<double>(expected.i))};
+}
+
+std::string coordinates(const Shape& s, int64_t flat) {
+  Shape index(s.size());
+  for (size_t d = s.size(); d-- > 0;) {
+    index[d] = flat % s[d];
+    flat /= s[d];
+  }
+  return toString(index);
+}
+
+CompareResult layoutMismatch(const HostTensor& got, const HostTensor& expected) {
+  CompareResult r;
+  r.mismatches = expected.size();
+  r.maxAbsError = r.maxRelError = kInf;
+  r.message = "got " + std::string(dtypeName(got.dtype)) + toString(got.shape) + ", expected " +
+              std::string(dtypeName(expected.dtype)) + toString(expected.shape);
+  return r;
+}
+
+std::string describe(const CompareResult& r, const HostTensor& got, const HostTensor& expected, Tolerance tol) {
+  std::ostringstream os;
+  os.precision(9);
+  if (r.ok) os << "all " << expected.size() << " elements match";
+  else os << r.mismatches << " of " << expected.size() << " elements differ";
+  os << " (rtol " << tol.rtol << ", atol " << tol.atol << ")";
+  if (!r.ok)
+    os << "; first at index " << r.firstBadIndex << " " << coordinates(expected.shape, r.firstBadIndex)
+       << ": got " << got.get(r.firstBadIndex).toString() << ", expected "
+       << expected.get(r.firstBadIndex).toString();
+  os << "; max abs error " << r.maxAbsError << ", max rel error " << r.maxRelError;
+  return os.str();
+}
+
+}  // namespace
+
+Tolerance toleranceFor(DType outputType, int64_t accumulationLength) {
+  if (!isFloat(outputType)) return {0, 0};
+  double rtol = relativeTolerance(outputType);
+  double accumulation = relativeTolerance(defaultAccType(outputType)) *
+                        std::sqrt(static_cast<double>(std::max<int64_t>(accumulationLength, 1)));
+  return {rtol, 4 * std::max(rtol, accumulation)};
+}
+
+int64_t accumulationLength(const Graph& g, TensorId t) {
+  int64_t longest = 1;
+  std::vector<bool> seen(g.tensors.size(), false);
+  std::vector<TensorId> pending{t};
+  while (!pending.empty()) {
+    TensorId id = pending.back();
+    pending.pop_back();
+    if (seen[static_cast<size_t>(id)]) continue;
+    seen[static_cast<size_t>(id)] = true;
+    const Node* n = g.producer(id);
+    if (!n) continue;
+    if (n->kind == OpKind::Reduce && !isExactCombiner(*n->reduction))
+      longest = std::max(longest, elementsPerOutput(g, *n));
+    pending.insert(pending.end(), n->inputs.begin(), n->inputs.end());
+  }
+  return longest;
+}
+
+CompareResult compareTensors(const HostTensor& got, const HostTensor& expected, Tolerance tol) {
+  if (got.dtype != expected.dtype || got.shape != expected.shape || got.size() != expected.size())
+    return layoutMismatch(got, expected);
+  CompareResult r;
+  for (int64_t k = 0; k < expected.size(); ++k) {
+    Scalar e = expected.get(k);
+    ElementError err = elementError(got.get(k), e, tol);
+    r.maxAbsError = std::max(r.maxAbsError, err.abs);
+    double magnitude = std::fabs(e.asDouble());
+    if (magnitude > 0 && !std::isinf(magnitude)) r.maxRelError = std::max(r.maxRelError, err.abs / magnitude);
+    if (err.ok) continue;
+    if (r.mismatches++ == 0) r.firstBadIndex = k;
+  }
+  r.ok = r.mismatches == 0;
+  r.message = describe(r, got, expected, tol);
+  return r;
+}
+
+}  // namespace polyred

@@ -1,0 +1,73 @@
+// Comparing a computed tensor with the reference, with per-dtype tolerances.
+//
+// Takes two HostTensors (got, expected) and a Tolerance; gives a CompareResult that
+// says whether they match and, if not, where and by how much. toleranceFor() picks the
+// tolerance from the output dtype and the number of elements a reduction combined.
+//
+// An element matches when |got - expected| <= atol + rtol * |expected|. NaN matches
+// NaN and an infinity matches the same infinity; integers and bool match exactly.
+//
+// Tolerance table (u = unit roundoff of the type; inputs are O(1), as makeRandomInputs
+// makes them):
+//
+//   output     rtol     why
+//   float64    1e-12    ~9000 u (1.1e-16): libm vs CUDA double math (<= 2 ulp) and
+//                       blocked vs sequential accumulation of millions of terms.
+//   float32    1e-5     ~170 u (6e-8), ~84 ulp: CUDA float math functions are off by
+//                       up to 2-4 ulp, errors compound over a chain of ~10 fused
+//                       ops, and a GPU accumulates in float32 what the reference
+//                       accumulates in double.
+//   float16    2e-3     2 ulp (1 ulp <= 2^-10 = 9.8e-4 relative): the reference rounds
+//                       once from double, a kernel from float32 math that may sit
+//                       on the other side of a rounding boundary; one more ulp for
+//                       an operand that itself came out one ulp off.
+//   bfloat16   1.6e-2   2 ulp (1 ulp <= 2^-7 = 7.8e-3 relative), same reasoning.
+//   integers   0        exact: integer math wraps identically everywhere.
+//   bool       0        exact.
+//
+//   atol = 4 * max(rtol(output), rtol(acc) * sqrt(L)), acc = float32 for float16,
+//   bfloat16 and float32 outputs (the accumulator type a kernel uses), float64 for
+//   float64. The first term covers cancellation: a result near 0 computed from O(1)
+//   operands is off by ~rtol in absolute terms. The second covers accumulation: a sum
+//   of L O(1) terms of random sign has magnitude ~sqrt(L) and its rounding errors grow
+//   with it; 4 is the headroom for a tree or blocked order vs the reference's
+//   sequential double sum. For a float16/bfloat16 output the final rounding
+//   (rtol(output), relative) dominates the float32 accumulation error.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "interp/host_tensor.h"
+#include "ir/graph.h"
+
+namespace polyred {
+
+struct Tolerance {
+  double rtol = 0;
+  double atol = 0;
+};
+
+// The tolerance for an output of dtype `outputType` that combines up to
+// `accumulationLength` elements per value (1 for elementwise-only results).
+Tolerance toleranceFor(DType outputType, int64_t accumulationLength);
+
+// The largest number of elements combined per output value by any inexact reduction
+// upstream of `t` (sum, prod and user combiners); 1 if none. Max/min/and/or
+// reductions are exact and count as 1.
+int64_t accumulationLength(const Graph& g, TensorId t);
+
+struct CompareResult {
+  bool ok = false;
+  int64_t mismatches = 0;
+  int64_t firstBadIndex = -1;  // flat row-major index, -1 if none
+  double maxAbsError = 0;      // over all elements; +inf when a NaN/inf did not match
+  double maxRelError = 0;      // over elements whose expected value is nonzero
+  std::string message;         // one line: the verdict, the first mismatch, the maxima
+};
+
+// Compares elementwise; a dtype or shape difference is a mismatch of the whole tensor
+// (ok = false, mismatches = expected.size()).
+CompareResult compareTensors(const HostTensor& got, const HostTensor& expected, Tolerance tol);
+
+}  // namespace polyred

@@ -1,0 +1,593 @@
+// The reference interpreter. Each tensor is evaluated into Values: float elements
+// widened to double and integer/bool elements to int64, exactly as Scalar carries
+// them, so the generic path hands elements straight to evalElementwise() and the
+// float fast paths are plain loops over doubles. Index arithmetic walks innermost
+// rows with precomputed strides; nothing is allocated per element.
+#include "interp/reference.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <optional>
+#include <span>
+
+#include "support/error.h"
+
+namespace polyred {
+
+namespace {
+
+// One tensor's elements, widened like Scalar. A splat stores a single element that
+// stands for every element of `shape`: constants stay one element however large the
+// shape they broadcast to.
+struct Values {
+  DType dtype = DType::Float32;
+  Shape shape;
+  bool floating = true;  // isFloat(dtype): elements live in f, else in i
+  bool splat = false;
+  std::vector<double> f;
+  std::vector<int64_t> i;
+
+  static Values make(DType t, Shape s, bool splat) {
+    Values v;
+    v.dtype = t;
+    v.floating = isFloat(t);
+    v.splat = splat;
+    size_t n = splat ? 1 : static_cast<size_t>(numElements(s));
+    if (v.floating) v.f.resize(n);
+    else v.i.resize(n);
+    v.shape = std::move(s);
+    return v;
+  }
+  Scalar at(int64_t k) const { return floating ? Scalar::ofFloat(dtype, f[k]) : Scalar::ofInt(dtype, i[k]); }
+  void put(int64_t k, const Scalar& v) {
+    if (floating) f[k] = v.f;
+    else i[k] = v.i;
+  }
+};
+
+std::vector<int64_t> rowMajorStrides(const Shape& s) {
+  std::vector<int64_t> strides(s.size());
+  int64_t step = 1;
+  for (size_t d = s.size(); d-- > 0;) {
+    strides[d] = step;
+    step *= s[d];
+  }
+  return strides;
+}
+
+// Strides that read `v` broadcast (numpy, right-aligned) to `target`.
+std::vector<int64_t> broadcastStrides(const Values& v, const Shape& target) {
+  std::vector<int64_t> strides(target.size(), 0);
+  if (v.splat) return strides;
+  std::vector<int64_t> own = rowMajorStrides(v.shape);
+  size_t lead = target.size() - v.shape.size();
+  for (size_t d = 0; d < v.shape.size(); ++d)
+    if (v.shape[d] != 1) strides[lead + d] = own[d];
+  return strides;
+}
+
+// Visits the index space of a shape in row-major order for several operands at once,
+// each with its own strides (0 along broadcast dims). Size-1 dims are dropped and
+// neighbouring dims that every operand steps through contiguously are merged, so the
+// innermost row handed to the callback is as long as possible.
+class StridedWalk {
+ public:
+  StridedWalk(const Shape& shape, const std::vector<std::vector<int64_t>>& strides)
+      : strides_(strides.size()), inner_(strides.size(), 0) {
+    for (size_t d = 0; d < shape.size(); ++d) {
+      if (shape[d] == 1) continue;
+      if (!dims_.empty() && mergesWithPrevious(strides, shape, d)) {
+        dims_.back() *= shape[d];
+        for (size_t k = 0; k < strides.size(); ++k) strides_[k].back() = strides[k][d];
+      } else {
+        dims_.push_back(shape[d]);
+        for (size_t k = 0; k < strides.size(); ++k) strides_[k].push_back(strides[k][d]);
+      }
+    }
+    if (dims_.empty()) return;  // a single element: one row of length 1
+    rowLength_ = dims_.back();
+    dims_.pop_back();
+    for (size_t k = 0; k < strides_.size(); ++k) {
+      inner_[k] = strides_[k].back();
+      strides_[k].pop_back();
+    }
+  }
+
+  // Stride of operand k along the row.
+  int64_t inner(size_t k) const { return inner_[k]; }
+
+  // Calls rowFn(offsets, rowLength) once per row; offsets[k] is operand k's offset of
+  // the row's first element.
+  template <class RowFn>
+  void forEachRow(RowFn&& rowFn) const {
+    std::vector<int64_t> index(dims_.size(), 0), offset(strides_.size(), 0);
+    do rowFn(offset.data(), rowLength_);
+    while (advance(index, offset));
+  }
+
+ private:
+  bool mergesWithPrevious(const std::vector<std::vector<int64_t>>& strides, const Shape& shape,
+                          size_t d) const {
+    for (size_t k = 0; k < strides.size(); ++k)
+      if (strides_[k].back() != strides[k][d] * shape[d]) return false;
+    return true;
+  }
+
+  // Odometer step over the outer dims; false once every row was visited.
+  bool advance(std::vector<int64_t>& index, std::vector<int64_t>& offset) const {
+    for (size_t d = dims_.size(); d-- > 0;) {
+      for (size_t k = 0; k < offset.size(); ++k) offset[k] += strides_[k][d];
+      if (++index[d] < dims_[d]) return true;
+      for (size_t k = 0; k < offset.size(); ++k) offset[k] -= strides_[k][d] * dims_[d];
+      index[d] = 0;
+    }
+    return false;
+  }
+
+  std::vector<int64_t> dims_;                  // outer dims, after merging
+  std::vector<std::vector<int64_t>> strides_;  // [operand][outer dim]
+  std::vector<int64_t> inner_;                 // [operand] stride along the row
+  int64_t rowLength_ = 1;
+};
+
+// ---- HostTensor <-> Values ------------------------------------------------------
+
+template <class T>
+T loadAt(const uint8_t* p, int64_t k) {
+  T v;
+  std::memcpy(&v, p + k * static_cast<int64_t>(sizeof(T)), sizeof(T));
+  return v;
+}
+template <class T>
+void storeAt(uint8_t* p, int64_t k, T v) {
+  std::memcpy(p + k * static_cast<int64_t>(sizeof(T)), &v, sizeof(T));
+}
+
+template <class Dst, class Read>
+void fillFrom(std::vector<Dst>& dst, Read read) {
+  for (size_t k = 0; k < dst.size(); ++k) dst[k] = read(static_cast<int64_t>(k));
+}
+
+Values fromHost(const HostTensor& h) {
+  Values v = Values::make(h.dtype, h.shape, false);
+  const uint8_t* p = h.bytes.data();
+  switch (h.dtype) {
+    case DType::Float64: fillFrom(v.f, [p](int64_t k) { return loadAt<double>(p, k); }); break;
+    case DType::Float32: fillFrom(v.f, [p](int64_t k) { return double{loadAt<float>(p, k)}; }); break;
+    case DType::Float16:
+      fillFrom(v.f, [p](int64_t k) { return double{halfBitsToFloat(loadAt<uint16_t>(p, k))}; });
+      break;
+    case DType::BFloat16:
+      fillFrom(v.f, [p](int64_t k) { return double{bfloat16BitsToFloat(loadAt<uint16_t>(p, k))}; });
+      break;
+    case DType::Bool: fillFrom(v.i, [p](int64_t k) { return int64_t{loadAt<uint8_t>(p, k) != 0}; }); break;
+    case DType::Int8: fillFrom(v.i, [p](int64_t k) { return int64_t{loadAt<int8_t>(p, k)}; }); break;
+    case DType::UInt8: fillFrom(v.i, [p](int64_t k) { return int64_t{loadAt<uint8_t>(p, k)}; }); break;
+    case DType::Int32: fillFrom(v.i, [p](int64_t k) { return int64_t{loadAt<int32_t>(p, k)}; }); break;
+    case DType::Int64: fillFrom(v.i, [p](int64_t k) { return loadAt<int64_t>(p, k); }); break;
+  }
+  return v;
+}
+
+// Values already hold representable numbers, so these narrowing stores are exact.
+template <class Src, class Write>
+void writeAll(const std::vector<Src>& src, bool splat, int64_t n, Write write) {
+  for (int64_t k = 0; k < n; ++k) write(k, src[splat ? 0 : k]);
+}
+
+HostTensor toHost(const Values& v) {
+  HostTensor h = HostTensor::zeros(v.dtype, v.shape);
+  uint8_t* p = h.bytes.data();
+  int64_t n = h.size();
+  switch (v.dtype) {
+    case DType::Float64: writeAll(v.f, v.splat, n, [p](int64_t k, double x) { storeAt(p, k, x); }); break;
+    case DType::Float32:
+      writeAll(v.f, v.splat, n, [p](int64_t k, double x) { storeAt(p, k, static_cast<float>(x)); });
+      break;
+    case DType::Float16:
+      writeAll(v.f, v.splat, n,
+               [p](int64_t k, double x) { storeAt(p, k, floatToHalfBits(static_cast<float>(x))); });
+      break;
+    case DType::BFloat16:
+      writeAll(v.f, v.splat, n,
+               [p](int64_t k, double x) { storeAt(p, k, floatToBFloat16Bits(static_cast<float>(x))); });
+      break;
+    case DType::Bool:
+    case DType::UInt8:
+      writeAll(v.i, v.splat, n, [p](int64_t k, int64_t x) { storeAt(p, k, static_cast<uint8_t>(x)); });
+      break;
+    case DType::Int8:
+      writeAll(v.i, v.splat, n, [p](int64_t k, int64_t x) { storeAt(p, k, static_cast<int8_t>(x)); });
+      break;
+    case DType::Int32:
+      writeAll(v.i, v.splat, n, [p](int64_t k, int64_t x) { storeAt(p, k, static_cast<int32_t>(x)); });
+      break;
+    case DType::Int64: writeAll(v.i, v.splat, n, [p](int64_t k, int64_t x) { storeAt(p, k, x); }); break;
+  }
+  return h;
+}
+
+// ---- Elementwise ----------------------------------------------------------------
+
+// The result of an elementwise op over `operands`: a splat when every operand is one.
+Values elementwiseResult(const std::vector<const Values*>& operands, DType t, const Shape& s) {
+  bool allSplat = true;
+  for (const Values* v : operands) allSplat = allSplat && v->splat;
+  return Values::make(t, s, allSplat);
+}
+
+// Walks `out` (dense or splat) together with its operands broadcast to it. Operand k
+// of the walk is out itself for k == 0 and operands[k - 1] after that.
+StridedWalk elementwiseWalk(const Values& out, const std::vector<const Values*>& operands) {
+  Shape space = out.splat ? Shape{} : out.shape;
+  std::vector<std::vector<int64_t>> strides{broadcastStrides(out, space)};
+  for (const Values* v : operands) strides.push_back(broadcastStrides(*v, space));
+  return StridedWalk(space, strides);
+}
+
+// Applies scalarFn(std::span<const Scalar>) -> Scalar element by element.
+template <class ScalarFn>
+Values mapScalars(const std::vector<const Values*>& operands, DType t, const Shape& s, ScalarFn scalarFn) {
+  Values out = elementwiseResult(operands, t, s);
+  StridedWalk walk = elementwiseWalk(out, operands);
+  std::vector<Scalar> args(operands.size());
+  walk.forEachRow([&](const int64_t* offset, int64_t n) {
+    for (int64_t j = 0; j < n; ++j) {
+      for (size_t a = 0; a < operands.size(); ++a)
+        args[a] = operands[a]->at(offset[a + 1] + j * walk.inner(a + 1));
+      out.put(offset[0] + j * walk.inner(0), scalarFn(std::span<const Scalar>(args)));
+    }
+  });
+  return out;
+}
+
+// Float fast paths. Each formula is the one evalElementwise() applies in double for
+// float operands (ops.cc, evalFloat), and the result is rounded to the output dtype
+// as Scalar::convert does. Reference.EveryOpMatchesEvalElementwise checks that the
+// two agree bit for bit. Formulas and roundings are passed as lambdas (not function
+// pointers) so that each loop is compiled with both inlined.
+double floatMaximum(double a, double b) { return std::isnan(a) || std::isnan(b) ? NAN : std::fmax(a, b); }
+double floatMinimum(double a, double b) { return std::isnan(a) || std::isnan(b) ? NAN : std::fmin(a, b); }
+
+// Calls body(formula) if op k has a unary float fast path.
+template <class Body>
+void withUnaryFormula(OpKind k, Body body) {
+  switch (k) {
+    case OpKind::Neg: body([](double x) { return -x; }); return;
+    case OpKind::Abs: body([](double x) { return std::fabs(x); }); return;
+    case OpKind::Exp: body([](double x) { return std::exp(x); }); return;
+    case OpKind::Log: body([](double x) { return std::log(x); }); return;
+    case OpKind::Sqrt: body([](double x) { return std::sqrt(x); }); return;
+    case OpKind::Rsqrt: body([](double x) { return 1.0 / std::sqrt(x); }); return;
+    case OpKind::Reciprocal: body([](double x) { return 1.0 / x; }); return;
+    case OpKind::Tanh: body([](double x) { return std::tanh(x); }); return;
+    case OpKind::Erf: body([](double x) { return std::erf(x); }); return;
+    default: return;
+  }
+}
+
+// Calls body(formula) if op k has a binary float fast path.
+template <class Body>
+void withBinaryFormula(OpKind k, Body body) {
+  switch (k) {
+    case OpKind::Add: body([](double a, double b) { return a + b; }); return;
+    case OpKind::Sub: body([](double a, double b) { return a - b; }); return;
+    case OpKind::Mul: body([](double a, double b) { return a * b; }); return;
+    case OpKind::Div: body([](double a, double b) { return a / b; }); return;
+    case OpKind::Maximum: body(floatMaximum); return;
+    case OpKind::Minimum: body(floatMinimum); return;
+    default: return;
+  }
+}
+
+// Calls body(round), round being the rounding of double to float dtype t.
+template <class Body>
+void withRounding(DType t, Body body) {
+  switch (t) {
+    case DType::Float64: body([](double x) { return x; }); return;
+    case DType::Float32: body([](double x) { return double{static_cast<float>(x)}; }); return;
+    case DType::Float16: body([](double x) { return roundToFloatType(x, DType::Float16); }); return;
+    case DType::BFloat16: body([](double x) { return roundToFloatType(x, DType::BFloat16); }); return;
+    default: POLYRED_CHECK(false, "withRounding on a non-float dtype");
+  }
+}
+
+// Unary ops keep the shape, so dense elements map one to one.
+template <class Formula>
+Values mapFloatUnary(const Values& x, DType t, Formula formula) {
+  Values out = Values::make(t, x.shape, x.splat);
+  withRounding(t, [&](auto round) {
+    for (size_t k = 0; k < x.f.size(); ++k) out.f[k] = round(formula(x.f[k]));
+  });
+  return out;
+}
+
+template <class Formula>
+Values mapFloatBinary(const Values& a, const Values& b, DType t, const Shape& s, Formula formula) {
+  std::vector<const Values*> operands{&a, &b};
+  Values out = elementwiseResult(operands, t, s);
+  StridedWalk walk = elementwiseWalk(out, operands);
+  int64_t so = walk.inner(0), sa = walk.inner(1), sb = walk.inner(2);
+  withRounding(t, [&](auto round) {
+    walk.forEachRow([&](const int64_t* offset, int64_t n) {
+      double* o = out.f.data() + offset[0];
+      const double* pa = a.f.data() + offset[1];
+      const double* pb = b.f.data() + offset[2];
+      for (int64_t j = 0; j < n; ++j) o[j * so] = round(formula(pa[j * sa], pb[j * sb]));
+    });
+  });
+  return out;
+}
+
+// A unary, binary or Select op (the ones evalElementwise defines).
+Values elementwise(OpKind k, const std::vector<const Values*>& operands, DType t, const Shape& s) {
+  std::optional<Values> out;
+  if (isFloat(t) && operands[0]->dtype == t) {
+    if (operands.size() == 1)
+      withUnaryFormula(k, [&](auto formula) { out = mapFloatUnary(*operands[0], t, formula); });
+    if (operands.size() == 2)
+      withBinaryFormula(k, [&](auto formula) { out = mapFloatBinary(*operands[0], *operands[1], t, s, formula); });
+  }
+  if (out) return std::move(*out);
+  return mapScalars(operands, t, s, [k, t](std::span<const Scalar> args) { return evalElementwise(k, args, t); });
+}
+
+Values cast(const Values& x, DType t) {
+  if (x.floating && isFloat(t)) return mapFloatUnary(x, t, [](double v) { return v; });
+  return mapScalars({&x}, t, x.shape, [t](std::span<const Scalar> args) { return args[0].castTo(t); });
+}
+
+// AddN: a left fold of Adds, each rounded to the dtype (as chained Add nodes would be).
+Values addN(const std::vector<const Values*>& operands, DType t) {
+  Values sum = *operands[0];
+  for (size_t k = 1; k < operands.size(); ++k) {
+    std::optional<Shape> s = broadcastShapes(sum.shape, operands[k]->shape);
+    POLYRED_CHECK(s, "AddN operands do not broadcast (unverified graph?)");
+    sum = elementwise(OpKind::Add, {&sum, operands[k]}, t, *s);
+  }
+  return sum;
+}
+
+// ---- Data movement -------------------------------------------------------------
+
+Values reshape(const Values& x, const Shape& s) {
+  Values out = x;
+  out.shape = s;
+  return out;
+}
+
+// The elements of `x` read with `strides` (one per dim of `s`) into a dense tensor of shape s.
+Values gather(const Values& x, const std::vector<int64_t>& strides, const Shape& s) {
+  if (x.splat) return reshape(x, s);
+  Values out = Values::make(x.dtype, s, false);
+  StridedWalk walk(s, {rowMajorStrides(s), strides});
+  auto copy = [&walk](auto& dst, const auto& src) {
+    int64_t so = walk.inner(0), sx = walk.inner(1);
+    walk.forEachRow([&](const int64_t* offset, int64_t n) {
+      for (int64_t j = 0; j < n; ++j) dst[offset[0] + j * so] = src[offset[1] + j * sx];
+    });
+  };
+  if (x.floating) copy(out.f, x.f);
+  else copy(out.i, x.i);
+  return out;
+}
+
+Values transpose(const Values& x, const std::vector<int64_t>& perm, const Shape& s) {
+  std::vector<int64_t> own = rowMajorStrides(x.shape), strides;
+  for (int64_t p : perm) strides.push_back(own[static_cast<size_t>(p)]);
+  return gather(x, strides, s);
+}
+
+// ---- Reduce --------------------------------------------------------------------
+
+// Walks the input of a reduction; operand 0 is the input element, operand 1 the
+// accumulator (a dense index over the kept dims) it folds into.
+StridedWalk reductionWalk(const Values& in, const std::vector<int64_t>& axes) {
+  std::vector<int64_t> accStrides(in.shape.size(), 0);
+  int64_t step = 1;
+  for (size_t d = in.shape.size(); d-- > 0;) {
+    bool reduced = std::find(axes.begin(), axes.end(), static_cast<int64_t>(d)) != axes.end();
+    if (reduced) continue;
+    accStrides[d] = step;
+    step *= in.shape[d];
+  }
+  return StridedWalk(in.shape, {broadcastStrides(in, in.shape), accStrides});
+}
+
+// One accumulator per output element, each folded over its input elements with
+// acc = op(acc, x) in row-major order.
+template <class T, class Op>
+std::vector<T> foldValues(const StridedWalk& walk, const std::vector<T>& x, size_t outCount, T identity, Op op) {
+  std::vector<T> acc(outCount, identity);
+  int64_t sx = walk.inner(0), sa = walk.inner(1);
+  walk.forEachRow([&](const int64_t* offset, int64_t n) {
+    for (int64_t j = 0; j < n; ++j) {
+      T& a = acc[offset[1] + j * sa];
+      a = op(a, x[offset[0] + j * sx]);
+    }
+  });
+  return acc;
+}
+
+// Float sums and products accumulate in double whatever the float accType (a more
+// exact oracle); max and min return an operand, so they are exact in any type.
+std::optional<std::vector<double>> foldFloats(BuiltinCombiner kind, const StridedWalk& walk, const Values& x,
+                                              size_t outCount, double identity) {
+  switch (kind) {
+    case BuiltinCombiner::Sum: return foldValues(walk, x.f, outCount, identity, std::plus<double>());
+    case BuiltinCombiner::Prod: return foldValues(walk, x.f, outCount, identity, std::multiplies<double>());
+    case BuiltinCombiner::Max: return foldValues(walk, x.f, outCount, identity, floatMaximum);
+    case BuiltinCombiner::Min: return foldValues(walk, x.f, outCount, identity, floatMinimum);
+    default: return std::nullopt;
+  }
+}
+
+// Integer sums and products wrap as uint64; wrapping the result to accType afterwards
+// equals wrapping after every step.
+std::optional<std::vector<int64_t>> foldIntegers(BuiltinCombiner kind, const StridedWalk& walk, const Values& x,
+                                                 size_t outCount, int64_t identity) {
+  auto u = [](int64_t v) { return static_cast<uint64_t>(v); };
+  switch (kind) {
+    case BuiltinCombiner::Sum:
+      return foldValues(walk, x.i, outCount, identity, [u](int64_t a, int64_t b) { return static_cast<int64_t>(u(a) + u(b)); });
+    case BuiltinCombiner::Prod:
+      return foldValues(walk, x.i, outCount, identity, [u](int64_t a, int64_t b) { return static_cast<int64_t>(u(a) * u(b)); });
+    case BuiltinCombiner::Max: return foldValues(walk, x.i, outCount, identity, [](int64_t a, int64_t b) { return std::max(a, b); });
+    case BuiltinCombiner::Min: return foldValues(walk, x.i, outCount, identity, [](int64_t a, int64_t b) { return std::min(a, b); });
+    case BuiltinCombiner::And: return foldValues(walk, x.i, outCount, identity, [](int64_t a, int64_t b) { return int64_t{a != 0 && b != 0}; });
+    case BuiltinCombiner::Or: return foldValues(walk, x.i, outCount, identity, [](int64_t a, int64_t b) { return int64_t{a != 0 || b != 0}; });
+    default: return std::nullopt;
+  }
+}
+
+// Any other reduction (user combiners, bool or float and/or): Reduction::combine.
+std::vector<Scalar> foldWithCombiner(const StridedWalk& walk, const Values& x, size_t outCount, const Reduction& r) {
+  std::vector<Scalar> acc(outCount, r.identity.castTo(r.accType));
+  int64_t sx = walk.inner(0), sa = walk.inner(1);
+  walk.forEachRow([&](const int64_t* offset, int64_t n) {
+    for (int64_t j = 0; j < n; ++j) {
+      Scalar& a = acc[offset[1] + j * sa];
+      a = r.combine(a, x.at(offset[0] + j * sx));
+    }
+  });
+  return acc;
+}
+
+// The accumulators of a reduction over x (already converted to accType); built-in
+// combiners take the typed folds above, which give what Reduction::combine gives.
+std::vector<Scalar> accumulate(const Reduction& r, const StridedWalk& walk, const Values& x, size_t outCount) {
+  Scalar identity = r.identity.castTo(r.accType);
+  std::vector<Scalar> acc;
+  if (isFloat(r.accType))
+    if (auto f = foldFloats(r.builtin(), walk, x, outCount, identity.f))
+      for (double v : *f) acc.push_back(Scalar::ofFloat(DType::Float64, v));
+  if (isInteger(r.accType))
+    if (auto i = foldIntegers(r.builtin(), walk, x, outCount, identity.i))
+      for (int64_t v : *i) acc.push_back(Scalar::convert(v, r.accType));
+  return acc.empty() ? foldWithCombiner(walk, x, outCount, r) : acc;
+}
+
+Values reduce(const Node& n, const Values& in, DType t, const Shape& s) {
+  const Reduction& r = *n.reduction;
+  std::optional<Values> converted;
+  if (in.dtype != r.accType) converted = cast(in, r.accType);
+  const Values& x = converted ? *converted : in;
+  StridedWalk walk = reductionWalk(x, n.axes);
+  size_t outCount = static_cast<size_t>(numElements(s));
+  std::vector<Scalar> acc = accumulate(r, walk, x, outCount);
+  Values out = Values::make(t, s, false);
+  for (size_t k = 0; k < outCount; ++k) out.put(static_cast<int64_t>(k), acc[k].castTo(t));
+  return out;
+}
+
+// ---- Graph evaluation ------------------------------------------------------------
+
+class Evaluator {
+ public:
+  // keepAll: keep every tensor (for evaluateAllTensors); otherwise an intermediate is
+  // freed after its last use, so peak memory stays near the live set.
+  Evaluator(const Graph& g, const std::vector<HostTensor>& inputs, bool keepAll)
+      : g_(g), values_(g.tensors.size()) {
+    g.verify();  // the walks below index by the shapes the verifier checks
+    checkInputs(inputs);
+    for (size_t k = 0; k < inputs.size(); ++k) values_[static_cast<size_t>(g.inputs[k])] = fromHost(inputs[k]);
+    for (size_t id = 0; id < g.tensors.size(); ++id)
+      if (g.tensors[id].role == TensorRole::Constant) values_[id] = constantValues(g.tensors[id]);
+    run(keepAll);
+  }
+
+  HostTensor tensor(TensorId id) const {
+    const std::optional<Values>& v = values_[static_cast<size_t>(id)];
+    if (!v) return HostTensor{g_.tensor(id).dtype, g_.tensor(id).shape, {}};
+    return toHost(*v);
+  }
+
+ private:
+  void checkInputs(const std::vector<HostTensor>& inputs) const {
+    if (inputs.size() != g_.inputs.size())
+      throw Error(g_.sourceFile, "", "the graph has " + std::to_string(g_.inputs.size()) + " inputs, " +
+                                         std::to_string(inputs.size()) + " were given");
+    for (size_t k = 0; k < inputs.size(); ++k) {
+      const Tensor& want = g_.tensor(g_.inputs[k]);
+      const HostTensor& got = inputs[k];
+      bool fits = got.dtype == want.dtype && got.shape == want.shape &&
+                  got.byteSize() == numElements(want.shape) * dtypeBytes(want.dtype);
+      if (!fits)
+        throw Error(g_.sourceFile, "", "input '" + want.name + "' should be " + std::string(dtypeName(want.dtype)) +
+                                           toString(want.shape) + ", got " + std::string(dtypeName(got.dtype)) +
+                                           toString(got.shape) + " with " + std::to_string(got.byteSize()) + " bytes");
+    }
+  }
+
+  void run(bool keepAll) {
+    std::vector<int32_t> lastUse = lastUses();
+    for (size_t n = 0; n < g_.nodes.size(); ++n) {
+      const Node& node = g_.nodes[n];
+      values_[static_cast<size_t>(node.output)] = evaluate(node);
+      if (keepAll) continue;
+      for (TensorId in : node.inputs)
+        if (lastUse[static_cast<size_t>(in)] == static_cast<int32_t>(n)) values_[static_cast<size_t>(in)].reset();
+    }
+  }
+
+  static Values constantValues(const Tensor& t) {
+    Values v = Values::make(t.dtype, t.shape, true);
+    v.put(0, t.constant->castTo(t.dtype));
+    return v;
+  }
+
+  // For each tensor, the last node reading it; outputs are never freed (-1 is
+  // "never", since no node has that index).
+  std::vector<int32_t> lastUses() const {
+    std::vector<int32_t> last(g_.tensors.size(), -1);
+    for (size_t n = 0; n < g_.nodes.size(); ++n)
+      for (TensorId in : g_.nodes[n].inputs) last[static_cast<size_t>(in)] = static_cast<int32_t>(n);
+    for (const Output& o : g_.outputs) last[static_cast<size_t>(o.tensor)] = -1;
+    return last;
+  }
+
+  const Values& value(TensorId id) const {
+    const std::optional<Values>& v = values_[static_cast<size_t>(id)];
+    POLYRED_CHECK(v, "tensor '" << g_.tensor(id).name << "' read before it is computed");
+    return *v;
+  }
+
+  Values evaluate(const Node& n) const {
+    const Tensor& out = g_.tensor(n.output);
+    std::vector<const Values*> operands;
+    for (TensorId in : n.inputs) operands.push_back(&value(in));
+    switch (n.kind) {
+      case OpKind::Cast: return cast(*operands[0], out.dtype);
+      case OpKind::Assign: return *operands[1];
+      case OpKind::AddN: return addN(operands, out.dtype);
+      case OpKind::Reshape: return reshape(*operands[0], out.shape);
+      case OpKind::BroadcastTo: return gather(*operands[0], broadcastStrides(*operands[0], out.shape), out.shape);
+      case OpKind::Transpose: return transpose(*operands[0], n.perm, out.shape);
+      case OpKind::Reduce: return reduce(n, *operands[0], out.dtype, out.shape);
+      default: return elementwise(n.kind, operands, out.dtype, out.shape);
+    }
+  }
+
+  const Graph& g_;
+  std::vector<std::optional<Values>> values_;
+};
+
+}  // namespace
+
+std::vector<HostTensor> evaluateReference(const Graph& g, const std::vector<HostTensor>& inputs) {
+  Evaluator e(g, inputs, false);
+  std::vector<HostTensor> outputs;
+  for (const Output& o : g.outputs) outputs.push_back(e.tensor(o.tensor));
+  return outputs;
+}
+
+std::vector<HostTensor> evaluateAllTensors(const Graph& g, const std::vector<HostTensor>& inputs) {
+  Evaluator e(g, inputs, true);
+  std::vector<HostTensor> all;
+  for (size_t id = 0; id < g.tensors.size(); ++id) all.push_back(e.tensor(static_cast<TensorId>(id)));
+  return all;
+}
+
+}  // namespace polyred
