@@ -1,2 +1,390 @@
-// polyred device reduction library (placeholder; see issue 2).
+// polyred device reduction library: the hand-written building blocks that generated
+// kernels call (compiled with them by NVRTC; see src/runtime/nvrtc.h).
+//
+// Contents (namespace polyred_dev, all __device__ __forceinline__ templates):
+//   - accumulator types: int, long long, float, double only (float16/bfloat16 inputs
+//     accumulate in float, bool/int8/uint8 in int; the generator converts with
+//     to_float / float_to); anything else is a static_assert, never wrong code;
+//   - combiners Sum, Prod, Max, Min (NaN-propagating on floats, like torch.amax), And,
+//     Or (logical, 0/1), with combiner_kind<Op> naming them; a user combiner is any
+//     functor `T operator()(T, T) const` (associative and commutative);
+//   - block reductions over threadIdx.x, threadIdx.y or the whole block, for any
+//     BX x BY block of 1..1024 threads (index arithmetic in polyred_reduce_layout.cuh);
+//   - cross-block combining inside one launch (atomic or deterministic) that needs no
+//     memset: see "Protocol" below;
+//   - 16-byte (or narrower) vector loads.
+//
+// Protocol for a reduction split over several blocks (one launch, no memset ever):
+// the runtime owns a workspace per (kernel, stream), filled once at allocation with
+// the accumulator slots' identities and zero tickets; every launch leaves it as it
+// found it, so repeated launches and CUDA-graph replays just work. The blocks that
+// share output slots form a group of `blocks_per_group` blocks with one ticket.
+//   Atomic (fast, order of combination varies run to run):
+//     1. partial = block_reduce_{x,y,all}(per-thread value)
+//     2. one thread per output slot: atomic_combine(&ws_acc[slot], partial, op)
+//     3. last = block_arrive_last(&ws_ticket[group], blocks_per_group)
+//        (= __threadfence(); __syncthreads(); thread (0,0): arrive_last(...);
+//           broadcast through shared memory; __threadfence() in the last block)
+//     4. if (last): value = take_and_reset(&ws_acc[slot], identity) by the slot's
+//        thread, apply the epilogue, store to the output.
+//   Deterministic (bitwise identical run to run):
+//     1. partial as above; one thread per slot stores it (plain store) to
+//        ws_partials[slot * blocks_per_group + index of the block in its group]
+//     2. last = block_arrive_last(&ws_ticket[group], blocks_per_group)
+//     3. if (last): value = combine_partials_fixed_order{,_x,_y}(&ws_partials[slot *
+//        blocks_per_group], blocks_per_group, identity, op, smem): a fixed tree over
+//        partials 0..n-1; epilogue; store. Partials need no reset (always overwritten).
+// The tickets reset themselves (arrive_last); the atomic slots are reset by
+// take_and_reset. Every thread of the block must reach block_arrive_last and the
+// block reductions (they contain __syncthreads()).
 #pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "polyred_reduce_layout.cuh"
+
+namespace polyred_dev {
+
+// ---------------------------------------------------------------------------------
+// Type traits (NVRTC has no <type_traits> without extra headers).
+
+template <class A, class B> inline constexpr bool is_same_v = false;
+template <class A> inline constexpr bool is_same_v<A, A> = true;
+
+// The accumulator types every building block accepts.
+template <class T>
+inline constexpr bool is_accumulator_v = is_same_v<T, int> || is_same_v<T, long long> ||
+                                         is_same_v<T, float> || is_same_v<T, double>;
+template <class T>
+inline constexpr bool is_float_accumulator_v = is_same_v<T, float> || is_same_v<T, double>;
+
+#define POLYRED_CHECK_ACCUMULATOR(T)                                                      \
+  static_assert(::polyred_dev::is_accumulator_v<T>,                                     \
+                "polyred: accumulator type must be int, long long, float or double")
+#define POLYRED_CHECK_BLOCK_SHAPE(BX, BY)                                                 \
+  static_assert(::polyred_dev::valid_block_shape(BX, BY),                               \
+                "polyred: block shape must have 1..1024 threads")
+
+// ---------------------------------------------------------------------------------
+// float16 / bfloat16 conversions (inputs widen to float, outputs round to nearest even).
+
+__device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
+__device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
+__device__ __forceinline__ float to_float(float v) { return v; }
+
+// float_to<__half>(v), float_to<__nv_bfloat16>(v), float_to<float>(v).
+template <class T> __device__ T float_to(float v) {
+  static_assert(sizeof(T) == 0, "polyred: float_to converts to __half, __nv_bfloat16 or float");
+}
+template <> __device__ __forceinline__ __half float_to<__half>(float v) { return __float2half_rn(v); }
+template <> __device__ __forceinline__ __nv_bfloat16 float_to<__nv_bfloat16>(float v) {
+  return __float2bfloat16_rn(v);
+}
+template <> __device__ __forceinline__ float float_to<float>(float v) { return v; }
+
+// ---------------------------------------------------------------------------------
+// Combiners. Integer Sum and Prod wrap (two's complement), like the hardware atomics.
+
+enum class CombinerKind { Generic, Sum, Prod, Max, Min, And, Or };
+
+// The unsigned type of the same width (wrapping arithmetic, atomics on bit patterns).
+template <class T> struct bits_of;
+template <> struct bits_of<int> { using type = unsigned; };
+template <> struct bits_of<float> { using type = unsigned; };
+template <> struct bits_of<long long> { using type = unsigned long long; };
+template <> struct bits_of<double> { using type = unsigned long long; };
+template <class T> using bits_t = typename bits_of<T>::type;
+
+// The value's bit pattern, and back.
+__device__ __forceinline__ unsigned to_bits(int v) { return static_cast<unsigned>(v); }
+__device__ __forceinline__ unsigned to_bits(float v) { return __float_as_uint(v); }
+__device__ __forceinline__ unsigned long long to_bits(long long v) { return static_cast<unsigned long long>(v); }
+__device__ __forceinline__ unsigned long long to_bits(double v) {
+  return static_cast<unsigned long long>(__double_as_longlong(v));
+}
+template <class T> __device__ T from_bits(bits_t<T> b);
+template <> __device__ __forceinline__ int from_bits<int>(unsigned b) { return static_cast<int>(b); }
+template <> __device__ __forceinline__ float from_bits<float>(unsigned b) { return __uint_as_float(b); }
+template <> __device__ __forceinline__ long long from_bits<long long>(unsigned long long b) {
+  return static_cast<long long>(b);
+}
+template <> __device__ __forceinline__ double from_bits<double>(unsigned long long b) {
+  return __longlong_as_double(static_cast<long long>(b));
+}
+
+// a + b (integers wrap).
+template <class T> struct Sum {
+  using value_type = T;
+  __device__ __forceinline__ T operator()(T a, T b) const {
+    if constexpr (is_float_accumulator_v<T>) return a + b;
+    else return static_cast<T>(static_cast<bits_t<T>>(a) + static_cast<bits_t<T>>(b));
+  }
+};
+// a * b (integers wrap).
+template <class T> struct Prod {
+  using value_type = T;
+  __device__ __forceinline__ T operator()(T a, T b) const {
+    if constexpr (is_float_accumulator_v<T>) return a * b;
+    else return static_cast<T>(static_cast<bits_t<T>>(a) * static_cast<bits_t<T>>(b));
+  }
+};
+// max(a, b); NaN if either is NaN.
+template <class T> struct Max {
+  using value_type = T;
+  __device__ __forceinline__ T operator()(T a, T b) const { return (a != a || a > b) ? a : b; }
+};
+// min(a, b); NaN if either is NaN.
+template <class T> struct Min {
+  using value_type = T;
+  __device__ __forceinline__ T operator()(T a, T b) const { return (a != a || a < b) ? a : b; }
+};
+// (a != 0) && (b != 0), as 0 or 1.
+template <class T> struct And {
+  using value_type = T;
+  __device__ __forceinline__ T operator()(T a, T b) const { return (a != T(0) && b != T(0)) ? T(1) : T(0); }
+};
+// (a != 0) || (b != 0), as 0 or 1.
+template <class T> struct Or {
+  using value_type = T;
+  __device__ __forceinline__ T operator()(T a, T b) const { return (a != T(0) || b != T(0)) ? T(1) : T(0); }
+};
+
+// Which built-in combiner Op is (Generic for user functors).
+template <class Op> struct combiner_kind { static constexpr CombinerKind value = CombinerKind::Generic; };
+template <class T> struct combiner_kind<Sum<T>> { static constexpr CombinerKind value = CombinerKind::Sum; };
+template <class T> struct combiner_kind<Prod<T>> { static constexpr CombinerKind value = CombinerKind::Prod; };
+template <class T> struct combiner_kind<Max<T>> { static constexpr CombinerKind value = CombinerKind::Max; };
+template <class T> struct combiner_kind<Min<T>> { static constexpr CombinerKind value = CombinerKind::Min; };
+template <class T> struct combiner_kind<And<T>> { static constexpr CombinerKind value = CombinerKind::And; };
+template <class T> struct combiner_kind<Or<T>> { static constexpr CombinerKind value = CombinerKind::Or; };
+template <class Op> inline constexpr CombinerKind combiner_kind_v = combiner_kind<Op>::value;
+
+// ---------------------------------------------------------------------------------
+// Warp-level trees (the lane arithmetic is in polyred_reduce_layout.cuh).
+
+// Xor butterfly over aligned groups of Width lanes (a power of two <= 32); `mask` names
+// the group's lanes. Every lane of the group ends with the group's combination.
+template <int Width, class T, class Op>
+__device__ __forceinline__ T warp_butterfly(T v, Op op, unsigned mask) {
+#pragma unroll
+  for (int offset = Width / 2; offset > 0; offset /= 2) v = op(v, __shfl_xor_sync(mask, v, offset));
+  return v;
+}
+
+// Shuffle-down tree over the run `s` of consecutive lanes (any start, any length <=
+// MaxLen); `mask` names every lane of the warp that calls it. The run's head (rel 0)
+// ends with the run's combination; other lanes hold partial values.
+template <int MaxLen, class T, class Op>
+__device__ __forceinline__ T warp_run_tree(T v, Op op, unsigned mask, Segment s) {
+#pragma unroll
+  for (int offset = 1; offset < MaxLen; offset *= 2) {
+    const T other = __shfl_down_sync(mask, v, offset);
+    if (tree_absorbs(s, offset)) v = op(v, other);
+  }
+  return v;
+}
+
+// ---------------------------------------------------------------------------------
+// Block-level reductions.
+
+namespace detail {
+
+// Combines each row of W consecutive threads (linear index t, R rows); the result is
+// valid in each row's first thread. EntryBarrier: start with __syncthreads() before the
+// first shared-memory write, so the previous user of smem is done with it.
+template <class T, class Op, int W, int R, bool EntryBarrier>
+__device__ __forceinline__ T reduce_rows(T v, Op op, T* smem, int t) {
+  constexpr RowsLayout L = RowsLayout::make(W, R);
+  __builtin_assume(t >= 0 && t < L.threads());
+  if constexpr (L.single_butterfly()) {
+    return warp_butterfly<W>(v, op, group_lane_mask(W, t % kWarpSize));
+  } else {
+    const int warp = t / kWarpSize;
+    const unsigned mask = warp_lane_mask(L.threads(), warp);
+    if constexpr (L.warp_aligned()) v = warp_butterfly<kWarpSize>(v, op, mask);
+    else v = warp_run_tree<L.max_run()>(v, op, mask, L.segment(t));
+    if constexpr (EntryBarrier) __syncthreads();
+    if (L.segment(t).rel == 0) smem[L.partial_slot(t)] = v;
+    __syncthreads();
+    if constexpr (L.finish_in_warp) {
+      if (L.warp_has_row_head(warp)) {
+        if (L.loads_partial(t)) v = smem[L.finishing_slot(t)];
+        v = warp_run_tree<L.max_segments>(v, op, mask, L.finishing_segment(t));
+      }
+    } else {
+      const int row = L.row_of(t);
+      if (t == row * W) {
+        const T* partials = smem + row * L.max_segments;
+        v = partials[0];
+        for (int k = 1; k < L.segments(row); ++k) v = op(v, partials[k]);
+      }
+    }
+    return v;
+  }
+}
+
+}  // namespace detail
+
+// Combines v over threadIdx.x for each threadIdx.y; the result is valid in the threads
+// with threadIdx.x == 0. All threads of the block (blockDim == (BX, BY, 1)) must call it.
+template <class T, class Op, int BX, int BY>
+__device__ __forceinline__ T block_reduce_x(T v, Op op, T* smem) {
+  POLYRED_CHECK_ACCUMULATOR(T);
+  POLYRED_CHECK_BLOCK_SHAPE(BX, BY);
+  return detail::reduce_rows<T, Op, BX, BY, true>(v, op, smem, static_cast<int>(threadIdx.y * BX + threadIdx.x));
+}
+
+// Combines v over threadIdx.y for each threadIdx.x; the result is valid in the threads
+// with threadIdx.y == 0. All threads of the block (blockDim == (BX, BY, 1)) must call it.
+template <class T, class Op, int BX, int BY>
+__device__ __forceinline__ T block_reduce_y(T v, Op op, T* smem) {
+  POLYRED_CHECK_ACCUMULATOR(T);
+  POLYRED_CHECK_BLOCK_SHAPE(BX, BY);
+  constexpr ColumnsLayout C = ColumnsLayout::make(BX, BY);
+  if constexpr (BY == 1) {
+    return v;
+  } else if constexpr (!C.staged()) {
+    return detail::reduce_rows<T, Op, BY, BX, true>(v, op, smem, static_cast<int>(threadIdx.y));
+  } else {
+    const int x = threadIdx.x, y = threadIdx.y, t = y * BX + x;
+    __syncthreads();  // the previous user of smem is done with it
+    smem[C.store_slot(x, y)] = v;
+    __syncthreads();
+    T column = smem[C.gather_slot(t)];
+    column = detail::reduce_rows<T, Op, BY, BX, false>(column, op, smem + C.partials_offset(), t);
+    if (t % BY == 0) smem[C.gather_slot(t)] = column;
+    __syncthreads();
+    return smem[C.result_slot(x)];
+  }
+}
+
+// Combines v over all threads of the block; the result is valid in thread (0, 0).
+// All threads of the block (blockDim == (BX, BY, 1)) must call it.
+template <class T, class Op, int BX, int BY>
+__device__ __forceinline__ T block_reduce_all(T v, Op op, T* smem) {
+  POLYRED_CHECK_ACCUMULATOR(T);
+  POLYRED_CHECK_BLOCK_SHAPE(BX, BY);
+  return detail::reduce_rows<T, Op, BX * BY, 1, true>(v, op, smem, static_cast<int>(threadIdx.y * BX + threadIdx.x));
+}
+
+// ---------------------------------------------------------------------------------
+// Cross-block combining (see "Protocol" at the top of this file).
+
+// Combines v into *addr atomically: hardware atomics for built-in combiners where they
+// exist, otherwise a compare-and-swap loop on the bit pattern (no early exit, so NaN
+// and every other value go through `op`). For And / Or, *addr must hold 0 or 1 (the
+// identities do, and every combination keeps it so).
+template <class T, class Op>
+__device__ __forceinline__ void atomic_combine(T* addr, T v, Op op) {
+  POLYRED_CHECK_ACCUMULATOR(T);
+  constexpr CombinerKind kind = combiner_kind_v<Op>;
+  if constexpr (kind != CombinerKind::Generic)
+    static_assert(is_same_v<typename Op::value_type, T>, "polyred: combiner type differs from the accumulator type");
+  if constexpr (kind == CombinerKind::Sum && is_same_v<T, long long>) {
+    atomicAdd(reinterpret_cast<unsigned long long*>(addr), to_bits(v));
+  } else if constexpr (kind == CombinerKind::Sum) {
+    atomicAdd(addr, v);
+  } else if constexpr (kind == CombinerKind::Max && !is_float_accumulator_v<T>) {
+    atomicMax(addr, v);
+  } else if constexpr (kind == CombinerKind::Min && !is_float_accumulator_v<T>) {
+    atomicMin(addr, v);
+  } else if constexpr (kind == CombinerKind::And || kind == CombinerKind::Or) {
+    // 0/1 values (0.0/1.0 for floats): bitwise and/or of the patterns is the logical op.
+    const bits_t<T> bits = to_bits(v != T(0) ? T(1) : T(0));
+    if constexpr (kind == CombinerKind::And) atomicAnd(reinterpret_cast<bits_t<T>*>(addr), bits);
+    else atomicOr(reinterpret_cast<bits_t<T>*>(addr), bits);
+  } else {
+    bits_t<T>* word = reinterpret_cast<bits_t<T>*>(addr);
+    bits_t<T> seen = *reinterpret_cast<volatile bits_t<T>*>(word);
+    for (;;) {
+      const bits_t<T> prev = atomicCAS(word, seen, to_bits(op(from_bits<T>(seen), v)));
+      if (prev == seen) return;
+      seen = prev;
+    }
+  }
+}
+
+// Counts one arriving block on *ticket; true for the last of `expected` arrivals, which
+// also resets *ticket to 0 (atomicInc wraps). Call from one thread, after
+// __threadfence(); *ticket must start below `expected` (0 does).
+__device__ __forceinline__ bool arrive_last(unsigned* ticket, unsigned expected) {
+  return atomicInc(ticket, expected - 1u) == expected - 1u;
+}
+
+// Block-wide arrive_last: makes this block's earlier global writes and atomics visible,
+// counts the block once, and returns the same answer in every thread; in the last block
+// it also orders the following reads after everyone's writes. All threads must call it.
+__device__ __forceinline__ bool block_arrive_last(unsigned* ticket, unsigned expected) {
+  __shared__ unsigned last_flag;
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0 && threadIdx.y == 0) last_flag = arrive_last(ticket, expected) ? 1u : 0u;
+  __syncthreads();
+  const bool last = last_flag != 0u;
+  if (last) __threadfence();
+  return last;
+}
+
+// Reads the combined value at *addr and puts `identity` back, in one atomic exchange.
+template <class T>
+__device__ __forceinline__ T take_and_reset(T* addr, T identity) {
+  POLYRED_CHECK_ACCUMULATOR(T);
+  return from_bits<T>(atomicExch(reinterpret_cast<bits_t<T>*>(addr), to_bits(identity)));
+}
+
+namespace detail {
+
+// Combines partials[i] for i = first, first + stride, ... < n in index order, starting
+// from identity; loads bypass L1 (other blocks wrote them).
+template <class T, class Op>
+__device__ __forceinline__ T fold_strided(const T* partials, int n, int first, int stride, T identity, Op op) {
+  T acc = identity;
+  for (int i = first; i < n; i += stride) acc = op(acc, __ldcg(partials + i));
+  return acc;
+}
+
+}  // namespace detail
+
+// Deterministic cross-block combine: all threads of the block combine partials[0..n)
+// with a fixed assignment and tree; the result is valid in thread (0, 0).
+template <class T, class Op, int BX, int BY>
+__device__ __forceinline__ T combine_partials_fixed_order(const T* partials, int n, T identity, Op op, T* smem) {
+  const int t = threadIdx.y * BX + threadIdx.x;
+  const T acc = detail::fold_strided(partials, n, t, BX * BY, identity, op);
+  return block_reduce_all<T, Op, BX, BY>(acc, op, smem);
+}
+
+// Deterministic cross-block combine per threadIdx.y: each row combines its own
+// partials[0..n) (its own pointer); the result is valid in threadIdx.x == 0.
+template <class T, class Op, int BX, int BY>
+__device__ __forceinline__ T combine_partials_fixed_order_x(const T* partials, int n, T identity, Op op, T* smem) {
+  const T acc = detail::fold_strided(partials, n, static_cast<int>(threadIdx.x), BX, identity, op);
+  return block_reduce_x<T, Op, BX, BY>(acc, op, smem);
+}
+
+// Deterministic cross-block combine per threadIdx.x: each column combines its own
+// partials[0..n) (its own pointer); the result is valid in threadIdx.y == 0.
+template <class T, class Op, int BX, int BY>
+__device__ __forceinline__ T combine_partials_fixed_order_y(const T* partials, int n, T identity, Op op, T* smem) {
+  const T acc = detail::fold_strided(partials, n, static_cast<int>(threadIdx.y), BY, identity, op);
+  return block_reduce_y<T, Op, BX, BY>(acc, op, smem);
+}
+
+// ---------------------------------------------------------------------------------
+// Vector loads, for addresses the generator proved aligned to sizeof(T) * N bytes.
+
+// N values of type T, aligned as one 4-, 8- or 16-byte access.
+template <class T, int N> struct alignas(sizeof(T) * N) Vec {
+  T v[N];
+};
+
+// Loads p[0..N) with one access (p aligned to sizeof(T) * N).
+template <class T, int N>
+__device__ __forceinline__ Vec<T, N> load_vec(const T* p) {
+  static_assert(sizeof(T) * N == 4 || sizeof(T) * N == 8 || sizeof(T) * N == 16,
+                "polyred: load_vec needs a 4-, 8- or 16-byte vector");
+  return *reinterpret_cast<const Vec<T, N>*>(p);
+}
+
+}  // namespace polyred_dev

@@ -1,0 +1,103 @@
+// Running generated code on the GPU. Takes a Program from codegen plus raw device
+// pointers and a caller's CUDA stream; gives device discovery, loaded programs that
+// launch without host synchronization or memsets, device buffers for tools and tests,
+// and the CUDA-graph timing of ../shared/bench/METHOD.md.
+//
+// Everything here starts on machines without a GPU: the driver is loaded on first use,
+// and calls that need a GPU throw NoGpuError saying why there is none.
+// Environment: POLYRED_DEVICE selects the device (default 0) when no context is current;
+// the kernel cache's variables are listed in runtime/kernel_cache.h.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "codegen/kernel_spec.h"
+
+namespace polyred {
+
+// True when a GPU is usable; otherwise false, with the reason in *whyNot (if given).
+bool gpuAvailable(std::string* whyNot);
+
+struct DeviceInfo {
+  std::string name;
+  int ccMajor = 0;
+  int ccMinor = 0;
+  int smCount = 0;
+  int64_t totalMemory = 0;    // bytes
+  std::string driverVersion;  // the CUDA version the driver supports, e.g. "13.0"
+};
+
+// The device polyred runs on (see cuda::selectedDevice). Throws NoGpuError with the
+// reason when there is none.
+DeviceInfo currentDevice();
+
+// Device memory owned RAII-style (cuMemAlloc/cuMemFree) in the current context.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(size_t bytes);
+  ~DeviceBuffer();
+  DeviceBuffer(DeviceBuffer&& other) noexcept;
+  DeviceBuffer& operator=(DeviceBuffer&& other) noexcept;
+
+  void* data() const { return reinterpret_cast<void*>(pointer_); }  // a CUdeviceptr
+  size_t size() const { return bytes_; }
+  // Copies of the first `bytes` bytes (at most size()), finished when they return. They
+  // run on the legacy default stream: synchronize streams that use the buffer first.
+  void upload(const void* host, size_t bytes);
+  void download(void* host, size_t bytes) const;
+
+ private:
+  void release() noexcept;
+  CUdeviceptr pointer_ = 0;
+  size_t bytes_ = 0;
+  CUcontext context_ = nullptr;
+};
+
+// A Program compiled (through the kernel cache) and loaded into the current context.
+// Kernels are looked up by KernelSpec::name unmangled, so they must be extern "C".
+//
+// launch() enqueues the kernels in order on the caller's stream and returns at once.
+// Workspaces (per kernel and stream) and temporaries (per stream) are allocated on the
+// first launch on a stream, and workspaces are filled with their initPattern then, by a
+// synchronous copy; later launches allocate, copy and memset nothing. Launch once on a
+// stream before capturing it into a CUDA graph: the first launch cannot be captured.
+// The CompiledProgram must outlive its launches and any graph captured from them.
+class CompiledProgram {
+ public:
+  static CompiledProgram load(const Program& program, const DeviceInfo& device);
+  ~CompiledProgram();
+  CompiledProgram(CompiledProgram&&) noexcept;
+  CompiledProgram& operator=(CompiledProgram&&) noexcept;
+
+  // inputs[i] / outputs[i] are the device buffers of Graph::inputs[i] / outputs[i]
+  // (CUdeviceptr cast to void*). An output written in place (aliasOfInput) is passed as
+  // its input's pointer. Thread-safe across streams.
+  void launch(const std::vector<void*>& inputs, const std::vector<void*>& outputs, CUstream stream);
+  int kernelCount() const;
+
+ private:
+  struct State;
+  explicit CompiledProgram(std::unique_ptr<State> state);
+  std::unique_ptr<State> state_;
+};
+
+// Median time in microseconds of `enqueue`'s work, per ../shared/bench/METHOD.md: warms
+// up (3 eager calls), captures one call into a CUDA graph, then per timed replay flushes
+// the L2 (256 MiB cuMemsetD8Async), records an event, replays the graph and records an
+// event. A null `stream` (the legacy default stream, which cannot be captured) means a
+// private stream made for the measurement.
+double timeMedianMicros(std::function<void(CUstream)> enqueue, int iterations = 50,
+                        CUstream stream = nullptr);
+
+// The launch floor of METHOD.md: timeMedianMicros of one empty kernel.
+double measureLaunchFloor();
+
+}  // namespace polyred

@@ -1,0 +1,278 @@
+// SHA-256, the cache key, the memory and disk layers of the kernel cache, and the NVRTC
+// compiler it uses by default.
+#include "runtime/kernel_cache.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+#include "codegen/device_sources.h"
+#include "runtime/nvrtc.h"
+#include "support/error.h"
+
+namespace polyred {
+namespace {
+
+// Bump when anything that shapes a cubin changes without showing up in the key (the
+// key's layout, the entry file format, how the compiler is driven).
+constexpr std::string_view kCacheVersion = "polyred-kernel-cache-1";
+// First bytes of an entry file; followed by the payload's SHA-256, then the payload.
+constexpr std::string_view kEntryMagic = "polyred-cubin-1\n";
+constexpr size_t kDigestBytes = 32;
+
+constexpr std::array<uint32_t, 64> kRoundConstants = {
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
+
+uint32_t rotateRight(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
+
+std::string toHex(const std::array<uint8_t, 32>& digest) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string hex;
+  for (uint8_t byte : digest) {
+    hex += kDigits[byte >> 4];
+    hex += kDigits[byte & 15];
+  }
+  return hex;
+}
+
+std::string_view asText(const std::array<uint8_t, 32>& digest) {
+  return {reinterpret_cast<const char*>(digest.data()), digest.size()};
+}
+
+// Feeds a length-prefixed field, so that no two different field lists hash alike.
+void updateField(Sha256& hash, std::string_view field) {
+  uint64_t length = field.size();
+  char prefix[8];
+  for (int i = 0; i < 8; ++i) prefix[i] = static_cast<char>(length >> (8 * i));
+  hash.update({prefix, sizeof prefix});
+  hash.update(field);
+}
+
+std::string readEnv(const char* name) {
+  const char* value = std::getenv(name);
+  return value ? value : "";
+}
+
+// Writes `parts` to `path` through a temporary file in the same directory and a rename,
+// so readers see either no file or a complete one. Returns false on any failure.
+bool writeAtomically(const std::filesystem::path& path,
+                     std::initializer_list<std::string_view> parts) {
+  static std::atomic<uint64_t> counter{0};
+  std::error_code error;
+  std::filesystem::create_directories(path.parent_path(), error);
+  std::filesystem::path temporary = path;
+  temporary += ".tmp." + std::to_string(getpid()) + "." + std::to_string(counter++);
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    for (std::string_view part : parts)
+      out.write(part.data(), static_cast<std::streamsize>(part.size()));
+    if (!out.flush()) {
+      std::filesystem::remove(temporary, error);
+      return false;
+    }
+  }
+  std::filesystem::rename(temporary, path, error);
+  if (error) std::filesystem::remove(temporary, error);
+  return !error;
+}
+
+// NVRTC's version, the options compileCuda adds on its own and the device headers it
+// supplies. The options are taken for a placeholder arch: the real one is in the key.
+std::string nvrtcIdentity() {
+  Sha256 inputs;
+  for (const std::string& option : nvrtcOptions(0, 0)) updateField(inputs, option);
+  for (const DeviceSource& header : deviceSources()) {
+    updateField(inputs, header.name);
+    updateField(inputs, header.text);
+  }
+  return "nvrtc " + nvrtcVersion() + " " + toHex(inputs.finish());
+}
+
+}  // namespace
+
+Sha256::Sha256()
+    : state_{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+             0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19} {}
+
+void Sha256::update(std::string_view bytes) {
+  totalBytes_ += bytes.size();
+  for (char c : bytes) {
+    pending_[pendingBytes_++] = static_cast<uint8_t>(c);
+    if (pendingBytes_ == pending_.size()) {
+      compressBlock(pending_.data());
+      pendingBytes_ = 0;
+    }
+  }
+}
+
+std::array<uint8_t, 32> Sha256::finish() {
+  uint64_t totalBits = totalBytes_ * 8;
+  // Padding: a 1 bit, zeros up to 56 bytes mod 64, then the bit length big-endian.
+  pending_[pendingBytes_++] = 0x80;
+  if (pendingBytes_ > 56) {
+    std::fill(pending_.begin() + pendingBytes_, pending_.end(), 0);
+    compressBlock(pending_.data());
+    pendingBytes_ = 0;
+  }
+  std::fill(pending_.begin() + pendingBytes_, pending_.begin() + 56, 0);
+  for (int i = 0; i < 8; ++i) pending_[63 - i] = static_cast<uint8_t>(totalBits >> (8 * i));
+  compressBlock(pending_.data());
+  std::array<uint8_t, 32> digest;
+  for (int i = 0; i < 32; ++i)
+    digest[i] = static_cast<uint8_t>(state_[i / 4] >> (24 - 8 * (i % 4)));
+  return digest;
+}
+
+void Sha256::compressBlock(const uint8_t* block) {
+  std::array<uint32_t, 64> w;
+  for (int i = 0; i < 16; ++i)
+    w[i] = uint32_t{block[4 * i]} << 24 | uint32_t{block[4 * i + 1]} << 16 |
+           uint32_t{block[4 * i + 2]} << 8 | uint32_t{block[4 * i + 3]};
+  for (int i = 16; i < 64; ++i) {
+    uint32_t s0 = rotateRight(w[i - 15], 7) ^ rotateRight(w[i - 15], 18) ^ (w[i - 15] >> 3);
+    uint32_t s1 = rotateRight(w[i - 2], 17) ^ rotateRight(w[i - 2], 19) ^ (w[i - 2] >> 10);
+    w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+  }
+  auto [a, b, c, d, e, f, g, h] = state_;
+  for (int i = 0; i < 64; ++i) {
+    uint32_t s1 = rotateRight(e, 6) ^ rotateRight(e, 11) ^ rotateRight(e, 25);
+    uint32_t choose = (e & f) ^ (~e & g);
+    uint32_t t1 = h + s1 + choose + kRoundConstants[i] + w[i];
+    uint32_t s0 = rotateRight(a, 2) ^ rotateRight(a, 13) ^ rotateRight(a, 22);
+    uint32_t majority = (a & b) ^ (a & c) ^ (b & c);
+    h = g;
+    g = f;
+    f = e;
+    e = d + t1;
+    d = c;
+    c = b;
+    b = a;
+    a = t1 + s0 + majority;
+  }
+  std::array<uint32_t, 8> mixed = {a, b, c, d, e, f, g, h};
+  for (int i = 0; i < 8; ++i) state_[i] += mixed[i];
+}
+
+std::string sha256Hex(std::string_view bytes) {
+  Sha256 hash;
+  hash.update(bytes);
+  return toHex(hash.finish());
+}
+
+Compiler nvrtcCompiler() {
+  return {nvrtcIdentity(), [](const CompileRequest& request) {
+            return compileCuda(request.source, request.name + ".cu", request.ccMajor,
+                               request.ccMinor, request.options)
+                .cubin;
+          }};
+}
+
+KernelCache::KernelCache(Compiler compiler, KernelCacheConfig config)
+    : compiler_(std::move(compiler)), config_(std::move(config)) {}
+
+KernelCache& KernelCache::global() {
+  static KernelCache cache(nvrtcCompiler(), configFromEnvironment());
+  return cache;
+}
+
+KernelCacheConfig KernelCache::configFromEnvironment() {
+  KernelCacheConfig config;
+  std::string disable = readEnv("POLYRED_DISABLE_CACHE");
+  config.enabled = disable.empty() || disable == "0";
+  config.dumpDirectory = readEnv("POLYRED_DUMP_CUDA");
+  if (std::string dir = readEnv("POLYRED_CACHE_DIR"); !dir.empty())
+    config.directory = dir;
+  else if (std::string xdg = readEnv("XDG_CACHE_HOME"); !xdg.empty())
+    config.directory = std::filesystem::path(xdg) / "polyred";
+  else if (std::string home = readEnv("HOME"); !home.empty())
+    config.directory = std::filesystem::path(home) / ".cache" / "polyred";
+  return config;
+}
+
+std::string KernelCache::key(const CompileRequest& request) const {
+  Sha256 hash;
+  updateField(hash, kCacheVersion);
+  updateField(hash, compiler_.identity);
+  updateField(hash, "sm_" + std::to_string(request.ccMajor) + std::to_string(request.ccMinor));
+  updateField(hash, std::to_string(request.options.size()));
+  for (const std::string& option : request.options) updateField(hash, option);
+  updateField(hash, request.name);
+  updateField(hash, request.source);
+  return toHex(hash.finish());
+}
+
+KernelCache::Cubin KernelCache::cubin(const CompileRequest& request) {
+  std::string entryKey = key(request);
+  if (!config_.dumpDirectory.empty()) dumpSource(entryKey, request);
+  if (!config_.enabled)
+    return std::make_shared<const std::vector<char>>(compiler_.compile(request));
+  if (Cubin hit = findInMemory(entryKey)) return hit;
+  // Compiling happens outside the lock: two threads may compile the same kernel once
+  // each, which is cheaper than serializing every compile.
+  Cubin found = readFromDisk(entryKey);
+  if (!found) {
+    found = std::make_shared<const std::vector<char>>(compiler_.compile(request));
+    writeToDisk(entryKey, *found);
+  }
+  std::lock_guard lock(mutex_);
+  return memory_.try_emplace(entryKey, found).first->second;
+}
+
+KernelCache::Cubin KernelCache::findInMemory(const std::string& key) {
+  std::lock_guard lock(mutex_);
+  auto it = memory_.find(key);
+  return it == memory_.end() ? nullptr : it->second;
+}
+
+std::filesystem::path KernelCache::entryPath(const std::string& key) const {
+  return config_.directory / (key + ".cubin");
+}
+
+// A missing, unreadable, truncated or corrupt entry reads as absent.
+KernelCache::Cubin KernelCache::readFromDisk(const std::string& key) const {
+  if (config_.directory.empty()) return nullptr;
+  std::ifstream in(entryPath(key), std::ios::binary);
+  std::string file{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  size_t headerBytes = kEntryMagic.size() + kDigestBytes;
+  if (file.size() < headerBytes || !file.starts_with(kEntryMagic)) return nullptr;
+  std::string_view payload = std::string_view(file).substr(headerBytes);
+  Sha256 hash;
+  hash.update(payload);
+  std::array<uint8_t, 32> digest = hash.finish();
+  if (asText(digest) != std::string_view(file).substr(kEntryMagic.size(), kDigestBytes))
+    return nullptr;
+  return std::make_shared<const std::vector<char>>(payload.begin(), payload.end());
+}
+
+// Best effort: a cache that cannot be written (read-only home, full disk) only costs
+// recompiling next time.
+void KernelCache::writeToDisk(const std::string& key, const std::vector<char>& cubin) const {
+  if (config_.directory.empty()) return;
+  std::string_view payload(cubin.data(), cubin.size());
+  Sha256 hash;
+  hash.update(payload);
+  std::array<uint8_t, 32> digest = hash.finish();
+  writeAtomically(entryPath(key), {kEntryMagic, asText(digest), payload});
+}
+
+// The user asked for the dump, so failing to write it is an error.
+void KernelCache::dumpSource(const std::string& key, const CompileRequest& request) const {
+  std::filesystem::path path =
+      config_.dumpDirectory / (request.name + "-" + key.substr(0, 16) + ".cu");
+  if (!writeAtomically(path, {request.source}))
+    throw Error("POLYRED_DUMP_CUDA: cannot write " + path.string());
+}
+
+}  // namespace polyred

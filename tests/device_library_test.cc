@@ -1,0 +1,478 @@
+// The device reduction library (src/device/*.cuh) and the NVRTC wrapper, without a GPU:
+//  - DeviceLibraryLogic: replays the block reductions' trees on the CPU through the very
+//    index functions the device code uses (polyred_reduce_layout.cuh), for every block
+//    shape of up to 1024 threads, and checks each row / column / block total exactly,
+//    every shuffle's source lane and mask, and every shared-memory slot;
+//  - DeviceLibraryCompile: every (accumulator type, combiner) pair through every
+//    building block compiles with NVRTC to a CUBIN for sm_90, with the expected atomic
+//    instructions in the PTX; unsupported uses fail with the library's static_assert;
+//  - Nvrtc: the wrapper itself.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <future>
+#include <map>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "device/polyred_reduce_layout.cuh"
+#include "runtime/nvrtc.h"
+
+using namespace polyred;
+namespace dev = polyred_dev;
+
+namespace {
+
+// ------------------------------------------------------------------------------------
+// CPU replay of the block reductions (sum of 64-bit values, wrapping: a value counted
+// twice or missed changes the total).
+
+// Shared memory of the replay: remembers which slots were written, checks bounds.
+struct SharedMemory {
+  std::vector<uint64_t> value;
+  std::vector<bool> written;
+  explicit SharedMemory(int n) : value(n), written(n) {}
+  void store(int slot, uint64_t v) {
+    ASSERT_GE(slot, 0);
+    ASSERT_LT(slot, static_cast<int>(value.size()));
+    value[slot] = v;
+    written[slot] = true;
+  }
+  uint64_t load(int slot) const {
+    EXPECT_GE(slot, 0);
+    EXPECT_LT(slot, static_cast<int>(value.size()));
+    if (slot < 0 || slot >= static_cast<int>(value.size())) return 0;
+    EXPECT_TRUE(written[slot]) << "slot " << slot << " read before written";
+    return value[slot];
+  }
+};
+
+// warp_butterfly<width> in every warp; `mask(t)` is the mask thread t passes.
+template <class MaskOf>
+void replayButterfly(std::vector<uint64_t>& v, int threads, int width, MaskOf mask) {
+  for (int offset = width / 2; offset > 0; offset /= 2) {
+    const std::vector<uint64_t> before = v;
+    for (int t = 0; t < threads; ++t) {
+      const int lane = t % dev::kWarpSize, src = t - lane + (lane ^ offset);
+      ASSERT_LT(src, threads);
+      ASSERT_TRUE(mask(t) >> (src % dev::kWarpSize) & 1u) << "source lane outside the mask";
+      ASSERT_TRUE(mask(t) >> lane & 1u);
+      ASSERT_EQ(mask(t), mask(src)) << "partners pass different masks";
+      v[t] = before[t] + before[src];
+    }
+  }
+}
+
+// warp_run_tree<maxLen> over the threads for which `active(t)` (whole warps), each with
+// its run segment(t) and the warp mask of the block.
+template <class Active, class SegmentOf>
+void replayRunTree(std::vector<uint64_t>& v, int threads, int maxLen, Active active, SegmentOf segment) {
+  for (int offset = 1; offset < maxLen; offset *= 2) {
+    const std::vector<uint64_t> before = v;
+    for (int t = 0; t < threads; ++t) {
+      if (!active(t)) continue;
+      const dev::Segment s = segment(t);
+      if (!dev::tree_absorbs(s, offset)) continue;
+      const int lane = t % dev::kWarpSize, src = t + offset;
+      const unsigned mask = dev::warp_lane_mask(threads, t / dev::kWarpSize);
+      ASSERT_LT(lane + offset, dev::kWarpSize) << "partner in another warp";
+      ASSERT_TRUE(mask >> (lane + offset) & 1u) << "source lane outside the mask";
+      ASSERT_TRUE(active(src)) << "source lane does not run the shuffle";
+      const dev::Segment p = segment(src);
+      ASSERT_EQ(p.rel, s.rel + offset) << "partner outside the run";
+      ASSERT_EQ(p.len, s.len);
+      v[t] = before[t] + before[src];
+    }
+  }
+}
+
+// detail::reduce_rows<W, R>: rows of W consecutive threads; partials in smem from
+// `base`. Returns the threads' values afterwards.
+std::vector<uint64_t> replayRows(int width, int rows, std::vector<uint64_t> v, SharedMemory& smem, int base) {
+  const dev::RowsLayout L = dev::RowsLayout::make(width, rows);
+  const int threads = L.threads();
+  if (L.single_butterfly()) {
+    replayButterfly(v, threads, width, [&](int t) { return dev::group_lane_mask(width, t % dev::kWarpSize); });
+    return v;
+  }
+  if (L.warp_aligned()) {
+    replayButterfly(v, threads, dev::kWarpSize,
+                    [&](int t) { return dev::warp_lane_mask(threads, t / dev::kWarpSize); });
+  } else {
+    replayRunTree(v, threads, L.max_run(), [](int) { return true; }, [&](int t) { return L.segment(t); });
+  }
+  std::vector<bool> slotUsed(L.partial_slots());
+  for (int t = 0; t < threads; ++t) {
+    if (L.segment(t).rel != 0) continue;
+    const int slot = L.partial_slot(t);
+    EXPECT_GE(slot, 0);
+    EXPECT_LT(slot, L.partial_slots());
+    EXPECT_FALSE(slotUsed[slot]) << "two segments write slot " << slot;
+    slotUsed[slot] = true;
+    smem.store(base + slot, v[t]);
+  }
+  if (L.finish_in_warp) {
+    auto active = [&](int t) { return L.warp_has_row_head(t / dev::kWarpSize); };
+    for (int t = 0; t < threads; ++t) {
+      if (!L.loads_partial(t)) continue;
+      EXPECT_TRUE(active(t)) << "a finishing lane in a warp that skips level 2";
+      EXPECT_LT(L.finishing_slot(t) - L.row_of(t) * L.max_segments, L.segments(L.row_of(t)));
+      v[t] = smem.load(base + L.finishing_slot(t));
+    }
+    replayRunTree(v, threads, L.max_segments, active, [&](int t) { return L.finishing_segment(t); });
+  } else {
+    for (int row = 0; row < rows; ++row) {
+      uint64_t acc = smem.load(base + row * L.max_segments);
+      for (int k = 1; k < L.segments(row); ++k) acc += smem.load(base + row * L.max_segments + k);
+      v[row * width] = acc;
+    }
+  }
+  return v;
+}
+
+std::vector<uint64_t> randomValues(int n, uint64_t seed) {
+  std::vector<uint64_t> v(n);
+  for (auto& x : v) {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    x = seed ^ (seed >> 29);
+  }
+  return v;
+}
+
+// Checks block_reduce_x, block_reduce_y and block_reduce_all on one block shape.
+void checkShape(int bx, int by) {
+  SCOPED_TRACE("block " + std::to_string(bx) + "x" + std::to_string(by));
+  const int threads = bx * by;
+  const std::vector<uint64_t> in = randomValues(threads, threads * 7919 + bx);
+
+  {  // x: row y's total in thread (0, y)
+    const dev::RowsLayout L = dev::RowsLayout::make(bx, by);
+    SharedMemory smem(std::max(1, L.partial_slots()));
+    const std::vector<uint64_t> out = replayRows(bx, by, in, smem, 0);
+    for (int y = 0; y < by; ++y) {
+      uint64_t want = 0;
+      for (int x = 0; x < bx; ++x) want += in[y * bx + x];
+      ASSERT_EQ(out[y * bx], want) << "block_reduce_x, row " << y;
+    }
+  }
+  {  // all: the block's total in thread (0, 0)
+    const dev::RowsLayout L = dev::RowsLayout::make(threads, 1);
+    SharedMemory smem(std::max(1, L.partial_slots()));
+    uint64_t want = 0;
+    for (uint64_t x : in) want += x;
+    ASSERT_EQ(replayRows(threads, 1, in, smem, 0)[0], want) << "block_reduce_all";
+  }
+  {  // y: column x's total in thread (x, 0)
+    const dev::ColumnsLayout C = dev::ColumnsLayout::make(bx, by);
+    SharedMemory smem(std::max(1, C.smem_elements()));
+    std::vector<uint64_t> out(threads);
+    if (by == 1) {
+      out = in;
+    } else if (!C.staged()) {
+      out = replayRows(by, 1, in, smem, 0);
+    } else {
+      for (int t = 0; t < threads; ++t) {
+        const int slot = C.store_slot(t % bx, t / bx);
+        ASSERT_LT(slot, C.partials_offset());
+        ASSERT_FALSE(smem.written[slot]) << "two threads stage to slot " << slot;
+        smem.store(slot, in[t]);
+      }
+      std::vector<uint64_t> gathered(threads);
+      for (int t = 0; t < threads; ++t) gathered[t] = smem.load(C.gather_slot(t));
+      gathered = replayRows(by, bx, gathered, smem, C.partials_offset());
+      for (int t = 0; t < threads; t += by) smem.store(C.gather_slot(t), gathered[t]);
+      for (int t = 0; t < threads; ++t) out[t] = smem.load(C.result_slot(t % bx));
+    }
+    for (int x = 0; x < bx; ++x) {
+      uint64_t want = 0;
+      for (int y = 0; y < by; ++y) want += in[y * bx + x];
+      ASSERT_EQ(out[x], want) << "block_reduce_y, column " << x;
+    }
+  }
+}
+
+// The shared-memory sizes are compile-time constants in plain C++ too.
+static_assert(dev::smem_x<32, 1>() == 1 && dev::smem_x<1024, 1>() == 32 && dev::smem_x<256, 4>() == 32);
+static_assert(dev::smem_all<16, 2>() == 1 && dev::smem_all<33, 7>() == 8);
+static_assert(dev::smem_y<32, 1>() == 1 && dev::smem_y<32, 8>() == 32 * 9);
+
+}  // namespace
+
+TEST(DeviceLibraryLogic, EveryBlockShapeCombinesEachValueOnce) {
+  for (int bx = 1; bx <= dev::kMaxBlockThreads; ++bx)
+    for (int by = 1; bx * by <= dev::kMaxBlockThreads; ++by) {
+      checkShape(bx, by);
+      if (::testing::Test::HasFatalFailure() || ::testing::Test::HasNonfatalFailure()) return;
+    }
+}
+
+TEST(DeviceLibraryLogic, MasksNameExactlyTheLanesPresent) {
+  EXPECT_EQ(dev::warp_lane_mask(1024, 31), 0xffffffffu);
+  EXPECT_EQ(dev::warp_lane_mask(231, 7), 0x7fu);  // 33x7: the last warp has 7 threads
+  EXPECT_EQ(dev::warp_lane_mask(1, 0), 0x1u);
+  EXPECT_EQ(dev::group_lane_mask(8, 19), 0xff0000u);
+  EXPECT_EQ(dev::group_lane_mask(32, 5), 0xffffffffu);
+  EXPECT_EQ(dev::group_lane_mask(1, 6), 0x40u);
+}
+
+TEST(DeviceLibraryLogic, ColumnStagingHasAtMostOneTwoWayConflictForPowerOfTwoShapes) {
+  // An odd pitch makes the staging store conflict-free but then the gather may meet a
+  // 2-way conflict (and vice versa); the pitch search keeps the total at 3 wavefronts.
+  for (int bx = 2; bx <= 512; bx *= 2)
+    for (int by = 2; bx * by <= 1024; by *= 2) {
+      const dev::ColumnsLayout C = dev::ColumnsLayout::make(bx, by);
+      for (int warp = 0; warp * dev::kWarpSize < bx * by; ++warp)
+        EXPECT_LE(C.store_conflicts(warp) + C.gather_conflicts(warp), 3) << bx << "x" << by << " warp " << warp;
+      EXPECT_LE(C.partials_offset(), bx * by + 32 + bx) << bx << "x" << by;
+    }
+}
+
+// ------------------------------------------------------------------------------------
+// NVRTC compilation of the library.
+
+namespace {
+
+struct AccType {
+  const char* cuda;  // spelled in CUDA C++
+  const char* tag;   // in kernel names
+};
+const AccType kAccTypes[] = {{"int", "i32"}, {"long long", "i64"}, {"float", "f32"}, {"double", "f64"}};
+// The built-in combiners, then a user-defined one (LargerMagnitude, in kPrelude).
+const char* const kCombiners[] = {"Sum", "Prod", "Max", "Min", "And", "Or", "LargerMagnitude"};
+
+const char* const kPrelude = R"(
+#include "polyred_reduce.cuh"
+using namespace polyred_dev;
+// A user-defined combiner: the argument of larger magnitude.
+template <class T> struct LargerMagnitude {
+  __device__ T operator()(T a, T b) const { return (a < T(0) ? -a : a) >= (b < T(0) ? -b : b) ? a : b; }
+};
+template <int BX, int BY> constexpr int smem_any() {
+  constexpr int x = smem_x<BX, BY>(), y = smem_y<BX, BY>(), all = smem_all<BX, BY>();
+  return x > y ? (x > all ? x : all) : (y > all ? y : all);
+}
+)";
+
+constexpr int kCc = 90;  // sm_90 (H100 / H200)
+
+NvrtcResult compile(const std::string& source, const std::string& name) {
+  return compileCuda(source, name, kCc / 10, kCc % 10);
+}
+
+// The PTX of one kernel (from its .entry to the next).
+std::string kernelPtx(const std::string& ptx, const std::string& kernel) {
+  const size_t start = ptx.find(".entry " + kernel + "(");
+  if (start == std::string::npos) return "";
+  const size_t end = ptx.find(".entry ", start + 1);
+  return ptx.substr(start, end == std::string::npos ? std::string::npos : end - start);
+}
+
+// One kernel per (block shape, accumulator type) running block_reduce_x, _y and _all
+// with every combiner, one smem buffer reused by all 21 calls.
+std::string blockReductionSource(const std::vector<std::pair<int, int>>& shapes) {
+  std::string s = std::string(kPrelude) + R"(
+template <class T, int BX, int BY, template <class> class Op>
+__device__ void reduce_three_ways(const T* in, T* out, T* smem) {
+  const int t = threadIdx.y * BX + threadIdx.x;
+  const T v = in[t];
+  out[t] = block_reduce_x<T, Op<T>, BX, BY>(v, Op<T>{}, smem);
+  out[BX * BY + t] = block_reduce_y<T, Op<T>, BX, BY>(v, Op<T>{}, smem);
+  out[2 * BX * BY + t] = block_reduce_all<T, Op<T>, BX, BY>(v, Op<T>{}, smem);
+}
+template <class T, int BX, int BY>
+__device__ void reduce_with_every_combiner(const T* in, T* out) {
+  __shared__ T smem[smem_any<BX, BY>()];
+)";
+  int k = 0;
+  for (const char* op : kCombiners)
+    s += "  reduce_three_ways<T, BX, BY, " + std::string(op) + ">(in, out + " + std::to_string(3 * k++) +
+         " * BX * BY, smem);\n";
+  s += "}\n";
+  for (auto [bx, by] : shapes)
+    for (const AccType& t : kAccTypes) {
+      const std::string shape = std::to_string(bx) + "x" + std::to_string(by);
+      s += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(bx * by) + ") reduce_" + t.tag + "_" +
+           shape + "(const " + t.cuda + "* in, " + t.cuda + "* out) { reduce_with_every_combiner<" + t.cuda +
+           ", " + std::to_string(bx) + ", " + std::to_string(by) + ">(in, out); }\n";
+    }
+  return s;
+}
+
+// One kernel per (type, combiner) running the atomic protocol and the deterministic
+// one (all three fixed-order combines) on a 128x2 block.
+std::string crossBlockSource() {
+  std::string s = std::string(kPrelude) + R"(
+template <class T, class Op>
+__device__ void cross_block(T* ws_acc, T* ws_partials, unsigned* ws_tickets, T* out, const T* in, T identity) {
+  constexpr int BX = 128, BY = 2;
+  __shared__ T smem[smem_any<BX, BY>()];
+  const int t = threadIdx.y * BX + threadIdx.x;
+  const T partial = block_reduce_all<T, Op, BX, BY>(in[blockIdx.x * BX * BY + t], Op{}, smem);
+  if (t == 0) atomic_combine(&ws_acc[0], partial, Op{});
+  if (block_arrive_last(&ws_tickets[0], gridDim.x) && t == 0) out[0] = take_and_reset(&ws_acc[0], identity);
+  if (t == 0) ws_partials[blockIdx.x] = partial;
+  if (block_arrive_last(&ws_tickets[1], gridDim.x)) {
+    const T all = combine_partials_fixed_order<T, Op, BX, BY>(ws_partials, gridDim.x, identity, Op{}, smem);
+    const T row = combine_partials_fixed_order_x<T, Op, BX, BY>(ws_partials + threadIdx.y, gridDim.x, identity, Op{}, smem);
+    const T column = combine_partials_fixed_order_y<T, Op, BX, BY>(ws_partials + threadIdx.x, gridDim.x, identity, Op{}, smem);
+    if (t == 0) out[1] = all;
+    if (threadIdx.x == 0) out[2 + threadIdx.y] = row;
+    if (threadIdx.y == 0) out[4 + threadIdx.x] = column;
+  }
+}
+)";
+  for (const AccType& t : kAccTypes)
+    for (const char* op : kCombiners) {
+      const std::string T = t.cuda;
+      s += "extern \"C\" __global__ void __launch_bounds__(256) cross_" + std::string(t.tag) + "_" + op + "(" + T +
+           "* a, " + T + "* p, unsigned* k, " + T + "* o, const " + T + "* in, " + T + " id) { cross_block<" + T +
+           ", " + op + "<" + T + ">>(a, p, k, o, in, id); }\n";
+    }
+  return s;
+}
+
+// The atomic instruction atomic_combine must use for (type, combiner); "cas" = a
+// compare-and-swap loop.
+std::string expectedAtomic(const std::string& tag, const std::string& op) {
+  const bool wide = tag == "i64" || tag == "f64";
+  const std::string b = wide ? "b64" : "b32";
+  if (op == "Sum") {
+    if (tag == "i32") return "add.(s32|u32)";
+    if (tag == "i64") return "add.u64";
+    return "add." + tag;
+  }
+  if ((op == "Max" || op == "Min") && (tag == "i32" || tag == "i64"))
+    return (op == "Max" ? "max.s" : "min.s") + std::string(wide ? "64" : "32");
+  if (op == "And") return "and." + b;
+  if (op == "Or") return "or." + b;
+  return "cas." + b;
+}
+
+}  // namespace
+
+TEST(Nvrtc, TrivialKernelCompilesToCubin) {
+  const NvrtcResult r = compile(R"(extern "C" __global__ void k(float* x) { x[threadIdx.x] *= 2.0f; })", "trivial.cu");
+  ASSERT_GE(r.cubin.size(), 4u);
+  EXPECT_EQ(std::string(r.cubin.data(), 4), "\x7f" "ELF");
+  EXPECT_NE(r.ptx.find(".target sm_90"), std::string::npos);
+  EXPECT_FALSE(nvrtcVersion().empty());
+}
+
+TEST(Nvrtc, SyntaxErrorThrowsCompileErrorWithLogAndSource) {
+  const std::string source = "extern \"C\" __global__ void broken(float* x) { x[0] = ; }\n";
+  try {
+    compile(source, "broken.cu");
+    FAIL() << "expected CompileError";
+  } catch (const CompileError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(e.log().find("expected an expression"), std::string::npos) << e.log();
+    EXPECT_NE(what.find(e.log()), std::string::npos);
+    EXPECT_NE(what.find("broken.cu"), std::string::npos);
+    EXPECT_NE(what.find("1: extern \"C\" __global__ void broken"), std::string::npos) << what;
+  }
+}
+
+TEST(Nvrtc, CudaRootComesFromTheEnvironment) {
+  const std::string source = "#include <cuda_fp16.h>\n__global__ void k(__half* h) { h[0] = __float2half(1.0f); }\n";
+  compile(source, "fp16.cu");
+  setenv("POLYRED_CUDA_ROOT", "/nonexistent-cuda", 1);
+  EXPECT_THROW(compile(source, "fp16.cu"), CompileError);
+  unsetenv("POLYRED_CUDA_ROOT");
+}
+
+TEST(DeviceLibraryCompile, BlockReductionsForEveryTypeCombinerAndShape) {
+  // Two programs compiled concurrently (NVRTC is thread-safe across programs).
+  const std::vector<std::vector<std::pair<int, int>>> programs = {
+      {{32, 1}, {128, 1}, {256, 4}, {96, 3}, {1, 1}, {31, 33}},
+      {{16, 8}, {1, 256}, {33, 7}, {1024, 1}, {7, 1}, {3, 341}},
+  };
+  std::vector<std::future<NvrtcResult>> results;
+  for (size_t i = 0; i < programs.size(); ++i)
+    results.push_back(std::async(std::launch::async, [&, i] {
+      return compile(blockReductionSource(programs[i]), "block_reductions_" + std::to_string(i) + ".cu");
+    }));
+  for (size_t i = 0; i < programs.size(); ++i) {
+    const NvrtcResult r = results[i].get();
+    EXPECT_FALSE(r.cubin.empty());
+    EXPECT_EQ(r.log, "");
+    for (auto [bx, by] : programs[i])
+      for (const AccType& t : kAccTypes) {
+        const std::string kernel = std::string("reduce_") + t.tag + "_" + std::to_string(bx) + "x" + std::to_string(by);
+        EXPECT_FALSE(kernelPtx(r.ptx, kernel).empty()) << kernel;
+      }
+  }
+}
+
+TEST(DeviceLibraryCompile, CrossBlockProtocolsForEveryTypeAndCombiner) {
+  const NvrtcResult r = compile(crossBlockSource(), "cross_block.cu");
+  EXPECT_EQ(r.log, "");
+  for (const AccType& t : kAccTypes)
+    for (const char* op : kCombiners) {
+      const std::string kernel = std::string("cross_") + t.tag + "_" + op;
+      const std::string ptx = kernelPtx(r.ptx, kernel);
+      ASSERT_FALSE(ptx.empty()) << kernel;
+      const std::string atomic = expectedAtomic(t.tag, op);
+      EXPECT_TRUE(std::regex_search(ptx, std::regex("(atom|red)\\.global\\." + atomic)))
+          << kernel << " should use " << atomic;
+      if (atomic.rfind("cas", 0) != 0) {
+        EXPECT_EQ(ptx.find(".cas."), std::string::npos) << kernel;
+      }
+      EXPECT_NE(ptx.find("atom.global.inc.u32"), std::string::npos) << kernel;  // arrive_last
+      EXPECT_NE(ptx.find("atom.global.exch.b" + std::string(t.tag[1] == '3' ? "32" : "64")), std::string::npos)
+          << kernel;  // take_and_reset
+      EXPECT_NE(ptx.find("ld.global.cg"), std::string::npos) << kernel;  // partials bypass L1
+    }
+}
+
+TEST(DeviceLibraryCompile, ConversionsAndVectorLoads) {
+  const std::string source = std::string(kPrelude) + R"(
+extern "C" __global__ void widen(const __half* h, const __nv_bfloat16* b, const float* f, const double* d,
+                                 __half* ho, __nv_bfloat16* bo, float* fo, double* dout) {
+  const Vec<__half, 8> hv = load_vec<__half, 8>(h);
+  const Vec<__nv_bfloat16, 4> bv = load_vec<__nv_bfloat16, 4>(b);
+  const Vec<float, 4> fv = load_vec<float, 4>(f);
+  const Vec<double, 2> dv = load_vec<double, 2>(d);
+  float acc = 0.0f;
+  for (int i = 0; i < 8; ++i) acc += to_float(hv.v[i]);
+  for (int i = 0; i < 4; ++i) acc += to_float(bv.v[i]) + to_float(fv.v[i]);
+  ho[0] = float_to<__half>(acc);
+  bo[0] = float_to<__nv_bfloat16>(acc);
+  fo[0] = float_to<float>(acc);
+  dout[0] = dv.v[0] + dv.v[1];
+}
+)";
+  const NvrtcResult r = compile(source, "vectors.cu");
+  EXPECT_NE(r.ptx.find("ld.global.v4.f32"), std::string::npos);                        // 4 floats
+  EXPECT_NE(r.ptx.find("ld.global.v2.f64"), std::string::npos);                        // 2 doubles
+  EXPECT_TRUE(std::regex_search(r.ptx, std::regex("ld\\.global\\.v4\\.(u32|b32)")));  // 8 halves
+  EXPECT_TRUE(std::regex_search(r.ptx, std::regex("ld\\.global\\.v4\\.(u16|b16)")));  // 4 bfloat16
+}
+
+TEST(DeviceLibraryCompile, UnsupportedUsesFailWithTheLibrarysMessage) {
+  const std::map<std::string, std::string> cases = {
+      {"__global__ void k(__half* p) { atomic_combine(p, __half(), Sum<__half>{}); }",
+       "polyred: accumulator type must be int, long long, float or double"},
+      {"struct Pair { double a, b; };\n"
+       "struct AddPairs { __device__ Pair operator()(Pair x, Pair y) const { return {x.a + y.a, x.b + y.b}; } };\n"
+       "__global__ void k(Pair* p) { atomic_combine(p, Pair{}, AddPairs{}); }",
+       "polyred: accumulator type must be int, long long, float or double"},
+      {"__global__ void k(short* p) { __shared__ short s[4]; p[0] = block_reduce_x<short, Sum<short>, 32, 1>(p[0], {}, s); }",
+       "polyred: accumulator type must be int, long long, float or double"},
+      {"__global__ void k(float* p) { __shared__ float s[64]; p[0] = block_reduce_y<float, Sum<float>, 64, 32>(p[0], {}, s); }",
+       "polyred: block shape must have 1..1024 threads"},
+      {"__global__ void k(float* p) { atomic_combine(p, 1.0f, Max<double>{}); }",
+       "polyred: combiner type differs from the accumulator type"},
+      {"__global__ void k(const double* p, double* o) { o[0] = load_vec<double, 4>(p).v[0]; }",
+       "polyred: load_vec needs a 4-, 8- or 16-byte vector"},
+  };
+  for (const auto& [body, message] : cases) {
+    try {
+      compile(std::string(kPrelude) + body, "unsupported.cu");
+      ADD_FAILURE() << "compiled: " << body;
+    } catch (const CompileError& e) {
+      EXPECT_NE(e.log().find(message), std::string::npos) << body << "\n" << e.log();
+    }
+  }
+}

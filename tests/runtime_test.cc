@@ -1,0 +1,305 @@
+// CPU tests of the runtime: SHA-256, cache keys, the on-disk kernel cache (with a fake
+// compiler, so no NVRTC is needed) and the no-GPU behaviour of the executor.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runtime/executor.h"
+#include "runtime/kernel_cache.h"
+#include "support/error.h"
+
+namespace polyred {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(RuntimeSha256, MatchesPublishedVectors) {
+  EXPECT_EQ(sha256Hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(sha256Hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(sha256Hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+}
+
+TEST(RuntimeSha256, PaddingBoundaries) {
+  // Lengths around 56 and 64 bytes take the one- and two-block padding paths.
+  const std::map<size_t, std::string> expected = {
+      {55, "d5e285683cd4efc02d021a5c62014694958901005d6f71e89e0989fac77e4072"},
+      {56, "04c26261370ee7541549d16dee320c723e3fd14671e66a099afe0a377c16888e"},
+      {63, "75220b47218278e656f2013bb8f0c455a25eaf01e86c64924e9d48d89776d6f2"},
+      {64, "7ce100971f64e7001e8fe5a51973ecdfe1ced42befe7ee8d5fd6219506b5393c"},
+      {65, "9537c5fdf120482f7d58d25e9ed583f52c02b4e304ea814db1633ad565aed7e9"},
+      {119, "000b48d4edf0fa7bee3c6236ecd2785baa5db4eeb8bb54341b029e0d9fa5fb0c"},
+      {120, "13f05a0b594787f5ecd315edc96141bd3243203d1b7d4f0836f37308b276ba98"}};
+  for (const auto& [length, hex] : expected)
+    EXPECT_EQ(sha256Hex(std::string(length, 'x')), hex) << length;
+}
+
+TEST(RuntimeSha256, IncrementalUpdatesEqualOneShot) {
+  std::string million(1'000'000, 'a');
+  Sha256 pieces;
+  for (size_t at = 0; at < million.size(); at += 999)
+    pieces.update(std::string_view(million).substr(at, 999));
+  Sha256 whole;
+  whole.update(million);
+  EXPECT_EQ(pieces.finish(), whole.finish());
+  EXPECT_EQ(sha256Hex(million), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+
+// A compiler that needs no NVRTC: the "cubin" is a function of the request, and every
+// call is counted.
+struct FakeCompiler {
+  int calls = 0;
+  Compiler compiler(std::string identity = "fake-compiler 1") {
+    return {std::move(identity), [this](const CompileRequest& request) {
+              ++calls;
+              std::string text = "cubin:" + request.name + ":" + request.source;
+              return std::vector<char>(text.begin(), text.end());
+            }};
+  }
+};
+
+CompileRequest addOneRequest() {
+  return {"add_one",
+          "extern \"C\" __global__ void add_one(float* x) { x[0] += 1; }",
+          9,
+          0,
+          {"-lineinfo"}};
+}
+
+std::string asString(const KernelCache::Cubin& cubin) { return {cubin->begin(), cubin->end()}; }
+
+// A fresh directory under the test temp dir, removed at the end of the test.
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (fs::path(testing::TempDir()) / "polyred-runtime-XXXXXX").string();
+    if (mkdtemp(pattern.data()) == nullptr)
+      throw std::runtime_error("mkdtemp failed for " + pattern);
+    path_ = pattern;
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+KernelCacheConfig onDisk(const fs::path& dir) {
+  KernelCacheConfig config;
+  config.directory = dir;
+  return config;
+}
+
+std::vector<fs::path> filesIn(const fs::path& dir) {
+  std::vector<fs::path> files;
+  if (fs::exists(dir))
+    for (const auto& entry : fs::directory_iterator(dir)) files.push_back(entry.path());
+  return files;
+}
+
+TEST(KernelCacheKey, IsStableAndHex) {
+  FakeCompiler fake;
+  KernelCache a(fake.compiler(), {});
+  KernelCache b(fake.compiler(), {});
+  std::string key = a.key(addOneRequest());
+  EXPECT_EQ(key, b.key(addOneRequest()));
+  EXPECT_EQ(key.size(), 64u);
+  EXPECT_EQ(key.find_first_not_of("0123456789abcdef"), std::string::npos);
+}
+
+TEST(KernelCacheKey, ChangesWithEveryInput) {
+  FakeCompiler fake;
+  KernelCache cache(fake.compiler(), {});
+  const std::string base = cache.key(addOneRequest());
+  auto keyWith = [&](auto change) {
+    CompileRequest request = addOneRequest();
+    change(request);
+    return cache.key(request);
+  };
+  EXPECT_NE(base, keyWith([](CompileRequest& r) { r.source += " "; }));
+  EXPECT_NE(base, keyWith([](CompileRequest& r) { r.options = {"-G"}; }));
+  EXPECT_NE(base, keyWith([](CompileRequest& r) { r.options.push_back("-G"); }));
+  EXPECT_NE(base, keyWith([](CompileRequest& r) { r.ccMajor = 8; }));
+  EXPECT_NE(base, keyWith([](CompileRequest& r) { r.ccMinor = 1; }));
+  EXPECT_NE(base, keyWith([](CompileRequest& r) { r.name = "add_two"; }));
+  KernelCache otherCompiler(fake.compiler("fake-compiler 2"), {});
+  EXPECT_NE(base, otherCompiler.key(addOneRequest()));
+}
+
+TEST(KernelCacheKey, FieldBoundariesMatter) {
+  FakeCompiler fake;
+  KernelCache cache(fake.compiler(), {});
+  CompileRequest split = addOneRequest();
+  split.options = {"-a", "b"};
+  CompileRequest joined = addOneRequest();
+  joined.options = {"-ab"};
+  EXPECT_NE(cache.key(split), cache.key(joined));
+}
+
+TEST(KernelCacheDisk, RoundTripsThroughMemoryAndDisk) {
+  TempDir dir;
+  FakeCompiler fake;
+  KernelCache first(fake.compiler(), onDisk(dir.path()));
+  std::string expected = asString(first.cubin(addOneRequest()));
+  EXPECT_EQ(expected, "cubin:add_one:" + addOneRequest().source);
+  EXPECT_EQ(asString(first.cubin(addOneRequest())), expected);
+  EXPECT_EQ(fake.calls, 1);
+
+  KernelCache second(fake.compiler(), onDisk(dir.path()));  // a new process, in effect
+  EXPECT_EQ(asString(second.cubin(addOneRequest())), expected);
+  EXPECT_EQ(fake.calls, 1);
+  ASSERT_EQ(filesIn(dir.path()).size(), 1u) << "exactly the entry, no temporary files";
+  EXPECT_EQ(filesIn(dir.path())[0].filename(), second.key(addOneRequest()) + ".cubin");
+}
+
+TEST(KernelCacheDisk, CorruptOrTruncatedEntriesAreRebuilt) {
+  TempDir dir;
+  FakeCompiler fake;
+  KernelCache writer(fake.compiler(), onDisk(dir.path()));
+  std::string expected = asString(writer.cubin(addOneRequest()));
+  fs::path entry = dir.path() / (writer.key(addOneRequest()) + ".cubin");
+  std::string valid;
+  {
+    std::ifstream in(entry, std::ios::binary);
+    valid.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  std::string flipped = valid;
+  flipped.back() ^= 1;
+  const std::vector<std::string> damaged = {"", "garbage", valid.substr(0, valid.size() / 2),
+                                            flipped};
+  for (const std::string& contents : damaged) {
+    std::ofstream(entry, std::ios::binary | std::ios::trunc) << contents;
+    int before = fake.calls;
+    KernelCache reader(fake.compiler(), onDisk(dir.path()));
+    EXPECT_EQ(asString(reader.cubin(addOneRequest())), expected);
+    EXPECT_EQ(fake.calls, before + 1) << "a damaged entry must be recompiled";
+  }
+  KernelCache afterRepair(fake.compiler(), onDisk(dir.path()));
+  int before = fake.calls;
+  EXPECT_EQ(asString(afterRepair.cubin(addOneRequest())), expected);
+  EXPECT_EQ(fake.calls, before) << "the rebuilt entry is valid again";
+}
+
+TEST(KernelCacheDisk, DisabledCacheCompilesEveryTimeAndWritesNothing) {
+  TempDir dir;
+  FakeCompiler fake;
+  KernelCacheConfig config = onDisk(dir.path());
+  config.enabled = false;
+  KernelCache cache(fake.compiler(), config);
+  cache.cubin(addOneRequest());
+  cache.cubin(addOneRequest());
+  EXPECT_EQ(fake.calls, 2);
+  EXPECT_TRUE(filesIn(dir.path()).empty());
+}
+
+TEST(KernelCacheDisk, CompileErrorsPropagateAndCacheNothing) {
+  TempDir dir;
+  int calls = 0;
+  Compiler failing{"failing", [&](const CompileRequest&) -> std::vector<char> {
+                     ++calls;
+                     throw Error("does not compile");
+                   }};
+  KernelCache cache(failing, onDisk(dir.path()));
+  EXPECT_THROW(cache.cubin(addOneRequest()), Error);
+  EXPECT_THROW(cache.cubin(addOneRequest()), Error);
+  EXPECT_EQ(calls, 2);
+  EXPECT_TRUE(filesIn(dir.path()).empty());
+}
+
+TEST(KernelCacheDisk, DumpsEverySource) {
+  TempDir dir;
+  FakeCompiler fake;
+  fs::path dumps = dir.path() / "dump";
+  KernelCacheConfig config;
+  config.dumpDirectory = dumps;
+  KernelCache cache(fake.compiler(), config);
+  cache.cubin(addOneRequest());
+  std::vector<fs::path> files = filesIn(dumps);
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_EQ(files[0].filename(), "add_one-" + cache.key(addOneRequest()).substr(0, 16) + ".cu");
+  std::ifstream in(files[0]);
+  std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  EXPECT_EQ(text, addOneRequest().source);
+}
+
+// Sets environment variables for one test and restores them afterwards.
+class ScopedEnv {
+ public:
+  void set(const char* name, const char* value) {
+    if (!saved_.contains(name)) {
+      const char* old = getenv(name);
+      saved_[name] = old ? std::optional<std::string>(old) : std::nullopt;
+    }
+    if (value)
+      setenv(name, value, 1);
+    else
+      unsetenv(name);
+  }
+  ~ScopedEnv() {
+    for (const auto& [name, value] : saved_) {
+      if (value)
+        setenv(name.c_str(), value->c_str(), 1);
+      else
+        unsetenv(name.c_str());
+    }
+  }
+
+ private:
+  std::map<std::string, std::optional<std::string>> saved_;
+};
+
+TEST(KernelCacheEnvironment, DirectoryPrecedence) {
+  ScopedEnv env;
+  env.set("POLYRED_DISABLE_CACHE", nullptr);
+  env.set("POLYRED_DUMP_CUDA", nullptr);
+  env.set("HOME", "/home/someone");
+  env.set("XDG_CACHE_HOME", nullptr);
+  env.set("POLYRED_CACHE_DIR", nullptr);
+  EXPECT_EQ(KernelCache::configFromEnvironment().directory,
+            fs::path("/home/someone/.cache/polyred"));
+  env.set("XDG_CACHE_HOME", "/xdg");
+  EXPECT_EQ(KernelCache::configFromEnvironment().directory, fs::path("/xdg/polyred"));
+  env.set("POLYRED_CACHE_DIR", "/explicit");
+  KernelCacheConfig config = KernelCache::configFromEnvironment();
+  EXPECT_EQ(config.directory, fs::path("/explicit"));
+  EXPECT_TRUE(config.enabled);
+  EXPECT_TRUE(config.dumpDirectory.empty());
+}
+
+TEST(KernelCacheEnvironment, DisableAndDump) {
+  ScopedEnv env;
+  env.set("POLYRED_DISABLE_CACHE", "1");
+  env.set("POLYRED_DUMP_CUDA", "/tmp/polyred-dump");
+  KernelCacheConfig config = KernelCache::configFromEnvironment();
+  EXPECT_FALSE(config.enabled);
+  EXPECT_EQ(config.dumpDirectory, fs::path("/tmp/polyred-dump"));
+  env.set("POLYRED_DISABLE_CACHE", "0");
+  EXPECT_TRUE(KernelCache::configFromEnvironment().enabled);
+}
+
+// Without a GPU, everything that needs one says why instead of crashing.
+TEST(RuntimeNoGpu, ReportsWhyAndThrowsNoGpuError) {
+  std::string why;
+  if (gpuAvailable(&why)) GTEST_SKIP() << "a GPU is present";
+  EXPECT_FALSE(why.empty());
+  EXPECT_FALSE(gpuAvailable(nullptr));
+  try {
+    currentDevice();
+    ADD_FAILURE() << "currentDevice() did not throw";
+  } catch (const NoGpuError& e) {
+    EXPECT_EQ(std::string(e.what()), why);
+  }
+  EXPECT_THROW(DeviceBuffer(16), NoGpuError);
+  EXPECT_THROW(CompiledProgram::load(Program{}, DeviceInfo{}), NoGpuError);
+  EXPECT_THROW(timeMedianMicros([](CUstream) {}), NoGpuError);
+}
+
+}  // namespace
+}  // namespace polyred
