@@ -347,20 +347,35 @@ class BlockMachine {
   bool lastBlock_ = false;
 };
 
-// The by values (i-tile blocks) to run: all of them, or a sample within the budget.
-std::vector<int64_t> blockRows(const PolyKernel& k, int64_t maxPoints, bool& sampled) {
-  const Binding& b = k.binding;
-  std::vector<int64_t> rows(static_cast<size_t>(b.GY));
-  std::iota(rows.begin(), rows.end(), 0);
-  int64_t pointsPerRow = std::max<int64_t>(1, k.plan.M * k.plan.N / b.GY);
-  sampled = maxPoints > 0 && pointsPerRow * b.GY > maxPoints && b.GY > 2;
-  if (!sampled) return rows;
-  int64_t keep = std::clamp<int64_t>(maxPoints / pointsPerRow, 2, b.GY);
+// A sample of `count` indices 0..count-1 within `keep`: the first, the last and
+// pseudo-random others.
+std::vector<int64_t> sampleIndices(int64_t count, int64_t keep) {
+  std::vector<int64_t> all(static_cast<size_t>(count));
+  std::iota(all.begin(), all.end(), 0);
+  if (keep >= count) return all;
   std::mt19937_64 rng(12345);
-  std::shuffle(rows.begin() + 1, rows.end() - 1, rng);
-  std::vector<int64_t> chosen = {0, b.GY - 1};
-  for (size_t r = 1; r + 1 < rows.size() && static_cast<int64_t>(chosen.size()) < keep; ++r) chosen.push_back(rows[r]);
+  std::shuffle(all.begin() + 1, all.end() - 1, rng);
+  std::vector<int64_t> chosen = {0, count - 1};
+  for (size_t k = 1; k + 1 < all.size() && static_cast<int64_t>(chosen.size()) < keep; ++k) chosen.push_back(all[k]);
   return chosen;
+}
+
+// The blocks to run. A reduction needs every bx of an i-tile row (they combine), so
+// it samples rows (by); an elementwise kernel samples blocks (bx).
+std::vector<std::pair<int64_t, int64_t>> blocksToRun(const PolyKernel& k, int64_t maxPoints, bool& sampled) {
+  const Binding& b = k.binding;
+  bool elementwise = k.plan.form == CanonicalForm::Elementwise;
+  int64_t units = elementwise ? b.GX : b.GY;
+  int64_t pointsPerUnit = std::max<int64_t>(1, k.plan.M * k.plan.N / units);
+  sampled = maxPoints > 0 && pointsPerUnit * units > maxPoints && units > 2;
+  int64_t keep = sampled ? std::clamp<int64_t>(maxPoints / pointsPerUnit, 2, units) : units;
+  std::vector<std::pair<int64_t, int64_t>> blocks;
+  for (int64_t u : sampleIndices(units, keep)) {
+    if (elementwise) blocks.emplace_back(u, 0);
+    else
+      for (int64_t bx = 0; bx < b.GX; ++bx) blocks.emplace_back(bx, u);
+  }
+  return blocks;
 }
 
 }  // namespace
@@ -385,9 +400,7 @@ CpuExecResult executeOnCpu(const Graph& g, const PolyKernel& k, const std::vecto
   ExecNode root = resolver.resolve(*k.ast);
   BlockMachine machine(g, k, inputs, options, resolver.count(), result);
 
-  std::vector<std::pair<int64_t, int64_t>> blocks;
-  for (int64_t by : blockRows(k, options.maxPoints, result.sampled))
-    for (int64_t bx = 0; bx < k.binding.GX; ++bx) blocks.emplace_back(bx, by);
+  auto blocks = blocksToRun(k, options.maxPoints, result.sampled);
   std::mt19937_64 rng(options.blockOrderSeed);
   std::shuffle(blocks.begin(), blocks.end(), rng);
   for (auto [bx, by] : blocks) machine.runBlock(bx, by, root);

@@ -1,0 +1,621 @@
+// Composite JSON reader: takes composite text and gives a verified Graph (see the
+// header for the error contract).
+//
+// Honoured attributes: "axis" and "keep_dims" (reductions), "dst_type" (Cast, checked
+// against the declared output dtype), "shape" (Reshape/BroadcastTo, checked against
+// the declared output shape), "perm" (Transpose), "fake_output" (InplaceAssign).
+// A tensor's "format" is checked to be a plain row-major one (DefaultFormat, ND, NCHW,
+// ...): blocked layouts such as FRACTAL_NZ are out of scope, because their shapes and
+// axes are not the logical ones. Every other attribute (is_backed_cast,
+// enable_atomic_add, parallel_fusion_type, stitch, cross_batch, n, dyn_input_sizes,
+// keep_value_node_input, ...) is a scheduling hint that does not change what is
+// computed, and so are the top-level keys other than "op", "input_desc", "op_desc" and "output_desc"
+// (process, platform, parallel_fusion, buffer_stitch, ...).
+//
+// Conventions of MindSpore's dumps that the reader follows:
+// - A tensor descriptor with "value" is a constant scalar (a number, a one-element
+//   list, or the strings "inf"/"-inf"/"nan" for float types), at the top level or
+//   inline in an op's input_desc; one name may be given again with the same value.
+// - A reduction over every axis without keep_dims declares its output as [1] where
+//   polyred's IR says []: the reader reduces to [] and reshapes to [1]; the [] tensor
+//   is named "<output>_rank0".
+// - Reducing a rank-0 tensor reduces nothing: it is read as a Cast (a copy that takes
+//   the declared output dtype), as the framework returns the input unchanged.
+// - Assign(dst, value) yields value and writes it into the input dst; its result is an
+//   in-place output (Output::aliasOfInput). MindSpore's InplaceAssign(x, y, z) writes y
+//   into x and yields z: it is read as Assign(x, y) with a result named
+//   "<output>_written", while the op's declared output name stands for z (MindSpore's
+//   shape inference of InplaceAssign returns z's shape and dtype). Every write is kept:
+//   one that output_desc does not list is appended after the listed outputs.
+#include "frontend/composite_reader.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <unordered_map>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "frontend/builder.h"
+#include "support/error.h"
+
+namespace polyred {
+
+namespace {
+
+using Json = nlohmann::json;
+
+// Real files nest five levels deep; the cap keeps every recursive walk of a hostile
+// document (parsing, copying, freeing) far from the stack limit.
+constexpr int kMaxNesting = 64;
+// Far above any real tensor; bounds the rank-quadratic checks of the verifier.
+constexpr size_t kMaxRank = 64;
+
+constexpr CompositeOpName kOpNames[] = {
+    {"Neg", OpKind::Neg}, {"Abs", OpKind::Abs}, {"Exp", OpKind::Exp}, {"Log", OpKind::Log},
+    {"Sqrt", OpKind::Sqrt}, {"Rsqrt", OpKind::Rsqrt}, {"Reciprocal", OpKind::Reciprocal},
+    {"Tanh", OpKind::Tanh}, {"Sin", OpKind::Sin}, {"Cos", OpKind::Cos}, {"Erf", OpKind::Erf},
+    {"Sign", OpKind::Sign}, {"Floor", OpKind::Floor}, {"Ceil", OpKind::Ceil},
+    {"Round", OpKind::Round}, {"LogicalNot", OpKind::LogicalNot}, {"IsNan", OpKind::IsNan},
+    {"IsInf", OpKind::IsInf}, {"IsFinite", OpKind::IsFinite}, {"Add", OpKind::Add},
+    {"Sub", OpKind::Sub}, {"Mul", OpKind::Mul}, {"RealDiv", OpKind::Div}, {"Div", OpKind::Div},
+    {"Pow", OpKind::Pow}, {"Maximum", OpKind::Maximum}, {"Minimum", OpKind::Minimum},
+    {"Equal", OpKind::Equal}, {"NotEqual", OpKind::NotEqual}, {"Less", OpKind::Less},
+    {"LessEqual", OpKind::LessEqual}, {"Greater", OpKind::Greater},
+    {"GreaterEqual", OpKind::GreaterEqual}, {"LogicalAnd", OpKind::LogicalAnd},
+    {"LogicalOr", OpKind::LogicalOr}, {"Select", OpKind::Select}, {"Cast", OpKind::Cast},
+    {"AddN", OpKind::AddN}, {"Assign", OpKind::Assign}, {"BroadcastTo", OpKind::BroadcastTo},
+    {"Reshape", OpKind::Reshape}, {"Transpose", OpKind::Transpose},
+};
+
+constexpr CompositeReduceName kReduceNames[] = {
+    {"ReduceSum", BuiltinCombiner::Sum}, {"ReduceMax", BuiltinCombiner::Max},
+    {"ReduceMin", BuiltinCombiner::Min}, {"ReduceProd", BuiltinCombiner::Prod},
+    {"ReduceAll", BuiltinCombiner::And}, {"ReduceAny", BuiltinCombiner::Or},
+};
+
+// Ops MindSpore fuses that polyred leaves to other compilers, and why.
+struct OutOfScopeOp {
+  std::string_view name;
+  std::string_view why;
+};
+constexpr OutOfScopeOp kOutOfScopeOps[] = {
+    {"MatMul", "matrix multiplication"}, {"BatchMatMul", "matrix multiplication"},
+    {"Conv2D", "convolution"}, {"Gather", "data-dependent indexing"},
+    {"GatherNd", "data-dependent indexing"}, {"OneHot", "data-dependent indexing"},
+    {"TensorScatterAdd", "data-dependent indexing"},
+    {"UnsortedSegmentSum", "data-dependent indexing"}, {"PadAkg", "padding"},
+    {"UnPadAkg", "padding"}, {"Custom", "a user-written kernel"},
+    {"Complex", "complex numbers"}, {"CReal", "complex numbers"}, {"CImag", "complex numbers"},
+};
+
+// Element types MindSpore has and polyred does not.
+constexpr std::string_view kUnsupportedDTypes[] = {"int16", "uint16", "uint32", "uint64",
+                                                   "complex64", "complex128"};
+
+// The entry of `table` called `name`, or null.
+template <class Entry, size_t N>
+const Entry* findNamed(const Entry (&table)[N], std::string_view name) {
+  auto it = std::find_if(std::begin(table), std::end(table),
+                         [&](const Entry& e) { return e.name == name; });
+  return it == std::end(table) ? nullptr : it;
+}
+
+// Layouts in which a tensor's shape is its logical, row-major shape.
+constexpr std::string_view kPlainFormats[] = {"DefaultFormat", "ND", "NCHW", "NHWC", "NCDHW",
+                                              "NDHWC"};
+
+// Refuses nesting deeper than kMaxNesting before nlohmann sees the text. Brackets in
+// strings do not count; on malformed text the count is right up to the first error,
+// which is all the parser will read.
+void checkNesting(const std::string& text, const std::string& file) {
+  int depth = 0;
+  bool inString = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (inString) {
+      if (c == '\\') ++i;
+      else if (c == '"') inString = false;
+    } else if (c == '"') {
+      inString = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxNesting)
+        throw Error(file, "", "JSON nested deeper than " + std::to_string(kMaxNesting) +
+                                  " levels at byte " + std::to_string(i));
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+}
+
+Json parseJson(const std::string& text, const std::string& file) {
+  checkNesting(text, file);
+  try {
+    return Json::parse(text);
+  } catch (const Json::exception& e) {
+    throw Error(file, "", std::string("malformed JSON: ") + e.what());
+  }
+}
+
+struct TensorDesc {
+  std::string name;
+  Shape shape;
+  DType dtype = DType::Float32;
+  std::optional<Scalar> value;
+};
+
+std::string describe(DType t, const Shape& s) { return std::string(dtypeName(t)) + toString(s); }
+
+Shape reducedShape(const Shape& in, const std::vector<int64_t>& axes, bool keepDims) {
+  Shape out;
+  for (size_t d = 0; d < in.size(); ++d) {
+    bool reduced = std::find(axes.begin(), axes.end(), static_cast<int64_t>(d)) != axes.end();
+    if (!reduced) out.push_back(in[d]);
+    else if (keepDims) out.push_back(1);
+  }
+  return out;
+}
+
+class Reader {
+ public:
+  explicit Reader(std::string file) : file_(std::move(file)) {}
+
+  Graph read(const Json& doc) {
+    if (!doc.is_object()) fail("the top level must be a JSON object");
+    g_.sourceFile = file_;
+    g_.name = readString(field(doc, "op"), "op");
+    readInputs(optionalField(doc, "input_desc"));
+    size_t index = 0;
+    for (const Json& op : array(field(doc, "op_desc"), "op_desc")) readOp(op, index++);
+    op_.clear();
+    readOutputs(field(doc, "output_desc"));
+    g_.verify();
+    return std::move(g_);
+  }
+
+ private:
+  using Attrs = std::map<std::string, const Json*>;
+
+  [[noreturn]] void fail(const std::string& reason) const { throw Error(file_, op_, reason); }
+  [[noreturn]] void unsupported(const std::string& reason) const {
+    throw UnsupportedError(file_, op_, reason);
+  }
+
+  // ---- checked access: every JSON value is type-tested before it is read ----
+
+  const Json* optionalField(const Json& obj, const char* key) const {
+    auto it = obj.find(key);
+    return it == obj.end() || it->is_null() ? nullptr : &*it;
+  }
+  const Json& field(const Json& obj, const char* key) const {
+    auto it = obj.find(key);
+    if (it == obj.end()) fail(std::string("missing field \"") + key + "\"");
+    return *it;
+  }
+  const Json& array(const Json& j, const std::string& what) const {
+    if (!j.is_array()) fail(what + " must be a list");
+    return j;
+  }
+  const Json& object(const Json& j, const std::string& what) const {
+    if (!j.is_object()) fail(what + " must be an object");
+    return j;
+  }
+  std::string readString(const Json& j, const std::string& what) const {
+    if (!j.is_string()) fail(what + " must be a string");
+    return j.get<std::string>();
+  }
+  bool readBool(const Json& j, const std::string& what) const {
+    if (!j.is_boolean()) fail(what + " must be true or false");
+    return j.get<bool>();
+  }
+  int64_t readInt(const Json& j, const std::string& what) const {
+    if (!j.is_number_integer()) fail(what + " must be an integer");
+    if (j.is_number_unsigned() && j.get<uint64_t>() > uint64_t{std::numeric_limits<int64_t>::max()})
+      fail(what + " is out of range");
+    return j.get<int64_t>();
+  }
+  std::vector<int64_t> readIntList(const Json& j, const std::string& what) const {
+    std::vector<int64_t> r;
+    for (const Json& e : array(j, what)) r.push_back(readInt(e, what + " entry"));
+    return r;
+  }
+
+  // ---- tensor descriptors ----
+
+  Shape readShape(const Json& j, const std::string& tensor) const {
+    const std::string what = "shape of '" + tensor + "'";
+    if (j.is_array() && j.size() > kMaxRank)
+      fail(what + " has " + std::to_string(j.size()) + " dimensions; at most " +
+           std::to_string(kMaxRank) + " are accepted");
+    Shape s = readIntList(j, what);
+    int64_t n = 0;
+    try {
+      n = numElements(s);
+    } catch (const Error& e) {
+      fail("tensor '" + tensor + "': " + e.reason());
+    }
+    if (n == 0) fail("tensor '" + tensor + "' has zero elements " + toString(s));
+    return s;
+  }
+
+  DType dtypeNamed(const std::string& name) const {
+    if (auto t = parseDType(name)) return *t;
+    if (std::find(std::begin(kUnsupportedDTypes), std::end(kUnsupportedDTypes), name) !=
+        std::end(kUnsupportedDTypes))
+      unsupported("data type " + name + " is outside polyred's scope");
+    fail("unknown data_type '" + name + "'");
+  }
+
+  void checkFormat(const Json& j, const std::string& tensor) const {
+    const std::string format = readString(j, "format of '" + tensor + "'");
+    if (std::find(std::begin(kPlainFormats), std::end(kPlainFormats), format) == std::end(kPlainFormats))
+      unsupported("tensor '" + tensor + "' has layout " + format +
+                  "; blocked layouts are outside polyred's scope");
+  }
+
+  // A constant's value in dtype `t`: a JSON number or bool, the strings inf/-inf/nan
+  // for float types, or a one-element list of these.
+  Scalar readValue(const Json& j, DType t, const std::string& tensor) const {
+    const std::string what = "value of '" + tensor + "'";
+    if (j.is_array()) {
+      if (j.empty()) fail(what + " is an empty list");
+      if (j.size() > 1) unsupported(what + " has " + std::to_string(j.size()) +
+                                    " elements; polyred folds only scalar constants");
+      return readScalarValue(j.front(), t, what);
+    }
+    return readScalarValue(j, t, what);
+  }
+  Scalar readScalarValue(const Json& j, DType t, const std::string& what) const {
+    if (j.is_boolean()) return Scalar::convert(int64_t{j.get<bool>()}, t);
+    if (j.is_number_unsigned() && j.get<uint64_t>() > uint64_t{std::numeric_limits<int64_t>::max()})
+      return Scalar::convert(static_cast<double>(j.get<uint64_t>()), t);
+    if (j.is_number_integer()) return Scalar::convert(j.get<int64_t>(), t);
+    if (j.is_number_float()) return Scalar::convert(j.get<double>(), t);
+    if (j.is_string() && isFloat(t)) {
+      const std::string s = j.get<std::string>();
+      if (s == "inf") return Scalar::convert(std::numeric_limits<double>::infinity(), t);
+      if (s == "-inf") return Scalar::convert(-std::numeric_limits<double>::infinity(), t);
+      if (s == "nan") return Scalar::convert(std::numeric_limits<double>::quiet_NaN(), t);
+    }
+    fail(what + " must be a number");
+  }
+
+  TensorDesc readDesc(const Json& j) const {
+    object(j, "a tensor descriptor");
+    TensorDesc d;
+    d.name = readString(field(j, "tensor_name"), "tensor_name");
+    if (d.name.empty()) fail("empty tensor_name");
+    d.shape = readShape(field(j, "shape"), d.name);
+    d.dtype = dtypeNamed(readString(field(j, "data_type"), "data_type of '" + d.name + "'"));
+    if (const Json* format = optionalField(j, "format")) checkFormat(*format, d.name);
+    if (const Json* v = optionalField(j, "value")) d.value = readValue(*v, d.dtype, d.name);
+    return d;
+  }
+
+  // input_desc is a list of arguments, each a list of descriptors (AddN's one argument
+  // holds all its operands); null means none.
+  std::vector<TensorDesc> readDescLists(const Json* lists, const std::string& what) const {
+    std::vector<TensorDesc> descs;
+    if (!lists) return descs;
+    for (const Json& argument : array(*lists, what))
+      for (const Json& d : array(argument, what + " entry")) descs.push_back(readDesc(d));
+    return descs;
+  }
+
+  // ---- tensors ----
+
+  TensorId defineTensor(Tensor t) {
+    auto id = static_cast<TensorId>(g_.tensors.size());
+    if (!byName_.emplace(t.name, id).second) fail("tensor name '" + t.name + "' is defined twice");
+    g_.tensors.push_back(std::move(t));
+    return id;
+  }
+
+  TensorId constantFor(const TensorDesc& d) {
+    auto it = byName_.find(d.name);
+    if (it == byName_.end()) {
+      Tensor t;
+      t.name = d.name;
+      t.shape = d.shape;
+      t.dtype = d.dtype;
+      t.role = TensorRole::Constant;
+      t.constant = d.value;
+      return defineTensor(std::move(t));
+    }
+    const Tensor& t = g_.tensor(it->second);
+    if (t.role != TensorRole::Constant || t.shape != d.shape || t.dtype != d.dtype ||
+        !t.constant->identical(*d.value))
+      fail("tensor name '" + d.name + "' is given two different definitions");
+    return it->second;
+  }
+
+  void checkMatches(TensorId id, const TensorDesc& d) const {
+    const Tensor& t = g_.tensor(id);
+    if (t.shape != d.shape || t.dtype != d.dtype)
+      fail("tensor '" + d.name + "' is declared " + describe(d.dtype, d.shape) + " here but is " +
+           describe(t.dtype, t.shape));
+  }
+
+  TensorId resolve(const TensorDesc& d) {
+    if (d.value) return constantFor(d);
+    auto it = byName_.find(d.name);
+    if (it == byName_.end())
+      fail("reads tensor '" + d.name + "', which no input or earlier op defines");
+    checkMatches(it->second, d);
+    return it->second;
+  }
+
+  std::string freshName(const std::string& base) const {
+    std::string name = base;
+    for (int k = 1; byName_.count(name); ++k) name = base + "_" + std::to_string(k);
+    return name;
+  }
+
+  void readInputs(const Json* inputDesc) {
+    for (const TensorDesc& d : readDescLists(inputDesc, "input_desc")) {
+      if (d.value) {
+        constantFor(d);
+        continue;
+      }
+      Tensor t;
+      t.name = d.name;
+      t.shape = d.shape;
+      t.dtype = d.dtype;
+      t.role = TensorRole::Input;
+      g_.inputs.push_back(defineTensor(std::move(t)));
+    }
+  }
+
+  // ---- ops ----
+
+  Attrs readAttrs(const Json& op) const {
+    Attrs attrs;
+    const Json* list = optionalField(op, "attr");
+    if (!list) return attrs;
+    for (const Json& a : array(*list, "attr")) {
+      object(a, "an attr");
+      std::string name = readString(field(a, "name"), "attr name");
+      if (!attrs.emplace(name, &field(a, "value")).second)
+        fail("attribute '" + name + "' is given twice");
+    }
+    return attrs;
+  }
+  static const Json* attr(const Attrs& attrs, const std::string& name) {
+    auto it = attrs.find(name);
+    return it == attrs.end() || it->second->is_null() ? nullptr : it->second;
+  }
+
+  TensorId addNode(Node n, const TensorDesc& out) {
+    if (out.value) fail("output '" + out.name + "' cannot carry a constant value");
+    Tensor t;
+    t.name = out.name;
+    t.shape = out.shape;
+    t.dtype = out.dtype;
+    t.producer = static_cast<int32_t>(g_.nodes.size());
+    n.name = op_;
+    n.output = defineTensor(std::move(t));
+    g_.nodes.push_back(std::move(n));
+    return g_.nodes.back().output;
+  }
+
+  void arity(const std::vector<TensorId>& ins, size_t want, const std::string& roles) const {
+    if (ins.size() != want)
+      fail("takes " + std::to_string(want) + " inputs (" + roles + "), got " + std::to_string(ins.size()));
+  }
+
+  [[noreturn]] void rejectOp(const std::string& name) const {
+    if (const OutOfScopeOp* o = findNamed(kOutOfScopeOps, name))
+      unsupported(name + " is outside polyred's scope (" + std::string(o->why) + ")");
+    unsupported(name + " is outside polyred's scope (not an op polyred knows)");
+  }
+
+  void readOp(const Json& op, size_t index) {
+    op_ = "op_desc[" + std::to_string(index) + "]";
+    object(op, "an op");
+    const std::string name = readString(field(op, "name"), "op name");
+    op_ = name + " #" + std::to_string(index);
+    const CompositeReduceName* reduce = findNamed(kReduceNames, name);
+    const CompositeOpName* plain = findNamed(kOpNames, name);
+    if (!reduce && !plain && name != "InplaceAssign") rejectOp(name);
+
+    const Attrs attrs = readAttrs(op);
+    std::vector<TensorId> ins;
+    for (const TensorDesc& d : readDescLists(optionalField(op, "input_desc"), "input_desc"))
+      ins.push_back(resolve(d));
+    const TensorDesc out = readOutputDesc(op);
+    if (reduce) readReduce(reduce->combiner, attrs, ins, out);
+    else if (plain) readPlain(plain->kind, attrs, ins, out);
+    else readInplaceAssign(attrs, ins, out);
+  }
+
+  TensorDesc readOutputDesc(const Json& op) const {
+    const Json& outs = array(field(op, "output_desc"), "output_desc");
+    if (outs.size() != 1) fail("must have exactly one output, has " + std::to_string(outs.size()));
+    return readDesc(outs.front());
+  }
+
+  void readPlain(OpKind kind, const Attrs& attrs, const std::vector<TensorId>& ins,
+                 const TensorDesc& out) {
+    Node n;
+    n.kind = kind;
+    n.inputs = ins;
+    switch (kind) {
+      case OpKind::Cast: checkDstType(attrs, out.dtype); break;
+      case OpKind::Reshape:
+      case OpKind::BroadcastTo: checkShapeAttr(attrs, out.shape); break;
+      case OpKind::Transpose: n.perm = readPerm(attrs); break;
+      case OpKind::Assign: arity(ins, 2, "destination, value"); break;
+      default: break;
+    }
+    TensorId result = addNode(std::move(n), out);
+    if (kind == OpKind::Assign) writes_.emplace_back(result, ins[0]);
+  }
+
+  void checkDstType(const Attrs& attrs, DType declared) const {
+    const Json* dst = attr(attrs, "dst_type");
+    if (!dst) return;
+    DType t = dtypeNamed(readString(*dst, "dst_type"));
+    if (t != declared)
+      fail("dst_type is " + std::string(dtypeName(t)) + " but the output is declared " +
+           std::string(dtypeName(declared)));
+  }
+
+  // MindSpore writes -1 for a dimension left to inference, and [] for a scalar that
+  // the output declares as [1]; otherwise the attribute must equal the output shape.
+  void checkShapeAttr(const Attrs& attrs, const Shape& declared) const {
+    const Json* s = attr(attrs, "shape");
+    if (!s) return;
+    std::vector<int64_t> want = readIntList(*s, "attribute shape");
+    bool scalarAsOne = want.empty() && declared == Shape{1};
+    bool matches = want.size() == declared.size() &&
+                   std::equal(want.begin(), want.end(), declared.begin(),
+                              [](int64_t w, int64_t d) { return w == -1 || w == d; });
+    if (!scalarAsOne && !matches)
+      fail("attribute shape " + toString(want) + " disagrees with the declared output shape " +
+           toString(declared));
+  }
+
+  std::vector<int64_t> readPerm(const Attrs& attrs) const {
+    const Json* perm = attr(attrs, "perm");
+    if (!perm) fail("Transpose needs a \"perm\" attribute");
+    return readIntList(*perm, "perm");
+  }
+
+  // "axis": an int, a list, or absent/empty (every axis).
+  std::vector<int64_t> readAxes(const Attrs& attrs, size_t rank) const {
+    std::vector<int64_t> axes;
+    if (const Json* axis = attr(attrs, "axis"))
+      axes = axis->is_number_integer() ? std::vector<int64_t>{readInt(*axis, "axis")}
+                                       : readIntList(*axis, "axis (an integer or a list)");
+    try {
+      return normalizeAxes(std::move(axes), rank, op_);
+    } catch (const Error& e) {
+      throw e.inFile(file_);
+    }
+  }
+
+  void readReduce(BuiltinCombiner combiner, const Attrs& attrs, const std::vector<TensorId>& ins,
+                  const TensorDesc& out) {
+    arity(ins, 1, "the tensor to reduce");
+    const Tensor& x = g_.tensor(ins[0]);
+    Node n;
+    n.inputs = ins;
+    n.axes = readAxes(attrs, x.shape.size());
+    const Json* keep = attr(attrs, "keep_dims");
+    n.keepDims = keep && readBool(*keep, "keep_dims");
+    if (n.axes.empty()) {
+      n.kind = OpKind::Cast;  // a rank-0 input: reducing no axis copies it
+    } else {
+      n.kind = OpKind::Reduce;
+      n.reduction = builtinReduction(combiner, x.dtype);
+    }
+    const Shape shape = reducedShape(x.shape, n.axes, n.keepDims);
+    if (shape == out.shape) {
+      addNode(std::move(n), out);
+      return;
+    }
+    if (!shape.empty() || out.shape != Shape{1})
+      fail("output is declared " + toString(out.shape) + " but reducing axes " + toString(n.axes) +
+           " of " + toString(x.shape) + " gives " + toString(shape));
+    TensorDesc scalar{freshName(out.name + "_rank0"), {}, out.dtype, std::nullopt};
+    Node reshape;
+    reshape.kind = OpKind::Reshape;
+    reshape.inputs = {addNode(std::move(n), scalar)};
+    addNode(std::move(reshape), out);
+  }
+
+  void readInplaceAssign(const Attrs& attrs, const std::vector<TensorId>& ins,
+                         const TensorDesc& out) {
+    arity(ins, 3, "destination, value, result");
+    // Older MindSpore marks a placeholder result ("fake_output", declared [1]) that
+    // need not match z; polyred has no tensor without a value to bind it to.
+    const Json* fake = attr(attrs, "fake_output");
+    const Tensor& z = g_.tensor(ins[2]);
+    if (fake && readBool(*fake, "fake_output") && (z.shape != out.shape || z.dtype != out.dtype))
+      unsupported("an InplaceAssign fake output that differs from its third input");
+    const Tensor& value = g_.tensor(ins[1]);
+    TensorDesc written{freshName(out.name + "_written"), value.shape, value.dtype, std::nullopt};
+    Node assign;
+    assign.kind = OpKind::Assign;
+    assign.inputs = {ins[0], ins[1]};
+    writes_.emplace_back(addNode(std::move(assign), written), ins[0]);
+    checkMatches(ins[2], out);
+    if (!byName_.emplace(out.name, ins[2]).second)
+      fail("tensor name '" + out.name + "' is defined twice");
+  }
+
+  // ---- outputs ----
+
+  std::optional<TensorId> writeTarget(TensorId result) const {
+    for (const auto& [written, dst] : writes_)
+      if (written == result) return dst;
+    return std::nullopt;
+  }
+
+  void readOutputs(const Json& outputDesc) {
+    for (const Json& j : array(outputDesc, "output_desc")) {
+      TensorDesc d = readDesc(j);
+      auto it = byName_.find(d.name);
+      if (it == byName_.end()) fail("output '" + d.name + "' is not defined by any input or op");
+      checkMatches(it->second, d);
+      g_.outputs.push_back({it->second, writeTarget(it->second)});
+    }
+    for (const auto& [written, dst] : writes_) {
+      bool listed = std::any_of(g_.outputs.begin(), g_.outputs.end(),
+                                [&](const Output& o) { return o.tensor == written; });
+      if (!listed) g_.outputs.push_back({written, dst});
+    }
+  }
+
+  std::string file_;
+  std::string op_;  // the op being read, for error messages
+  Graph g_;
+  std::unordered_map<std::string, TensorId> byName_;
+  std::vector<std::pair<TensorId, TensorId>> writes_;  // Assign result, destination input
+};
+
+}  // namespace
+
+std::span<const CompositeOpName> compositeOpNames() { return kOpNames; }
+std::span<const CompositeReduceName> compositeReduceNames() { return kReduceNames; }
+
+Reduction builtinReduction(BuiltinCombiner c, DType in) {
+  switch (c) {
+    case BuiltinCombiner::Sum: return Reduction::sum(in);
+    case BuiltinCombiner::Prod: return Reduction::prod(in);
+    case BuiltinCombiner::Max: return Reduction::max(in);
+    case BuiltinCombiner::Min: return Reduction::min(in);
+    case BuiltinCombiner::And: return Reduction::logicalAnd(in);
+    case BuiltinCombiner::Or: return Reduction::logicalOr(in);
+    case BuiltinCombiner::None: break;
+  }
+  POLYRED_CHECK(false, "builtinReduction of a user-defined combiner");
+}
+
+Graph parseComposite(const std::string& jsonText, const std::string& fileLabel) {
+  Json doc = parseJson(jsonText, fileLabel);
+  // Every access above is type-checked; this guard keeps the no-foreign-exception
+  // contract should a future edit miss one.
+  try {
+    return Reader(fileLabel).read(doc);
+  } catch (const Json::exception& e) {
+    throw Error(fileLabel, "", std::string("malformed composite JSON: ") + e.what());
+  }
+}
+
+Graph readCompositeFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(path, "", std::string("cannot open: ") + std::strerror(errno));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw Error(path, "", "cannot read the file");
+  return parseComposite(text.str(), path);
+}
+
+}  // namespace polyred

@@ -1,0 +1,43 @@
+// AKG/MindSpore "composite" JSON frontend: takes the text of one fused sub-graph as
+// MindSpore's graph-kernel fusion dumps it (format: ../shared/corpus/akg/README.md)
+// and gives a verified Graph.
+//
+// Malformed or inconsistent input throws polyred::Error naming the file, the op (as
+// "<name> #<index in op_desc>") and the reason; valid input outside polyred's scope
+// (MatMul, Gather, padding, complex numbers, unknown op names) throws
+// polyred::UnsupportedError. No other exception escapes, whatever the bytes.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "ir/graph.h"
+
+namespace polyred {
+
+// Parses composite JSON text; `fileLabel` names the source in error messages.
+Graph parseComposite(const std::string& jsonText, const std::string& fileLabel);
+
+// Reads and parses a composite file; errors name `path`.
+Graph readCompositeFile(const std::string& path);
+
+// The composite op names of every op kind except Reduce, shared by the reader and the
+// writer. Two names may map to one kind (RealDiv and Div); the writer uses the first.
+struct CompositeOpName {
+  std::string_view name;
+  OpKind kind;
+};
+std::span<const CompositeOpName> compositeOpNames();
+
+// The composite reduction ops and the built-in combiner each one means.
+struct CompositeReduceName {
+  std::string_view name;
+  BuiltinCombiner combiner;
+};
+std::span<const CompositeReduceName> compositeReduceNames();
+
+// The built-in reduction with combiner `c` over an input of dtype `in` (c != None).
+Reduction builtinReduction(BuiltinCombiner c, DType in);
+
+}  // namespace polyred

@@ -1,0 +1,182 @@
+// Composite JSON writer: takes a Graph and gives composite text (see the header).
+//
+// Inputs are written first in the top-level input_desc, then every constant (with its
+// "value") in tensor order, so that reading back recreates the constants in the same
+// order; ops repeat a constant's "value" where they use it, as MindSpore does. An
+// in-place output whose tensor is not an Assign into that same input (the builder's
+// outputInto) becomes an explicit Assign op, the only way the format expresses a write;
+// reading back then shows that Assign node. Likewise the reader makes every Assign an
+// in-place output and reads a Reduce over no axes (of a rank-0 tensor) as a Cast, so
+// graphs built by hand in those shapes come back in the reader's form. Non-finite
+// float constants, which JSON numbers cannot hold, are written as the strings "inf",
+// "-inf" and "nan".
+#include "frontend/composite_writer.h"
+
+#include <cmath>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "frontend/composite_reader.h"
+#include "support/error.h"
+
+namespace polyred {
+
+namespace {
+
+using Json = nlohmann::json;
+
+Json scalarJson(const Scalar& v) {
+  if (v.type == DType::Bool) return v.i != 0;
+  if (!isFloat(v.type)) return v.i;
+  if (std::isnan(v.f)) return "nan";
+  if (std::isinf(v.f)) return v.f > 0 ? "inf" : "-inf";
+  return v.f;
+}
+
+Json attrJson(const char* name, const char* dataType, Json value) {
+  return {{"data_type", dataType}, {"name", name}, {"value", std::move(value)}};
+}
+
+class Writer {
+ public:
+  explicit Writer(const Graph& g) : g_(g) {
+    for (const Tensor& t : g.tensors) names_.insert(t.name);
+  }
+
+  std::string write() {
+    g_.verify();
+    Json doc = {{"composite", true}, {"op", g_.name}, {"platform", "AKG"}, {"process", "cuda"}};
+    doc["input_desc"] = inputDescs();
+    Json ops = Json::array();
+    for (const Node& n : g_.nodes) ops.push_back(nodeJson(n));
+    Json outs = Json::array();
+    for (const Output& o : g_.outputs) outs.push_back(outputDesc(o, ops));
+    doc["op_desc"] = std::move(ops);
+    doc["output_desc"] = std::move(outs);
+    try {
+      return doc.dump();
+    } catch (const Json::type_error& e) {
+      throw Error(g_.sourceFile, "", std::string("a name is not valid UTF-8: ") + e.what());
+    }
+  }
+
+ private:
+  static Json desc(const std::string& name, const Shape& shape, DType t) {
+    return {{"data_type", std::string(dtypeName(t))}, {"format", "DefaultFormat"}, {"shape", shape},
+            {"tensor_name", name}};
+  }
+  Json tensorDesc(TensorId id) const {
+    const Tensor& t = g_.tensor(id);
+    Json d = desc(t.name, t.shape, t.dtype);
+    if (t.role == TensorRole::Constant) d["value"] = scalarJson(*t.constant);
+    return d;
+  }
+
+  // MindSpore writes null, not [], for a kernel without arguments.
+  Json inputDescs() const {
+    Json list = Json::array();
+    for (TensorId id : g_.inputs) list.push_back(Json::array({tensorDesc(id)}));
+    for (size_t i = 0; i < g_.tensors.size(); ++i)
+      if (g_.tensors[i].role == TensorRole::Constant)
+        list.push_back(Json::array({tensorDesc(static_cast<TensorId>(i))}));
+    return list.empty() ? Json(nullptr) : list;
+  }
+
+  // AddN passes its operands as one argument; every other op one per input.
+  static Json opJson(std::string_view name, Json inputs, bool oneArgument, Json out, Json attrs) {
+    Json args = Json::array();
+    for (size_t k = 0; k < inputs.size(); ++k) {
+      inputs[k]["name"] = "input_" + std::to_string(k);
+      if (oneArgument) {
+        if (args.empty()) args.push_back(Json::array());
+        args.back().push_back(inputs[k]);
+      } else {
+        args.push_back(Json::array({inputs[k]}));
+      }
+    }
+    out["name"] = "output_0";
+    return {{"attr", attrs.empty() ? Json(nullptr) : std::move(attrs)}, {"impl_path", ""},
+            {"input_desc", std::move(args)}, {"name", std::string(name)},
+            {"output_desc", Json::array({std::move(out)})}};
+  }
+
+  Json nodeJson(const Node& n) const {
+    Json inputs = Json::array();
+    for (TensorId id : n.inputs) inputs.push_back(tensorDesc(id));
+    const Tensor& out = g_.tensor(n.output);
+    std::string_view name = n.kind == OpKind::Reduce ? reduceName(n) : plainName(n.kind);
+    return opJson(name, std::move(inputs), n.kind == OpKind::AddN, tensorDesc(n.output),
+                  nodeAttrs(n, out));
+  }
+
+  static Json nodeAttrs(const Node& n, const Tensor& out) {
+    Json attrs = Json::array();
+    switch (n.kind) {
+      case OpKind::Cast: attrs.push_back(attrJson("dst_type", "str", std::string(dtypeName(out.dtype)))); break;
+      case OpKind::Reshape:
+      case OpKind::BroadcastTo: attrs.push_back(attrJson("shape", "listInt", out.shape)); break;
+      case OpKind::Transpose: attrs.push_back(attrJson("perm", "listInt", n.perm)); break;
+      case OpKind::Reduce:
+        attrs.push_back(attrJson("axis", "listInt", n.axes));
+        attrs.push_back(attrJson("keep_dims", "bool", n.keepDims));
+        break;
+      default: break;
+    }
+    return attrs;
+  }
+
+  static std::string_view plainName(OpKind k) {
+    for (const CompositeOpName& o : compositeOpNames())
+      if (o.kind == k) return o.name;
+    POLYRED_CHECK(false, "no composite name for op " << opName(k));
+  }
+
+  // Only a built-in reduction with the accumulator the reader would pick reads back
+  // as itself.
+  std::string_view reduceName(const Node& n) const {
+    const Reduction& r = *n.reduction;
+    BuiltinCombiner c = r.builtin();
+    for (const CompositeReduceName& op : compositeReduceNames()) {
+      if (op.combiner != c) continue;
+      Reduction canonical = builtinReduction(c, g_.tensor(n.inputs[0]).dtype);
+      if (canonical.name == r.name && canonical.accType == r.accType &&
+          canonical.identity.identical(r.identity))
+        return op.name;
+    }
+    throw UnsupportedError(g_.sourceFile, n.name,
+                           "reduction '" + r.name + "' (accumulating in " +
+                               std::string(dtypeName(r.accType)) + ") has no composite JSON op");
+  }
+
+  Json outputDesc(const Output& o, Json& ops) {
+    if (!o.aliasOfInput || isAssignInto(o.tensor, *o.aliasOfInput)) return tensorDesc(o.tensor);
+    const Tensor& value = g_.tensor(o.tensor);
+    const std::string written = freshName(value.name + "_written");
+    Json out = desc(written, value.shape, value.dtype);
+    Json inputs = Json::array({tensorDesc(*o.aliasOfInput), tensorDesc(o.tensor)});
+    ops.push_back(opJson("Assign", std::move(inputs), false, out, Json::array()));
+    return out;
+  }
+
+  bool isAssignInto(TensorId result, TensorId dst) const {
+    const Node* n = g_.producer(result);
+    return n && n->kind == OpKind::Assign && n->inputs[0] == dst;
+  }
+
+  std::string freshName(const std::string& base) {
+    std::string name = base;
+    for (int k = 1; names_.count(name); ++k) name = base + "_" + std::to_string(k);
+    names_.insert(name);
+    return name;
+  }
+
+  const Graph& g_;
+  std::set<std::string> names_;
+};
+
+}  // namespace
+
+std::string writeComposite(const Graph& g) { return Writer(g).write(); }
+
+}  // namespace polyred
