@@ -257,6 +257,27 @@ TensorId valueTensor(const Graph& g, TensorId t) {
 }
 
 // The multi-index of an output of `shape` from its row-major flat index i.
+bool sameSqueezedShape(const Shape& a, const Shape& b) {
+  Shape sa, sb;
+  for (int64_t d : a)
+    if (d != 1) sa.push_back(d);
+  for (int64_t d : b)
+    if (d != 1) sb.push_back(d);
+  return sa == sb;
+}
+
+// The index of a tensor of shape `to` at the anchor point `idx` over `from`, where
+// both shapes are equal once size-1 axes are dropped.
+static IndexExprs squeezedIndex(const IndexExprs& idx, const Shape& from, const Shape& to) {
+  std::vector<std::string> nonTrivial;
+  for (size_t d = 0; d < from.size(); ++d)
+    if (from[d] != 1) nonTrivial.push_back(idx[d]);
+  IndexExprs r(to.size(), "0");
+  for (size_t d = 0, k = 0; d < to.size(); ++d)
+    if (to[d] != 1) r[d] = nonTrivial[k++];
+  return r;
+}
+
 static IndexExprs rowIndex(const Shape& shape) {
   std::vector<int64_t> extents;
   for (int64_t d : shape)
@@ -310,6 +331,14 @@ KernelPlan flattenReductions(const Graph& g, const ReductionGroup& group, const 
                              "reduction result needs a second kernel, not supported yet");
     plan.epilogueStores.push_back({epilogue.lower(t, rowIndex(g.tensor(t).shape)), o});
   }
+  for (int o : group.pointOutputs) {
+    TensorId t = valueTensor(g, g.outputs[static_cast<size_t>(o)].tensor);
+    IndexExprs outIdx = squeezedIndex(idx, shape, g.tensor(t).shape);
+    plan.stores.push_back({body.lower(t, outIdx), o, linearize(outIdx, g.tensor(t).shape)});
+  }
+  if (!group.pointOutputs.empty())
+    plan.why += "; " + std::to_string(group.pointOutputs.size()) +
+                " elementwise output(s) over the anchor shape stored from the same kernel";
   if (!plan.epilogue.empty()) plan.why += "; epilogue of " + std::to_string(plan.epilogueStores.size()) +
                                           " output(s) applied where the final values are produced";
   return plan;
@@ -333,7 +362,7 @@ KernelPlan flattenElementwise(const Graph& g, const std::vector<int>& outputs, c
   for (int o : outputs) {
     TensorId t = valueTensor(g, g.outputs[static_cast<size_t>(o)].tensor);
     POLYRED_CHECK(g.tensor(t).shape == shape, "elementwise outputs of one kernel must share a shape");
-    plan.stores.push_back({lowering.lower(t, idx), o});
+    plan.stores.push_back({lowering.lower(t, idx), o, "i"});
   }
   return plan;
 }

@@ -22,7 +22,12 @@ struct ReductionGroup {
   std::vector<int> nodes;                        // Reduce node indices
   std::vector<std::pair<int, int>> direct;       // (node, Graph::outputs index) stored as is
   std::vector<int> epilogue;                     // Graph::outputs computed from the results
+  std::vector<int> pointOutputs;                 // reduction-free Graph::outputs over the anchor shape
 };
+
+// Whether a reduction-free output of `shape` can be stored from the Red statement of
+// a reduction over `anchor`: the same shape once size-1 axes are dropped.
+bool sameSqueezedShape(const Shape& a, const Shape& b);
 
 // Throws UnsupportedError if an epilogue output does not map 1:1 onto the kept rows i.
 KernelPlan flattenReductions(const Graph& g, const ReductionGroup& group, const std::string& name);

@@ -50,7 +50,8 @@ std::string KernelPlan::toString(const Graph& g) const {
     os << "\n";
   }
   for (const ElementwiseOutput& s : stores)
-    os << "  out %" << g.tensor(g.outputs[static_cast<size_t>(s.output)].tensor).name << "[i] = v" << s.value << "\n";
+    os << "  out %" << g.tensor(g.outputs[static_cast<size_t>(s.output)].tensor).name << "[" << s.offset << "] = v"
+       << s.value << "\n";
   if (!epilogue.empty()) os << "  epilogue (once per i, after the reductions):\n";
   printValues(os, g, epilogue, "e");
   for (const ElementwiseOutput& s : epilogueStores)

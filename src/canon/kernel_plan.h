@@ -54,7 +54,8 @@ struct ReductionOutput {
 
 struct ElementwiseOutput {
   int value = -1;
-  int output = -1;  // index into Graph::outputs (stored at flat offset i)
+  int output = -1;           // index into Graph::outputs
+  std::string offset = "i";  // where it is stored: an isl expression in i (and j)
 };
 
 struct KernelPlan {
@@ -64,7 +65,10 @@ struct KernelPlan {
   int64_t N = 1;  // reduced extent
   std::vector<BodyValue> body;
   std::vector<ReductionOutput> reductions;
-  std::vector<ElementwiseOutput> stores;  // Elementwise kernels: body values at i
+  // Body values stored at every point: the outputs of an elementwise kernel, or
+  // elementwise outputs over a reduction's anchor shape stored from its Red statement
+  // (each point (i, j) is visited exactly once).
+  std::vector<ElementwiseOutput> stores;
   std::vector<BodyValue> epilogue;
   std::vector<ElementwiseOutput> epilogueStores;  // epilogue values at i
   std::string why;  // how the flattening and the partition were decided (for dumps)

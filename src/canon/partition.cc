@@ -37,6 +37,7 @@ class Partitioner {
 
   KernelPartition run() {
     for (size_t o = 0; o < g_.outputs.size(); ++o) classify(static_cast<int>(o));
+    attachPointOutputs();
     KernelPartition p;
     for (const GroupKey& key : reductionOrder_) {
       const ReductionGroup& group = reductionGroups_[key];
@@ -54,7 +55,7 @@ class Partitioner {
   void classify(int o) {
     TensorId t = valueTensor(g_, g_.outputs[static_cast<size_t>(o)].tensor);
     const std::set<int>& reds = feeding_[static_cast<size_t>(t)];
-    if (reds.empty()) return addElementwise(o, g_.tensor(t).shape);
+    if (reds.empty()) return elementwiseOutputs_.push_back(o);
     ReductionGroup& group = groupOf(reds, t);
     const Node* producer = g_.producer(t);
     if (producer && producer->kind == OpKind::Reduce) group.direct.emplace_back(g_.tensor(t).producer, o);
@@ -82,6 +83,22 @@ class Partitioner {
     return group;
   }
 
+  // A reduction-free output over a group's anchor shape is stored from that group's
+  // kernel (every anchor point is visited once there); the rest get elementwise kernels.
+  void attachPointOutputs() {
+    for (int o : elementwiseOutputs_) {
+      const Shape& shape = g_.tensor(valueTensor(g_, g_.outputs[static_cast<size_t>(o)].tensor)).shape;
+      bool attached = false;
+      for (const GroupKey& key : reductionOrder_) {
+        if (!sameSqueezedShape(key.first, shape)) continue;
+        reductionGroups_[key].pointOutputs.push_back(o);
+        attached = true;
+        break;
+      }
+      if (!attached) addElementwise(o, shape);
+    }
+  }
+
   void addElementwise(int o, const Shape& shape) {
     if (!elementwiseGroups_.count(shape)) elementwiseOrder_.push_back(shape);
     elementwiseGroups_[shape].push_back(o);
@@ -91,6 +108,7 @@ class Partitioner {
   std::vector<std::set<int>> feeding_;
   std::map<GroupKey, ReductionGroup> reductionGroups_;
   std::vector<GroupKey> reductionOrder_;
+  std::vector<int> elementwiseOutputs_;
   std::map<Shape, std::vector<int>> elementwiseGroups_;
   std::vector<Shape> elementwiseOrder_;
 };

@@ -5,7 +5,9 @@
 // plan's `why` for --dump:
 //   - reductions over the same input shape and reduced axes share one kernel, with
 //     their elementwise producers fused (recomputed per point, never materialized);
-//   - elementwise-only outputs of one shape share one coalesced elementwise kernel;
+//   - elementwise-only outputs over a group's anchor shape (the reduction input's,
+//     size-1 axes aside) are stored from that group's kernel;
+//   - other elementwise-only outputs of one shape share one coalesced elementwise kernel;
 //   - outputs computed elementwise from a group's results (mean = sum / n, casts,
 //     reshapes) join that group's kernel as an epilogue, applied once per kept row
 //     where the final value is produced;

@@ -257,8 +257,14 @@ class BlockMachine {
       Scalar x = values[static_cast<size_t>(ro.value)].castTo(ro.reduction.accType);
       acc(t, r) = ro.reduction.combine(acc(t, r), x);
     }
-    int64_t i = n.coords.empty() ? 0 : eval(n.coords[0], v);
-    for (const ElementwiseOutput& s : p_.stores) store(s.output, i, values[static_cast<size_t>(s.value)], g_.tensor(g_.outputs[static_cast<size_t>(s.output)].tensor).dtype);
+    // Store offsets follow the load offsets in the statement's annotation.
+    size_t next = static_cast<size_t>(std::count_if(p_.body.begin(), p_.body.end(), [](const BodyValue& b) {
+      return b.kind == BodyValue::Kind::Load;
+    }));
+    for (const ElementwiseOutput& s : p_.stores) {
+      DType type = g_.tensor(g_.outputs[static_cast<size_t>(s.output)].tensor).dtype;
+      store(s.output, eval(n.offsets.at(next++), v), values[static_cast<size_t>(s.value)], type);
+    }
   }
 
   static Scalar evalOp(const BodyValue& b, const std::vector<Scalar>& values) {

@@ -322,6 +322,9 @@ class KernelEmitter {
         return;
       case AstNode::Kind::Mark:
         os << indent(d) << "// mark: " << n.mark << "\n";
+        // The accumulation loop: unrolled so each thread keeps several independent
+        // loads in flight (the loads do not depend on the accumulator).
+        if (n.mark == "reduction" && n.children[0]->kind == AstNode::Kind::For) os << indent(d) << "#pragma unroll 4\n";
         emitNode(os, *n.children[0], d);
         return;
       case AstNode::Kind::For:
@@ -448,10 +451,17 @@ class KernelEmitter {
                                ro.reduction.accType);
       os << in << "  acc" << r << " = " << op(r) << "(acc" << r << ", " << x << ");\n";
     }
-    std::string i = u.coords.empty() ? "0" : toC(u.coords[0]);
+    // Store offsets follow the load offsets in the statement's annotation.
+    size_t store = static_cast<size_t>(loadCount(p_.body));
     for (const ElementwiseOutput& s : p_.stores)
-      os << in << "  pr_store(out" << s.output << ", " << i << ", v" << s.value << ");\n";
+      os << in << "  pr_store(out" << s.output << ", " << toC(u.offsets.at(store++)) << ", v" << s.value << ");\n";
     os << in << "}\n";
+  }
+
+  static int loadCount(const std::vector<BodyValue>& values) {
+    int n = 0;
+    for (const BodyValue& v : values) n += v.kind == BodyValue::Kind::Load;
+    return n;
   }
 
   const Graph& g_;

@@ -8,6 +8,7 @@ namespace {
 
 constexpr int kThreadsPerBlock = 256;
 constexpr int kBlocksPerSM = 8;          // 2048 resident threads per SM / 256
+constexpr int kTargetWaves = 4;          // several waves, so the last one's tail is short
 constexpr int64_t kMinItemsPerThread = 8;
 constexpr int64_t kMaxGridY = 65535;
 
@@ -19,10 +20,13 @@ int pow2AtLeast(int64_t n, int cap) {
   return p;
 }
 
-// Blocks along j: enough to fill the GPU together with the tiles of i, but not so many
-// that threads run out of work.
+// Blocks along j: enough for kTargetWaves waves of resident blocks together with the
+// tiles of i (one wave of 1.2x the resident blocks would leave the GPU 80% idle in its
+// second wave), but not so many that threads run out of work.
 int64_t splitReduced(int64_t N, int64_t threadsAlongJ, int64_t tilesOfI, const Target& t) {
-  int64_t wanted = ceilDiv(static_cast<int64_t>(t.smCount) * kBlocksPerSM, tilesOfI);
+  int64_t resident = static_cast<int64_t>(t.smCount) * kBlocksPerSM;
+  if (tilesOfI >= resident * kTargetWaves) return 1;
+  int64_t wanted = ceilDiv(resident * kTargetWaves, tilesOfI);
   int64_t useful = ceilDiv(N, threadsAlongJ * kMinItemsPerThread);
   return std::clamp<int64_t>(std::min(wanted, useful), 1, 1 << 20);
 }

@@ -8,8 +8,8 @@
 //   y-reduce: threadIdx.x runs along the kept, contiguous i (coalesced), threadIdx.y
 //     along j; blockIdx.y over column tiles, blockIdx.x splits j over GX blocks.
 //   elementwise: a 1-D grid-stride loop.
-// GX is chosen so that about kBlocksPerSM blocks per SM are resident, while each
-// thread still handles at least kMinItemsPerThread elements.
+// GX is chosen so that the grid makes about kTargetWaves waves of resident blocks
+// (8 per SM), while each thread still handles at least kMinItemsPerThread elements.
 #pragma once
 
 #include <cstdint>

@@ -130,6 +130,7 @@ std::vector<StatementAccesses> accessesOf(const KernelPlan& p) {
   StatementAccesses loads{isReduction(p) ? "Red" : "Elem", {}};
   for (const BodyValue& v : p.body)
     if (v.kind == BodyValue::Kind::Load) loads.offsets.push_back("{ " + point + " -> [(" + v.offset + ")] }");
+  for (const ElementwiseOutput& s : p.stores) loads.offsets.push_back("{ " + point + " -> [(" + s.offset + ")] }");
   acc.push_back(std::move(loads));
   // Epilogue loads are read where the outputs are stored (Store, or Final).
   for (const char* stmt : {"Store", "Final"}) {
