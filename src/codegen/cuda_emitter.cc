@@ -128,7 +128,10 @@ std::string comparison(OpKind op) {
 std::string emitLiteral(const Scalar& v) {
   if (v.type == DType::Bool) return v.i ? "true" : "false";
   if (isInteger(v.type)) {
+    // The most negative values are written as differences: "-2147483648" would be the
+    // negation of a long literal, not an int.
     if (v.i == INT64_MIN) return "(-9223372036854775807LL - 1)";
+    if (v.type != DType::Int64 && v.i == INT32_MIN) return "(-2147483647 - 1)";
     return std::to_string(v.i) + (v.type == DType::Int64 ? "LL" : "");
   }
   bool dbl = isDouble(v.type);
