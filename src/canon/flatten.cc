@@ -85,9 +85,12 @@ bool isIdentityOnRows(const std::string& offset, int64_t M) {
 // possible where the index into the reduction result is the row i itself.
 class BodyLowering {
  public:
-  BodyLowering(const Graph& g, std::vector<BodyValue>& values, const std::map<int, int>* reduced = nullptr,
-               int64_t rows = 0)
-      : g_(g), values_(values), reduced_(reduced), rows_(rows) {}
+  BodyLowering(const Graph& g, std::vector<BodyValue>& values, const Materialized& materialized,
+               const std::map<int, int>* reduced = nullptr, int64_t rows = 0)
+      : g_(g), values_(values), materialized_(materialized), reduced_(reduced), rows_(rows) {}
+
+  // The Graph output being lowered (named in NeedsMaterialization), or -1.
+  void setOutput(int output) { output_ = output; }
 
   int lower(TensorId t, const IndexExprs& idx) {
     std::string key = std::to_string(t);
@@ -135,21 +138,33 @@ class BodyLowering {
     }
   }
 
+  // A reduction result: its final value in this kernel's epilogue when the index is
+  // the row itself, a load of the temporary an earlier kernel wrote, or a request to
+  // materialize it.
   int reducedValue(const Node& n, const Tensor& x, const IndexExprs& idx) {
     int node = g_.tensor(n.output).producer;
-    if (!reduced_ || !reduced_->count(node))
-      throw UnsupportedError(g_.sourceFile, n.name,
-                             "a reduction result feeding another reduction (dependent reductions) is not supported yet");
-    if (!isIdentityOnRows(linearize(idx, x.shape), rows_))
-      throw UnsupportedError(g_.sourceFile, n.name,
-                             "an epilogue that reads the reduction result at other rows (e.g. broadcasts it back) "
-                             "needs a second kernel, not supported yet");
-    BodyValue v;
-    v.kind = BodyValue::Kind::Reduced;
-    v.dtype = x.dtype;
-    v.label = x.name;
-    v.reduction = reduced_->at(node);
-    return add(std::move(v));
+    bool inThisKernel = reduced_ && reduced_->count(node);
+    std::string offset = linearize(idx, x.shape);
+    if (inThisKernel && isIdentityOnRows(offset, rows_)) {
+      BodyValue v;
+      v.kind = BodyValue::Kind::Reduced;
+      v.dtype = x.dtype;
+      v.label = x.name;
+      v.reduction = reduced_->at(node);
+      return add(std::move(v));
+    }
+    if (!inThisKernel && materialized_.count(node)) {
+      BodyValue v;
+      v.kind = BodyValue::Kind::Load;
+      v.dtype = x.dtype;
+      v.label = x.name;
+      v.temporary = materialized_.at(node);
+      v.offset = offset;
+      return add(std::move(v));
+    }
+    throw NeedsMaterialization{node, inThisKernel ? output_ : -1,
+                               "'" + n.name + "' is read " +
+                                   (inThisKernel ? "at other rows than its own" : "by another reduction")};
   }
 
   BodyValue constantValue(const Tensor& x) {
@@ -189,8 +204,10 @@ class BodyLowering {
 
   const Graph& g_;
   std::vector<BodyValue>& values_;
+  const Materialized& materialized_;
   const std::map<int, int>* reduced_;
   int64_t rows_;
+  int output_ = -1;
   std::map<std::string, int> memo_;
 };
 
@@ -289,7 +306,8 @@ static IndexExprs rowIndex(const Shape& shape) {
   return idx;
 }
 
-KernelPlan flattenReductions(const Graph& g, const ReductionGroup& group, const std::string& name) {
+KernelPlan flattenReductions(const Graph& g, const ReductionGroup& group, const std::string& name,
+                             const Materialized& materialized) {
   POLYRED_CHECK(!group.nodes.empty(), "flattenReductions without reductions");
   const Node& first = g.nodes[static_cast<size_t>(group.nodes[0])];
   const Shape& shape = g.tensor(first.inputs[0]).shape;
@@ -302,7 +320,7 @@ KernelPlan flattenReductions(const Graph& g, const ReductionGroup& group, const 
   plan.N = product(split.reducedExtents);
   plan.why = describeSplit(shape, first.axes, split, plan.form);
 
-  BodyLowering body(g, plan.body);
+  BodyLowering body(g, plan.body, materialized);
   IndexExprs idx = anchorIndex(shape, split);
   std::map<int, int> slotOf;  // Reduce node -> index in plan.reductions
   for (int node : group.nodes) {
@@ -313,6 +331,7 @@ KernelPlan flattenReductions(const Graph& g, const ReductionGroup& group, const 
     r.reduction = *n.reduction;
     r.value = body.lower(n.inputs[0], idx);
     r.outType = g.tensor(n.output).dtype;
+    if (auto m = materialized.find(node); m != materialized.end()) r.temporary = m->second;
     slotOf[node] = static_cast<int>(plan.reductions.size());
     plan.reductions.push_back(std::move(r));
   }
@@ -322,13 +341,14 @@ KernelPlan flattenReductions(const Graph& g, const ReductionGroup& group, const 
     if (r.output < 0) r.output = output;
     else epilogueOutputs.push_back(output);  // the same result stored a second time
   }
-  BodyLowering epilogue(g, plan.epilogue, &slotOf, plan.M);
+  BodyLowering epilogue(g, plan.epilogue, materialized, &slotOf, plan.M);
   for (int o : epilogueOutputs) {
     TensorId t = valueTensor(g, g.outputs[static_cast<size_t>(o)].tensor);
-    if (numElements(g.tensor(t).shape) != plan.M)
-      throw UnsupportedError(g.sourceFile, g.tensor(t).name,
-                             "an output computed from a reduction with a different element count than the "
-                             "reduction result needs a second kernel, not supported yet");
+    epilogue.setOutput(o);
+    if (numElements(g.tensor(t).shape) != plan.M) {
+      int node = g.tensor(first.output).producer;
+      throw NeedsMaterialization{node, o, "output '" + g.tensor(t).name + "' has another element count than the result"};
+    }
     plan.epilogueStores.push_back({epilogue.lower(t, rowIndex(g.tensor(t).shape)), o});
   }
   for (int o : group.pointOutputs) {
@@ -344,7 +364,8 @@ KernelPlan flattenReductions(const Graph& g, const ReductionGroup& group, const 
   return plan;
 }
 
-KernelPlan flattenElementwise(const Graph& g, const std::vector<int>& outputs, const std::string& name) {
+KernelPlan flattenElementwise(const Graph& g, const std::vector<int>& outputs, const std::string& name,
+                             const Materialized& materialized) {
   POLYRED_CHECK(!outputs.empty(), "flattenElementwise without outputs");
   const Shape& shape = g.tensor(g.outputs[static_cast<size_t>(outputs[0])].tensor).shape;
   std::vector<int64_t> extents;
@@ -358,7 +379,7 @@ KernelPlan flattenElementwise(const Graph& g, const std::vector<int>& outputs, c
   plan.why = "elementwise over " + toString(shape) + " coalesced into i < " + std::to_string(plan.M);
 
   IndexExprs idx = rowIndex(shape);
-  BodyLowering lowering(g, plan.body);
+  BodyLowering lowering(g, plan.body, materialized);
   for (int o : outputs) {
     TensorId t = valueTensor(g, g.outputs[static_cast<size_t>(o)].tensor);
     POLYRED_CHECK(g.tensor(t).shape == shape, "elementwise outputs of one kernel must share a shape");

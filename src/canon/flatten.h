@@ -11,11 +11,25 @@
 // resulting quasi-affine offsets (e.g. a reshape that only regroups axes cancels out).
 #pragma once
 
+#include <map>
 #include <vector>
 
 #include "canon/kernel_plan.h"
 
 namespace polyred {
+
+// Thrown while flattening when a reduction result cannot be used inside the kernel
+// being built: another reduction reads it, or output `output` reads it at other rows
+// than its own (a broadcast back over the reduced axes). The partitioner then
+// materializes `node` into a temporary (and moves `output` to a later kernel).
+struct NeedsMaterialization {
+  int node = -1;
+  int output = -1;
+  std::string why;
+};
+
+// Reduce node -> index into KernelPartition::temporaries.
+using Materialized = std::map<int, int>;
 
 // Reductions with identical input shape and axes, and the outputs computed from them.
 struct ReductionGroup {
@@ -30,10 +44,12 @@ struct ReductionGroup {
 bool sameSqueezedShape(const Shape& a, const Shape& b);
 
 // Throws UnsupportedError if an epilogue output does not map 1:1 onto the kept rows i.
-KernelPlan flattenReductions(const Graph& g, const ReductionGroup& group, const std::string& name);
+KernelPlan flattenReductions(const Graph& g, const ReductionGroup& group, const std::string& name,
+                             const Materialized& materialized);
 
 // `outputs`: Graph::outputs indices whose (resolved) tensors all have one shape.
-KernelPlan flattenElementwise(const Graph& g, const std::vector<int>& outputs, const std::string& name);
+KernelPlan flattenElementwise(const Graph& g, const std::vector<int>& outputs, const std::string& name,
+                             const Materialized& materialized);
 
 // The tensor whose value an output holds: Assign/InplaceAssign only forward a value.
 TensorId valueTensor(const Graph& g, TensorId t);

@@ -21,7 +21,8 @@ void printValues(std::ostream& os, const Graph& g, const std::vector<BodyValue>&
     os << "  " << prefix << v << ":" << dtypeName(b.dtype) << " = ";
     switch (b.kind) {
       case BodyValue::Kind::Load:
-        os << "load %" << g.tensor(g.inputs[static_cast<size_t>(b.input)]).name << "[" << b.offset << "]";
+        if (b.temporary >= 0) os << "load temporary" << b.temporary << "[" << b.offset << "]";
+        else os << "load %" << g.tensor(g.inputs[static_cast<size_t>(b.input)]).name << "[" << b.offset << "]";
         break;
       case BodyValue::Kind::Constant: os << "const " << b.value.toString(); break;
       case BodyValue::Kind::Reduced: os << "r" << b.reduction; break;
@@ -47,6 +48,7 @@ std::string KernelPlan::toString(const Graph& g) const {
        << dtypeName(ro.reduction.accType) << ", identity " << ro.reduction.identity.toString() << ", combiner "
        << polyred::toString(*ro.reduction.combiner) << "> over j of v" << ro.value;
     if (ro.output >= 0) os << "  -> out %" << g.tensor(g.outputs[static_cast<size_t>(ro.output)].tensor).name << "[i]";
+    if (ro.temporary >= 0) os << "  -> temporary" << ro.temporary << "[i]";
     os << "\n";
   }
   for (const ElementwiseOutput& s : stores)
@@ -61,6 +63,10 @@ std::string KernelPlan::toString(const Graph& g) const {
 
 std::string KernelPartition::toString(const Graph& g) const {
   std::string s;
+  for (size_t t = 0; t < temporaries.size(); ++t)
+    s += "temporary" + std::to_string(t) + ": %" + g.tensor(temporaries[t].tensor).name + " (" +
+         std::to_string(temporaries[t].elements) + " x " + std::string(dtypeName(temporaries[t].dtype)) +
+         "), materialized for later kernels\n";
   for (const auto& k : kernels) s += k.toString(g);
   return s;
 }

@@ -32,9 +32,10 @@ struct BodyValue {
   Kind kind = Kind::Op;
   DType dtype = DType::Float32;
   std::string label;  // the graph tensor this value belongs to (readable code)
-  // Load: graph input number and the flat element offset, an isl quasi-affine
-  // expression over i and j (e.g. "768*j + i", "floor(j/56)*7168 + (j mod 56) + 56*i").
+  // Load: graph input number (or temporary, see below) and the flat element offset, an
+  // isl quasi-affine expression over i and j (e.g. "768*j + i").
   int input = -1;
+  int temporary = -1;  // >= 0: load a reduction result an earlier kernel materialized
   std::string offset;
   // Constant
   Scalar value;
@@ -49,6 +50,7 @@ struct ReductionOutput {
   Reduction reduction;
   int value = -1;      // the body value combined over j
   int output = -1;     // index into Graph::outputs (stored at flat offset i), or -1
+  int temporary = -1;  // index into KernelPartition::temporaries (also stored at i), or -1
   DType outType = DType::Float32;  // the reduction node's declared result type
 };
 
@@ -76,9 +78,17 @@ struct KernelPlan {
   std::string toString(const Graph& g) const;
 };
 
+// A reduction result materialized in global memory for later kernels.
+struct Temporary {
+  TensorId tensor = -1;  // the Reduce node's output
+  int64_t elements = 0;
+  DType dtype = DType::Float32;
+};
+
 // The result of canonicalization: the kernels of one sub-graph, in launch order.
 struct KernelPartition {
   std::vector<KernelPlan> kernels;
+  std::vector<Temporary> temporaries;
   std::string toString(const Graph& g) const;
 };
 

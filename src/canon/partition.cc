@@ -11,7 +11,14 @@ namespace polyred {
 
 namespace {
 
-using GroupKey = std::pair<Shape, std::vector<int64_t>>;  // reduction input shape, axes
+// Reductions share a kernel when they reduce the same shape over the same axes and sit
+// at the same depth of reduction nesting (a variance reading a mean comes later).
+struct GroupKey {
+  Shape shape;
+  std::vector<int64_t> axes;
+  int level = 0;
+  auto operator<=>(const GroupKey&) const = default;
+};
 
 // For each tensor, the Reduce nodes it depends on, not looking through reductions:
 // reductions(t) of a Reduce node's output is just that node.
@@ -29,73 +36,142 @@ std::vector<std::set<int>> reductionsFeeding(const Graph& g) {
   return r;
 }
 
+// Nesting depth of each Reduce node: 0 if its input depends on no reduction.
+std::map<int, int> reductionLevels(const Graph& g, const std::vector<std::set<int>>& feeding) {
+  std::map<int, int> level;
+  for (size_t n = 0; n < g.nodes.size(); ++n) {
+    if (g.nodes[n].kind != OpKind::Reduce) continue;
+    int l = 0;
+    for (int r : feeding[static_cast<size_t>(g.nodes[n].inputs[0])]) l = std::max(l, level.at(r) + 1);
+    level[static_cast<int>(n)] = l;
+  }
+  return level;
+}
+
 std::string kernelName(size_t index, const char* kind) { return "polyred_k" + std::to_string(index) + "_" + kind; }
+
+std::set<int> temporariesLoaded(const KernelPlan& k) {
+  std::set<int> t;
+  for (const auto* values : {&k.body, &k.epilogue})
+    for (const BodyValue& v : *values)
+      if (v.temporary >= 0) t.insert(v.temporary);
+  return t;
+}
+
+// Kernels in an order where every temporary is written before it is read.
+std::vector<KernelPlan> launchOrder(std::vector<KernelPlan> kernels) {
+  std::vector<KernelPlan> ordered;
+  std::set<int> written;
+  while (!kernels.empty()) {
+    auto ready = std::find_if(kernels.begin(), kernels.end(), [&](const KernelPlan& k) {
+      std::set<int> need = temporariesLoaded(k);
+      return std::includes(written.begin(), written.end(), need.begin(), need.end());
+    });
+    POLYRED_CHECK(ready != kernels.end(), "kernels read temporaries in a cycle");
+    for (const ReductionOutput& r : ready->reductions)
+      if (r.temporary >= 0) written.insert(r.temporary);
+    ordered.push_back(std::move(*ready));
+    kernels.erase(ready);
+  }
+  for (size_t k = 0; k < ordered.size(); ++k) {  // names follow launch order
+    std::string& n = ordered[k].name;
+    n = "polyred_k" + std::to_string(k) + n.substr(n.find('_', std::string("polyred_k").size()));
+  }
+  return ordered;
+}
 
 class Partitioner {
  public:
-  explicit Partitioner(const Graph& g) : g_(g), feeding_(reductionsFeeding(g)) {}
+  explicit Partitioner(const Graph& g) : g_(g), feeding_(reductionsFeeding(g)), level_(reductionLevels(g, feeding_)) {}
 
+  // Builds the kernels; whenever a reduction result turns out to be needed outside its
+  // kernel, materializes it (and moves the output that needed it) and starts over.
   KernelPartition run() {
-    for (size_t o = 0; o < g_.outputs.size(); ++o) classify(static_cast<int>(o));
-    attachPointOutputs();
-    KernelPartition p;
-    for (const GroupKey& key : reductionOrder_) {
-      const ReductionGroup& group = reductionGroups_[key];
-      KernelPlan k = flattenReductions(g_, group, kernelName(p.kernels.size(), "reduce"));
-      if (group.nodes.size() > 1)
-        k.why += "; " + std::to_string(group.nodes.size()) + " reductions over the same axes fused into one kernel";
-      p.kernels.push_back(std::move(k));
+    for (;;) {
+      try {
+        return build();
+      } catch (const NeedsMaterialization& e) {
+        bool progress = materialized_.emplace(e.node, static_cast<int>(materialized_.size())).second;
+        if (e.output >= 0) progress = separate_.insert(e.output).second || progress;
+        POLYRED_CHECK(progress, "partitioning made no progress on " << e.why);
+      }
     }
-    for (const Shape& shape : elementwiseOrder_)
-      p.kernels.push_back(flattenElementwise(g_, elementwiseGroups_[shape], kernelName(p.kernels.size(), "elementwise")));
-    return p;
   }
 
  private:
-  void classify(int o) {
+  KernelPartition build() {
+    groups_.clear();
+    groupOrder_.clear();
+    elementwiseGroups_.clear();
+    elementwiseOrder_.clear();
+    std::vector<int> reductionFree;
+    for (size_t o = 0; o < g_.outputs.size(); ++o) classify(static_cast<int>(o), reductionFree);
+    for (auto [node, temp] : materialized_) groupOf(node);  // materialized results must be computed
+    attachPointOutputs(reductionFree);
+
+    KernelPartition p;
+    std::vector<KernelPlan> kernels;
+    for (const GroupKey& key : groupOrder_) {
+      const ReductionGroup& group = groups_[key];
+      KernelPlan k = flattenReductions(g_, group, kernelName(kernels.size(), "reduce"), materialized_);
+      if (group.nodes.size() > 1)
+        k.why += "; " + std::to_string(group.nodes.size()) + " reductions over the same axes fused into one kernel";
+      kernels.push_back(std::move(k));
+    }
+    for (const Shape& shape : elementwiseOrder_) {
+      KernelPlan k = flattenElementwise(g_, elementwiseGroups_[shape], kernelName(kernels.size(), "elementwise"),
+                                        materialized_);
+      kernels.push_back(std::move(k));
+    }
+    p.kernels = launchOrder(std::move(kernels));
+    p.temporaries.resize(materialized_.size());
+    for (auto [node, temp] : materialized_) {
+      const Tensor& t = g_.tensor(g_.nodes[static_cast<size_t>(node)].output);
+      p.temporaries[static_cast<size_t>(temp)] = {g_.nodes[static_cast<size_t>(node)].output, numElements(t.shape), t.dtype};
+    }
+    if (!materialized_.empty() && !p.kernels.empty())
+      p.kernels.front().why += "; " + std::to_string(materialized_.size()) +
+                               " reduction result(s) materialized: read by a later reduction or at other rows";
+    return p;
+  }
+
+  void classify(int o, std::vector<int>& reductionFree) {
     TensorId t = valueTensor(g_, g_.outputs[static_cast<size_t>(o)].tensor);
     const std::set<int>& reds = feeding_[static_cast<size_t>(t)];
-    if (reds.empty()) return elementwiseOutputs_.push_back(o);
-    ReductionGroup& group = groupOf(reds, t);
+    if (reds.empty()) return reductionFree.push_back(o);
+    std::set<GroupKey> keys;
+    for (int r : reds) keys.insert(keyOf(r));
+    if (separate_.count(o) || keys.size() > 1) return addElementwise(o, g_.tensor(t).shape);
+    for (int r : reds) groupOf(r);
+    ReductionGroup& group = groups_[*keys.begin()];
     const Node* producer = g_.producer(t);
     if (producer && producer->kind == OpKind::Reduce) group.direct.emplace_back(g_.tensor(t).producer, o);
     else group.epilogue.push_back(o);
   }
 
-  // The one group all of `reds` belong to (creating it, adding missing members).
-  ReductionGroup& groupOf(const std::set<int>& reds, TensorId t) {
-    std::set<GroupKey> keys;
-    for (int r : reds) {
-      const Node& n = g_.nodes[static_cast<size_t>(r)];
-      if (!feeding_[static_cast<size_t>(n.inputs[0])].empty())
-        throw UnsupportedError(g_.sourceFile, n.name,
-                               "a reduction of a reduction result (dependent reductions) is not supported yet");
-      keys.insert({g_.tensor(n.inputs[0]).shape, n.axes});
-    }
-    if (keys.size() > 1)
-      throw UnsupportedError(g_.sourceFile, g_.tensor(t).name,
-                             "an output combining reductions over different axes or shapes is not supported yet");
-    const GroupKey& key = *keys.begin();
-    if (!reductionGroups_.count(key)) reductionOrder_.push_back(key);
-    ReductionGroup& group = reductionGroups_[key];
-    for (int r : reds)
-      if (std::find(group.nodes.begin(), group.nodes.end(), r) == group.nodes.end()) group.nodes.push_back(r);
+  GroupKey keyOf(int node) const {
+    const Node& n = g_.nodes[static_cast<size_t>(node)];
+    return {g_.tensor(n.inputs[0]).shape, n.axes, level_.at(node)};
+  }
+
+  // The group of a Reduce node, created (in first-use order) and joined if needed.
+  ReductionGroup& groupOf(int node) {
+    GroupKey key = keyOf(node);
+    if (!groups_.count(key)) groupOrder_.push_back(key);
+    ReductionGroup& group = groups_[key];
+    if (std::find(group.nodes.begin(), group.nodes.end(), node) == group.nodes.end()) group.nodes.push_back(node);
     return group;
   }
 
   // A reduction-free output over a group's anchor shape is stored from that group's
   // kernel (every anchor point is visited once there); the rest get elementwise kernels.
-  void attachPointOutputs() {
-    for (int o : elementwiseOutputs_) {
+  void attachPointOutputs(const std::vector<int>& reductionFree) {
+    for (int o : reductionFree) {
       const Shape& shape = g_.tensor(valueTensor(g_, g_.outputs[static_cast<size_t>(o)].tensor)).shape;
-      bool attached = false;
-      for (const GroupKey& key : reductionOrder_) {
-        if (!sameSqueezedShape(key.first, shape)) continue;
-        reductionGroups_[key].pointOutputs.push_back(o);
-        attached = true;
-        break;
-      }
-      if (!attached) addElementwise(o, shape);
+      auto key = std::find_if(groupOrder_.begin(), groupOrder_.end(),
+                              [&](const GroupKey& k) { return sameSqueezedShape(k.shape, shape); });
+      if (key != groupOrder_.end()) groups_[*key].pointOutputs.push_back(o);
+      else addElementwise(o, shape);
     }
   }
 
@@ -106,9 +182,11 @@ class Partitioner {
 
   const Graph& g_;
   std::vector<std::set<int>> feeding_;
-  std::map<GroupKey, ReductionGroup> reductionGroups_;
-  std::vector<GroupKey> reductionOrder_;
-  std::vector<int> elementwiseOutputs_;
+  std::map<int, int> level_;
+  Materialized materialized_;
+  std::set<int> separate_;  // outputs that must not be epilogues (moved to elementwise kernels)
+  std::map<GroupKey, ReductionGroup> groups_;
+  std::vector<GroupKey> groupOrder_;
   std::map<Shape, std::vector<int>> elementwiseGroups_;
   std::vector<Shape> elementwiseOrder_;
 };

@@ -11,9 +11,10 @@
 //   - outputs computed elementwise from a group's results (mean = sum / n, casts,
 //     reshapes) join that group's kernel as an epilogue, applied once per kept row
 //     where the final value is produced;
-//   - dependent reductions, and epilogues that read a result at other rows (a
-//     broadcast back over the reduced axes), are rejected with UnsupportedError for
-//     now (they need a second kernel).
+//   - a reduction result read by a later reduction (dependent reductions: a variance
+//     of a mean, softmax) or at other rows than its own (a broadcast back over the
+//     reduced axes) is materialized into a temporary by its kernel and loaded by the
+//     later kernels: the minimal sequence of kernels, in dependence order.
 #pragma once
 
 #include "canon/kernel_plan.h"

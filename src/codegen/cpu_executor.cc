@@ -109,9 +109,10 @@ enum Slot { kBx = 0, kBy = 1, kTx = 2, kTy = 3 };
 
 class BlockMachine {
  public:
-  BlockMachine(const Graph& g, const PolyKernel& k, const std::vector<HostTensor>& inputs, const CpuExecOptions& o,
-               int slots, CpuExecResult& result)
-      : g_(g), k_(k), p_(k.plan), b_(k.binding), inputs_(inputs), o_(o), slots_(slots), result_(result) {
+  BlockMachine(const Graph& g, const PolyKernel& k, const std::vector<HostTensor>& inputs,
+               std::vector<HostTensor>& temporaries, const CpuExecOptions& o, int slots, CpuExecResult& result)
+      : g_(g), k_(k), p_(k.plan), b_(k.binding), inputs_(inputs), temporaries_(temporaries), o_(o), slots_(slots),
+        result_(result) {
     threads_ = b_.BX * b_.BY;
     vars_.assign(static_cast<size_t>(threads_ * slots_), 0);
     acc_.assign(static_cast<size_t>(threads_) * p_.reductions.size(), Scalar{});
@@ -218,7 +219,8 @@ class BlockMachine {
       const BodyValue& b = dag[k];
       switch (b.kind) {
         case BodyValue::Kind::Load: {
-          const HostTensor& in = inputs_[static_cast<size_t>(b.input)];
+          const HostTensor& in = b.temporary >= 0 ? temporaries_.at(static_cast<size_t>(b.temporary))
+                                                  : inputs_[static_cast<size_t>(b.input)];
           int64_t off = eval(n.offsets.at(load++), v);
           POLYRED_CHECK(off >= 0 && off < in.size(), "load of '" << b.label << "' at offset " << off
                                                                  << " outside [0, " << in.size() << ")");
@@ -241,6 +243,7 @@ class BlockMachine {
       const auto& ro = p_.reductions[r];
       results.push_back(totals[r].castTo(ro.outType));
       if (ro.output >= 0) store(ro.output, i, results.back(), ro.outType);
+      if (ro.temporary >= 0) temporaries_.at(static_cast<size_t>(ro.temporary)).set(i, results.back());
     }
     if (p_.epilogue.empty()) return;
     std::vector<Scalar> e = evaluate(p_.epilogue, n, t, results);
@@ -342,6 +345,7 @@ class BlockMachine {
   const KernelPlan& p_;
   const Binding& b_;
   const std::vector<HostTensor>& inputs_;
+  std::vector<HostTensor>& temporaries_;
   const CpuExecOptions& o_;
   int slots_;
   CpuExecResult& result_;
@@ -387,7 +391,7 @@ std::vector<std::pair<int64_t, int64_t>> blocksToRun(const PolyKernel& k, int64_
 }  // namespace
 
 CpuExecResult executeOnCpu(const Graph& g, const PolyKernel& k, const std::vector<HostTensor>& inputs,
-                           const CpuExecOptions& options) {
+                           std::vector<HostTensor>& temporaries, const CpuExecOptions& options) {
   POLYRED_CHECK(inputs.size() == g.inputs.size(), "executeOnCpu: wrong number of inputs");
   CpuExecResult result;
   result.outputs.resize(g.outputs.size());
@@ -404,7 +408,7 @@ CpuExecResult executeOnCpu(const Graph& g, const PolyKernel& k, const std::vecto
 
   Resolver resolver;
   ExecNode root = resolver.resolve(*k.ast);
-  BlockMachine machine(g, k, inputs, options, resolver.count(), result);
+  BlockMachine machine(g, k, inputs, temporaries, options, resolver.count(), result);
 
   auto blocks = blocksToRun(k, options.maxPoints, result.sampled);
   std::mt19937_64 rng(options.blockOrderSeed);

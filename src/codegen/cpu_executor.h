@@ -37,7 +37,9 @@ struct CpuExecResult {
   bool sampled = false;
 };
 
+// `temporaries` holds the materialized reduction results of the kernel's partition
+// (KernelPartition::temporaries), read and written as the kernel does.
 CpuExecResult executeOnCpu(const Graph& g, const PolyKernel& k, const std::vector<HostTensor>& inputs,
-                           const CpuExecOptions& options = {});
+                           std::vector<HostTensor>& temporaries, const CpuExecOptions& options = {});
 
 }  // namespace polyred

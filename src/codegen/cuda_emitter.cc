@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -247,9 +248,13 @@ class KernelEmitter {
 
   void emitParams(std::ostream& os, KernelSpec& spec) {
     std::set<int> loaded;
+    std::map<int, DType> loadedTemps;
     for (const auto* values : {&p_.body, &p_.epilogue})
-      for (const BodyValue& v : *values)
-        if (v.kind == BodyValue::Kind::Load) loaded.insert(v.input);
+      for (const BodyValue& v : *values) {
+        if (v.kind != BodyValue::Kind::Load) continue;
+        if (v.temporary >= 0) loadedTemps[v.temporary] = v.dtype;
+        else loaded.insert(v.input);
+      }
     std::vector<std::string> params;
     auto aliased = [&](int input) {
       for (const Output& o : g_.outputs)
@@ -276,6 +281,14 @@ class KernelEmitter {
       if (r.output >= 0) output(r.output);
     for (const auto& s : p_.stores) output(s.output);
     for (const auto& s : p_.epilogueStores) output(s.output);
+    auto temporary = [&](int t, DType type, bool written) {
+      params.push_back(std::string(written ? "" : "const ") + std::string(cudaStorageType(type)) + "* __restrict__ tmp" +
+                       std::to_string(t));
+      spec.params.push_back({KernelParam::Kind::Temporary, t});
+    };
+    for (auto [t, type] : loadedTemps) temporary(t, type, false);
+    for (const auto& r : p_.reductions)
+      if (r.temporary >= 0) temporary(r.temporary, r.outType, true);
     if (k_.binding.multiBlock()) emitWorkspaceParams(params, spec);
     for (size_t k = 0; k < params.size(); ++k) os << (k ? ",\n    " : "\n    ") << params[k];
   }
@@ -408,6 +421,7 @@ class KernelEmitter {
       const ReductionOutput& ro = p_.reductions[r];
       results.push_back(emitCast(totals[r], ro.reduction.accType, ro.outType));
       if (ro.output >= 0) os << in << "pr_store(out" << ro.output << ", " << i << ", " << results.back() << ");\n";
+      if (ro.temporary >= 0) os << in << "pr_store(tmp" << ro.temporary << ", " << i << ", " << results.back() << ");\n";
     }
     if (p_.epilogue.empty()) return;
     os << in << "{  // epilogue\n";
@@ -425,7 +439,10 @@ class KernelEmitter {
       const BodyValue& b = values[v];
       os << indent(d) << "const " << computeType(b.dtype) << " " << prefix << v << " = ";
       switch (b.kind) {
-        case BodyValue::Kind::Load: os << "pr_load(in" << b.input << ", " << toC(u.offsets.at(load++)) << ")"; break;
+        case BodyValue::Kind::Load:
+          os << "pr_load(" << (b.temporary >= 0 ? "tmp" + std::to_string(b.temporary) : "in" + std::to_string(b.input))
+             << ", " << toC(u.offsets.at(load++)) << ")";
+          break;
         case BodyValue::Kind::Constant: os << emitLiteral(b.value); break;
         case BodyValue::Kind::Reduced: os << reduced.at(static_cast<size_t>(b.reduction)); break;
         case BodyValue::Kind::Op: {

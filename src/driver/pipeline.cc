@@ -42,6 +42,8 @@ CompiledGraph compileGraph(const Graph& g, const CompileOptions& options) {
   dump("graph", g.toString());
   c.partition = partitionGraph(g);
   dump("partition", c.partition.toString(g));
+  for (const Temporary& t : c.partition.temporaries)
+    c.program.temporaries.push_back({t.elements * dtypeBytes(t.dtype)});
   for (const KernelPlan& plan : c.partition.kernels) {
     Binding b = chooseBinding(plan, options.target);
     dump("binding", plan.name + ": " + b.toString());
@@ -89,12 +91,16 @@ CpuCheckReport checkOnCpu(const CompiledGraph& c, uint64_t seed, int64_t maxPoin
   std::vector<HostTensor> outputs(g.outputs.size());
   std::vector<std::vector<bool>> written(g.outputs.size());
   bool sampled = false;
+  std::vector<HostTensor> temporaries;
+  for (const Temporary& t : c.partition.temporaries) temporaries.push_back(HostTensor::zeros(t.dtype, {t.elements}));
+  // Sampling would leave parts of a temporary unwritten for the kernels that read it.
+  if (!temporaries.empty()) maxPoints = 0;
   for (const PolyKernel& k : c.kernels) {
     CpuExecOptions o;
     o.deterministic = deterministic;
     o.blockOrderSeed = seed;
     o.maxPoints = maxPoints;
-    CpuExecResult r = executeOnCpu(g, k, inputs, o);
+    CpuExecResult r = executeOnCpu(g, k, inputs, temporaries, o);
     sampled = sampled || r.sampled;
     for (size_t out = 0; out < g.outputs.size(); ++out) {
       if (r.outputs[out].bytes.empty()) continue;
