@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# One GPU-machine session: every check and measurement that needs the GPU, in one call
+# (device time is scarce). Run from the repository root on the GPU machine:
+#   bash tools/gpu_session.sh OUTDIR [steps...]
+# steps (default: all): table2 deterministic gputests corpus sanitize bench
+# Binaries come from $POLYRED_BIN_DIR (default devbuild/: polyred, polyred_gpu_tests,
+# built on the development machine and carried), the corpus from $CORPUS_DIR
+# (default devdata/corpus). Each step's log goes to OUTDIR/<step>.log; a summary of
+# pass/fail per step is printed last.
+set -u
+out="${1:?usage: gpu_session.sh OUTDIR [steps...]}"
+shift
+steps=("$@")
+((${#steps[@]})) || steps=(table2 deterministic gputests corpus sanitize bench)
+bin="${POLYRED_BIN_DIR:-devbuild}"
+corpus="${CORPUS_DIR:-devdata/corpus}"
+mkdir -p "$out"
+export POLYRED_CACHE_DIR="$out/cache"
+declare -A status
+
+run_step() {
+  local name=$1
+  shift
+  echo "=== $name: $*"
+  local start=$SECONDS
+  if "$@" >"$out/$name.log" 2>&1; then status[$name]="ok"; else status[$name]="FAILED (rc $?)"; fi
+  status[$name]+=" in $((SECONDS - start)) s"
+  tail -n 25 "$out/$name.log"
+}
+
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/device.txt"
+for step in "${steps[@]}"; do
+  case $step in
+    table2) run_step table2 "$bin/polyred" run examples/table2/*.json --json="$out/table2.json" ;;
+    deterministic) run_step deterministic "$bin/polyred" run --deterministic examples/table2/*.json --json="$out/table2_det.json" ;;
+    gputests) run_step gputests "$bin/polyred_gpu_tests" --gtest_brief=1 ;;
+    corpus) run_step corpus "$bin/polyred" corpus "$corpus" --max-points=4000000 ;;
+    sanitize) run_step sanitize env POLYRED_GPU_TESTS="$bin/polyred_gpu_tests" POLYRED_BIN="$bin/polyred" bash tools/gpu_sanitize.sh ;;
+    bench) run_step bench env POLYRED_BIN="$bin/polyred" CORPUS_DIR="$corpus" bash bench/run_all.sh "$out/bench" ;;
+    *) echo "unknown step $step"; status[$step]="unknown" ;;
+  esac
+done
+echo "=== summary"
+for step in "${steps[@]}"; do echo "$step: ${status[$step]}"; done
