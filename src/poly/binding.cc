@@ -47,7 +47,10 @@ Binding chooseBinding(const KernelPlan& plan, const Target& target) {
       return b;
     case CanonicalForm::AllReduce:
     case CanonicalForm::XReduce: {
-      b.BX = pow2AtLeast(plan.N, kThreadsPerBlock);
+      // Enough threads per row for kMinItemsPerThread each, whole warps once rows are
+      // long enough, and the rest of the block on more rows.
+      b.BX = pow2AtLeast(ceilDiv(plan.N, kMinItemsPerThread), kThreadsPerBlock);
+      if (plan.N >= 32) b.BX = std::max(b.BX, 32);
       b.BY = std::min(kThreadsPerBlock / b.BX, pow2AtLeast(plan.M, kThreadsPerBlock));
       b.tiles = ceilDiv(plan.M, b.BY);
       b.GY = std::min(b.tiles, kMaxGridY);

@@ -2,8 +2,9 @@
 //
 // Takes: a KernelPlan and the target GPU. Gives: a Binding that the schedule builder
 // turns into isl constraints. The heuristic (documented in docs/design.md):
-//   x-reduce / all-reduce: threadIdx.x runs along the reduced j (coalesced),
-//     threadIdx.y over BY rows of i; blockIdx.y over row tiles (kept -> outer grid
+//   x-reduce / all-reduce: threadIdx.x runs along the reduced j (coalesced; a power
+//     of two for N/8 elements per thread, at least a warp once N >= 32, at most 256),
+//     threadIdx.y over BY = 256/BX rows of i; blockIdx.y over row tiles (kept -> outer grid
 //     dimension), blockIdx.x splits j over GX blocks (grid-stride) when rows are few.
 //   y-reduce: threadIdx.x runs along the kept, contiguous i (coalesced), threadIdx.y
 //     along j; blockIdx.y over column tiles, blockIdx.x splits j over GX blocks.
