@@ -7,7 +7,7 @@
 //   polyred run FILE...     [--seed=N] [--deterministic] [--no-time] [--iterations=N] [--json=OUT]
 //       compile, run on the GPU with random inputs, compare, print time and bandwidth;
 //       without a GPU: the CPU check, and a line saying the GPU part was skipped
-//   polyred corpus DIR      [--max-points=N] [--deterministic]
+//   polyred corpus DIR      [--max-points=N] [--deterministic] [--min-compiled=N]
 //       every composite file under DIR: parse, compile, check; a summary at the end
 //
 // Exit codes: 0 success, 1 a result did not match, 2 bad input or usage (including
@@ -68,7 +68,8 @@ const char* kUsage =
     "  check FILE...    CPU check of the lowered kernels  [--seed=N] [--max-points=N] [--deterministic]\n"
     "  run FILE...      GPU run + check + timing  [--seed=N] [--deterministic] [--no-time] [--iterations=N]\n"
     "                   [--json=OUT] (results as JSON)\n"
-    "  corpus DIR       compile and check every composite file under DIR  [--max-points=N]\n";
+    "  corpus DIR       compile and check every composite file under DIR  [--max-points=N]\n"
+    "                   [--min-compiled=N] (fail if fewer files compile)\n";
 
 Args parseArgs(int argc, char** argv) {
   Args a;
@@ -241,6 +242,11 @@ Exit cmdCorpus(const Args& a) {
   CorpusSummary s = runCorpus(a.files[0], o, std::cout);
   std::cout << s.toString();
   if (s.files == 0) throw Error(a.files[0], "", "no composite files (.info/.json) found");
+  int64_t minCompiled = a.number("min-compiled", 0);
+  if (s.compiled < minCompiled) {
+    std::cout << "FAILED: " << s.compiled << " files compiled, expected at least " << minCompiled << "\n";
+    return kMismatch;
+  }
   return s.failures.empty() ? kOk : kMismatch;
 }
 
