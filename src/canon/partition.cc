@@ -164,15 +164,26 @@ class Partitioner {
   }
 
   // A reduction-free output over a group's anchor shape is stored from that group's
-  // kernel (every anchor point is visited once there); the rest get elementwise kernels.
+  // Red statement (every anchor point is visited once there), one over its kept rows
+  // from its epilogue (once per row); the rest get elementwise kernels.
   void attachPointOutputs(const std::vector<int>& reductionFree) {
     for (int o : reductionFree) {
       const Shape& shape = g_.tensor(valueTensor(g_, g_.outputs[static_cast<size_t>(o)].tensor)).shape;
-      auto key = std::find_if(groupOrder_.begin(), groupOrder_.end(),
-                              [&](const GroupKey& k) { return sameSqueezedShape(k.shape, shape); });
-      if (key != groupOrder_.end()) groups_[*key].pointOutputs.push_back(o);
+      auto anchor = std::find_if(groupOrder_.begin(), groupOrder_.end(),
+                                 [&](const GroupKey& k) { return sameSqueezedShape(k.shape, shape); });
+      auto rows = std::find_if(groupOrder_.begin(), groupOrder_.end(),
+                               [&](const GroupKey& k) { return sameSqueezedShape(keptShape(k), shape); });
+      if (anchor != groupOrder_.end()) groups_[*anchor].pointOutputs.push_back(o);
+      else if (rows != groupOrder_.end()) groups_[*rows].epilogue.push_back(o);
       else addElementwise(o, shape);
     }
+  }
+
+  static Shape keptShape(const GroupKey& k) {
+    Shape kept;
+    for (size_t d = 0; d < k.shape.size(); ++d)
+      if (std::find(k.axes.begin(), k.axes.end(), static_cast<int64_t>(d)) == k.axes.end()) kept.push_back(k.shape[d]);
+    return kept;
   }
 
   void addElementwise(int o, const Shape& shape) {
