@@ -129,9 +129,9 @@ TEST(EdgeSize, Elementwise) {
 }
 
 TEST(EdgeSize, TargetDecidesBetweenSingleAndMultiBlock) {
-  // 1000 rows of 4097 (compiled only): on 1 SM the row tiles alone fill the GPU, one
-  // block per row; on 132 SMs each row is split over several blocks.
-  Graph g = reductionGraph({1000, 4097}, {1});
+  // 100 rows of 4097 (compiled only): on 1 SM the row tiles alone fill the GPU, one
+  // block per row; on 132 SMs (1056 resident blocks) each row is split over blocks.
+  Graph g = reductionGraph({100, 4097}, {1});
   auto gridX = [&](int sms) {
     CompileOptions options;
     options.target.smCount = sms;

@@ -14,7 +14,10 @@
 #include <isl/union_map.h>
 #include <isl/val.h>
 
+#include <algorithm>
 #include <climits>
+#include <cmath>
+#include <map>
 
 #include "poly/isl_support.h"
 #include "poly/poly_kernel.h"
@@ -211,12 +214,92 @@ std::unique_ptr<AstNode> convertNode(isl_ast_node* n) {
   }
 }
 
-// Whether any index can reach 2^31: the iteration extents, or any loaded tensor.
-bool needs64BitIndex(const KernelPlan& p, const Binding& b) {
-  auto big = [](int64_t v) { return v >= (int64_t{1} << 31) - 1; };
-  if (big(p.M * p.N) || big(p.M + b.BX * b.GX) || big(p.N + int64_t{b.BX} * b.BY * b.GX)) return true;
-  return false;
-}
+// Interval analysis of the AST's index arithmetic: 32-bit indices are used only when
+// no subexpression can leave the int32 range. The final offsets may fit while isl's
+// simplified forms do not (a transpose gave "54257516544 * c0 - 150527 * (...)").
+struct Interval {
+  double lo, hi;  // doubles: exact for the magnitudes that matter (< 2^53)
+};
+
+class IndexRange {
+ public:
+  IndexRange(const KernelPlan& p, const Binding& b) {
+    bounds_["bx"] = {0, static_cast<double>(b.GX - 1)};
+    bounds_["by"] = {0, static_cast<double>(b.GY - 1)};
+    bounds_["tx"] = {0, static_cast<double>(b.BX - 1)};
+    bounds_["ty"] = {0, static_cast<double>(b.BY - 1)};
+    // Every loop of these schedules counts tiles or strides of i or j.
+    iterator_ = {0, static_cast<double>(std::max({p.M, p.N, b.tiles}))};
+  }
+
+  bool fitsInt32(const AstNode& n) {
+    if (n.kind == AstNode::Kind::For) bounds_[n.iterator] = iteratorRange(n);
+    bool ok = true;
+    auto check = [&](const AstExpr& e) { ok = ok && fits(eval(e)); };
+    if (n.kind == AstNode::Kind::For) {
+      check(n.init);
+      check(n.inc);
+    }
+    if (n.kind == AstNode::Kind::For || n.kind == AstNode::Kind::If) check(n.cond);
+    for (const AstExpr& e : n.user.coords) check(e);
+    for (const AstExpr& e : n.user.offsets) check(e);
+    for (const auto& c : n.children) ok = ok && fitsInt32(*c);
+    return ok;
+  }
+
+ private:
+  // [init, bound] when the condition is "c <= E" or "c < E" (isl's form), else the
+  // loose range of any tile or stride counter.
+  Interval iteratorRange(const AstNode& n) {
+    bounds_[n.iterator] = iterator_;
+    Interval r{eval(n.init).lo, iterator_.hi};
+    const AstExpr& c = n.cond;
+    bool upper = (c.op == AstExpr::Op::Le || c.op == AstExpr::Op::Lt) && c.args[0].op == AstExpr::Op::Id &&
+                 c.args[0].name == n.iterator;
+    if (upper) r.hi = std::min(r.hi, eval(c.args[1]).hi - (c.op == AstExpr::Op::Lt ? 1 : 0));
+    return r;
+  }
+
+  static bool fits(const Interval& v) { return v.lo >= -2147483648.0 && v.hi <= 2147483647.0; }
+
+  // The value range of e; sets overflow_ if a subexpression leaves int32.
+  Interval eval(const AstExpr& e) {
+    using Op = AstExpr::Op;
+    std::vector<Interval> a;
+    for (const AstExpr& x : e.args) {
+      a.push_back(eval(x));
+      if (!fits(a.back())) return a.back();
+    }
+    auto hull = [](std::initializer_list<double> v) { return Interval{std::min(v), std::max(v)}; };
+    switch (e.op) {
+      case Op::Int: return {static_cast<double>(e.value), static_cast<double>(e.value)};
+      case Op::Id: return bounds_.count(e.name) ? bounds_.at(e.name) : Interval{-1e300, 1e300};
+      case Op::Add: return {a[0].lo + a[1].lo, a[0].hi + a[1].hi};
+      case Op::Sub: return {a[0].lo - a[1].hi, a[0].hi - a[1].lo};
+      case Op::Mul: return hull({a[0].lo * a[1].lo, a[0].lo * a[1].hi, a[0].hi * a[1].lo, a[0].hi * a[1].hi});
+      case Op::Minus: return {-a[0].hi, -a[0].lo};
+      case Op::Div:
+      case Op::PDivQ:
+      case Op::FloorDiv: {
+        if (a[1].lo <= 0 && a[1].hi >= 0) return {-1e300, 1e300};
+        Interval q = hull({a[0].lo / a[1].lo, a[0].lo / a[1].hi, a[0].hi / a[1].lo, a[0].hi / a[1].hi});
+        return {std::floor(q.lo), std::ceil(q.hi)};
+      }
+      case Op::PDivR:
+      case Op::ZDivR: {
+        double m = std::max(std::fabs(a[1].lo), std::fabs(a[1].hi)) - 1;
+        return {e.op == Op::PDivR ? 0 : -m, m};
+      }
+      case Op::Min: return {std::min(a[0].lo, a[1].lo), std::min(a[0].hi, a[1].hi)};
+      case Op::Max: return {std::max(a[0].lo, a[1].lo), std::max(a[0].hi, a[1].hi)};
+      case Op::Select: return {std::min(a[1].lo, a[2].lo), std::max(a[1].hi, a[2].hi)};
+      default: return {0, 1};  // comparisons and connectives
+    }
+  }
+
+  std::map<std::string, Interval> bounds_;
+  Interval iterator_{0, 0};
+};
 
 }  // namespace
 
@@ -226,7 +309,6 @@ PolyKernel buildPolyKernel(const KernelPlan& plan, const Binding& binding) {
   PolyKernel k;
   k.plan = plan;
   k.binding = binding;
-  k.index64 = needs64BitIndex(plan, binding);
   k.scheduleTree = takeIslString(isl_schedule_to_str(sr.schedule));
 
   BuildState state{&sr.accesses};
@@ -237,6 +319,7 @@ PolyKernel buildPolyKernel(const KernelPlan& plan, const Binding& binding) {
   POLYRED_CHECK(root && !state.failed, "isl AST generation failed for " << plan.name);
   k.islAst = takeIslString(isl_ast_node_to_C_str(root));
   k.ast = takeNode(root);
+  k.index64 = !IndexRange(plan, binding).fitsInt32(*k.ast);
   return k;
 }
 

@@ -8,7 +8,7 @@ namespace {
 
 constexpr int kThreadsPerBlock = 256;
 constexpr int kBlocksPerSM = 8;          // 2048 resident threads per SM / 256
-constexpr int kTargetWaves = 4;          // several waves, so the last one's tail is short
+constexpr int kMaxWaves = 8;             // look no further than this many waves
 constexpr int64_t kMinItemsPerThread = 8;
 constexpr int64_t kMaxGridY = 65535;
 
@@ -20,15 +20,24 @@ int pow2AtLeast(int64_t n, int cap) {
   return p;
 }
 
-// Blocks along j: enough for kTargetWaves waves of resident blocks together with the
-// tiles of i (one wave of 1.2x the resident blocks would leave the GPU 80% idle in its
-// second wave), but not so many that threads run out of work.
+// Blocks along j: the split with the best wave efficiency -- blocks over the slots
+// their waves occupy -- among those that leave each thread kMinItemsPerThread
+// elements; ties go to the fewest blocks (fewer partial results to combine).
 int64_t splitReduced(int64_t N, int64_t threadsAlongJ, int64_t tilesOfI, const Target& t) {
   int64_t resident = static_cast<int64_t>(t.smCount) * kBlocksPerSM;
-  if (tilesOfI >= resident * kTargetWaves) return 1;
-  int64_t wanted = ceilDiv(resident * kTargetWaves, tilesOfI);
-  int64_t useful = ceilDiv(N, threadsAlongJ * kMinItemsPerThread);
-  return std::clamp<int64_t>(std::min(wanted, useful), 1, 1 << 20);
+  int64_t useful = std::max<int64_t>(1, ceilDiv(N, threadsAlongJ * kMinItemsPerThread));
+  int64_t limit = std::min(useful, std::max<int64_t>(1, ceilDiv(resident * kMaxWaves, tilesOfI)));
+  int64_t best = 1;
+  double bestEfficiency = 0;
+  for (int64_t gx = 1; gx <= limit; ++gx) {
+    int64_t blocks = gx * tilesOfI;
+    double efficiency = static_cast<double>(blocks) / static_cast<double>(ceilDiv(blocks, resident) * resident);
+    if (efficiency > bestEfficiency + 1e-9) {
+      best = gx;
+      bestEfficiency = efficiency;
+    }
+  }
+  return best;
 }
 
 }  // namespace
@@ -42,6 +51,7 @@ Binding chooseBinding(const KernelPlan& plan, const Target& target) {
   Binding b;
   switch (plan.form) {
     case CanonicalForm::Elementwise:
+      b.reduction = false;
       b.BX = kThreadsPerBlock;
       b.GX = std::min<int64_t>(ceilDiv(plan.M, b.BX), static_cast<int64_t>(target.smCount) * kBlocksPerSM * 4);
       return b;

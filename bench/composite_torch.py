@@ -1,0 +1,254 @@
+"""Translate an AKG/MindSpore composite JSON sub-graph into a PyTorch function.
+
+Adapted from ../shared/bench/composite_torch.py (our team's shared reference), with
+the semantics of src/frontend/composite_reader.cc:
+
+- ReduceAll / ReduceAny are logical and / or over the given axes (not "any != 0");
+- reductions over every axis without keep_dims declare [1]: the result is reshaped;
+- Assign(dst, value) yields value and writes it into the input dst; InplaceAssign(x, y,
+  z) writes y into x and yields z; every write is also returned after the declared
+  outputs (as polyred appends them);
+- constants (descriptors with "value") are made once, when the function is built.
+
+load(path) gives a Composite; make_function(comp, mode, device) gives fn(*inputs)
+returning a tuple of tensors (declared outputs, then written values). Modes:
+
+  "native"     every tensor has its declared dtype; writes are done in place
+               (dst.copy_(value)) as polyred does. This is what the peers time.
+  "reference"  float tensors are float64 and every op's result is rounded to its
+               declared float dtype and kept in float64 (so explicit casts and
+               f16/f32 storage are honoured, accumulation is float64); integer sums
+               accumulate in int64; no writes are done in place.
+"""
+import json
+
+import torch
+
+DT = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16,
+      "float64": torch.float64, "int32": torch.int32, "int64": torch.int64, "int8": torch.int8,
+      "uint8": torch.uint8, "bool": torch.bool}
+FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+
+UNARY = {
+    "Neg": torch.neg, "Abs": torch.abs, "Exp": torch.exp, "Log": torch.log, "Sqrt": torch.sqrt,
+    "Rsqrt": torch.rsqrt, "Reciprocal": torch.reciprocal, "Tanh": torch.tanh, "Sin": torch.sin,
+    "Cos": torch.cos, "Erf": torch.erf, "Sign": torch.sign, "LogicalNot": torch.logical_not,
+    "IsNan": torch.isnan, "IsInf": torch.isinf, "IsFinite": torch.isfinite,
+}
+ROUNDING = {"Floor": torch.floor, "Ceil": torch.ceil, "Round": torch.round}  # identity on ints
+BINARY = {
+    "Add": torch.add, "Sub": torch.sub, "Mul": torch.mul, "Pow": torch.pow,
+    "Maximum": torch.maximum, "Minimum": torch.minimum, "Equal": torch.eq, "NotEqual": torch.ne,
+    "Less": torch.lt, "LessEqual": torch.le, "Greater": torch.gt, "GreaterEqual": torch.ge,
+    "LogicalAnd": torch.logical_and, "LogicalOr": torch.logical_or,
+}
+REDUCE = ("ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceAll", "ReduceAny")
+
+
+class Unsupported(Exception):
+    """An op or attribute this translator does not handle."""
+
+
+class Composite:
+    """A parsed composite file: inputs (non-constant descriptors), constants, ops, outputs."""
+
+    def __init__(self, doc, path=""):
+        self.path = path
+        self.name = doc.get("op", path)
+        descs = [d for arg in (doc.get("input_desc") or []) for d in arg]
+        self.inputs = [d for d in descs if "value" not in d]
+        self.constants = {d["tensor_name"]: d for d in descs if "value" in d}
+        self.ops = doc["op_desc"]
+        self.outputs = [d["tensor_name"] for d in doc["output_desc"]]
+        for op in self.ops:  # inline constants inside ops count too
+            for arg in op.get("input_desc") or []:
+                for d in arg:
+                    if "value" in d:
+                        self.constants.setdefault(d["tensor_name"], d)
+
+    def input_specs(self):
+        """[(torch dtype, shape tuple)] of the inputs, in order."""
+        return [(DT[d["data_type"]], tuple(d["shape"])) for d in self.inputs]
+
+    def has_writes(self):
+        return any(op["name"] in ("Assign", "InplaceAssign") for op in self.ops)
+
+    def dtypes(self):
+        """Every dtype name the graph mentions."""
+        names = {d["data_type"] for d in self.inputs}
+        for op in self.ops:
+            names.update(d["data_type"] for d in op["output_desc"])
+        return names
+
+
+def load(path):
+    with open(path) as f:
+        return Composite(json.load(f), path)
+
+
+def attrs(op):
+    return {a["name"]: a["value"] for a in (op.get("attr") or [])}
+
+
+def constant_value(desc):
+    v = desc["value"]
+    if isinstance(v, list):
+        if len(v) != 1:
+            raise Unsupported("a constant with more than one element")
+        v = v[0]
+    return float(v) if isinstance(v, str) else v  # "inf", "-inf", "nan"
+
+
+# ---------------------------------------------------------------- building blocks
+
+
+def normalize_axes(axis, rank):
+    if axis is None:
+        axis = []
+    if isinstance(axis, int):
+        axis = [axis]
+    axes = sorted({a + rank if a < 0 else a for a in axis})
+    return tuple(axes) if axes else tuple(range(rank))
+
+
+def over_axes(x, axes, keepdim, f):
+    """f(t, dim) over several axes at once: the reduced axes are moved last and flattened."""
+    kept = [d for d in range(x.dim()) if d not in axes]
+    y = x.permute(*kept, *axes).reshape(*[x.shape[d] for d in kept], -1)
+    r = f(y, -1)
+    if keepdim:
+        r = r.reshape([1 if d in axes else x.shape[d] for d in range(x.dim())])
+    return r
+
+
+def reduce_native(name, x, axes, keepdim, odt):
+    if name == "ReduceSum":
+        return torch.sum(x, dim=axes, keepdim=keepdim, dtype=odt)
+    if name == "ReduceMax":
+        return torch.amax(x, dim=axes, keepdim=keepdim)
+    if name == "ReduceMin":
+        return torch.amin(x, dim=axes, keepdim=keepdim)
+    if name == "ReduceProd":
+        return over_axes(x, axes, keepdim, lambda t, d: torch.prod(t, dim=d))
+    if name == "ReduceAll":
+        return torch.all(x, dim=axes, keepdim=keepdim)
+    return torch.any(x, dim=axes, keepdim=keepdim)  # ReduceAny
+
+
+def divide(a, b):
+    if a.dtype in FLOATS or b.dtype in FLOATS:
+        return torch.div(a, b)
+    return torch.div(a, b, rounding_mode="trunc")  # C semantics, as polyred
+
+
+class Builder:
+    """Turns ops into steps (output name, callable, input names) for one mode."""
+
+    def __init__(self, mode):
+        self.reference = mode == "reference"
+
+    def storage(self, dtype):
+        """The dtype a declared dtype is computed in."""
+        return torch.float64 if self.reference and dtype in FLOATS else dtype
+
+    def finish(self, r, odt, shape):
+        """Give r the declared dtype (rounded, in reference mode) and shape."""
+        if self.reference and odt in FLOATS:
+            r = r.to(odt).to(torch.float64) if odt != torch.float64 else r.to(torch.float64)
+        elif r.dtype != odt:
+            r = r.to(odt)
+        if list(r.shape) != list(shape):
+            r = r.reshape(shape)
+        return r
+
+    def op_function(self, op):
+        """A callable of the op's inputs giving its finished result."""
+        name, a = op["name"], attrs(op)
+        od = op["output_desc"][0]
+        odt, shape = DT[od["data_type"]], list(od["shape"])
+        compute = self.compute(name, a, odt, shape)
+        return lambda *ins: self.finish(compute(*ins), odt, shape)
+
+    def compute(self, name, a, odt, shape):
+        if name in UNARY:
+            return UNARY[name]
+        if name in ROUNDING:
+            f = ROUNDING[name]
+            return lambda x: f(x) if x.dtype in FLOATS else x
+        if name in BINARY:
+            return BINARY[name]
+        if name in ("RealDiv", "Div"):
+            return divide
+        if name == "Cast":
+            return lambda x: x.to(odt)  # finish() keeps the rounding in reference mode
+        if name == "Select":
+            return torch.where
+        if name == "AddN":
+            return lambda *xs: sum(xs[1:], xs[0])
+        if name == "Reshape":
+            return lambda x: x.reshape(shape)
+        if name == "BroadcastTo":
+            return lambda x: x.expand(shape)
+        if name == "Transpose":
+            return lambda x: x.permute(*a["perm"])
+        if name in REDUCE:
+            return self.reduction(name, a, odt)
+        raise Unsupported(name)
+
+    def reduction(self, name, a, odt):
+        keepdim = bool(a.get("keep_dims", False))
+
+        def run(x):
+            if x.dim() == 0:
+                return x  # reducing a rank-0 tensor reduces nothing
+            axes = normalize_axes(a.get("axis"), x.dim())
+            if self.reference and name == "ReduceSum" and odt not in FLOATS and odt != torch.bool:
+                return torch.sum(x, dim=axes, keepdim=keepdim, dtype=torch.int64)
+            rdt = self.storage(odt) if name == "ReduceSum" else None
+            return reduce_native(name, x, axes, keepdim, rdt)
+        return run
+
+
+def make_function(comp, mode="native", device="cuda"):
+    """fn(*inputs) -> tuple of tensors: the declared outputs, then every written value."""
+    b = Builder(mode)
+    consts = {}
+    for name, d in comp.constants.items():
+        dt = DT[d["data_type"]]
+        t = torch.full(tuple(d["shape"]), constant_value(d), dtype=dt, device=device)
+        consts[name] = t.to(b.storage(dt))
+    steps, writes, results = [], [], list(comp.outputs)
+    aliases = {}  # InplaceAssign's output name -> its third input (z)
+    for op in comp.ops:
+        ins = [d["tensor_name"] for arg in (op.get("input_desc") or []) for d in arg]
+        out = op["output_desc"][0]["tensor_name"]
+        if op["name"] == "Assign":
+            steps.append((out, lambda dst, v: v, ins[:2]))
+            writes.append((ins[0], out))
+        elif op["name"] == "InplaceAssign":
+            written = out + "_written"
+            steps.append((written, lambda v: v, [ins[1]]))
+            writes.append((ins[0], written))
+            aliases[out] = ins[2]
+        else:
+            steps.append((out, b.op_function(op), ins))
+    results += [w for _, w in writes if w not in results]
+    params = [d["tensor_name"] for d in comp.inputs]
+    in_place = mode == "native"
+
+    def fn(*args):
+        env = dict(consts)
+        env.update(zip(params, args))
+        for out, f, ins in steps:
+            env[out] = f(*[env[aliases.get(n, n)] for n in ins])
+        if in_place:
+            for dst, value in writes:
+                env[dst].copy_(env[value])
+        return tuple(env[aliases.get(n, n)] for n in results)
+
+    return fn
+
+
+def reference_inputs(args):
+    """The inputs of reference mode: floats as float64 (exact), the rest unchanged."""
+    return [a.to(torch.float64) if a.dtype in FLOATS else a for a in args]
