@@ -338,9 +338,10 @@ class KernelEmitter {
         return;
       case AstNode::Kind::Mark:
         os << indent(d) << "// mark: " << n.mark << "\n";
-        // The accumulation loop: unrolled so each thread keeps several independent
-        // loads in flight (the loads do not depend on the accumulator).
-        if (n.mark == "reduction" && n.children[0]->kind == AstNode::Kind::For) os << indent(d) << "#pragma unroll 4\n";
+        // The accumulation and pointwise loops: unrolled so each thread keeps several
+        // independent loads in flight (the loads do not depend on the accumulator).
+        if ((n.mark == "reduction" || n.mark == "pointwise") && n.children[0]->kind == AstNode::Kind::For)
+          os << indent(d) << "#pragma unroll 4\n";
         emitNode(os, *n.children[0], d);
         return;
       case AstNode::Kind::For:

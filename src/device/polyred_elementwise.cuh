@@ -22,8 +22,8 @@ __device__ __forceinline__ int pr_fit_int8(int x) { return (int)(signed char)x; 
 __device__ __forceinline__ int pr_fit_uint8(int x) { return (int)(unsigned char)x; }
 
 // --- loads and stores (storage type <-> compute type) ------------------------------
-__device__ __forceinline__ float pr_load(const __half* p, long long k) { return __half2float(p[k]); }
-__device__ __forceinline__ float pr_load(const __nv_bfloat16* p, long long k) { return __bfloat162float(p[k]); }
+__device__ __forceinline__ float pr_load(const __half* p, long long k) { return __half2float(__ldg(p + k)); }
+__device__ __forceinline__ float pr_load(const __nv_bfloat16* p, long long k) { return __bfloat162float(__ldg(p + k)); }
 __device__ __forceinline__ float pr_load(const float* p, long long k) { return __ldg(p + k); }
 __device__ __forceinline__ double pr_load(const double* p, long long k) { return __ldg(p + k); }
 __device__ __forceinline__ int pr_load(const int* p, long long k) { return __ldg(p + k); }

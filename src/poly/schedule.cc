@@ -170,6 +170,7 @@ ScheduleResult buildSchedule(isl_ctx* ctx, const KernelPlan& p, const Binding& b
   } else {
     node = isl_schedule_node_insert_partial_schedule(
         node, readBand(ctx, "[{ Elem[i] -> [(floor(i/" + str(int64_t{b.BX} * b.GX) + "))] }]"));
+    node = isl_schedule_node_insert_mark(node, isl_id_alloc(ctx, "pointwise", nullptr));
   }
   node = isl_schedule_node_insert_mark(node, isl_id_alloc(ctx, "kernel", nullptr));
   std::string binding = unionOf(stmts, [&](const Stmt& s) { return bindingOf(s, p, b); });
