@@ -5,6 +5,7 @@
 #include <numeric>
 #include <random>
 
+#include "poly/vectorize.h"
 #include "support/error.h"
 
 namespace polyred {
@@ -193,6 +194,8 @@ class BlockMachine {
       int64_t* v = vars(t);
       if (s == "Init") {
         for (size_t r = 0; r < p_.reductions.size(); ++r) acc(t, r) = p_.reductions[r].reduction.identity;
+      } else if (s == "Elem" && k_.vector.width > 1) {
+        lanes(n, t);
       } else if (s == "Red" || s == "Elem") {
         point(n, t);
       } else if (s == "Store") {
@@ -209,19 +212,20 @@ class BlockMachine {
     }
   }
 
-  // Evaluates a value DAG (body or epilogue) for one statement instance.
+  // Evaluates a value DAG (body or epilogue) for one statement instance; `lane` >= 0
+  // selects one lane of a vectorized Elem instance (loads per Vectorization).
   std::vector<Scalar> evaluate(const std::vector<BodyValue>& dag, const ExecNode& n, int t,
-                               const std::vector<Scalar>& reduced) {
+                               const std::vector<Scalar>& reduced, int lane = -1) {
     const int64_t* v = vars(t);
     std::vector<Scalar> values(dag.size());
-    size_t load = 0;
+    size_t load = 0, offset = 0;
     for (size_t k = 0; k < dag.size(); ++k) {
       const BodyValue& b = dag[k];
       switch (b.kind) {
         case BodyValue::Kind::Load: {
           const HostTensor& in = b.temporary >= 0 ? temporaries_.at(static_cast<size_t>(b.temporary))
                                                   : inputs_[static_cast<size_t>(b.input)];
-          int64_t off = eval(n.offsets.at(load++), v);
+          int64_t off = lane < 0 ? eval(n.offsets.at(offset++), v) : laneOffset(n, v, load++, offset, lane);
           POLYRED_CHECK(off >= 0 && off < in.size(), "load of '" << b.label << "' at offset " << off
                                                                  << " outside [0, " << in.size() << ")");
           values[k] = in.get(off);
@@ -233,6 +237,42 @@ class BlockMachine {
       }
     }
     return values;
+  }
+
+  // The offset of one lane of load number `load`, advancing `offset` past its
+  // annotations (one per lane for a gather, else one).
+  int64_t laneOffset(const ExecNode& n, const int64_t* v, size_t load, size_t& offset, int lane) {
+    const int V = k_.vector.width;
+    switch (k_.vector.loads.at(load)) {
+      case LaneAccess::Gather: {
+        int64_t off = eval(n.offsets.at(offset + static_cast<size_t>(lane)), v);
+        offset += static_cast<size_t>(V);
+        return off;
+      }
+      case LaneAccess::Invariant: return eval(n.offsets.at(offset++), v);
+      case LaneAccess::Contiguous: {
+        int64_t base = eval(n.offsets.at(offset++), v);
+        POLYRED_CHECK(base % V == 0, "contiguous lanes start at " << base << ", not a multiple of " << V);
+        return base + lane;
+      }
+    }
+    return 0;
+  }
+
+  // A vectorized Elem instance: every lane evaluated on its own, stored at base + lane.
+  void lanes(const ExecNode& n, int t) {
+    const int V = k_.vector.width;
+    size_t storeOffsets = n.offsets.size() - p_.stores.size();
+    for (int lane = 0; lane < V; ++lane) {
+      std::vector<Scalar> values = evaluate(p_.body, n, t, {}, lane);
+      for (size_t s = 0; s < p_.stores.size(); ++s) {
+        const ElementwiseOutput& out = p_.stores[s];
+        int64_t base = eval(n.offsets.at(storeOffsets + s), vars(t));
+        POLYRED_CHECK(base % V == 0, "vector store at " << base << ", not a multiple of " << V);
+        DType type = g_.tensor(g_.outputs[static_cast<size_t>(out.output)].tensor).dtype;
+        store(out.output, base + lane, values[static_cast<size_t>(out.value)], type);
+      }
+    }
   }
 
   // Row i is complete: store the reduction outputs and the epilogue's.

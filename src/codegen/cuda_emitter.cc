@@ -328,6 +328,20 @@ class KernelEmitter {
       os << "  " << accType(r) << " acc" << r << ";\n";
     }
     if (k_.binding.multiBlock()) os << "  __shared__ bool last_block;\n";
+    if (k_.vector.width > 1) emitAlignmentCheck(os);
+  }
+
+  // Vectorized elementwise kernels: are all contiguously accessed pointers aligned?
+  void emitAlignmentCheck(std::ostream& os) {
+    std::string w = std::to_string(k_.vector.width), cond;
+    size_t load = 0;
+    std::set<std::string> pointers;
+    for (const BodyValue& v : p_.body)
+      if (v.kind == BodyValue::Kind::Load && k_.vector.loads[load++] == LaneAccess::Contiguous)
+        pointers.insert("in" + std::to_string(v.input));
+    for (const ElementwiseOutput& s : p_.stores) pointers.insert("out" + std::to_string(s.output));
+    for (const std::string& ptr : pointers) cond += (cond.empty() ? "" : " && ") + ("pr_aligned<" + w + ">(" + ptr + ")");
+    os << "  const bool vector_ok = " << cond << ";  // else element by element\n";
   }
 
   // --- the loop program --------------------------------------------------------------
@@ -461,8 +475,60 @@ class KernelEmitter {
     }
   }
 
+  // A vectorized Elem instance: values are arrays over the lanes of elements
+  // V*i .. V*i+V-1; loads are contiguous (one access), invariant or gathered.
+  void emitLanes(std::ostream& os, const AstUser& u, int d) {
+    const int V = k_.vector.width;
+    std::string in = indent(d), w = std::to_string(V), each = "#pragma unroll\n" + in + "  for (int l = 0; l < " + w + "; ++l) ";
+    os << in << "{\n";
+    size_t load = 0, offset = 0;
+    for (size_t v = 0; v < p_.body.size(); ++v) {
+      const BodyValue& b = p_.body[v];
+      std::string name = "v" + std::to_string(v);
+      os << in << "  " << computeType(b.dtype) << " " << name << "[" << V << "];  // " << b.label << "\n" << in << "  ";
+      switch (b.kind) {
+        case BodyValue::Kind::Load: {
+          std::string ptr = "in" + std::to_string(b.input);
+          switch (k_.vector.loads[load++]) {
+            case LaneAccess::Contiguous:
+              os << "pr_load_lanes<" << V << ">(" << ptr << ", " << toC(u.offsets.at(offset++)) << ", " << name
+                 << ", vector_ok);\n";
+              break;
+            case LaneAccess::Invariant:
+              os << "{ const " << computeType(b.dtype) << " s = pr_load(" << ptr << ", " << toC(u.offsets.at(offset++))
+                 << ");\n" << each << name << "[l] = s; }\n";
+              break;
+            case LaneAccess::Gather:
+              for (int l = 0; l < V; ++l)
+                os << name << "[" << l << "] = pr_load(" << ptr << ", " << toC(u.offsets.at(offset++)) << "); ";
+              os << "\n";
+              break;
+          }
+          break;
+        }
+        case BodyValue::Kind::Constant: os << each << name << "[l] = " << emitLiteral(b.value) << ";\n"; break;
+        case BodyValue::Kind::Op: {
+          std::vector<std::string> a;
+          std::vector<DType> ts;
+          for (int o : b.operands) {
+            a.push_back("v" + std::to_string(o) + "[l]");
+            ts.push_back(p_.body[static_cast<size_t>(o)].dtype);
+          }
+          os << each << name << "[l] = " << emitElementwise(b.op, a, ts, b.dtype) << ";\n";
+          break;
+        }
+        case BodyValue::Kind::Reduced: POLYRED_CHECK(false, "reduced value in an elementwise kernel");
+      }
+    }
+    for (const ElementwiseOutput& s : p_.stores)
+      os << in << "  pr_store_lanes<" << V << ">(out" << s.output << ", " << toC(u.offsets.at(offset++)) << ", v"
+         << s.value << ", vector_ok);\n";
+    os << in << "}\n";
+  }
+
   // The fused producers at one point, then the accumulation or the stores.
   void emitBody(std::ostream& os, const AstUser& u, int d) {
+    if (k_.vector.width > 1) return emitLanes(os, u, d);
     std::string in = indent(d);
     os << in << "{\n";
     emitValues(os, p_.body, "v", u, {}, d + 1);

@@ -86,3 +86,53 @@ __device__ __forceinline__ T pr_min(T a, T b) { return a < b ? a : b; }
 
 template <class T>
 __device__ __forceinline__ T pr_sign(T x) { return x != x ? x : (T)((x > 0) - (x < 0)); }
+
+// --- vector accesses of elementwise kernels (V consecutive lanes) --------------------
+// A kernel checks once whether every pointer it accesses contiguously is aligned to a
+// whole vector; the lanes then move as one 4/8/16-byte access, else element by element.
+template <int V, class S>
+struct alignas(V * sizeof(S)) PrPack {
+  S v[V];
+};
+
+template <int V, class S>
+__device__ __forceinline__ bool pr_aligned(const S* p) {
+  return reinterpret_cast<unsigned long long>(p) % (V * sizeof(S)) == 0;
+}
+
+__device__ __forceinline__ float pr_value(__half x) { return __half2float(x); }
+__device__ __forceinline__ float pr_value(__nv_bfloat16 x) { return __bfloat162float(x); }
+template <class S>
+__device__ __forceinline__ S pr_value(S x) { return x; }
+
+template <class S, class C>
+__device__ __forceinline__ S pr_storage(C x) { return (S)x; }
+template <>
+__device__ __forceinline__ __half pr_storage<__half, float>(float x) { return __float2half_rn(x); }
+template <>
+__device__ __forceinline__ __nv_bfloat16 pr_storage<__nv_bfloat16, float>(float x) { return __float2bfloat16_rn(x); }
+
+template <int V, class S, class C>
+__device__ __forceinline__ void pr_load_lanes(const S* p, long long k, C (&out)[V], bool vector) {
+  if (vector) {
+    const PrPack<V, S> pack = *reinterpret_cast<const PrPack<V, S>*>(p + k);
+#pragma unroll
+    for (int l = 0; l < V; ++l) out[l] = pr_value(pack.v[l]);
+  } else {
+#pragma unroll
+    for (int l = 0; l < V; ++l) out[l] = pr_load(p, k + l);
+  }
+}
+
+template <int V, class S, class C>
+__device__ __forceinline__ void pr_store_lanes(S* p, long long k, const C (&in)[V], bool vector) {
+  if (vector) {
+    PrPack<V, S> pack;
+#pragma unroll
+    for (int l = 0; l < V; ++l) pack.v[l] = pr_storage<S>(in[l]);
+    *reinterpret_cast<PrPack<V, S>*>(p + k) = pack;
+  } else {
+#pragma unroll
+    for (int l = 0; l < V; ++l) pr_store(p, k + l, in[l]);
+  }
+}

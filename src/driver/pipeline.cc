@@ -6,6 +6,7 @@
 #include "canon/partition.h"
 #include "codegen/cpu_executor.h"
 #include "codegen/cuda_emitter.h"
+#include "poly/vectorize.h"
 #include "interp/compare.h"
 #include "interp/random_inputs.h"
 #include "interp/reference.h"
@@ -45,9 +46,13 @@ CompiledGraph compileGraph(const Graph& g, const CompileOptions& options) {
   for (const Temporary& t : c.partition.temporaries)
     c.program.temporaries.push_back({t.elements * dtypeBytes(t.dtype)});
   for (const KernelPlan& plan : c.partition.kernels) {
-    Binding b = chooseBinding(plan, options.target);
-    dump("binding", plan.name + ": " + b.toString());
-    PolyKernel k = buildPolyKernel(plan, b);
+    Vectorization vector = chooseVectorization(plan);
+    KernelPlan perInstance = plan;  // a vectorized Elem instance covers `width` elements
+    perInstance.M /= vector.width;
+    Binding b = chooseBinding(perInstance, options.target);
+    dump("binding", plan.name + ": " + b.toString() +
+                        (vector.width > 1 ? ", " + std::to_string(vector.width) + " elements per thread and step" : ""));
+    PolyKernel k = buildPolyKernel(plan, b, vector);
     dump("schedule", plan.name + ":\n" + k.scheduleTree);
     dump("ast", plan.name + ":\n" + k.islAst);
     KernelSpec spec = emitCuda(g, k, CodegenOptions{options.deterministic});

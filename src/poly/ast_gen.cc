@@ -303,12 +303,13 @@ class IndexRange {
 
 }  // namespace
 
-PolyKernel buildPolyKernel(const KernelPlan& plan, const Binding& binding) {
+PolyKernel buildPolyKernel(const KernelPlan& plan, const Binding& binding, const Vectorization& vector) {
   IslContext ctx;
-  ScheduleResult sr = buildSchedule(ctx.get(), plan, binding);
+  ScheduleResult sr = buildSchedule(ctx.get(), plan, binding, vector);
   PolyKernel k;
   k.plan = plan;
   k.binding = binding;
+  k.vector = vector;
   k.scheduleTree = takeIslString(isl_schedule_to_str(sr.schedule));
 
   BuildState state{&sr.accesses};

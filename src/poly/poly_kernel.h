@@ -18,19 +18,23 @@
 #include "canon/kernel_plan.h"
 #include "poly/binding.h"
 #include "poly/loop_ast.h"
+#include "poly/vectorize.h"
 
 namespace polyred {
 
 struct PolyKernel {
   KernelPlan plan;
   Binding binding;
+  Vectorization vector;      // elementwise kernels: lanes per Elem instance (i counts vectors)
   bool index64 = false;      // some index reaches 2^31: emit 64-bit index arithmetic
   std::string scheduleTree;  // isl's schedule tree (YAML), for --dump=schedule
   std::string islAst;        // isl's own C rendering of the AST, for --dump=ast
   std::unique_ptr<AstNode> ast;
 };
 
-// Builds the isl schedule tree of `plan` under `binding` and generates its loops.
-PolyKernel buildPolyKernel(const KernelPlan& plan, const Binding& binding);
+// Builds the isl schedule tree of `plan` under `binding` and generates its loops. With
+// a vector width V > 1 (elementwise kernels), Elem[i] covers elements V*i .. V*i+V-1
+// and `binding` must have been chosen for M/V instances.
+PolyKernel buildPolyKernel(const KernelPlan& plan, const Binding& binding, const Vectorization& vector = {});
 
 }  // namespace polyred

@@ -44,10 +44,10 @@ std::string tuple(const Stmt& s) {
   return "";
 }
 
-std::string domainOf(const Stmt& s, const KernelPlan& p, const Binding& b) {
+std::string domainOf(const Stmt& s, const KernelPlan& p, const Binding& b, int width) {
   switch (s.dims) {
     case Stmt::Dims::Tile: return tuple(s) + " : 0 <= t < " + str(b.tiles);
-    case Stmt::Dims::Row: return tuple(s) + " : 0 <= i < " + str(p.M);
+    case Stmt::Dims::Row: return tuple(s) + " : 0 <= i < " + str(p.M / width);
     case Stmt::Dims::Point: return tuple(s) + " : 0 <= i < " + str(p.M) + " and 0 <= j < " + str(p.N);
   }
   return "";
@@ -124,13 +124,23 @@ isl_schedule_node* addAccumulationBand(isl_schedule_node* seq, isl_ctx* ctx, con
   POLYRED_CHECK(false, "no Red statement in the sequence");
 }
 
-std::vector<StatementAccesses> accessesOf(const KernelPlan& p) {
+// Offsets of the point statement: one per load (per lane for a gather, lane 0 for
+// contiguous and invariant loads of a vectorized kernel), then one per store.
+std::vector<StatementAccesses> accessesOf(const KernelPlan& p, const Vectorization& vec) {
   std::vector<StatementAccesses> acc;
   std::string point = isReduction(p) ? "Red[i, j]" : "Elem[i]";
   StatementAccesses loads{isReduction(p) ? "Red" : "Elem", {}};
-  for (const BodyValue& v : p.body)
-    if (v.kind == BodyValue::Kind::Load) loads.offsets.push_back("{ " + point + " -> [(" + v.offset + ")] }");
-  for (const ElementwiseOutput& s : p.stores) loads.offsets.push_back("{ " + point + " -> [(" + s.offset + ")] }");
+  auto add = [&](const std::string& offset) { loads.offsets.push_back("{ " + point + " -> [(" + offset + ")] }"); };
+  size_t load = 0;
+  for (const BodyValue& v : p.body) {
+    if (v.kind != BodyValue::Kind::Load) continue;
+    if (vec.width == 1) add(v.offset);
+    else if (vec.loads[load++] == LaneAccess::Gather)
+      for (int lane = 0; lane < vec.width; ++lane) add(Vectorization::laneOffset(v.offset, vec.width, lane));
+    else add(Vectorization::laneOffset(v.offset, vec.width, 0));
+  }
+  for (const ElementwiseOutput& s : p.stores)
+    add(vec.width == 1 ? s.offset : Vectorization::laneOffset(s.offset, vec.width, 0));
   acc.push_back(std::move(loads));
   // Epilogue loads are read where the outputs are stored (Store, or Final).
   for (const char* stmt : {"Store", "Final"}) {
@@ -144,10 +154,10 @@ std::vector<StatementAccesses> accessesOf(const KernelPlan& p) {
 
 }  // namespace
 
-ScheduleResult buildSchedule(isl_ctx* ctx, const KernelPlan& p, const Binding& b) {
+ScheduleResult buildSchedule(isl_ctx* ctx, const KernelPlan& p, const Binding& b, const Vectorization& vec) {
   std::vector<Stmt> stmts = statementsOf(p, b);
   std::string domain = "{ ";
-  for (size_t k = 0; k < stmts.size(); ++k) domain += (k ? "; " : "") + domainOf(stmts[k], p, b);
+  for (size_t k = 0; k < stmts.size(); ++k) domain += (k ? "; " : "") + domainOf(stmts[k], p, b, vec.width);
   domain += " }";
 
   isl_schedule* sched = isl_schedule_from_domain(readUnionSet(ctx, domain));
@@ -185,7 +195,7 @@ ScheduleResult buildSchedule(isl_ctx* ctx, const KernelPlan& p, const Binding& b
   r.schedule = isl_schedule_node_get_schedule(node);
   isl_schedule_node_free(node);
   POLYRED_CHECK(r.schedule, "isl failed to build the schedule tree");
-  r.accesses = accessesOf(p);
+  r.accesses = accessesOf(p, vec);
   return r;
 }
 

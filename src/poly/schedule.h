@@ -19,6 +19,7 @@
 
 #include "canon/kernel_plan.h"
 #include "poly/binding.h"
+#include "poly/vectorize.h"
 
 namespace polyred {
 
@@ -32,6 +33,7 @@ struct ScheduleResult {
   std::vector<StatementAccesses> accesses;
 };
 
-ScheduleResult buildSchedule(isl_ctx* ctx, const KernelPlan& plan, const Binding& binding);
+ScheduleResult buildSchedule(isl_ctx* ctx, const KernelPlan& plan, const Binding& binding,
+                             const Vectorization& vector);
 
 }  // namespace polyred
