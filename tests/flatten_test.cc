@@ -63,11 +63,13 @@ void collectBodyOffsets(const AstNode& n, std::vector<const AstExpr*>& out) {
 // The load expressions of the emitted CUDA: "pr_load(inK, offset)" up to the ';'.
 std::vector<std::string> loadExpressions(const std::string& source) {
   std::vector<std::string> loads;
-  size_t pos = 0;
-  while ((pos = source.find("pr_load(", pos)) != std::string::npos) {
-    size_t end = source.find(';', pos);
-    loads.push_back(source.substr(pos, end - pos));
-    pos = end;
+  for (const char* call : {"pr_load(", "pr_load_lanes<"}) {  // scalar and vector loads
+    size_t pos = 0;
+    while ((pos = source.find(call, pos)) != std::string::npos) {
+      size_t end = source.find(';', pos);
+      loads.push_back(source.substr(pos, end - pos));
+      pos = end;
+    }
   }
   return loads;
 }

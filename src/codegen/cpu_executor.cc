@@ -194,7 +194,7 @@ class BlockMachine {
       int64_t* v = vars(t);
       if (s == "Init") {
         for (size_t r = 0; r < p_.reductions.size(); ++r) acc(t, r) = p_.reductions[r].reduction.identity;
-      } else if (s == "Elem" && k_.vector.width > 1) {
+      } else if ((s == "Elem" || s == "Red") && k_.vector.width > 1) {
         lanes(n, t);
       } else if (s == "Red" || s == "Elem") {
         point(n, t);
@@ -259,12 +259,17 @@ class BlockMachine {
     return 0;
   }
 
-  // A vectorized Elem instance: every lane evaluated on its own, stored at base + lane.
+  // A vectorized instance: every lane evaluated on its own, then folded into the
+  // accumulators (Red) or stored at base + lane (Elem).
   void lanes(const ExecNode& n, int t) {
     const int V = k_.vector.width;
     size_t storeOffsets = n.offsets.size() - p_.stores.size();
     for (int lane = 0; lane < V; ++lane) {
       std::vector<Scalar> values = evaluate(p_.body, n, t, {}, lane);
+      for (size_t r = 0; r < p_.reductions.size(); ++r) {
+        const auto& ro = p_.reductions[r];
+        acc(t, r) = ro.reduction.combine(acc(t, r), values[static_cast<size_t>(ro.value)].castTo(ro.reduction.accType));
+      }
       for (size_t s = 0; s < p_.stores.size(); ++s) {
         const ElementwiseOutput& out = p_.stores[s];
         int64_t base = eval(n.offsets.at(storeOffsets + s), vars(t));

@@ -475,8 +475,10 @@ class KernelEmitter {
     }
   }
 
-  // A vectorized Elem instance: values are arrays over the lanes of elements
-  // V*i .. V*i+V-1; loads are contiguous (one access), invariant or gathered.
+  // A vectorized instance: values are arrays over the V lanes of the contiguous axis
+  // (elements V*i .. V*i+V-1 of an Elem, V*j .. V*j+V-1 of a Red); loads are
+  // contiguous (one access), invariant or gathered. A Red folds every lane into the
+  // thread's accumulator; an Elem stores the lanes as one access.
   void emitLanes(std::ostream& os, const AstUser& u, int d) {
     const int V = k_.vector.width;
     std::string in = indent(d), w = std::to_string(V), each = "#pragma unroll\n" + in + "  for (int l = 0; l < " + w + "; ++l) ";
@@ -520,6 +522,12 @@ class KernelEmitter {
         case BodyValue::Kind::Reduced: POLYRED_CHECK(false, "reduced value in an elementwise kernel");
       }
     }
+    for (size_t r = 0; r < p_.reductions.size(); ++r) {
+      const ReductionOutput& ro = p_.reductions[r];
+      std::string x = emitCast("v" + std::to_string(ro.value) + "[l]", p_.body[static_cast<size_t>(ro.value)].dtype,
+                               ro.reduction.accType);
+      os << in << "  " << each << "acc" << r << " = " << op(r) << "(acc" << r << ", " << x << ");\n";
+    }
     for (const ElementwiseOutput& s : p_.stores)
       os << in << "  pr_store_lanes<" << V << ">(out" << s.output << ", " << toC(u.offsets.at(offset++)) << ", v"
          << s.value << ", vector_ok);\n";
@@ -528,7 +536,7 @@ class KernelEmitter {
 
   // The fused producers at one point, then the accumulation or the stores.
   void emitBody(std::ostream& os, const AstUser& u, int d) {
-    if (k_.vector.width > 1) return emitLanes(os, u, d);
+    if (k_.vector.width > 1) return emitLanes(os, u, d);  // Elem or Red
     std::string in = indent(d);
     os << in << "{\n";
     emitValues(os, p_.body, "v", u, {}, d + 1);

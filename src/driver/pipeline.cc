@@ -47,8 +47,8 @@ CompiledGraph compileGraph(const Graph& g, const CompileOptions& options) {
     c.program.temporaries.push_back({t.elements * dtypeBytes(t.dtype)});
   for (const KernelPlan& plan : c.partition.kernels) {
     Vectorization vector = chooseVectorization(plan);
-    KernelPlan perInstance = plan;  // a vectorized Elem instance covers `width` elements
-    perInstance.M /= vector.width;
+    KernelPlan perInstance = plan;  // a vectorized instance covers `width` elements
+    (vector.axis == 'i' ? perInstance.M : perInstance.N) /= vector.width;
     Binding b = chooseBinding(perInstance, options.target);
     dump("binding", plan.name + ": " + b.toString() +
                         (vector.width > 1 ? ", " + std::to_string(vector.width) + " elements per thread and step" : ""));

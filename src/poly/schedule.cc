@@ -44,11 +44,13 @@ std::string tuple(const Stmt& s) {
   return "";
 }
 
-std::string domainOf(const Stmt& s, const KernelPlan& p, const Binding& b, int width) {
+// With vector lanes, the lane axis (i of Elem, j of Red) counts vectors.
+std::string domainOf(const Stmt& s, const KernelPlan& p, const Binding& b, const Vectorization& vec) {
+  int64_t laneN = vec.axis == 'j' ? p.N / vec.width : p.N;
   switch (s.dims) {
     case Stmt::Dims::Tile: return tuple(s) + " : 0 <= t < " + str(b.tiles);
-    case Stmt::Dims::Row: return tuple(s) + " : 0 <= i < " + str(p.M / width);
-    case Stmt::Dims::Point: return tuple(s) + " : 0 <= i < " + str(p.M) + " and 0 <= j < " + str(p.N);
+    case Stmt::Dims::Row: return tuple(s) + " : 0 <= i < " + str(vec.axis == 'i' ? p.M / vec.width : p.M);
+    case Stmt::Dims::Point: return tuple(s) + " : 0 <= i < " + str(p.M) + " and 0 <= j < " + str(laneN);
   }
   return "";
 }
@@ -136,11 +138,10 @@ std::vector<StatementAccesses> accessesOf(const KernelPlan& p, const Vectorizati
     if (v.kind != BodyValue::Kind::Load) continue;
     if (vec.width == 1) add(v.offset);
     else if (vec.loads[load++] == LaneAccess::Gather)
-      for (int lane = 0; lane < vec.width; ++lane) add(Vectorization::laneOffset(v.offset, vec.width, lane));
-    else add(Vectorization::laneOffset(v.offset, vec.width, 0));
+      for (int lane = 0; lane < vec.width; ++lane) add(vec.laneOffset(v.offset, lane));
+    else add(vec.laneOffset(v.offset, 0));
   }
-  for (const ElementwiseOutput& s : p.stores)
-    add(vec.width == 1 ? s.offset : Vectorization::laneOffset(s.offset, vec.width, 0));
+  for (const ElementwiseOutput& s : p.stores) add(vec.width == 1 ? s.offset : vec.laneOffset(s.offset, 0));
   acc.push_back(std::move(loads));
   // Epilogue loads are read where the outputs are stored (Store, or Final).
   for (const char* stmt : {"Store", "Final"}) {
@@ -157,7 +158,7 @@ std::vector<StatementAccesses> accessesOf(const KernelPlan& p, const Vectorizati
 ScheduleResult buildSchedule(isl_ctx* ctx, const KernelPlan& p, const Binding& b, const Vectorization& vec) {
   std::vector<Stmt> stmts = statementsOf(p, b);
   std::string domain = "{ ";
-  for (size_t k = 0; k < stmts.size(); ++k) domain += (k ? "; " : "") + domainOf(stmts[k], p, b, vec.width);
+  for (size_t k = 0; k < stmts.size(); ++k) domain += (k ? "; " : "") + domainOf(stmts[k], p, b, vec);
   domain += " }";
 
   isl_schedule* sched = isl_schedule_from_domain(readUnionSet(ctx, domain));

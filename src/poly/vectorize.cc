@@ -11,24 +11,34 @@
 
 namespace polyred {
 
-std::string Vectorization::laneOffset(const std::string& offset, int width, int lane) {
-  std::string i = "(" + std::to_string(width) + "*i" + (lane > 0 ? " + " + std::to_string(lane) : "") + ")";
-  return std::regex_replace(offset, std::regex("\\bi\\b"), i);
+std::string Vectorization::laneOffset(const std::string& offset, int lane) const {
+  std::string a(1, axis);
+  std::string lanes = "(" + std::to_string(width) + "*" + a + (lane > 0 ? " + " + std::to_string(lane) : "") + ")";
+  return std::regex_replace(offset, std::regex("\\b" + a + "\\b"), lanes);
 }
 
 namespace {
 
 constexpr int kVectorBytes = 16;
 
-// Whether offset(V*iv + v) == offset(V*iv) + step*v (step 1: contiguous, 0: invariant)
-// for every iv < M/V and lane v, and (contiguous) offset(V*iv) is a multiple of V.
-bool laneStep(isl_ctx* ctx, const std::string& offset, int64_t vectors, int width, int step) {
-  std::string dom = " : 0 <= iv < " + std::to_string(vectors) + " and 0 <= v < " + std::to_string(width) + " }";
+// Bounds of the iteration space with the lane axis split: the axis variable counts
+// vectors and v is the lane.
+std::string laneBounds(const KernelPlan& p, char axis, int width) {
+  int64_t M = axis == 'i' ? p.M / width : p.M, N = axis == 'j' ? p.N / width : p.N;
+  return "0 <= i < " + std::to_string(M) + " and 0 <= j < " + std::to_string(N) + " and 0 <= v < " +
+         std::to_string(width);
+}
+
+// Whether offset(V*a + v) == offset(V*a) + step*v (step 1: contiguous, 0: invariant)
+// everywhere, and (contiguous) offset(V*a) is a multiple of V.
+bool laneStep(isl_ctx* ctx, const KernelPlan& p, const std::string& offset, char axis, int width, int step) {
+  std::string bounds = laneBounds(p, axis, width), dom = " : " + bounds + " }";
+  std::regex var(std::string("\\b") + axis + "\\b");
   auto at = [&](const std::string& lane) {
-    return std::regex_replace(offset, std::regex("\\bi\\b"), "(" + std::to_string(width) + "*iv" + lane + ")");
+    return std::regex_replace(offset, var, "(" + std::to_string(width) + "*" + axis + lane + ")");
   };
-  std::string lhs = "{ [iv, v] -> [(" + at(" + v") + ")]" + dom;
-  std::string rhs = "{ [iv, v] -> [(" + at("") + " + " + std::to_string(step) + "*v)]" + dom;
+  std::string lhs = "{ [i, j, v] -> [(" + at(" + v") + ")]" + dom;
+  std::string rhs = "{ [i, j, v] -> [(" + at("") + " + " + std::to_string(step) + "*v)]" + dom;
   isl_pw_aff* a = isl_pw_aff_read_from_str(ctx, lhs.c_str());
   isl_pw_aff* b = isl_pw_aff_read_from_str(ctx, rhs.c_str());
   POLYRED_CHECK(a && b, "isl could not parse the offset " << offset);
@@ -36,8 +46,8 @@ bool laneStep(isl_ctx* ctx, const std::string& offset, int64_t vectors, int widt
   bool same = isl_set_is_empty(differ) == isl_bool_true;
   isl_set_free(differ);
   if (!same || step == 0) return same;
-  std::string misaligned = "{ [iv] : 0 <= iv < " + std::to_string(vectors) + " and (" + at("") + ") mod " +
-                           std::to_string(width) + " != 0 }";
+  std::string misaligned =
+      "{ [i, j, v] : (" + at("") + ") mod " + std::to_string(width) + " != 0 and " + bounds + " }";
   isl_set* bad = isl_set_read_from_str(ctx, misaligned.c_str());
   POLYRED_CHECK(bad, "isl could not parse " << misaligned);
   bool aligned = isl_set_is_empty(bad) == isl_bool_true;
@@ -49,29 +59,33 @@ bool laneStep(isl_ctx* ctx, const std::string& offset, int64_t vectors, int widt
 
 Vectorization chooseVectorization(const KernelPlan& plan) {
   Vectorization none;
-  if (plan.form != CanonicalForm::Elementwise || plan.stores.empty()) return none;
-  int widest = 1;  // bytes of the widest element among the stores (always contiguous)
+  bool elementwise = plan.form == CanonicalForm::Elementwise;
+  bool alongJ = plan.form == CanonicalForm::XReduce || plan.form == CanonicalForm::AllReduce;
+  if (elementwise ? plan.stores.empty() : (!alongJ || !plan.stores.empty())) return none;
+  // The widest element accessed contiguously bounds V (16 bytes per access).
+  int widest = 1;
   for (const ElementwiseOutput& s : plan.stores) widest = std::max(widest, dtypeBytes(plan.body[static_cast<size_t>(s.value)].dtype));
   IslContext ctx;
-  // Try the widest vector the stores allow, then narrower ones as loads join.
   for (int width = std::min(8, kVectorBytes / widest); width >= 2; width /= 2) {
-    if (plan.M % width != 0) continue;
+    int64_t extent = elementwise ? plan.M : plan.N;
+    if (extent % width != 0) continue;
     Vectorization r;
     r.width = width;
-    bool fits = true;
+    r.axis = elementwise ? 'i' : 'j';
+    bool fits = true, anyContiguous = elementwise;
     for (const BodyValue& v : plan.body) {
       if (v.kind != BodyValue::Kind::Load) continue;
-      int64_t vectors = plan.M / width;
-      if (laneStep(ctx.get(), v.offset, vectors, width, 0)) {
+      if (laneStep(ctx.get(), plan, v.offset, r.axis, width, 0)) {
         r.loads.push_back(LaneAccess::Invariant);
-      } else if (laneStep(ctx.get(), v.offset, vectors, width, 1)) {
+      } else if (laneStep(ctx.get(), plan, v.offset, r.axis, width, 1)) {
         r.loads.push_back(LaneAccess::Contiguous);
         fits = fits && dtypeBytes(v.dtype) * width <= kVectorBytes;
+        anyContiguous = true;
       } else {
         r.loads.push_back(LaneAccess::Gather);
       }
     }
-    if (fits) return r;
+    if (fits && anyContiguous) return r;
   }
   return none;
 }

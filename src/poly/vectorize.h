@@ -1,15 +1,18 @@
-// Vector width of elementwise kernels (16-byte accesses).
+// Vector width of elementwise, x-reduce and all-reduce kernels (16-byte accesses).
 //
-// Takes: an elementwise KernelPlan. Gives: how many consecutive elements V one
-// statement instance handles, and how each load behaves along those V lanes, decided
-// exactly with isl over the whole iteration space (i = V*iv + v):
+// Takes: a KernelPlan. Gives: how many consecutive elements V of the contiguous axis
+// (i for elementwise kernels, the reduced j for x/all-reduce) one statement instance
+// handles, and how each load behaves along those V lanes, decided exactly with isl
+// over the whole iteration space (axis = V*a + v):
 //   Contiguous  offset(V*iv + v) = offset(V*iv) + v and offset(V*iv) is a multiple of
 //               V: one aligned vector load (when the pointer is aligned, checked once
 //               per launch inside the kernel, with a scalar fallback)
 //   Invariant   offset(V*iv + v) = offset(V*iv): one scalar load for all lanes
 //   Gather      anything else: one scalar load per lane
-// Stores of elementwise kernels are at i, hence contiguous. V = 1 (no vectorization)
-// when M is not a multiple of V or nothing would be contiguous.
+// Stores of elementwise kernels are at i, hence contiguous; in a reduction the lanes
+// fold into the thread's accumulator. V = 1 (no vectorization) when the axis extent
+// is not a multiple of V, for y-reduce kernels (lanes would need one accumulator
+// each) and for reductions that also store point outputs.
 #pragma once
 
 #include <string>
@@ -23,10 +26,11 @@ enum class LaneAccess : uint8_t { Contiguous, Invariant, Gather };
 
 struct Vectorization {
   int width = 1;
+  char axis = 'i';                // the iteration variable the lanes run along
   std::vector<LaneAccess> loads;  // one per Load of plan.body, in order
 
-  // The offset of lane `lane` (or of lane 0, for lane < 0) of an access written in i.
-  static std::string laneOffset(const std::string& offset, int width, int lane);
+  // The offset of lane `lane` of an access, with the axis variable counting vectors.
+  std::string laneOffset(const std::string& offset, int lane) const;
 };
 
 Vectorization chooseVectorization(const KernelPlan& plan);
