@@ -7,7 +7,7 @@
 //   polyred run FILE...     [--seed=N] [--deterministic] [--no-time] [--iterations=N] [--json=OUT]
 //       compile, run on the GPU with random inputs, compare, print time and bandwidth;
 //       without a GPU: the CPU check, and a line saying the GPU part was skipped
-//   polyred corpus DIR      [--max-points=N] [--deterministic] [--min-compiled=N]
+//   polyred corpus DIR      [--max-points=N] [--deterministic] [--min-compiled=N] [--nvrtc]
 //       every composite file under DIR: parse, compile, check; a summary at the end
 //
 // Exit codes: 0 success, 1 a result did not match, 2 bad input or usage (including
@@ -69,7 +69,7 @@ const char* kUsage =
     "  run FILE...      GPU run + check + timing  [--seed=N] [--deterministic] [--no-time] [--iterations=N]\n"
     "                   [--json=OUT] (results as JSON)\n"
     "  corpus DIR       compile and check every composite file under DIR  [--max-points=N]\n"
-    "                   [--min-compiled=N] (fail if fewer files compile)\n";
+    "                   [--min-compiled=N] (fail if fewer files compile) [--nvrtc] (also to CUBIN)\n";
 
 Args parseArgs(int argc, char** argv) {
   Args a;
@@ -238,6 +238,7 @@ Exit cmdCorpus(const Args& a) {
   o.target = o.gpu ? currentTarget() : targetFromFlags(a);
   o.maxPoints = a.number("max-points", 1 << 22);
   o.deterministic = a.has("deterministic");
+  o.nvrtc = a.has("nvrtc");
   if (!o.gpu) std::cout << "polyred: no GPU (" << why << "): CPU checks only; the GPU part is SKIPPED\n";
   CorpusSummary s = runCorpus(a.files[0], o, std::cout);
   std::cout << s.toString();

@@ -331,6 +331,11 @@ class KernelEmitter {
     if (k_.vector.width > 1) emitAlignmentCheck(os);
   }
 
+  // The kernel parameter a load reads: a graph input or a materialized temporary.
+  static std::string pointerOf(const BodyValue& load) {
+    return load.temporary >= 0 ? "tmp" + std::to_string(load.temporary) : "in" + std::to_string(load.input);
+  }
+
   // Vectorized elementwise kernels: are all contiguously accessed pointers aligned?
   void emitAlignmentCheck(std::ostream& os) {
     std::string w = std::to_string(k_.vector.width), cond;
@@ -338,7 +343,7 @@ class KernelEmitter {
     std::set<std::string> pointers;
     for (const BodyValue& v : p_.body)
       if (v.kind == BodyValue::Kind::Load && k_.vector.loads[load++] == LaneAccess::Contiguous)
-        pointers.insert("in" + std::to_string(v.input));
+        pointers.insert(pointerOf(v));
     for (const ElementwiseOutput& s : p_.stores) pointers.insert("out" + std::to_string(s.output));
     for (const std::string& ptr : pointers) cond += (cond.empty() ? "" : " && ") + ("pr_aligned<" + w + ">(" + ptr + ")");
     os << "  const bool vector_ok = " << cond << ";  // else element by element\n";
@@ -454,10 +459,7 @@ class KernelEmitter {
       const BodyValue& b = values[v];
       os << indent(d) << "const " << computeType(b.dtype) << " " << prefix << v << " = ";
       switch (b.kind) {
-        case BodyValue::Kind::Load:
-          os << "pr_load(" << (b.temporary >= 0 ? "tmp" + std::to_string(b.temporary) : "in" + std::to_string(b.input))
-             << ", " << toC(u.offsets.at(load++)) << ")";
-          break;
+        case BodyValue::Kind::Load: os << "pr_load(" << pointerOf(b) << ", " << toC(u.offsets.at(load++)) << ")"; break;
         case BodyValue::Kind::Constant: os << emitLiteral(b.value); break;
         case BodyValue::Kind::Reduced: os << reduced.at(static_cast<size_t>(b.reduction)); break;
         case BodyValue::Kind::Op: {
@@ -490,7 +492,7 @@ class KernelEmitter {
       os << in << "  " << computeType(b.dtype) << " " << name << "[" << V << "];  // " << b.label << "\n" << in << "  ";
       switch (b.kind) {
         case BodyValue::Kind::Load: {
-          std::string ptr = "in" + std::to_string(b.input);
+          std::string ptr = pointerOf(b);
           switch (k_.vector.loads[load++]) {
             case LaneAccess::Contiguous:
               os << "pr_load_lanes<" << V << ">(" << ptr << ", " << toC(u.offsets.at(offset++)) << ", " << name

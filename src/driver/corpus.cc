@@ -8,6 +8,7 @@
 #include "driver/gpu_run.h"
 #include "driver/pipeline.h"
 #include "frontend/composite_reader.h"
+#include "runtime/nvrtc.h"
 #include "support/error.h"
 
 namespace polyred {
@@ -61,6 +62,8 @@ CorpusSummary runCorpus(const std::string& dir, const CorpusOptions& o, std::ost
         for (const KernelPlan& k : c.partition.kernels) why += (why.empty() ? "" : " | ") + k.name + ": " + k.why;
         s.multiKernel.emplace_back(rel, why);
       }
+      if (o.nvrtc)
+        for (const KernelSpec& k : c.program.kernels) compileCuda(k.source, k.name, o.target.ccMajor, o.target.ccMinor);
       CpuCheckReport cpu = checkOnCpu(c, 1, o.maxPoints, o.deterministic);
       if (!cpu.ok) {
         s.failures.emplace_back(rel, "CPU check: " + cpu.message);

@@ -16,6 +16,7 @@ struct CorpusOptions {
   Target target;
   bool gpu = false;
   bool deterministic = false;
+  bool nvrtc = false;           // also compile every kernel to CUBIN (no GPU needed)
   int64_t maxPoints = 1 << 22;  // CPU check budget per file (sampled i-tiles beyond it)
 };
 
