@@ -12,7 +12,8 @@
 // Stores of elementwise kernels are at i, hence contiguous; in a reduction the lanes
 // fold into the thread's accumulator. V = 1 (no vectorization) when the axis extent
 // is not a multiple of V, for y-reduce kernels (lanes would need one accumulator
-// each) and for reductions that also store point outputs.
+// each), for reductions that also store point outputs, and for kernels under 2^16
+// elements (launch-bound: lanes only add latency there).
 #pragma once
 
 #include <string>
