@@ -1,6 +1,5 @@
 // CPU half of the reduction sweep of issue 4 (tests/gpu/sweep_gpu_test.cc is the GPU
-// half, over the same cases plus the large sizes; it repeats the case definitions below
-// because it builds into the other test binary). For every built-in reduction (sum,
+// half, over the same cases -- tests/sweep_cases.h -- plus the large sizes). For every built-in reduction (sum,
 // prod, min, max, and, or) and every dtype:
 //   - each canonical form (all-reduce [n], x-reduce [3, n] axis 1, y-reduce [n, 5] axis
 //     0) at reduced extents 1, 2, 31, 32, 33, 1000 and 4097, plus kept-heavy x/y cases,
@@ -26,77 +25,13 @@
 #include "frontend/builder.h"
 #include "runtime/nvrtc.h"
 #include "support/error.h"
+#include "sweep_cases.h"
 
 namespace polyred {
 namespace {
 
-enum class SweepOp : uint8_t { Sum, Prod, Min, Max, And, Or };
-constexpr SweepOp kSweepOps[] = {SweepOp::Sum, SweepOp::Prod, SweepOp::Min,
-                                 SweepOp::Max, SweepOp::And,  SweepOp::Or};
+using namespace sweep;
 
-std::string sweepOpName(SweepOp op) {
-  switch (op) {
-    case SweepOp::Sum: return "sum";
-    case SweepOp::Prod: return "prod";
-    case SweepOp::Min: return "min";
-    case SweepOp::Max: return "max";
-    case SweepOp::And: return "and";
-    case SweepOp::Or: return "or";
-  }
-  return "?";
-}
-
-Reduction reductionFor(SweepOp op, DType t) {
-  switch (op) {
-    case SweepOp::Sum: return Reduction::sum(t);
-    case SweepOp::Prod: return Reduction::prod(t);
-    case SweepOp::Min: return Reduction::min(t);
-    case SweepOp::Max: return Reduction::max(t);
-    case SweepOp::And: return Reduction::logicalAnd(t);
-    case SweepOp::Or: return Reduction::logicalOr(t);
-  }
-  throw InternalError("bad SweepOp");
-}
-
-DType outputTypeFor(SweepOp op, DType t) {
-  return op == SweepOp::And || op == SweepOp::Or ? DType::Bool : t;
-}
-
-// One graph of the sweep: a single Reduce of one input. `kept` is the extent of the
-// axis that is not reduced (1 for all-reduce).
-struct SweepCase {
-  SweepOp op;
-  DType dtype;
-  CanonicalForm form;
-  int64_t kept;
-  int64_t reduced;
-};
-
-Shape inputShape(const SweepCase& c) {
-  switch (c.form) {
-    case CanonicalForm::XReduce: return {c.kept, c.reduced};
-    case CanonicalForm::YReduce: return {c.reduced, c.kept};
-    default: return {c.reduced};
-  }
-}
-
-std::string describe(const SweepCase& c) {
-  return sweepOpName(c.op) + " " + std::string(dtypeName(c.dtype)) + " " + std::string(formName(c.form)) + " " +
-         toString(inputShape(c)) + " axis " + (c.form == CanonicalForm::XReduce ? "1" : "0") + " -> " +
-         std::string(dtypeName(outputTypeFor(c.op, c.dtype)));
-}
-
-Graph sweepGraph(const SweepCase& c) {
-  GraphBuilder b("sweep_" + sweepOpName(c.op) + "_" + std::string(dtypeName(c.dtype)));
-  Value x = b.input("x", c.dtype, inputShape(c));
-  int64_t axis = c.form == CanonicalForm::XReduce ? 1 : 0;
-  b.output(b.reduce(x, reductionFor(c.op, c.dtype), {axis}, false, outputTypeFor(c.op, c.dtype)));
-  return b.build();
-}
-
-constexpr CanonicalForm kForms[] = {CanonicalForm::AllReduce, CanonicalForm::XReduce, CanonicalForm::YReduce};
-constexpr int64_t kReducedExtents[] = {1, 2, 31, 32, 33, 1000, 4097};
-constexpr int64_t kXKept = 3, kYKept = 5;
 constexpr int64_t kMultiBlockExtent = 4097;  // splits j over several blocks in every form
 
 SweepCase makeCase(SweepOp op, DType t, CanonicalForm form, int64_t reduced) {

@@ -60,6 +60,7 @@
 #include "runtime/executor.h"
 #include "runtime/kernel_cache.h"
 #include "support/error.h"
+#include "../sweep_cases.h"
 
 namespace polyred {
 namespace {
@@ -67,75 +68,10 @@ namespace {
 using cuda::check;
 using cuda::driver;
 
-// ---- The sweep's cases (as in tests/sweep_cpu_test.cc) --------------------------------
+// ---- The sweep's cases: tests/sweep_cases.h --------------------------------------------
 
-enum class SweepOp : uint8_t { Sum, Prod, Min, Max, And, Or };
-constexpr SweepOp kSweepOps[] = {SweepOp::Sum, SweepOp::Prod, SweepOp::Min,
-                                 SweepOp::Max, SweepOp::And,  SweepOp::Or};
+using namespace sweep;
 
-std::string sweepOpName(SweepOp op) {
-  switch (op) {
-    case SweepOp::Sum: return "sum";
-    case SweepOp::Prod: return "prod";
-    case SweepOp::Min: return "min";
-    case SweepOp::Max: return "max";
-    case SweepOp::And: return "and";
-    case SweepOp::Or: return "or";
-  }
-  return "?";
-}
-
-Reduction reductionFor(SweepOp op, DType t) {
-  switch (op) {
-    case SweepOp::Sum: return Reduction::sum(t);
-    case SweepOp::Prod: return Reduction::prod(t);
-    case SweepOp::Min: return Reduction::min(t);
-    case SweepOp::Max: return Reduction::max(t);
-    case SweepOp::And: return Reduction::logicalAnd(t);
-    case SweepOp::Or: return Reduction::logicalOr(t);
-  }
-  throw InternalError("bad SweepOp");
-}
-
-DType outputTypeFor(SweepOp op, DType t) {
-  return op == SweepOp::And || op == SweepOp::Or ? DType::Bool : t;
-}
-
-// One graph of the sweep: a single Reduce of one input. `kept` is the extent of the
-// axis that is not reduced (1 for all-reduce).
-struct SweepCase {
-  SweepOp op;
-  DType dtype;
-  CanonicalForm form;
-  int64_t kept;
-  int64_t reduced;
-};
-
-Shape inputShape(const SweepCase& c) {
-  switch (c.form) {
-    case CanonicalForm::XReduce: return {c.kept, c.reduced};
-    case CanonicalForm::YReduce: return {c.reduced, c.kept};
-    default: return {c.reduced};
-  }
-}
-
-std::string describe(const SweepCase& c) {
-  return sweepOpName(c.op) + " " + std::string(dtypeName(c.dtype)) + " " + std::string(formName(c.form)) + " " +
-         toString(inputShape(c)) + " axis " + (c.form == CanonicalForm::XReduce ? "1" : "0") + " -> " +
-         std::string(dtypeName(outputTypeFor(c.op, c.dtype)));
-}
-
-Graph sweepGraph(const SweepCase& c) {
-  GraphBuilder b("sweep_" + sweepOpName(c.op) + "_" + std::string(dtypeName(c.dtype)));
-  Value x = b.input("x", c.dtype, inputShape(c));
-  int64_t axis = c.form == CanonicalForm::XReduce ? 1 : 0;
-  b.output(b.reduce(x, reductionFor(c.op, c.dtype), {axis}, false, outputTypeFor(c.op, c.dtype)));
-  return b.build();
-}
-
-constexpr CanonicalForm kForms[] = {CanonicalForm::AllReduce, CanonicalForm::XReduce, CanonicalForm::YReduce};
-constexpr int64_t kReducedExtents[] = {1, 2, 31, 32, 33, 1000, 4097};
-constexpr int64_t kXKept = 3, kYKept = 5;
 
 SweepCase makeCase(SweepOp op, DType t, CanonicalForm form, int64_t reduced) {
   int64_t kept = form == CanonicalForm::XReduce ? kXKept : form == CanonicalForm::YReduce ? kYKept : 1;
