@@ -1,8 +1,5 @@
 #include "canon/flatten.h"
 
-#include <isl/aff.h>
-#include <isl/set.h>
-
 #include <algorithm>
 #include <map>
 #include <sstream>
@@ -70,13 +67,7 @@ IndexExprs broadcastIndex(const IndexExprs& idx, const Shape& out, const Shape& 
 bool isIdentityOnRows(const std::string& offset, int64_t M) {
   IslContext ctx;
   std::string dom = " : 0 <= i < " + std::to_string(M) + " }";
-  isl_pw_aff* a = isl_pw_aff_read_from_str(ctx.get(), ("{ [i] -> [(" + offset + ")]" + dom).c_str());
-  isl_pw_aff* id = isl_pw_aff_read_from_str(ctx.get(), ("{ [i] -> [(i)]" + dom).c_str());
-  POLYRED_CHECK(a && id, "isl could not parse the epilogue index " << offset);
-  isl_set* differ = isl_pw_aff_ne_set(a, id);
-  bool same = isl_set_is_empty(differ) == isl_bool_true;
-  isl_set_free(differ);
-  return same;
+  return islSameFunction(ctx.get(), "{ [i] -> [(" + offset + ")]" + dom, "{ [i] -> [(i)]" + dom);
 }
 
 // Lowers graph tensors into values at a given multi-index, memoized so that a value

@@ -1,11 +1,15 @@
 // Small RAII helpers around isl's C API (Debian libisl-dev 0.25).
 #pragma once
 
+#include <isl/aff.h>
 #include <isl/ctx.h>
 #include <isl/options.h>
+#include <isl/set.h>
 
 #include <memory>
 #include <string>
+
+#include "support/error.h"
 
 namespace polyred {
 
@@ -35,6 +39,27 @@ inline std::string takeIslString(char* s) {
   std::string r = s ? s : "";
   free(s);
   return r;
+}
+
+// Whether two piecewise quasi-affine functions (isl text, same domain) agree at every
+// point: the set where they differ is empty. Exact, not a sampling.
+inline bool islSameFunction(isl_ctx* ctx, const std::string& a, const std::string& b) {
+  isl_pw_aff* fa = isl_pw_aff_read_from_str(ctx, a.c_str());
+  isl_pw_aff* fb = isl_pw_aff_read_from_str(ctx, b.c_str());
+  POLYRED_CHECK(fa && fb, "isl could not parse " << a << " or " << b);
+  isl_set* differ = isl_pw_aff_ne_set(fa, fb);
+  bool same = isl_set_is_empty(differ) == isl_bool_true;
+  isl_set_free(differ);
+  return same;
+}
+
+// Whether the set (isl text) has no point.
+inline bool islSetIsEmpty(isl_ctx* ctx, const std::string& text) {
+  isl_set* set = isl_set_read_from_str(ctx, text.c_str());
+  POLYRED_CHECK(set, "isl could not parse " << text);
+  bool empty = isl_set_is_empty(set) == isl_bool_true;
+  isl_set_free(set);
+  return empty;
 }
 
 }  // namespace polyred

@@ -1,8 +1,5 @@
 #include "poly/vectorize.h"
 
-#include <isl/aff.h>
-#include <isl/set.h>
-
 #include <algorithm>
 #include <regex>
 
@@ -11,10 +8,18 @@
 
 namespace polyred {
 
-std::string Vectorization::laneOffset(const std::string& offset, int lane) const {
+namespace {
+// `offset` with the axis variable a replaced by (width*a + lane), where a now counts
+// vectors; `lane` is a number or an isl variable.
+std::string substituteLane(const std::string& offset, char axis, int width, const std::string& lane) {
   std::string a(1, axis);
-  std::string lanes = "(" + std::to_string(width) + "*" + a + (lane > 0 ? " + " + std::to_string(lane) : "") + ")";
+  std::string lanes = "(" + std::to_string(width) + "*" + a + (lane.empty() ? "" : " + " + lane) + ")";
   return std::regex_replace(offset, std::regex("\\b" + a + "\\b"), lanes);
+}
+}  // namespace
+
+std::string Vectorization::laneOffset(const std::string& offset, int lane) const {
+  return substituteLane(offset, axis, width, lane > 0 ? std::to_string(lane) : "");
 }
 
 namespace {
@@ -36,26 +41,12 @@ std::string laneBounds(const KernelPlan& p, char axis, int width) {
 // everywhere, and (contiguous) offset(V*a) is a multiple of V.
 bool laneStep(isl_ctx* ctx, const KernelPlan& p, const std::string& offset, char axis, int width, int step) {
   std::string bounds = laneBounds(p, axis, width), dom = " : " + bounds + " }";
-  std::regex var(std::string("\\b") + axis + "\\b");
-  auto at = [&](const std::string& lane) {
-    return std::regex_replace(offset, var, "(" + std::to_string(width) + "*" + axis + lane + ")");
-  };
-  std::string lhs = "{ [i, j, v] -> [(" + at(" + v") + ")]" + dom;
-  std::string rhs = "{ [i, j, v] -> [(" + at("") + " + " + std::to_string(step) + "*v)]" + dom;
-  isl_pw_aff* a = isl_pw_aff_read_from_str(ctx, lhs.c_str());
-  isl_pw_aff* b = isl_pw_aff_read_from_str(ctx, rhs.c_str());
-  POLYRED_CHECK(a && b, "isl could not parse the offset " << offset);
-  isl_set* differ = isl_pw_aff_ne_set(a, b);
-  bool same = isl_set_is_empty(differ) == isl_bool_true;
-  isl_set_free(differ);
-  if (!same || step == 0) return same;
-  std::string misaligned =
-      "{ [i, j, v] : (" + at("") + ") mod " + std::to_string(width) + " != 0 and " + bounds + " }";
-  isl_set* bad = isl_set_read_from_str(ctx, misaligned.c_str());
-  POLYRED_CHECK(bad, "isl could not parse " << misaligned);
-  bool aligned = isl_set_is_empty(bad) == isl_bool_true;
-  isl_set_free(bad);
-  return aligned;
+  std::string lane0 = substituteLane(offset, axis, width, "");
+  std::string lhs = "{ [i, j, v] -> [(" + substituteLane(offset, axis, width, "v") + ")]" + dom;
+  std::string rhs = "{ [i, j, v] -> [(" + lane0 + " + " + std::to_string(step) + "*v)]" + dom;
+  if (!islSameFunction(ctx, lhs, rhs)) return false;
+  if (step == 0) return true;
+  return islSetIsEmpty(ctx, "{ [i, j, v] : (" + lane0 + ") mod " + std::to_string(width) + " != 0 and " + bounds + " }");
 }
 
 }  // namespace
