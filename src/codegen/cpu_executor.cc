@@ -1,6 +1,7 @@
 #include "codegen/cpu_executor.h"
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <numeric>
 #include <random>
@@ -214,10 +215,13 @@ class BlockMachine {
 
   // Evaluates a value DAG (body or epilogue) for one statement instance; `lane` >= 0
   // selects one lane of a vectorized Elem instance (loads per Vectorization).
-  std::vector<Scalar> evaluate(const std::vector<BodyValue>& dag, const ExecNode& n, int t,
-                               const std::vector<Scalar>& reduced, int lane = -1) {
+  // The values live in a buffer per DAG, reused from point to point (valid until the
+  // next evaluation of the same DAG).
+  const std::vector<Scalar>& evaluate(const std::vector<BodyValue>& dag, const ExecNode& n, int t,
+                                      const std::vector<Scalar>& reduced, int lane = -1) {
     const int64_t* v = vars(t);
-    std::vector<Scalar> values(dag.size());
+    std::vector<Scalar>& values = &dag == &p_.epilogue ? epilogueValues_ : bodyValues_;
+    values.resize(dag.size());
     size_t load = 0, offset = 0;
     for (size_t k = 0; k < dag.size(); ++k) {
       const BodyValue& b = dag[k];
@@ -265,7 +269,7 @@ class BlockMachine {
     const int V = k_.vector.width;
     size_t storeOffsets = n.offsets.size() - p_.stores.size();
     for (int lane = 0; lane < V; ++lane) {
-      std::vector<Scalar> values = evaluate(p_.body, n, t, {}, lane);
+      const std::vector<Scalar>& values = evaluate(p_.body, n, t, {}, lane);
       for (size_t r = 0; r < p_.reductions.size(); ++r) {
         const auto& ro = p_.reductions[r];
         acc(t, r) = ro.reduction.combine(acc(t, r), values[static_cast<size_t>(ro.value)].castTo(ro.reduction.accType));
@@ -291,7 +295,7 @@ class BlockMachine {
       if (ro.temporary >= 0) temporaries_.at(static_cast<size_t>(ro.temporary)).set(i, results.back());
     }
     if (p_.epilogue.empty()) return;
-    std::vector<Scalar> e = evaluate(p_.epilogue, n, t, results);
+    const std::vector<Scalar>& e = evaluate(p_.epilogue, n, t, results);
     for (const ElementwiseOutput& s : p_.epilogueStores)
       store(s.output, i, e[static_cast<size_t>(s.value)], g_.tensor(g_.outputs[static_cast<size_t>(s.output)].tensor).dtype);
   }
@@ -299,7 +303,7 @@ class BlockMachine {
   // One point of the iteration space: the fused producers, then accumulate or store.
   void point(const ExecNode& n, int t) {
     const int64_t* v = vars(t);
-    std::vector<Scalar> values = evaluate(p_.body, n, t, {});
+    const std::vector<Scalar>& values = evaluate(p_.body, n, t, {});
     for (size_t r = 0; r < p_.reductions.size(); ++r) {
       const auto& ro = p_.reductions[r];
       Scalar x = values[static_cast<size_t>(ro.value)].castTo(ro.reduction.accType);
@@ -315,11 +319,14 @@ class BlockMachine {
     }
   }
 
+  // Runs for every op at every point: operands gathered without allocating (body ops
+  // have at most three: AddN is lowered to Adds).
   static Scalar evalOp(const BodyValue& b, const std::vector<Scalar>& values) {
-    std::vector<Scalar> args;
-    for (int o : b.operands) args.push_back(values[static_cast<size_t>(o)]);
+    std::array<Scalar, 3> args;
+    POLYRED_CHECK(b.operands.size() <= args.size(), "op with " << b.operands.size() << " operands");
+    for (size_t k = 0; k < b.operands.size(); ++k) args[k] = values[static_cast<size_t>(b.operands[k])];
     if (b.op == OpKind::Cast) return args[0].castTo(b.dtype);
-    return evalElementwise(b.op, args, b.dtype);
+    return evalElementwise(b.op, std::span<const Scalar>(args.data(), b.operands.size()), b.dtype);
   }
 
   // Combines acc over threadIdx.x per row (x-reduce) or threadIdx.y per column
@@ -399,6 +406,7 @@ class BlockMachine {
   std::vector<Scalar> acc_;
   std::vector<std::vector<Scalar>> workspace_, partials_;
   std::vector<unsigned> tickets_;
+  std::vector<Scalar> bodyValues_, epilogueValues_;  // evaluate()'s reused buffers
   bool lastBlock_ = false;
 };
 

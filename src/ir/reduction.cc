@@ -1,5 +1,6 @@
 #include "ir/reduction.h"
 
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -35,10 +36,12 @@ Scalar evalScalarExpr(const ScalarExpr& e, const Scalar& acc, const Scalar& x, D
     case ScalarExpr::Kind::Arg: return (e.arg == 0 ? acc : x).castTo(t);
     case ScalarExpr::Kind::Const: return e.value.castTo(t);
     case ScalarExpr::Kind::Op: {
-      std::vector<Scalar> vals;
-      for (const auto& o : e.operands) vals.push_back(evalScalarExpr(*o, acc, x, t));
+      // Runs once per combined value: operands on the stack, not in a vector.
+      std::array<Scalar, 3> vals;
+      POLYRED_CHECK(e.operands.size() <= vals.size(), "combiner op with " << e.operands.size() << " operands");
+      for (size_t k = 0; k < e.operands.size(); ++k) vals[k] = evalScalarExpr(*e.operands[k], acc, x, t);
       DType result = (isComparison(e.op) || isPredicate(e.op) || isLogical(e.op)) ? DType::Bool : t;
-      return evalElementwise(e.op, vals, result).castTo(t);
+      return evalElementwise(e.op, std::span<const Scalar>(vals.data(), e.operands.size()), result).castTo(t);
     }
   }
   POLYRED_CHECK(false, "bad ScalarExpr");
