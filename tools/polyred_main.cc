@@ -13,12 +13,10 @@
 // Exit codes: 0 success, 1 a result did not match, 2 bad input or usage (including
 // sub-graphs outside polyred's scope), 3 internal error.
 #include <algorithm>
-#include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <map>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,7 +30,6 @@
 
 #include <nlohmann/json.hpp>
 
-namespace fs = std::filesystem;
 using namespace polyred;
 
 namespace {

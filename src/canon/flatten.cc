@@ -297,15 +297,13 @@ static IndexExprs rowIndex(const Shape& shape) {
   return idx;
 }
 
-KernelPlan flattenReductions(const Graph& g, const ReductionGroup& group, const std::string& name,
-                             const Materialized& materialized) {
+KernelPlan flattenReductions(const Graph& g, const ReductionGroup& group, const Materialized& materialized) {
   POLYRED_CHECK(!group.nodes.empty(), "flattenReductions without reductions");
   const Node& first = g.nodes[static_cast<size_t>(group.nodes[0])];
   const Shape& shape = g.tensor(first.inputs[0]).shape;
   AxisSplit split = splitAxes(shape, first.axes);
 
   KernelPlan plan;
-  plan.name = name;
   plan.form = chooseForm(shape, split);
   plan.M = product(split.keptExtents);
   plan.N = product(split.reducedExtents);
@@ -355,8 +353,7 @@ KernelPlan flattenReductions(const Graph& g, const ReductionGroup& group, const 
   return plan;
 }
 
-KernelPlan flattenElementwise(const Graph& g, const std::vector<int>& outputs, const std::string& name,
-                             const Materialized& materialized) {
+KernelPlan flattenElementwise(const Graph& g, const std::vector<int>& outputs, const Materialized& materialized) {
   POLYRED_CHECK(!outputs.empty(), "flattenElementwise without outputs");
   const Shape& shape = g.tensor(g.outputs[static_cast<size_t>(outputs[0])].tensor).shape;
   std::vector<int64_t> extents;
@@ -364,7 +361,6 @@ KernelPlan flattenElementwise(const Graph& g, const std::vector<int>& outputs, c
     if (d != 1) extents.push_back(d);
 
   KernelPlan plan;
-  plan.name = name;
   plan.form = CanonicalForm::Elementwise;
   plan.M = product(extents);
   plan.why = "elementwise over " + toString(shape) + " coalesced into i < " + std::to_string(plan.M);

@@ -44,12 +44,10 @@ struct ReductionGroup {
 bool sameSqueezedShape(const Shape& a, const Shape& b);
 
 // Throws UnsupportedError if an epilogue output does not map 1:1 onto the kept rows i.
-KernelPlan flattenReductions(const Graph& g, const ReductionGroup& group, const std::string& name,
-                             const Materialized& materialized);
+KernelPlan flattenReductions(const Graph& g, const ReductionGroup& group, const Materialized& materialized);
 
 // `outputs`: Graph::outputs indices whose (resolved) tensors all have one shape.
-KernelPlan flattenElementwise(const Graph& g, const std::vector<int>& outputs, const std::string& name,
-                             const Materialized& materialized);
+KernelPlan flattenElementwise(const Graph& g, const std::vector<int>& outputs, const Materialized& materialized);
 
 // The tensor whose value an output holds: Assign/InplaceAssign only forward a value.
 TensorId valueTensor(const Graph& g, TensorId t);

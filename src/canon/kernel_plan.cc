@@ -4,6 +4,12 @@
 
 namespace polyred {
 
+int loadCount(const std::vector<BodyValue>& values) {
+  int n = 0;
+  for (const BodyValue& v : values) n += v.kind == BodyValue::Kind::Load;
+  return n;
+}
+
 std::string_view formName(CanonicalForm f) {
   switch (f) {
     case CanonicalForm::Elementwise: return "elementwise";

@@ -46,6 +46,10 @@ struct BodyValue {
   int reduction = -1;
 };
 
+// Number of Load values in a DAG: the statement annotations list the load offsets
+// first, then the store offsets.
+int loadCount(const std::vector<BodyValue>& values);
+
 struct ReductionOutput {
   Reduction reduction;
   int value = -1;      // the body value combined over j

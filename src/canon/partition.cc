@@ -48,7 +48,6 @@ std::map<int, int> reductionLevels(const Graph& g, const std::vector<std::set<in
   return level;
 }
 
-std::string kernelName(size_t index, const char* kind) { return "polyred_k" + std::to_string(index) + "_" + kind; }
 
 std::set<int> temporariesLoaded(const KernelPlan& k) {
   std::set<int> t;
@@ -73,10 +72,9 @@ std::vector<KernelPlan> launchOrder(std::vector<KernelPlan> kernels) {
     ordered.push_back(std::move(*ready));
     kernels.erase(ready);
   }
-  for (size_t k = 0; k < ordered.size(); ++k) {  // names follow launch order
-    std::string& n = ordered[k].name;
-    n = "polyred_k" + std::to_string(k) + n.substr(n.find('_', std::string("polyred_k").size()));
-  }
+  for (size_t k = 0; k < ordered.size(); ++k)  // names follow launch order
+    ordered[k].name = "polyred_k" + std::to_string(k) +
+                      (ordered[k].form == CanonicalForm::Elementwise ? "_elementwise" : "_reduce");
   return ordered;
 }
 
@@ -113,14 +111,13 @@ class Partitioner {
     std::vector<KernelPlan> kernels;
     for (const GroupKey& key : groupOrder_) {
       const ReductionGroup& group = groups_[key];
-      KernelPlan k = flattenReductions(g_, group, kernelName(kernels.size(), "reduce"), materialized_);
+      KernelPlan k = flattenReductions(g_, group, materialized_);  // named in launch order
       if (group.nodes.size() > 1)
         k.why += "; " + std::to_string(group.nodes.size()) + " reductions over the same axes fused into one kernel";
       kernels.push_back(std::move(k));
     }
     for (const Shape& shape : elementwiseOrder_) {
-      KernelPlan k = flattenElementwise(g_, elementwiseGroups_[shape], kernelName(kernels.size(), "elementwise"),
-                                        materialized_);
+      KernelPlan k = flattenElementwise(g_, elementwiseGroups_[shape], materialized_);
       kernels.push_back(std::move(k));
     }
     p.kernels = launchOrder(std::move(kernels));

@@ -310,9 +310,7 @@ class BlockMachine {
       acc(t, r) = ro.reduction.combine(acc(t, r), x);
     }
     // Store offsets follow the load offsets in the statement's annotation.
-    size_t next = static_cast<size_t>(std::count_if(p_.body.begin(), p_.body.end(), [](const BodyValue& b) {
-      return b.kind == BodyValue::Kind::Load;
-    }));
+    size_t next = static_cast<size_t>(loadCount(p_.body));
     for (const ElementwiseOutput& s : p_.stores) {
       DType type = g_.tensor(g_.outputs[static_cast<size_t>(s.output)].tensor).dtype;
       store(s.output, eval(n.offsets.at(next++), v), values[static_cast<size_t>(s.value)], type);

@@ -555,12 +555,6 @@ class KernelEmitter {
     os << in << "}\n";
   }
 
-  static int loadCount(const std::vector<BodyValue>& values) {
-    int n = 0;
-    for (const BodyValue& v : values) n += v.kind == BodyValue::Kind::Load;
-    return n;
-  }
-
   const Graph& g_;
   const PolyKernel& k_;
   const KernelPlan& p_;

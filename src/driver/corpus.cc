@@ -33,7 +33,6 @@ std::vector<std::string> compositeFiles(const std::string& dir) {
 std::string reasonKey(const Error& e) {
   std::string r = (e.op().empty() ? "" : e.op() + ": ") + e.reason();
   if (auto p = r.find(" ("); p != std::string::npos) r = r.substr(0, p);
-  // Name the op kind, not the instance: the reader names ops as in the file.
   return r;
 }
 

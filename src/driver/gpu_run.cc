@@ -21,12 +21,15 @@ Target currentTarget() {
 namespace {
 
 struct DeviceTensors {
-  std::vector<DeviceBuffer> inputs, outputs;
+  std::vector<DeviceBuffer> inputs, outputs;  // outputs[o] is empty for in-place outputs
   std::vector<void*> inputPtrs, outputPtrs;
+  std::vector<const DeviceBuffer*> outputHome;  // the buffer holding output o
 };
 
 DeviceTensors upload(const Graph& g, const std::vector<HostTensor>& inputs) {
   DeviceTensors d;
+  d.inputs.reserve(inputs.size());  // outputHome points into these vectors
+  d.outputs.reserve(g.outputs.size());
   for (const HostTensor& h : inputs) {
     d.inputs.emplace_back(static_cast<size_t>(h.byteSize()));
     d.inputs.back().upload(h.data(), static_cast<size_t>(h.byteSize()));
@@ -38,11 +41,13 @@ DeviceTensors upload(const Graph& g, const std::vector<HostTensor>& inputs) {
       while (g.inputs[in] != *o.aliasOfInput) ++in;
       d.outputs.emplace_back();
       d.outputPtrs.push_back(d.inputPtrs[in]);
+      d.outputHome.push_back(&d.inputs[in]);
       continue;
     }
     const Tensor& t = g.tensor(o.tensor);
     d.outputs.emplace_back(static_cast<size_t>(numElements(t.shape) * dtypeBytes(t.dtype)));
     d.outputPtrs.push_back(d.outputs.back().data());
+    d.outputHome.push_back(&d.outputs.back());
   }
   return d;
 }
@@ -53,12 +58,7 @@ std::vector<HostTensor> download(const Graph& g, const DeviceTensors& d) {
   for (size_t o = 0; o < g.outputs.size(); ++o) {
     const Tensor& t = g.tensor(g.outputs[o].tensor);
     HostTensor h = HostTensor::zeros(t.dtype, t.shape);
-    const void* ptr = d.outputPtrs[o];
-    // Outputs written in place live in an input's buffer.
-    for (const DeviceBuffer& b : d.inputs)
-      if (b.data() == ptr) b.download(h.data(), static_cast<size_t>(h.byteSize()));
-    for (const DeviceBuffer& b : d.outputs)
-      if (b.size() && b.data() == ptr) b.download(h.data(), static_cast<size_t>(h.byteSize()));
+    d.outputHome[o]->download(h.data(), static_cast<size_t>(h.byteSize()));
     out.push_back(std::move(h));
   }
   return out;

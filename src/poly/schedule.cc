@@ -1,5 +1,7 @@
 #include "poly/schedule.h"
 
+#include <algorithm>
+
 #include <isl/aff.h>
 #include <isl/id.h>
 #include <isl/schedule_node.h>
@@ -102,28 +104,13 @@ isl_multi_union_pw_aff* readBand(isl_ctx* ctx, const std::string& text) {
   return m;
 }
 
-// Adds, under the Red filter of the sequence `seq`, a band for the accumulation loop
-// and a "reduction" mark above it. Returns the sequence node.
-isl_schedule_node* addAccumulationBand(isl_schedule_node* seq, isl_ctx* ctx, const std::string& band) {
-  isl_size n = isl_schedule_node_n_children(seq);
-  for (isl_size k = 0; k < n; ++k) {
-    isl_schedule_node* filter = isl_schedule_node_child(isl_schedule_node_copy(seq), k);
-    isl_union_set* f = isl_schedule_node_filter_get_filter(filter);
-    char* text = isl_union_set_to_str(f);
-    bool isRed = std::string(text).find("Red[") != std::string::npos;
-    free(text);
-    isl_union_set_free(f);
-    if (!isRed) {
-      isl_schedule_node_free(filter);
-      continue;
-    }
-    isl_schedule_node* leaf = isl_schedule_node_child(filter, 0);
-    leaf = isl_schedule_node_insert_partial_schedule(leaf, readBand(ctx, band));
-    leaf = isl_schedule_node_insert_mark(leaf, isl_id_alloc(ctx, "reduction", nullptr));
-    isl_schedule_node_free(seq);
-    return isl_schedule_node_parent(isl_schedule_node_parent(leaf));  // mark -> filter -> sequence
-  }
-  POLYRED_CHECK(false, "no Red statement in the sequence");
+// Adds, under filter number `red` (the Red statement) of the sequence `seq`, a band for
+// the accumulation loop and a "reduction" mark above it. Returns the sequence node.
+isl_schedule_node* addAccumulationBand(isl_schedule_node* seq, int red, isl_ctx* ctx, const std::string& band) {
+  isl_schedule_node* leaf = isl_schedule_node_child(isl_schedule_node_child(seq, red), 0);
+  leaf = isl_schedule_node_insert_partial_schedule(leaf, readBand(ctx, band));
+  leaf = isl_schedule_node_insert_mark(leaf, isl_id_alloc(ctx, "reduction", nullptr));
+  return isl_schedule_node_parent(isl_schedule_node_parent(leaf));  // mark -> filter -> sequence
 }
 
 // Offsets of the point statement: one per load (per lane for a gather, lane 0 for
@@ -176,7 +163,9 @@ ScheduleResult buildSchedule(isl_ctx* ctx, const KernelPlan& p, const Binding& b
       filters = isl_union_set_list_add(filters, readUnionSet(ctx, "{ " + tuple(s) + " }"));
     node = isl_schedule_node_insert_sequence(node, filters);
     int64_t jStride = (y ? b.BY : b.BX) * b.GX;
-    node = addAccumulationBand(node, ctx, "[{ Red[i, j] -> [(floor(j/" + str(jStride) + "))] }]");
+    int red = static_cast<int>(std::find_if(stmts.begin(), stmts.end(), [](const Stmt& s) { return s.name == "Red"; }) -
+                               stmts.begin());
+    node = addAccumulationBand(node, red, ctx, "[{ Red[i, j] -> [(floor(j/" + str(jStride) + "))] }]");
     node = isl_schedule_node_parent(node);  // the tile band
   } else {
     node = isl_schedule_node_insert_partial_schedule(
