@@ -62,25 +62,27 @@ IndexExprs broadcastIndex(const IndexExprs& idx, const Shape& out, const Shape& 
   return r;
 }
 
-// Whether the quasi-affine `offset` over i equals i for every 0 <= i < M (decided
-// exactly by isl: the set where they differ is empty).
-bool isIdentityOnRows(const std::string& offset, int64_t M) {
+// Whether the quasi-affine `offset` over i (and j) equals i at every point of the
+// M x N iteration space (decided exactly by isl: the set where they differ is empty).
+bool isIdentityOnRows(const std::string& offset, int64_t M, int64_t N) {
   IslContext ctx;
-  std::string dom = " : 0 <= i < " + std::to_string(M) + " }";
-  return islSameFunction(ctx.get(), "{ [i] -> [(" + offset + ")]" + dom, "{ [i] -> [(i)]" + dom);
+  std::string dom = " : 0 <= i < " + std::to_string(M) + " and 0 <= j < " + std::to_string(N) + " }";
+  return islSameFunction(ctx.get(), "{ [i, j] -> [(" + offset + ")]" + dom, "{ [i, j] -> [(i)]" + dom);
 }
 
 // Lowers graph tensors into values at a given multi-index, memoized so that a value
-// used twice at the same index is computed once. In epilogue mode (`reduced` set),
-// reaching one of the group's reductions yields its final value, which is only
-// possible where the index into the reduction result is the row i itself.
+// used twice at the same index is computed once. Reaching one of the kernel's own
+// reductions (`reduced`: those lowered so far) yields its total, which is only possible
+// where the index into the reduction result is the row i itself: in the epilogue, or
+// in the body of a row-resident kernel (a later pass).
 class BodyLowering {
  public:
   BodyLowering(const Graph& g, std::vector<BodyValue>& values, const Materialized& materialized,
-               const std::map<int, int>* reduced = nullptr, int64_t rows = 0)
-      : g_(g), values_(values), materialized_(materialized), reduced_(reduced), rows_(rows) {}
+               const std::map<int, int>& reduced, int64_t rows, int64_t cols)
+      : g_(g), values_(values), materialized_(materialized), reduced_(reduced), rows_(rows), cols_(cols) {}
 
-  // The Graph output being lowered (named in NeedsMaterialization), or -1.
+  // The Graph output being lowered (named in NeedsMaterialization), or -1 while a
+  // reduction's input is.
   void setOutput(int output) { output_ = output; }
 
   int lower(TensorId t, const IndexExprs& idx) {
@@ -129,19 +131,18 @@ class BodyLowering {
     }
   }
 
-  // A reduction result: its final value in this kernel's epilogue when the index is
-  // the row itself, a load of the temporary an earlier kernel wrote, or a request to
-  // materialize it.
+  // A reduction result: its total in this kernel when the index is the row itself, a
+  // load of the temporary an earlier kernel wrote, or a request to materialize it.
   int reducedValue(const Node& n, const Tensor& x, const IndexExprs& idx) {
     int node = g_.tensor(n.output).producer;
-    bool inThisKernel = reduced_ && reduced_->count(node);
+    bool inThisKernel = reduced_.count(node) > 0;
     std::string offset = linearize(idx, x.shape);
-    if (inThisKernel && isIdentityOnRows(offset, rows_)) {
+    if (inThisKernel && isIdentityOnRows(offset, rows_, cols_)) {
       BodyValue v;
       v.kind = BodyValue::Kind::Reduced;
       v.dtype = x.dtype;
       v.label = x.name;
-      v.reduction = reduced_->at(node);
+      v.reduction = reduced_.at(node);
       return add(std::move(v));
     }
     if (!inThisKernel && materialized_.count(node)) {
@@ -153,9 +154,9 @@ class BodyLowering {
       v.offset = offset;
       return add(std::move(v));
     }
-    throw NeedsMaterialization{node, inThisKernel ? output_ : -1,
+    throw NeedsMaterialization{node, output_, inThisKernel,
                                "'" + n.name + "' is read " +
-                                   (inThisKernel ? "at other rows than its own" : "by another reduction")};
+                                   (inThisKernel ? "at other rows than its own" : "by another kernel's reduction")};
   }
 
   BodyValue constantValue(const Tensor& x) {
@@ -196,8 +197,8 @@ class BodyLowering {
   const Graph& g_;
   std::vector<BodyValue>& values_;
   const Materialized& materialized_;
-  const std::map<int, int>* reduced_;
-  int64_t rows_;
+  const std::map<int, int>& reduced_;
+  int64_t rows_, cols_;
   int output_ = -1;
   std::map<std::string, int> memo_;
 };
@@ -222,6 +223,24 @@ int64_t product(const std::vector<int64_t>& v) {
   int64_t p = 1;
   for (int64_t x : v) p *= x;
   return p;
+}
+
+// The pass of every reduction and store: a value needs the pass after the latest stage
+// of the totals it reads (0 if it reads none). Values precede their users, and a
+// reduction's value precedes every Reduced value naming it.
+void assignPasses(KernelPlan& plan) {
+  std::vector<int> pass(plan.body.size(), 0);
+  for (size_t v = 0; v < plan.body.size(); ++v) {
+    const BodyValue& b = plan.body[v];
+    if (b.kind == BodyValue::Kind::Reduced) {
+      const ReductionOutput& r = plan.reductions[static_cast<size_t>(b.reduction)];
+      POLYRED_CHECK(static_cast<size_t>(r.value) < v, "a total is read before its reduction is lowered");
+      pass[v] = pass[static_cast<size_t>(r.value)] + 1;
+    }
+    for (int o : b.operands) pass[v] = std::max(pass[v], pass[static_cast<size_t>(o)]);
+  }
+  for (ReductionOutput& r : plan.reductions) r.stage = pass[static_cast<size_t>(r.value)];
+  for (ElementwiseOutput& s : plan.stores) s.pass = pass[static_cast<size_t>(s.value)];
 }
 
 // The multi-index of the anchor shape in terms of i (kept) and j (reduced).
@@ -297,6 +316,11 @@ static IndexExprs rowIndex(const Shape& shape) {
   return idx;
 }
 
+CanonicalSpace canonicalSpace(const Shape& shape, const std::vector<int64_t>& axes) {
+  AxisSplit split = splitAxes(shape, axes);
+  return {chooseForm(shape, split), product(split.keptExtents), product(split.reducedExtents)};
+}
+
 KernelPlan flattenReductions(const Graph& g, const ReductionGroup& group, const Materialized& materialized) {
   POLYRED_CHECK(!group.nodes.empty(), "flattenReductions without reductions");
   const Node& first = g.nodes[static_cast<size_t>(group.nodes[0])];
@@ -309,10 +333,10 @@ KernelPlan flattenReductions(const Graph& g, const ReductionGroup& group, const 
   plan.N = product(split.reducedExtents);
   plan.why = describeSplit(shape, first.axes, split, plan.form);
 
-  BodyLowering body(g, plan.body, materialized);
+  std::map<int, int> slotOf;  // Reduce node -> index in plan.reductions, as lowered
+  BodyLowering body(g, plan.body, materialized, slotOf, plan.M, plan.N);
   IndexExprs idx = anchorIndex(shape, split);
-  std::map<int, int> slotOf;  // Reduce node -> index in plan.reductions
-  for (int node : group.nodes) {
+  for (int node : group.nodes) {  // in dependence order: a reduction's inputs come first
     const Node& n = g.nodes[static_cast<size_t>(node)];
     POLYRED_CHECK(g.tensor(n.inputs[0]).shape == shape && n.axes == first.axes,
                   "reductions of one kernel must share input shape and axes");
@@ -330,24 +354,29 @@ KernelPlan flattenReductions(const Graph& g, const ReductionGroup& group, const 
     if (r.output < 0) r.output = output;
     else epilogueOutputs.push_back(output);  // the same result stored a second time
   }
-  BodyLowering epilogue(g, plan.epilogue, materialized, &slotOf, plan.M);
+  BodyLowering epilogue(g, plan.epilogue, materialized, slotOf, plan.M, 1);
   for (int o : epilogueOutputs) {
     TensorId t = valueTensor(g, g.outputs[static_cast<size_t>(o)].tensor);
     epilogue.setOutput(o);
     if (numElements(g.tensor(t).shape) != plan.M) {
       int node = g.tensor(first.output).producer;
-      throw NeedsMaterialization{node, o, "output '" + g.tensor(t).name + "' has another element count than the result"};
+      throw NeedsMaterialization{node, o, true, "output '" + g.tensor(t).name + "' has another element count than the result"};
     }
     plan.epilogueStores.push_back({epilogue.lower(t, rowIndex(g.tensor(t).shape)), o});
   }
   for (int o : group.pointOutputs) {
     TensorId t = valueTensor(g, g.outputs[static_cast<size_t>(o)].tensor);
     IndexExprs outIdx = squeezedIndex(idx, shape, g.tensor(t).shape);
+    body.setOutput(o);
     plan.stores.push_back({body.lower(t, outIdx), o, linearize(outIdx, g.tensor(t).shape)});
   }
+  assignPasses(plan);
   if (!group.pointOutputs.empty())
     plan.why += "; " + std::to_string(group.pointOutputs.size()) +
                 " elementwise output(s) over the anchor shape stored from the same kernel";
+  if (plan.passes() > 1)
+    plan.why += "; row-resident: each row is reduced inside one block, so dependent reductions and the outputs "
+                "that read their totals run as " + std::to_string(plan.passes()) + " passes over the row in this kernel";
   if (!plan.epilogue.empty()) plan.why += "; epilogue of " + std::to_string(plan.epilogueStores.size()) +
                                           " output(s) applied where the final values are produced";
   return plan;
@@ -366,7 +395,8 @@ KernelPlan flattenElementwise(const Graph& g, const std::vector<int>& outputs, c
   plan.why = "elementwise over " + toString(shape) + " coalesced into i < " + std::to_string(plan.M);
 
   IndexExprs idx = rowIndex(shape);
-  BodyLowering lowering(g, plan.body, materialized);
+  const std::map<int, int> noReductions;
+  BodyLowering lowering(g, plan.body, materialized, noReductions, plan.M, 1);
   for (int o : outputs) {
     TensorId t = valueTensor(g, g.outputs[static_cast<size_t>(o)].tensor);
     POLYRED_CHECK(g.tensor(t).shape == shape, "elementwise outputs of one kernel must share a shape");

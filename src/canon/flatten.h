@@ -18,13 +18,16 @@
 
 namespace polyred {
 
-// Thrown while flattening when a reduction result cannot be used inside the kernel
-// being built: another reduction reads it, or output `output` reads it at other rows
-// than its own (a broadcast back over the reduced axes). The partitioner then
-// materializes `node` into a temporary (and moves `output` to a later kernel).
+// Thrown while flattening when a reduction result cannot be used where it is read:
+// by another kernel that has no temporary for it, or inside its own kernel at other
+// rows than its own (a broadcast back over the reduced axes). `output` is the Graph
+// output being lowered, or -1 if a reduction reads it. The partitioner then
+// materializes `node` into a temporary and moves `output` to a later kernel, or, if a
+// reduction of the same kernel reads it, splits that row-resident kernel by stage.
 struct NeedsMaterialization {
   int node = -1;
   int output = -1;
+  bool sameKernel = false;
   std::string why;
 };
 
@@ -33,11 +36,19 @@ using Materialized = std::map<int, int>;
 
 // Reductions with identical input shape and axes, and the outputs computed from them.
 struct ReductionGroup {
-  std::vector<int> nodes;                        // Reduce node indices
+  std::vector<int> nodes;                        // Reduce node indices, in dependence order
   std::vector<std::pair<int, int>> direct;       // (node, Graph::outputs index) stored as is
   std::vector<int> epilogue;                     // Graph::outputs computed from the results
-  std::vector<int> pointOutputs;                 // reduction-free Graph::outputs over the anchor shape
+  std::vector<int> pointOutputs;                 // Graph::outputs over the anchor shape: reduction-free,
+                                                 // or (row-resident) reading the totals at their rows
 };
+
+// A reduction's canonical iteration space: its form and the coalesced extents.
+struct CanonicalSpace {
+  CanonicalForm form = CanonicalForm::XReduce;
+  int64_t M = 1, N = 1;
+};
+CanonicalSpace canonicalSpace(const Shape& shape, const std::vector<int64_t>& axes);
 
 // Whether a reduction-free output of `shape` can be stored from the Red statement of
 // a reduction over `anchor`: the same shape once size-1 axes are dropped.

@@ -1,12 +1,37 @@
 #include "canon/kernel_plan.h"
 
+#include <algorithm>
 #include <sstream>
 
 namespace polyred {
 
-int loadCount(const std::vector<BodyValue>& values) {
+int KernelPlan::passes() const {
+  int last = 0;
+  for (const ReductionOutput& r : reductions) last = std::max(last, r.stage);
+  for (const ElementwiseOutput& s : stores) last = std::max(last, s.pass);
+  return last + 1;
+}
+
+bool KernelPlan::hasStage(int s) const {
+  return std::any_of(reductions.begin(), reductions.end(), [&](const ReductionOutput& r) { return r.stage == s; });
+}
+
+std::vector<bool> KernelPlan::valuesOfPass(int pass) const {
+  std::vector<bool> used(body.size(), false);
+  for (const ReductionOutput& r : reductions)
+    if (r.stage == pass) used[static_cast<size_t>(r.value)] = true;
+  for (const ElementwiseOutput& s : stores)
+    if (s.pass == pass) used[static_cast<size_t>(s.value)] = true;
+  for (size_t v = body.size(); v-- > 0;)  // operands precede their users
+    if (used[v])
+      for (int o : body[v].operands) used[static_cast<size_t>(o)] = true;
+  return used;
+}
+
+int KernelPlan::loadsOfPass(int pass) const {
+  std::vector<bool> used = valuesOfPass(pass);
   int n = 0;
-  for (const BodyValue& v : values) n += v.kind == BodyValue::Kind::Load;
+  for (size_t v = 0; v < body.size(); ++v) n += used[v] && body[v].kind == BodyValue::Kind::Load;
   return n;
 }
 
@@ -53,13 +78,14 @@ std::string KernelPlan::toString(const Graph& g) const {
     os << "  r" << r << ":" << dtypeName(ro.outType) << " = reduce." << ro.reduction.name << "<acc "
        << dtypeName(ro.reduction.accType) << ", identity " << ro.reduction.identity.toString() << ", combiner "
        << polyred::toString(*ro.reduction.combiner) << "> over j of v" << ro.value;
+    if (passes() > 1) os << " (pass " << ro.stage << ")";
     if (ro.output >= 0) os << "  -> out %" << g.tensor(g.outputs[static_cast<size_t>(ro.output)].tensor).name << "[i]";
     if (ro.temporary >= 0) os << "  -> temporary" << ro.temporary << "[i]";
     os << "\n";
   }
   for (const ElementwiseOutput& s : stores)
     os << "  out %" << g.tensor(g.outputs[static_cast<size_t>(s.output)].tensor).name << "[" << s.offset << "] = v"
-       << s.value << "\n";
+       << s.value << (passes() > 1 ? " (pass " + std::to_string(s.pass) + ")" : "") << "\n";
   if (!epilogue.empty()) os << "  epilogue (once per i, after the reductions):\n";
   printValues(os, g, epilogue, "e");
   for (const ElementwiseOutput& s : epilogueStores)

@@ -14,6 +14,15 @@
 // body value at i. The epilogue is a second DAG evaluated once per i after the
 // reductions are complete (mean = sum / n, casts, reshapes of the result): it may use
 // the final reduced values (Kind::Reduced) and loads at offsets in i.
+//
+// Row-resident kernels (each row's reductions complete inside one thread block) run
+// dependent reductions in passes over the row: pass 0 accumulates the stage-0
+// reductions (a max, a mean), whose totals every thread of the row then holds; pass 1
+// accumulates the stage-1 reductions, whose body may read those totals as Reduced
+// values (sum of exp(x - max), a variance); and so on. A point store is issued by the
+// first pass where all its values exist, so a final store-only pass writes outputs
+// over the whole row that need the last totals (softmax = exp(x - max) / sum).
+// Every other kernel has one pass.
 #pragma once
 
 #include <string>
@@ -42,13 +51,10 @@ struct BodyValue {
   // Op: an elementwise op over earlier values of the body.
   OpKind op = OpKind::Add;
   std::vector<int> operands;
-  // Reduced (epilogue only): index into KernelPlan::reductions.
+  // Reduced: index into KernelPlan::reductions (in the body: a reduction of an earlier
+  // stage of a row-resident kernel).
   int reduction = -1;
 };
-
-// Number of Load values in a DAG: the statement annotations list the load offsets
-// first, then the store offsets.
-int loadCount(const std::vector<BodyValue>& values);
 
 struct ReductionOutput {
   Reduction reduction;
@@ -56,12 +62,14 @@ struct ReductionOutput {
   int output = -1;     // index into Graph::outputs (stored at flat offset i), or -1
   int temporary = -1;  // index into KernelPartition::temporaries (also stored at i), or -1
   DType outType = DType::Float32;  // the reduction node's declared result type
+  int stage = 0;  // the pass that accumulates it (row-resident kernels; else 0)
 };
 
 struct ElementwiseOutput {
   int value = -1;
   int output = -1;           // index into Graph::outputs
   std::string offset = "i";  // where it is stored: an isl expression in i (and j)
+  int pass = 0;              // body stores: the pass that issues it (see above)
 };
 
 struct KernelPlan {
@@ -78,6 +86,16 @@ struct KernelPlan {
   std::vector<BodyValue> epilogue;
   std::vector<ElementwiseOutput> epilogueStores;  // epilogue values at i
   std::string why;  // how the flattening and the partition were decided (for dumps)
+
+  // Passes over (i, j): 1 + the last stage, plus a store-only pass if a store needs it.
+  int passes() const;
+  // Whether reductions of stage `s` exist (their totals are combined after pass s).
+  bool hasStage(int s) const;
+  // The body values the point statement of `pass` evaluates: those its reductions and
+  // stores read. Its annotation lists the offsets of these values' loads, in body
+  // order, then those of its stores.
+  std::vector<bool> valuesOfPass(int pass) const;
+  int loadsOfPass(int pass) const;
 
   std::string toString(const Graph& g) const;
 };

@@ -11,8 +11,9 @@ namespace polyred {
 
 namespace {
 
-// Reductions share a kernel when they reduce the same shape over the same axes and sit
-// at the same depth of reduction nesting (a variance reading a mean comes later).
+// Reductions share a kernel when they reduce the same shape over the same axes and,
+// unless the kernel is row-resident, sit at the same depth of reduction nesting (a
+// variance reading a mean then comes a kernel later).
 struct GroupKey {
   Shape shape;
   std::vector<int64_t> axes;
@@ -80,17 +81,25 @@ std::vector<KernelPlan> launchOrder(std::vector<KernelPlan> kernels) {
 
 class Partitioner {
  public:
-  explicit Partitioner(const Graph& g) : g_(g), feeding_(reductionsFeeding(g)), level_(reductionLevels(g, feeding_)) {}
+  Partitioner(const Graph& g, const RowsFitOneBlock& rowsFitOneBlock)
+      : g_(g), feeding_(reductionsFeeding(g)), level_(reductionLevels(g, feeding_)), rowsFitOneBlock_(rowsFitOneBlock) {}
 
   // Builds the kernels; whenever a reduction result turns out to be needed outside its
-  // kernel, materializes it (and moves the output that needed it) and starts over.
+  // kernel, materializes it (and moves the output that needed it) and starts over. A
+  // row-resident kernel whose reduction reads another's total at other rows is split
+  // by nesting depth instead.
   KernelPartition run() {
     for (;;) {
       try {
         return build();
       } catch (const NeedsMaterialization& e) {
-        bool progress = materialized_.emplace(e.node, static_cast<int>(materialized_.size())).second;
-        if (e.output >= 0) progress = separate_.insert(e.output).second || progress;
+        bool progress = false;
+        if (e.sameKernel && e.output < 0) {
+          progress = splitByLevel_.insert(spaceOf(e.node)).second;
+        } else {
+          progress = materialized_.emplace(e.node, static_cast<int>(materialized_.size())).second;
+          if (e.output >= 0) progress = separate_.insert(e.output).second || progress;
+        }
         POLYRED_CHECK(progress, "partitioning made no progress on " << e.why);
       }
     }
@@ -110,7 +119,8 @@ class Partitioner {
     KernelPartition p;
     std::vector<KernelPlan> kernels;
     for (const GroupKey& key : groupOrder_) {
-      const ReductionGroup& group = groups_[key];
+      ReductionGroup& group = groups_[key];
+      std::stable_sort(group.nodes.begin(), group.nodes.end(), [&](int a, int b) { return level_.at(a) < level_.at(b); });
       KernelPlan k = flattenReductions(g_, group, materialized_);  // named in launch order
       if (group.nodes.size() > 1)
         k.why += "; " + std::to_string(group.nodes.size()) + " reductions over the same axes fused into one kernel";
@@ -140,15 +150,34 @@ class Partitioner {
     for (int r : reds) keys.insert(keyOf(r));
     if (separate_.count(o) || keys.size() > 1) return addElementwise(o, g_.tensor(t).shape);
     for (int r : reds) groupOf(r);
-    ReductionGroup& group = groups_[*keys.begin()];
+    const GroupKey& key = *keys.begin();
+    ReductionGroup& group = groups_[key];
     const Node* producer = g_.producer(t);
+    const Shape& shape = g_.tensor(t).shape;
     if (producer && producer->kind == OpKind::Reduce) group.direct.emplace_back(g_.tensor(t).producer, o);
+    else if (rowResident(key) && !sameSqueezedShape(keptShape(key), shape) && sameSqueezedShape(key.shape, shape))
+      group.pointOutputs.push_back(o);  // over the whole row, after the totals it reads
     else group.epilogue.push_back(o);
   }
 
-  GroupKey keyOf(int node) const {
+  // The (shape, axes) a Reduce node reduces.
+  std::pair<Shape, std::vector<int64_t>> spaceOf(int node) const {
     const Node& n = g_.nodes[static_cast<size_t>(node)];
-    return {g_.tensor(n.inputs[0]).shape, n.axes, level_.at(node)};
+    return {g_.tensor(n.inputs[0]).shape, n.axes};
+  }
+
+  // Row-resident: each row is reduced inside one block, so reductions that depend on
+  // each other can run as passes of one kernel (unless one reads another's totals at
+  // other rows, which split the kernel by level).
+  bool rowResident(const GroupKey& key) const {
+    return !splitByLevel_.count({key.shape, key.axes}) && rowsFitOneBlock_(canonicalSpace(key.shape, key.axes));
+  }
+
+  GroupKey keyOf(int node) const {
+    auto [shape, axes] = spaceOf(node);
+    GroupKey key{shape, axes, 0};
+    if (!rowResident(key)) key.level = level_.at(node);
+    return key;
   }
 
   // The group of a Reduce node, created (in first-use order) and joined if needed.
@@ -191,6 +220,8 @@ class Partitioner {
   const Graph& g_;
   std::vector<std::set<int>> feeding_;
   std::map<int, int> level_;
+  const RowsFitOneBlock& rowsFitOneBlock_;
+  std::set<std::pair<Shape, std::vector<int64_t>>> splitByLevel_;
   Materialized materialized_;
   std::set<int> separate_;  // outputs that must not be epilogues (moved to elementwise kernels)
   std::map<GroupKey, ReductionGroup> groups_;
@@ -201,6 +232,8 @@ class Partitioner {
 
 }  // namespace
 
-KernelPartition partitionGraph(const Graph& g) { return Partitioner(g).run(); }
+KernelPartition partitionGraph(const Graph& g, const RowsFitOneBlock& rowsFitOneBlock) {
+  return Partitioner(g, rowsFitOneBlock).run();
+}
 
 }  // namespace polyred

@@ -11,16 +11,28 @@
 //   - outputs computed elementwise from a group's results (mean = sum / n, casts,
 //     reshapes) join that group's kernel as an epilogue, applied once per kept row
 //     where the final value is produced;
-//   - a reduction result read by a later reduction (dependent reductions: a variance
-//     of a mean, softmax) or at other rows than its own (a broadcast back over the
-//     reduced axes) is materialized into a temporary by its kernel and loaded by the
-//     later kernels: the minimal sequence of kernels, in dependence order.
+//   - row-resident kernels (each row reduced inside one block, as the binding policy
+//     says): dependent reductions over the same axes (a mean, then a variance of it;
+//     softmax's max, then its sum of exponentials) share one kernel as passes over
+//     the row, and outputs over the whole row that read the totals at their own row
+//     (softmax, layer norm's normalized output) are stored by a last pass;
+//   - otherwise a reduction result read by a later reduction or at other rows than its
+//     own (a broadcast back over the reduced axes) is materialized into a temporary by
+//     its kernel and loaded by the later kernels: the minimal sequence of kernels, in
+//     dependence order.
 #pragma once
 
+#include <functional>
+
+#include "canon/flatten.h"
 #include "canon/kernel_plan.h"
 
 namespace polyred {
 
-KernelPartition partitionGraph(const Graph& g);
+// Whether every row of a reduction's canonical space is reduced inside one thread
+// block. The binding policy (poly/binding.h) answers; canonicalization only asks.
+using RowsFitOneBlock = std::function<bool(const CanonicalSpace&)>;
+
+KernelPartition partitionGraph(const Graph& g, const RowsFitOneBlock& rowsFitOneBlock);
 
 }  // namespace polyred

@@ -62,6 +62,7 @@ struct ExecNode {
   Expr init, cond, inc;
   std::vector<ExecNode> children;
   std::string statement;
+  int pass = 0;
   std::vector<Expr> coords, offsets;
 };
 
@@ -97,6 +98,7 @@ class Resolver {
     for (const auto& c : n.children) r.children.push_back(resolve(*c));
     if (n.kind == AstNode::Kind::User) {
       r.statement = n.user.statement;
+      r.pass = n.user.pass;
       for (const auto& c : n.user.coords) r.coords.push_back(resolve(c));
       for (const auto& o : n.user.offsets) r.offsets.push_back(resolve(o));
     }
@@ -118,11 +120,13 @@ class BlockMachine {
     threads_ = b_.BX * b_.BY;
     vars_.assign(static_cast<size_t>(threads_ * slots_), 0);
     acc_.assign(static_cast<size_t>(threads_) * p_.reductions.size(), Scalar{});
+    holdsTotal_.assign(acc_.size(), false);
     for (const auto& r : p_.reductions) {
       workspace_.emplace_back(static_cast<size_t>(p_.M), r.reduction.identity);
       partials_.emplace_back(o.deterministic ? static_cast<size_t>(p_.M * b_.GX) : 0, r.reduction.identity);
     }
     tickets_.assign(static_cast<size_t>(b_.tiles), 0);
+    for (int pass = 0; pass < p_.passes(); ++pass) passValues_.push_back(p_.valuesOfPass(pass));
   }
 
   void runBlock(int64_t bx, int64_t by, const ExecNode& root) {
@@ -151,6 +155,10 @@ class BlockMachine {
  private:
   int64_t* vars(int t) { return &vars_[static_cast<size_t>(t * slots_)]; }
   Scalar& acc(int t, size_t r) { return acc_[static_cast<size_t>(t) * p_.reductions.size() + r]; }
+  // Whether thread t's accumulator r holds the row's total (after a block reduction).
+  std::vector<bool>::reference holdsTotal(int t, size_t r) {
+    return holdsTotal_[static_cast<size_t>(t) * p_.reductions.size() + r];
+  }
 
   void exec(const ExecNode& n, const std::vector<int>& active) {
     if (active.empty()) return;
@@ -194,10 +202,13 @@ class BlockMachine {
     for (int t : active) {
       int64_t* v = vars(t);
       if (s == "Init") {
-        for (size_t r = 0; r < p_.reductions.size(); ++r) acc(t, r) = p_.reductions[r].reduction.identity;
+        for (size_t r = 0; r < p_.reductions.size(); ++r) {
+          acc(t, r) = p_.reductions[r].reduction.identity;
+          holdsTotal(t, r) = false;
+        }
       } else if ((s == "Elem" || s == "Red") && k_.vector.width > 1) {
         lanes(n, t);
-      } else if (s == "Red" || s == "Elem") {
+      } else if (s == "Red" || s == "Apply" || s == "Elem") {
         point(n, t);
       } else if (s == "Store") {
         std::vector<Scalar> totals;
@@ -213,18 +224,20 @@ class BlockMachine {
     }
   }
 
-  // Evaluates a value DAG (body or epilogue) for one statement instance; `lane` >= 0
-  // selects one lane of a vectorized Elem instance (loads per Vectorization).
-  // The values live in a buffer per DAG, reused from point to point (valid until the
-  // next evaluation of the same DAG).
+  // Evaluates a value DAG (body or epilogue) for one statement instance: the values
+  // `evaluated` marks (all if null); `lane` >= 0 selects one lane of a vectorized
+  // instance (loads per Vectorization). The values live in a buffer per DAG, reused
+  // from point to point (valid until the next evaluation of the same DAG).
   const std::vector<Scalar>& evaluate(const std::vector<BodyValue>& dag, const ExecNode& n, int t,
-                                      const std::vector<Scalar>& reduced, int lane = -1) {
+                                      const std::vector<Scalar>& reduced, int lane = -1,
+                                      const std::vector<bool>* evaluated = nullptr) {
     const int64_t* v = vars(t);
     std::vector<Scalar>& values = &dag == &p_.epilogue ? epilogueValues_ : bodyValues_;
     values.resize(dag.size());
     size_t load = 0, offset = 0;
     for (size_t k = 0; k < dag.size(); ++k) {
       const BodyValue& b = dag[k];
+      if (evaluated && !(*evaluated)[k]) continue;
       switch (b.kind) {
         case BodyValue::Kind::Load: {
           const HostTensor& in = b.temporary >= 0 ? temporaries_.at(static_cast<size_t>(b.temporary))
@@ -300,18 +313,31 @@ class BlockMachine {
       store(s.output, i, e[static_cast<size_t>(s.value)], g_.tensor(g_.outputs[static_cast<size_t>(s.output)].tensor).dtype);
   }
 
-  // One point of the iteration space: the fused producers, then accumulate or store.
+  // One point of the iteration space: the fused producers, then the accumulation and
+  // the stores of the statement's pass. A later pass of a row-resident kernel reads the
+  // totals of earlier stages, which this thread must hold (after an allreduce).
   void point(const ExecNode& n, int t) {
     const int64_t* v = vars(t);
-    const std::vector<Scalar>& values = evaluate(p_.body, n, t, {});
+    std::vector<Scalar>& totals = passTotals_;
+    totals.assign(p_.reductions.size(), Scalar{});
+    for (size_t r = 0; r < p_.reductions.size(); ++r) {
+      if (p_.reductions[r].stage >= n.pass) continue;
+      POLYRED_CHECK(holdsTotal(t, r), "pass " << n.pass << " reads the total of reduction " << r
+                                              << " in a thread that does not hold it");
+      totals[r] = acc(t, r).castTo(p_.reductions[r].outType);
+    }
+    const std::vector<bool>& evaluated = passValues_.at(static_cast<size_t>(n.pass));
+    const std::vector<Scalar>& values = evaluate(p_.body, n, t, totals, -1, &evaluated);
     for (size_t r = 0; r < p_.reductions.size(); ++r) {
       const auto& ro = p_.reductions[r];
+      if (ro.stage != n.pass) continue;
       Scalar x = values[static_cast<size_t>(ro.value)].castTo(ro.reduction.accType);
       acc(t, r) = ro.reduction.combine(acc(t, r), x);
     }
     // Store offsets follow the load offsets in the statement's annotation.
-    size_t next = static_cast<size_t>(loadCount(p_.body));
+    size_t next = static_cast<size_t>(p_.loadsOfPass(n.pass));
     for (const ElementwiseOutput& s : p_.stores) {
+      if (s.pass != n.pass) continue;
       DType type = g_.tensor(g_.outputs[static_cast<size_t>(s.output)].tensor).dtype;
       store(s.output, eval(n.offsets.at(next++), v), values[static_cast<size_t>(s.value)], type);
     }
@@ -327,19 +353,26 @@ class BlockMachine {
     return evalElementwise(b.op, std::span<const Scalar>(args.data(), b.operands.size()), b.dtype);
   }
 
-  // Combines acc over threadIdx.x per row (x-reduce) or threadIdx.y per column
-  // (y-reduce); the result lands in the thread the device library promises.
+  // Combines the accumulators of the statement's stage over threadIdx.x per row
+  // (x-reduce) or threadIdx.y per column (y-reduce); the result lands in the thread the
+  // device library promises: the first of the group, or every thread of it when a
+  // later pass reads the total (block_allreduce_*).
   void blockReduce(const ExecNode& n, const std::vector<int>& active) {
     requireWholeBlock(n, active);
     bool y = p_.form == CanonicalForm::YReduce;
     int lanes = y ? b_.BY : b_.BX, groups = y ? b_.BX : b_.BY;
     for (size_t r = 0; r < p_.reductions.size(); ++r) {
+      if (p_.reductions[r].stage != n.pass) continue;
       const Reduction& red = p_.reductions[r].reduction;
+      bool everyThread = p_.reductions[r].stage + 1 < p_.passes();
       for (int g = 0; g < groups; ++g) {
         auto thread = [&](int lane) { return y ? lane * b_.BX + g : g * b_.BX + lane; };
         Scalar total = acc(thread(0), r);
         for (int lane = 1; lane < lanes; ++lane) total = red.combine(total, acc(thread(lane), r));
-        acc(thread(0), r) = total;
+        for (int lane = 0; lane < (everyThread ? lanes : 1); ++lane) {
+          acc(thread(lane), r) = total;
+          holdsTotal(thread(lane), r) = true;
+        }
       }
     }
   }
@@ -404,7 +437,9 @@ class BlockMachine {
   std::vector<Scalar> acc_;
   std::vector<std::vector<Scalar>> workspace_, partials_;
   std::vector<unsigned> tickets_;
-  std::vector<Scalar> bodyValues_, epilogueValues_;  // evaluate()'s reused buffers
+  std::vector<Scalar> bodyValues_, epilogueValues_, passTotals_;  // reused buffers
+  std::vector<std::vector<bool>> passValues_;  // the body values each pass evaluates
+  std::vector<bool> holdsTotal_;
   bool lastBlock_ = false;
 };
 

@@ -316,8 +316,14 @@ class KernelEmitter {
     spec.workspaces.push_back(std::move(tickets));
   }
 
-  // x-reduce and all-reduce combine along threadIdx.x (one row per threadIdx.y).
-  std::string blockReduceFn() const { return y_ ? "block_reduce_y" : "block_reduce_x"; }
+  // x-reduce and all-reduce combine along threadIdx.x (one row per threadIdx.y). The
+  // "allreduce" variants leave the total in every thread of the row.
+  std::string blockReduceFn(bool everyThread) const {
+    return std::string(everyThread ? "block_allreduce_" : "block_reduce_") + (y_ ? "y" : "x");
+  }
+
+  // Whether a later pass of a row-resident kernel reads reduction r's total.
+  bool broadcastsTotal(size_t r) const { return p_.reductions[r].stage + 1 < p_.passes(); }
 
   std::string shape() const { return std::to_string(k_.binding.BX) + ", " + std::to_string(k_.binding.BY); }
 
@@ -325,6 +331,8 @@ class KernelEmitter {
     std::string smemFn = y_ ? "smem_y" : "smem_x";
     for (size_t r = 0; r < p_.reductions.size(); ++r) {
       os << "  __shared__ " << accType(r) << " smem" << r << "[polyred_dev::" << smemFn << "<" << shape() << ">()];\n";
+      if (broadcastsTotal(r))
+        os << "  __shared__ " << accType(r) << " totals" << r << "[" << (y_ ? k_.binding.BX : k_.binding.BY) << "];\n";
       os << "  " << accType(r) << " acc" << r << ";\n";
     }
     if (k_.binding.multiBlock()) os << "  __shared__ bool last_block;\n";
@@ -384,16 +392,20 @@ class KernelEmitter {
 
   void emitStatement(std::ostream& os, const AstUser& u, int d) {
     const std::string& s = u.statement;
-    if (s == "Red" || s == "Elem") return emitBody(os, u, d);
+    if (s == "Red" || s == "Apply" || s == "Elem") return emitBody(os, u, d);
     std::string i = u.coords.empty() ? "" : toC(u.coords[0]);
     std::string in = indent(d);
     if (s == "Init") {
       for (size_t r = 0; r < p_.reductions.size(); ++r)
         os << in << "acc" << r << " = " << emitLiteral(p_.reductions[r].reduction.identity) << ";  // Init\n";
     } else if (s == "BlockReduce") {
-      for (size_t r = 0; r < p_.reductions.size(); ++r)
-        os << in << "acc" << r << " = polyred_dev::" << blockReduceFn() << "<" << accType(r) << ", " << functor(r)
-           << ", " << shape() << ">(acc" << r << ", " << op(r) << ", smem" << r << ");\n";
+      for (size_t r = 0; r < p_.reductions.size(); ++r) {
+        if (p_.reductions[r].stage != u.pass) continue;
+        bool everyThread = broadcastsTotal(r);
+        os << in << "acc" << r << " = polyred_dev::" << blockReduceFn(everyThread) << "<" << accType(r) << ", "
+           << functor(r) << ", " << shape() << ">(acc" << r << ", " << op(r) << ", smem" << r
+           << (everyThread ? ", totals" + std::to_string(r) : "") << ");\n";
+      }
     } else if (s == "Store") {
       std::vector<std::string> totals;
       for (size_t r = 0; r < p_.reductions.size(); ++r) totals.push_back("acc" + std::to_string(r));
@@ -451,12 +463,14 @@ class KernelEmitter {
     os << in << "}\n";
   }
 
-  // Declares one const variable per value; loads take their offsets from the statement.
+  // Declares one const variable per value (per `evaluated` one, if given); loads take
+  // their offsets from the statement.
   void emitValues(std::ostream& os, const std::vector<BodyValue>& values, const std::string& prefix, const AstUser& u,
-                  const std::vector<std::string>& reduced, int d) {
+                  const std::vector<std::string>& reduced, int d, const std::vector<bool>* evaluated = nullptr) {
     size_t load = 0;
     for (size_t v = 0; v < values.size(); ++v) {
       const BodyValue& b = values[v];
+      if (evaluated && !(*evaluated)[v]) continue;
       os << indent(d) << "const " << computeType(b.dtype) << " " << prefix << v << " = ";
       switch (b.kind) {
         case BodyValue::Kind::Load: os << "pr_load(" << pointerOf(b) << ", " << toC(u.offsets.at(load++)) << ")"; break;
@@ -536,22 +550,31 @@ class KernelEmitter {
     os << in << "}\n";
   }
 
-  // The fused producers at one point, then the accumulation or the stores.
+  // The fused producers at one point, then the accumulation or the stores of the
+  // statement's pass; a later pass of a row-resident kernel reads earlier totals.
   void emitBody(std::ostream& os, const AstUser& u, int d) {
     if (k_.vector.width > 1) return emitLanes(os, u, d);  // Elem or Red
     std::string in = indent(d);
-    os << in << "{\n";
-    emitValues(os, p_.body, "v", u, {}, d + 1);
+    std::vector<std::string> totals;
     for (size_t r = 0; r < p_.reductions.size(); ++r) {
       const ReductionOutput& ro = p_.reductions[r];
+      totals.push_back(emitCast("acc" + std::to_string(r), ro.reduction.accType, ro.outType));
+    }
+    std::vector<bool> evaluated = p_.valuesOfPass(u.pass);
+    os << in << "{\n";
+    emitValues(os, p_.body, "v", u, totals, d + 1, &evaluated);
+    for (size_t r = 0; r < p_.reductions.size(); ++r) {
+      const ReductionOutput& ro = p_.reductions[r];
+      if (ro.stage != u.pass) continue;
       std::string x = emitCast("v" + std::to_string(ro.value), p_.body[static_cast<size_t>(ro.value)].dtype,
                                ro.reduction.accType);
       os << in << "  acc" << r << " = " << op(r) << "(acc" << r << ", " << x << ");\n";
     }
     // Store offsets follow the load offsets in the statement's annotation.
-    size_t store = static_cast<size_t>(loadCount(p_.body));
+    size_t store = static_cast<size_t>(p_.loadsOfPass(u.pass));
     for (const ElementwiseOutput& s : p_.stores)
-      os << in << "  pr_store(out" << s.output << ", " << toC(u.offsets.at(store++)) << ", v" << s.value << ");\n";
+      if (s.pass == u.pass)
+        os << in << "  pr_store(out" << s.output << ", " << toC(u.offsets.at(store++)) << ", v" << s.value << ");\n";
     os << in << "}\n";
   }
 

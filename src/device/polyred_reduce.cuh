@@ -9,7 +9,8 @@
 //     Or (logical, 0/1), with combiner_kind<Op> naming them; a user combiner is any
 //     functor `T operator()(T, T) const` (associative and commutative);
 //   - block reductions over threadIdx.x, threadIdx.y or the whole block, for any
-//     BX x BY block of 1..1024 threads (index arithmetic in polyred_reduce_layout.cuh);
+//     BX x BY block of 1..1024 threads (index arithmetic in polyred_reduce_layout.cuh),
+//     and "allreduce" forms that leave the total in every thread of the row/column;
 //   - cross-block combining inside one launch (atomic or deterministic) that needs no
 //     memset: see "Protocol" below;
 //   - 16-byte (or narrower) vector loads.
@@ -266,6 +267,32 @@ __device__ __forceinline__ T block_reduce_all(T v, Op op, T* smem) {
   POLYRED_CHECK_ACCUMULATOR(T);
   POLYRED_CHECK_BLOCK_SHAPE(BX, BY);
   return detail::reduce_rows<T, Op, BX * BY, 1, true>(v, op, smem, static_cast<int>(threadIdx.y * BX + threadIdx.x));
+}
+
+// Row-resident kernels: like block_reduce_x / block_reduce_y, but every thread of the
+// row (column) gets the total, for a later pass over the row to read. `totals` holds
+// BY (BX) values and belongs to this call site alone. A row of at most a warp reduces
+// by xor butterfly, which already leaves the total in every lane; otherwise the head
+// thread publishes it. Reuse of `totals` by a later tile is ordered by the barriers of
+// the block reductions in between. All threads of the block must call these.
+template <class T, class Op, int BX, int BY>
+__device__ __forceinline__ T block_allreduce_x(T v, Op op, T* smem, T* totals) {
+  if constexpr (RowsLayout::make(BX, BY).single_butterfly()) {
+    return block_reduce_x<T, Op, BX, BY>(v, op, smem);
+  } else {
+    v = block_reduce_x<T, Op, BX, BY>(v, op, smem);
+    if (threadIdx.x == 0) totals[threadIdx.y] = v;
+    __syncthreads();
+    return totals[threadIdx.y];
+  }
+}
+
+template <class T, class Op, int BX, int BY>
+__device__ __forceinline__ T block_allreduce_y(T v, Op op, T* smem, T* totals) {
+  v = block_reduce_y<T, Op, BX, BY>(v, op, smem);
+  if (threadIdx.y == 0) totals[threadIdx.x] = v;
+  __syncthreads();
+  return totals[threadIdx.x];
 }
 
 // ---------------------------------------------------------------------------------

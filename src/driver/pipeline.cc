@@ -6,6 +6,7 @@
 #include "canon/partition.h"
 #include "codegen/cpu_executor.h"
 #include "codegen/cuda_emitter.h"
+#include "poly/binding.h"
 #include "poly/vectorize.h"
 #include "interp/compare.h"
 #include "interp/random_inputs.h"
@@ -41,7 +42,7 @@ CompiledGraph compileGraph(const Graph& g, const CompileOptions& options) {
   CompiledGraph c;
   c.graph = g;
   dump("graph", g.toString());
-  c.partition = partitionGraph(g);
+  c.partition = partitionGraph(g, rowsFitOneBlock);
   dump("partition", c.partition.toString(g));
   for (const Temporary& t : c.partition.temporaries)
     c.program.temporaries.push_back({t.elements * dtypeBytes(t.dtype)});

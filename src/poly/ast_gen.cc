@@ -162,6 +162,10 @@ AstUser convertUser(isl_ast_node* n) {
   isl_id* id = isl_ast_node_get_annotation(n);
   POLYRED_CHECK(id, "user node without annotation");
   u.statement = isl_id_get_name(id);
+  if (size_t sep = u.statement.rfind('_'); sep != std::string::npos) {
+    u.pass = std::stoi(u.statement.substr(sep + 1));
+    u.statement.resize(sep);
+  }
   for (isl_ast_expr* e : static_cast<UserAnnotation*>(isl_id_get_user(id))->offsets)
     u.offsets.push_back(convertExpr(e));
   isl_id_free(id);

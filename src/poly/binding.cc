@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "support/error.h"
+
 namespace polyred {
 
 namespace {
@@ -47,35 +49,50 @@ std::string Binding::toString() const {
          std::to_string(GY) + "), " + std::to_string(tiles) + " i-tile(s)";
 }
 
-Binding chooseBinding(const KernelPlan& plan, const Target& target) {
+namespace {
+
+// The block shape and i-tiles of a reduction (GX still 1).
+// x-reduce / all-reduce: enough threads per row for kMinItemsPerThread each, whole
+// warps once rows are long enough, and the rest of the block on more rows.
+// y-reduce: a warp (or fewer) along the contiguous i, the rest of the block along j.
+Binding blockShapeOf(CanonicalForm form, int64_t M, int64_t N) {
   Binding b;
-  switch (plan.form) {
-    case CanonicalForm::Elementwise:
-      b.reduction = false;
-      b.BX = kThreadsPerBlock;
-      b.GX = std::min<int64_t>(ceilDiv(plan.M, b.BX), static_cast<int64_t>(target.smCount) * kBlocksPerSM * 4);
-      return b;
-    case CanonicalForm::AllReduce:
-    case CanonicalForm::XReduce: {
-      // Enough threads per row for kMinItemsPerThread each, whole warps once rows are
-      // long enough, and the rest of the block on more rows.
-      b.BX = pow2AtLeast(ceilDiv(plan.N, kMinItemsPerThread), kThreadsPerBlock);
-      if (plan.N >= 32) b.BX = std::max(b.BX, 32);
-      b.BY = std::min(kThreadsPerBlock / b.BX, pow2AtLeast(plan.M, kThreadsPerBlock));
-      b.tiles = ceilDiv(plan.M, b.BY);
-      b.GY = std::min(b.tiles, kMaxGridY);
-      b.GX = splitReduced(plan.N, b.BX, b.tiles, target);
-      return b;
-    }
-    case CanonicalForm::YReduce: {
-      b.BX = pow2AtLeast(plan.M, 32);
-      b.BY = std::min(kThreadsPerBlock / b.BX, pow2AtLeast(plan.N, kThreadsPerBlock));
-      b.tiles = ceilDiv(plan.M, b.BX);
-      b.GY = std::min(b.tiles, kMaxGridY);
-      b.GX = splitReduced(plan.N, b.BY, b.tiles, target);
-      return b;
-    }
+  if (form == CanonicalForm::YReduce) {
+    b.BX = pow2AtLeast(M, 32);
+    b.BY = std::min(kThreadsPerBlock / b.BX, pow2AtLeast(N, kThreadsPerBlock));
+    b.tiles = ceilDiv(M, b.BX);
+  } else {
+    b.BX = pow2AtLeast(ceilDiv(N, kMinItemsPerThread), kThreadsPerBlock);
+    if (N >= 32) b.BX = std::max(b.BX, 32);
+    b.BY = std::min(kThreadsPerBlock / b.BX, pow2AtLeast(M, kThreadsPerBlock));
+    b.tiles = ceilDiv(M, b.BY);
   }
+  b.GY = std::min(b.tiles, kMaxGridY);
+  return b;
+}
+
+int64_t threadsAlongJ(const Binding& b, CanonicalForm form) { return form == CanonicalForm::YReduce ? b.BY : b.BX; }
+
+}  // namespace
+
+bool rowsFitOneBlock(const CanonicalSpace& space) {
+  if (space.form == CanonicalForm::Elementwise) return false;
+  Binding b = blockShapeOf(space.form, space.M, space.N);
+  return space.N <= threadsAlongJ(b, space.form) * kMinItemsPerThread;  // splitReduced() then picks one block
+}
+
+Binding chooseBinding(const KernelPlan& plan, const Target& target) {
+  if (plan.form == CanonicalForm::Elementwise) {
+    Binding b;
+    b.reduction = false;
+    b.BX = kThreadsPerBlock;
+    b.GX = std::min<int64_t>(ceilDiv(plan.M, b.BX), static_cast<int64_t>(target.smCount) * kBlocksPerSM * 4);
+    return b;
+  }
+  Binding b = blockShapeOf(plan.form, plan.M, plan.N);
+  b.GX = splitReduced(plan.N, threadsAlongJ(b, plan.form), b.tiles, target);
+  POLYRED_CHECK(plan.passes() == 1 || b.GX == 1,
+                plan.name << ": a row-resident kernel (" << plan.passes() << " passes) needs each row in one block");
   return b;
 }
 

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <string>
 
+#include "canon/flatten.h"
 #include "canon/kernel_plan.h"
 
 namespace polyred {
@@ -38,5 +39,10 @@ struct Binding {
 };
 
 Binding chooseBinding(const KernelPlan& plan, const Target& target);
+
+// Whether chooseBinding gives a reduction of this space one block per row (GX == 1),
+// whatever the target: the rows are short enough for kMinItemsPerThread elements per
+// thread. Row-resident kernels (several passes per row) rely on it.
+bool rowsFitOneBlock(const CanonicalSpace& space);
 
 }  // namespace polyred

@@ -37,7 +37,8 @@ struct AstExpr {
 // A statement instance: which statement, and the index expressions it needs (the
 // statement's domain coordinates followed by the load offsets of its body).
 struct AstUser {
-  std::string statement;  // "Red", "Init", "BlockReduce", "Store", ...
+  std::string statement;  // "Red", "Apply", "Init", "BlockReduce", "Store", ... (no pass suffix)
+  int pass = 0;           // from isl's name: "Red_1" is statement "Red", pass 1
   std::vector<AstExpr> coords;
   std::vector<AstExpr> offsets;
 };

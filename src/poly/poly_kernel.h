@@ -4,6 +4,11 @@
 //   Init[t]          acc = identity                       (all threads)
 //   Red[i,j]         acc = combine(acc, body(i, j))       (under mark "reduction")
 //   BlockReduce[t]   block reduction of acc               (all threads; has barriers)
+//   Red_p[i,j], BlockReduce_p[t]   (row-resident kernels) pass p: the stage-p
+//                    reductions, whose body reads the totals of earlier stages; the
+//                    block reductions before a later pass leave the total in every
+//                    thread of the row
+//   Apply_p[i,j]     (row-resident) a last pass that only stores (under "pointwise")
 //   Store[i]         out[i] = acc                         (single-block: one thread per i)
 //   Contribute[i]    atomically combine acc into the workspace (multi-block)
 //   Arrive[t]        fence + ticket; tells the last block (all threads; has barriers)

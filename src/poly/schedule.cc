@@ -18,20 +18,40 @@ std::string str(int64_t v) { return std::to_string(v); }
 
 bool isReduction(const KernelPlan& p) { return p.form != CanonicalForm::Elementwise; }
 
-// Statement names and the domain dimension each statement ranges over.
+// Statement names and the domain dimension each statement ranges over. `pass`
+// numbers the point statements of a row-resident kernel and their block reductions.
 struct Stmt {
   std::string name;
   enum class Dims { Tile, Row, Point } dims;
+  int pass = 0;
 };
+
+// Whether anything is stored once per row (a row-resident kernel may store only
+// points).
+bool storesPerRow(const KernelPlan& p) {
+  return !p.epilogueStores.empty() || std::any_of(p.reductions.begin(), p.reductions.end(), [](const ReductionOutput& r) {
+           return r.output >= 0 || r.temporary >= 0;
+         });
+}
+
+// The isl name of a pass's statement: "Red", "Red_1", "BlockReduce_1", "Apply_2".
+std::string passName(const std::string& base, int pass) {
+  return pass == 0 ? base : base + "_" + std::to_string(pass);
+}
 
 std::vector<Stmt> statementsOf(const KernelPlan& p, const Binding& b) {
   if (!isReduction(p)) return {{"Elem", Stmt::Dims::Row}};
-  std::vector<Stmt> s = {{"Init", Stmt::Dims::Tile}, {"Red", Stmt::Dims::Point}, {"BlockReduce", Stmt::Dims::Tile}};
+  std::vector<Stmt> s = {{"Init", Stmt::Dims::Tile}};
+  for (int pass = 0; pass < p.passes(); ++pass) {
+    bool reduces = p.hasStage(pass);
+    s.push_back({passName(reduces ? "Red" : "Apply", pass), Stmt::Dims::Point, pass});
+    if (reduces) s.push_back({passName("BlockReduce", pass), Stmt::Dims::Tile, pass});
+  }
   if (b.multiBlock()) {
     s.push_back({"Contribute", Stmt::Dims::Row});
     s.push_back({"Arrive", Stmt::Dims::Tile});
     s.push_back({"Final", Stmt::Dims::Row});
-  } else {
+  } else if (storesPerRow(p)) {
     s.push_back({"Store", Stmt::Dims::Row});
   }
   return s;
@@ -104,32 +124,46 @@ isl_multi_union_pw_aff* readBand(isl_ctx* ctx, const std::string& text) {
   return m;
 }
 
-// Adds, under filter number `red` (the Red statement) of the sequence `seq`, a band for
-// the accumulation loop and a "reduction" mark above it. Returns the sequence node.
-isl_schedule_node* addAccumulationBand(isl_schedule_node* seq, int red, isl_ctx* ctx, const std::string& band) {
-  isl_schedule_node* leaf = isl_schedule_node_child(isl_schedule_node_child(seq, red), 0);
+// Adds, under filter number `k` of the sequence `seq` (a point statement), a band for
+// its loop over j and a mark above it. Returns the sequence node.
+isl_schedule_node* addPassBand(isl_schedule_node* seq, int k, isl_ctx* ctx, const std::string& band,
+                               const char* mark) {
+  isl_schedule_node* leaf = isl_schedule_node_child(isl_schedule_node_child(seq, k), 0);
   leaf = isl_schedule_node_insert_partial_schedule(leaf, readBand(ctx, band));
-  leaf = isl_schedule_node_insert_mark(leaf, isl_id_alloc(ctx, "reduction", nullptr));
+  leaf = isl_schedule_node_insert_mark(leaf, isl_id_alloc(ctx, mark, nullptr));
   return isl_schedule_node_parent(isl_schedule_node_parent(leaf));  // mark -> filter -> sequence
 }
 
-// Offsets of the point statement: one per load (per lane for a gather, lane 0 for
-// contiguous and invariant loads of a vectorized kernel), then one per store.
-std::vector<StatementAccesses> accessesOf(const KernelPlan& p, const Vectorization& vec) {
-  std::vector<StatementAccesses> acc;
-  std::string point = isReduction(p) ? "Red[i, j]" : "Elem[i]";
-  StatementAccesses loads{isReduction(p) ? "Red" : "Elem", {}};
-  auto add = [&](const std::string& offset) { loads.offsets.push_back("{ " + point + " -> [(" + offset + ")] }"); };
+// Offsets of each statement that evaluates the body (Red, Apply, Elem): one per load it evaluates (per lane for a gather,
+// lane 0 for contiguous and invariant loads of a vectorized kernel), then one per
+// store it issues.
+StatementAccesses pointAccesses(const KernelPlan& p, const Vectorization& vec, const Stmt& stmt) {
+  StatementAccesses acc{stmt.name, {}};
+  std::string point = tuple(stmt);
+  auto add = [&](const std::string& offset) { acc.offsets.push_back("{ " + point + " -> [(" + offset + ")] }"); };
+  std::vector<bool> evaluated = p.valuesOfPass(stmt.pass);
   size_t load = 0;
-  for (const BodyValue& v : p.body) {
-    if (v.kind != BodyValue::Kind::Load) continue;
-    if (vec.width == 1) add(v.offset);
-    else if (vec.loads[load++] == LaneAccess::Gather)
-      for (int lane = 0; lane < vec.width; ++lane) add(vec.laneOffset(v.offset, lane));
-    else add(vec.laneOffset(v.offset, 0));
+  for (size_t v = 0; v < p.body.size(); ++v) {
+    if (p.body[v].kind != BodyValue::Kind::Load) continue;
+    const std::string& offset = p.body[v].offset;
+    if (vec.width == 1) {
+      if (evaluated[v]) add(offset);
+    } else if (vec.loads[load++] == LaneAccess::Gather) {
+      for (int lane = 0; lane < vec.width; ++lane) add(vec.laneOffset(offset, lane));
+    } else {
+      add(vec.laneOffset(offset, 0));
+    }
   }
-  for (const ElementwiseOutput& s : p.stores) add(vec.width == 1 ? s.offset : vec.laneOffset(s.offset, 0));
-  acc.push_back(std::move(loads));
+  for (const ElementwiseOutput& s : p.stores)
+    if (s.pass == stmt.pass) add(vec.width == 1 ? s.offset : vec.laneOffset(s.offset, 0));
+  return acc;
+}
+
+std::vector<StatementAccesses> accessesOf(const KernelPlan& p, const std::vector<Stmt>& stmts, const Vectorization& vec) {
+  POLYRED_CHECK(vec.width == 1 || p.passes() == 1, "vector lanes in a kernel of several passes");
+  std::vector<StatementAccesses> acc;
+  for (const Stmt& s : stmts)
+    if (s.dims == Stmt::Dims::Point || s.name == "Elem") acc.push_back(pointAccesses(p, vec, s));
   // Epilogue loads are read where the outputs are stored (Store, or Final).
   for (const char* stmt : {"Store", "Final"}) {
     StatementAccesses e{stmt, {}};
@@ -163,9 +197,12 @@ ScheduleResult buildSchedule(isl_ctx* ctx, const KernelPlan& p, const Binding& b
       filters = isl_union_set_list_add(filters, readUnionSet(ctx, "{ " + tuple(s) + " }"));
     node = isl_schedule_node_insert_sequence(node, filters);
     int64_t jStride = (y ? b.BY : b.BX) * b.GX;
-    int red = static_cast<int>(std::find_if(stmts.begin(), stmts.end(), [](const Stmt& s) { return s.name == "Red"; }) -
-                               stmts.begin());
-    node = addAccumulationBand(node, red, ctx, "[{ Red[i, j] -> [(floor(j/" + str(jStride) + "))] }]");
+    for (size_t k = 0; k < stmts.size(); ++k) {
+      if (stmts[k].dims != Stmt::Dims::Point) continue;
+      const char* mark = p.hasStage(stmts[k].pass) ? "reduction" : "pointwise";
+      node = addPassBand(node, static_cast<int>(k), ctx,
+                         "[{ " + tuple(stmts[k]) + " -> [(floor(j/" + str(jStride) + "))] }]", mark);
+    }
     node = isl_schedule_node_parent(node);  // the tile band
   } else {
     node = isl_schedule_node_insert_partial_schedule(
@@ -185,7 +222,7 @@ ScheduleResult buildSchedule(isl_ctx* ctx, const KernelPlan& p, const Binding& b
   r.schedule = isl_schedule_node_get_schedule(node);
   isl_schedule_node_free(node);
   POLYRED_CHECK(r.schedule, "isl failed to build the schedule tree");
-  r.accesses = accessesOf(p, vec);
+  r.accesses = accessesOf(p, stmts, vec);
   return r;
 }
 

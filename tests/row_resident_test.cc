@@ -1,0 +1,158 @@
+// Row-resident kernels (issue 3, partitioning of dependent reductions): when each row
+// of a reduction is reduced inside one thread block, dependent reductions over the
+// same axes (softmax's max then sum, layer norm's mean then variance) and the outputs
+// over the whole row that read their totals run as passes of ONE kernel; longer rows
+// fall back to the minimal kernel sequence through temporaries. Each case checks the
+// partition (kernels, passes, stages), that the lowered program matches the reference
+// interpreter on the CPU in both modes (the CPU executor also checks that every later
+// pass reads totals only in threads that hold them), and that NVRTC compiles it.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "driver/pipeline.h"
+#include "frontend/builder.h"
+#include "runtime/nvrtc.h"
+
+namespace polyred {
+namespace {
+
+CompiledGraph compile(const Graph& g, bool deterministic = false) {
+  CompileOptions options;
+  options.deterministic = deterministic;
+  return compileGraph(g, options);
+}
+
+void expectCorrectAndCompiles(const Graph& g) {
+  for (bool deterministic : {false, true}) {
+    CompiledGraph c = compile(g, deterministic);
+    CpuCheckReport r = checkOnCpu(c, /*seed=*/5, /*maxPoints=*/0, deterministic);
+    EXPECT_TRUE(r.ok) << (deterministic ? "deterministic" : "normal") << " mode:\n"
+                      << r.message << c.partition.toString(c.graph);
+    EXPECT_FALSE(r.sampled);
+    for (const KernelSpec& k : c.program.kernels) {
+      try {
+        EXPECT_FALSE(compileCuda(k.source, k.name + ".cu", 9, 0).cubin.empty());
+      } catch (const CompileError& e) {
+        ADD_FAILURE() << "NVRTC rejected " << k.name << ":\n" << e.log() << "\n" << k.source;
+      }
+    }
+  }
+}
+
+// softmax(x) over `axis` of x: max, then the sum of exp(x - max), then the quotient.
+Graph softmax(DType t, const Shape& shape, int64_t axis) {
+  GraphBuilder b("softmax");
+  Value x = b.input("x", t, shape);
+  Value m = b.reduceMax(x, {axis}, /*keepDims=*/true);
+  Value e = b.unary(OpKind::Exp, b.sub(x, m));
+  Value s = b.reduce(b.cast(e, DType::Float32), Reduction::sum(DType::Float32), {axis}, true);
+  b.output(b.binary(OpKind::Div, e, b.cast(s, t)));
+  return b.build();
+}
+
+// Layer norm over the last axis, with its mean and variance as outputs too.
+Graph layerNorm(DType t, const Shape& shape) {
+  GraphBuilder b("layer_norm");
+  Value x = b.cast(b.input("x", t, shape), DType::Float32);
+  auto scalar = [&](double v) { return b.constant(Scalar::ofFloat(DType::Float32, v)); };
+  double n = static_cast<double>(shape.back());
+  Value mean = b.mul(b.reduceSum(x, {-1}, true), scalar(1.0 / n));
+  Value centered = b.sub(x, mean);
+  Value var = b.mul(b.reduceSum(b.mul(centered, centered), {-1}, true), scalar(1.0 / n));
+  Value y = b.mul(centered, b.unary(OpKind::Rsqrt, b.add(var, scalar(1e-5))));
+  b.output(b.cast(y, t));
+  b.output(mean);
+  b.output(var);
+  return b.build();
+}
+
+const KernelPlan& onlyKernel(const CompiledGraph& c) {
+  EXPECT_EQ(c.partition.kernels.size(), 1u) << c.partition.toString(c.graph);
+  return c.partition.kernels.at(0);
+}
+
+TEST(RowResident, SoftmaxWithShortRowsIsOneKernelOfThreePasses) {
+  Graph g = softmax(DType::Float16, {300, 1000}, 1);
+  CompiledGraph c = compile(g);
+  const KernelPlan& k = onlyKernel(c);
+  EXPECT_EQ(k.form, CanonicalForm::XReduce);
+  ASSERT_EQ(k.reductions.size(), 2u);
+  EXPECT_EQ(k.reductions[0].stage, 0);  // the max
+  EXPECT_EQ(k.reductions[1].stage, 1);  // the sum reads the max
+  ASSERT_EQ(k.stores.size(), 1u);
+  EXPECT_EQ(k.stores[0].pass, 2);  // the quotient reads the sum
+  EXPECT_EQ(k.passes(), 3);
+  EXPECT_NE(k.why.find("row-resident"), std::string::npos) << k.why;
+  const std::string& cuda = c.program.kernels[0].source;
+  EXPECT_NE(cuda.find("block_allreduce_x"), std::string::npos) << cuda;
+  EXPECT_EQ(c.kernels[0].binding.GX, 1);
+  expectCorrectAndCompiles(g);
+}
+
+TEST(RowResident, LayerNormIsOneKernelWithItsStatisticsAsEpilogue) {
+  Graph g = layerNorm(DType::Float16, {64, 768});
+  CompiledGraph c = compile(g);
+  const KernelPlan& k = onlyKernel(c);
+  EXPECT_EQ(k.passes(), 3);
+  EXPECT_EQ(k.epilogueStores.size(), 2u);  // mean and variance, once per row
+  expectCorrectAndCompiles(g);
+}
+
+TEST(RowResident, YReduceAndAllReduceRowsAlsoRunAsPasses) {
+  // Softmax over the outer axis (a y-reduce: 40 columns of 50) and over a whole vector.
+  for (auto [shape, axis, form] : {std::tuple{Shape{50, 40}, int64_t{0}, CanonicalForm::YReduce},
+                                   std::tuple{Shape{1000}, int64_t{0}, CanonicalForm::AllReduce}}) {
+    SCOPED_TRACE(toString(shape));
+    Graph g = softmax(DType::Float32, shape, axis);
+    CompiledGraph c = compile(g);
+    const KernelPlan& k = onlyKernel(c);
+    EXPECT_EQ(k.form, form);
+    EXPECT_EQ(k.passes(), 3);
+    expectCorrectAndCompiles(g);
+  }
+}
+
+TEST(RowResident, LongRowsFallBackToAKernelSequence) {
+  // 100000 elements per row need several blocks per row: max, sum and the quotient
+  // become three kernels linked by temporaries.
+  Graph g = softmax(DType::Float32, {4, 100000}, 1);
+  CompiledGraph c = compile(g);
+  EXPECT_EQ(c.partition.kernels.size(), 3u) << c.partition.toString(c.graph);
+  EXPECT_EQ(c.partition.temporaries.size(), 2u);
+  for (const KernelPlan& k : c.partition.kernels) EXPECT_EQ(k.passes(), 1);
+  expectCorrectAndCompiles(g);
+}
+
+TEST(RowResident, ReductionReadingTotalsAtOtherRowsSplitsByLevel) {
+  // s[i] = sum_j x[i, j]; t[i] = sum_j x[i, j] * s[j]: the second reduction reads the
+  // first's totals at other rows (a transposed broadcast), which no pass can provide.
+  GraphBuilder b("cross_rows");
+  Value x = b.input("x", DType::Float32, {64, 64});
+  Value s = b.reduceSum(x, {1});  // [64]
+  b.output(b.reduceSum(b.mul(x, s), {1}));  // s broadcast along the rows: s[j]
+  Graph g = b.build();
+  CompiledGraph c = compile(g);
+  EXPECT_EQ(c.partition.kernels.size(), 2u) << c.partition.toString(c.graph);
+  EXPECT_EQ(c.partition.temporaries.size(), 1u);
+  expectCorrectAndCompiles(g);
+}
+
+TEST(RowResident, OutputReadingTotalsAtOtherRowsMovesToALaterKernel) {
+  // y[i, j] = x[i, j] / s[j] over the anchor shape: the reduction kernel materializes s
+  // and an elementwise kernel computes y; the row-resident output z = x - s[i] stays.
+  GraphBuilder b("cross_rows_output");
+  Value x = b.input("x", DType::Float32, {64, 64});
+  Value s = b.reduceSum(x, {1});
+  b.output(b.binary(OpKind::Div, x, s));
+  b.output(b.sub(x, b.reshape(s, {64, 1})));
+  Graph g = b.build();
+  CompiledGraph c = compile(g);
+  ASSERT_EQ(c.partition.kernels.size(), 2u) << c.partition.toString(c.graph);
+  EXPECT_EQ(c.partition.kernels[0].stores.size(), 1u);
+  EXPECT_EQ(c.partition.kernels[1].form, CanonicalForm::Elementwise);
+  expectCorrectAndCompiles(g);
+}
+
+}  // namespace
+}  // namespace polyred
