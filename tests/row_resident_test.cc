@@ -12,6 +12,7 @@
 
 #include "driver/pipeline.h"
 #include "frontend/builder.h"
+#include "row_resident_graphs.h"
 #include "runtime/nvrtc.h"
 
 namespace polyred {
@@ -40,32 +41,8 @@ void expectCorrectAndCompiles(const Graph& g) {
   }
 }
 
-// softmax(x) over `axis` of x: max, then the sum of exp(x - max), then the quotient.
-Graph softmax(DType t, const Shape& shape, int64_t axis) {
-  GraphBuilder b("softmax");
-  Value x = b.input("x", t, shape);
-  Value m = b.reduceMax(x, {axis}, /*keepDims=*/true);
-  Value e = b.unary(OpKind::Exp, b.sub(x, m));
-  Value s = b.reduce(b.cast(e, DType::Float32), Reduction::sum(DType::Float32), {axis}, true);
-  b.output(b.binary(OpKind::Div, e, b.cast(s, t)));
-  return b.build();
-}
-
-// Layer norm over the last axis, with its mean and variance as outputs too.
-Graph layerNorm(DType t, const Shape& shape) {
-  GraphBuilder b("layer_norm");
-  Value x = b.cast(b.input("x", t, shape), DType::Float32);
-  auto scalar = [&](double v) { return b.constant(Scalar::ofFloat(DType::Float32, v)); };
-  double n = static_cast<double>(shape.back());
-  Value mean = b.mul(b.reduceSum(x, {-1}, true), scalar(1.0 / n));
-  Value centered = b.sub(x, mean);
-  Value var = b.mul(b.reduceSum(b.mul(centered, centered), {-1}, true), scalar(1.0 / n));
-  Value y = b.mul(centered, b.unary(OpKind::Rsqrt, b.add(var, scalar(1e-5))));
-  b.output(b.cast(y, t));
-  b.output(mean);
-  b.output(var);
-  return b.build();
-}
+using testgraphs::layerNorm;
+using testgraphs::softmax;
 
 const KernelPlan& onlyKernel(const CompiledGraph& c) {
   EXPECT_EQ(c.partition.kernels.size(), 1u) << c.partition.toString(c.graph);
@@ -111,6 +88,17 @@ TEST(RowResident, YReduceAndAllReduceRowsAlsoRunAsPasses) {
     EXPECT_EQ(k.passes(), 3);
     expectCorrectAndCompiles(g);
   }
+}
+
+TEST(RowResident, BlocksLoopOverMoreRowTilesThanTheGridHas) {
+  // 17M rows of 2: more row tiles than grid.y allows, so each block runs several
+  // tiles, every pass and block reduction included (checked on sampled blocks).
+  Graph g = softmax(DType::Float32, {17000000, 2}, 1);
+  CompiledGraph c = compile(g);
+  EXPECT_EQ(onlyKernel(c).passes(), 3);
+  EXPECT_GT(c.kernels[0].binding.tiles, c.kernels[0].binding.GY);
+  CpuCheckReport r = checkOnCpu(c, /*seed=*/5, /*maxPoints=*/200000, false);
+  EXPECT_TRUE(r.ok) << r.message;
 }
 
 TEST(RowResident, LongRowsFallBackToAKernelSequence) {
