@@ -6,7 +6,8 @@
 // KernelPlan, the output shape (keep_dims, size-1 axes, negative axes), whether the
 // load offsets of contiguous layouts simplify to div/mod-free arithmetic in the isl
 // AST and in the emitted CUDA, and that the lowered program matches the reference
-// interpreter on the CPU (normal and deterministic mode).
+// interpreter on the CPU (normal and deterministic mode). Reductions of transposed
+// reads take the form of their memory layout.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -341,6 +342,33 @@ TEST(FlattenPartition, ProducerOutputOverTheAnchorIsStoredFromTheReductionKernel
   ASSERT_EQ(plan.stores.size(), 1u);
   EXPECT_EQ(plan.stores[0].output, 1);
   expectCpuCheckPasses(c);
+}
+
+TEST(FlattenLayout, TransposedReadsChooseTheFormOfTheirMemoryLayout) {
+  // x is stored [300, 200]; its transpose [200, 300] is reduced over its inner axis (a
+  // logical x-reduce) -- but in memory that axis is x's outer one, so the kernel runs
+  // as a y-reduce with threads along x's contiguous axis; and the other way round.
+  struct Case {
+    std::vector<int64_t> axes;
+    CanonicalForm logical, chosen;
+  };
+  for (const Case& k : {Case{{1}, CanonicalForm::XReduce, CanonicalForm::YReduce},
+                        Case{{0}, CanonicalForm::YReduce, CanonicalForm::XReduce}}) {
+    GraphBuilder b("transposed_sum");
+    Value x = b.input("x", DType::Float32, {300, 200});
+    b.output(b.reduceSum(b.unary(OpKind::Exp, b.transpose(x, {1, 0})), k.axes));
+    CompiledGraph c = compile(b.build());
+    const KernelPlan& plan = onlyPlan(c);
+    EXPECT_EQ(plan.form, k.chosen) << plan.toString(c.graph);
+    EXPECT_NE(plan.why.find("chosen from the memory layout"), std::string::npos) << plan.why;
+    EXPECT_NE(plan.why.find("form " + std::string(formName(k.logical))), std::string::npos) << plan.why;
+    EXPECT_TRUE(loadOffsetsAreDivModFree(c));
+    expectCpuCheckPasses(c);
+  }
+  // Untransposed reads keep the logical form, and say nothing about the layout.
+  CompiledGraph plain = compile(sumOf(DType::Float32, {300, 200}, {1}));
+  EXPECT_EQ(onlyPlan(plain).form, CanonicalForm::XReduce);
+  EXPECT_EQ(onlyPlan(plain).why.find("memory layout"), std::string::npos);
 }
 
 }  // namespace

@@ -243,6 +243,43 @@ void assignPasses(KernelPlan& plan) {
   for (ElementwiseOutput& s : plan.stores) s.pass = pass[static_cast<size_t>(s.value)];
 }
 
+// Whether `offset` (over i < M, j < N) advances by exactly 1 when `var` does, within
+// the innermost of the axes coalesced into `var` (extent `inner`; formula (1) jumps at
+// its end): the accesses are contiguous along that axis. Decided exactly by isl.
+bool contiguousAlong(const std::string& offset, char var, int64_t M, int64_t N, int64_t inner) {
+  if (inner < 2) return false;
+  IslContext ctx;
+  std::string v(1, var);
+  std::string dom = " : 0 <= i < " + std::to_string(M) + " and 0 <= j < " + std::to_string(N) + " and (" + v +
+                    " + 1) mod " + std::to_string(inner) + " != 0 }";
+  std::string next = islSubstitute(offset, var, v + " + 1");
+  return islSameFunction(ctx.get(), "{ [i, j] -> [(" + next + ")]" + dom, "{ [i, j] -> [(" + offset + ") + 1]" + dom);
+}
+
+// The canonical form from the memory layout of what the body reads and writes: the
+// logical form reduces the inner axis of the reduction's input, but when that input is
+// a transposed read, the bytes it moves are contiguous along the other axis. Flips an
+// x-reduce to a y-reduce (or back) when more bytes are contiguous along i than along j
+// (threads then run along the contiguous axis). Row-resident kernels of several passes
+// keep the logical form, which the partitioner's one-block decision was made for.
+void chooseFormFromLayout(KernelPlan& plan, const AxisSplit& split) {
+  bool canFlip = plan.form == CanonicalForm::XReduce || plan.form == CanonicalForm::YReduce;
+  if (!canFlip || plan.M < 2 || plan.N < 2 || plan.passes() > 1) return;
+  int64_t alongI = 0, alongJ = 0;
+  auto count = [&](const std::string& offset, DType t) {
+    if (contiguousAlong(offset, 'j', plan.M, plan.N, split.reducedExtents.back())) alongJ += dtypeBytes(t);
+    else if (contiguousAlong(offset, 'i', plan.M, plan.N, split.keptExtents.back())) alongI += dtypeBytes(t);
+  };
+  for (const BodyValue& v : plan.body)
+    if (v.kind == BodyValue::Kind::Load) count(v.offset, v.dtype);
+  for (const ElementwiseOutput& s : plan.stores) count(s.offset, plan.body[static_cast<size_t>(s.value)].dtype);
+  CanonicalForm layout = alongI > alongJ ? CanonicalForm::YReduce : alongJ > alongI ? CanonicalForm::XReduce : plan.form;
+  if (layout == plan.form) return;
+  plan.form = layout;
+  plan.why += "; form " + std::string(formName(layout)) + " chosen from the memory layout: " + std::to_string(alongI) +
+              " bytes per point are contiguous along i, " + std::to_string(alongJ) + " along j (a transposed read)";
+}
+
 // The multi-index of the anchor shape in terms of i (kept) and j (reduced).
 IndexExprs anchorIndex(const Shape& shape, const AxisSplit& s) {
   IndexExprs idx(shape.size(), "0");
@@ -371,6 +408,7 @@ KernelPlan flattenReductions(const Graph& g, const ReductionGroup& group, const 
     plan.stores.push_back({body.lower(t, outIdx), o, linearize(outIdx, g.tensor(t).shape)});
   }
   assignPasses(plan);
+  chooseFormFromLayout(plan, split);
   if (!group.pointOutputs.empty())
     plan.why += "; " + std::to_string(group.pointOutputs.size()) +
                 " elementwise output(s) over the anchor shape stored from the same kernel";

@@ -6,6 +6,7 @@
 #include <isl/options.h>
 #include <isl/set.h>
 
+#include <cctype>
 #include <memory>
 #include <string>
 
@@ -51,6 +52,17 @@ inline bool islSameFunction(isl_ctx* ctx, const std::string& a, const std::strin
   bool same = isl_set_is_empty(differ) == isl_bool_true;
   isl_set_free(differ);
   return same;
+}
+
+// `expr` (isl text) with every occurrence of the variable `var` replaced by `with`.
+inline std::string islSubstitute(const std::string& expr, char var, const std::string& with) {
+  std::string out;
+  for (size_t k = 0; k < expr.size(); ++k) {
+    bool standalone = expr[k] == var && (k == 0 || !(std::isalnum(static_cast<unsigned char>(expr[k - 1])) || expr[k - 1] == '_')) &&
+                      (k + 1 == expr.size() || !(std::isalnum(static_cast<unsigned char>(expr[k + 1])) || expr[k + 1] == '_'));
+    out += standalone ? "(" + with + ")" : std::string(1, expr[k]);
+  }
+  return out;
 }
 
 // Whether the set (isl text) has no point.

@@ -1,7 +1,6 @@
 #include "poly/vectorize.h"
 
 #include <algorithm>
-#include <regex>
 
 #include "poly/isl_support.h"
 #include "support/error.h"
@@ -12,9 +11,7 @@ namespace {
 // `offset` with the axis variable a replaced by (width*a + lane), where a now counts
 // vectors; `lane` is a number or an isl variable.
 std::string substituteLane(const std::string& offset, char axis, int width, const std::string& lane) {
-  std::string a(1, axis);
-  std::string lanes = "(" + std::to_string(width) + "*" + a + (lane.empty() ? "" : " + " + lane) + ")";
-  return std::regex_replace(offset, std::regex("\\b" + a + "\\b"), lanes);
+  return islSubstitute(offset, axis, std::to_string(width) + "*" + axis + (lane.empty() ? "" : " + " + lane));
 }
 }  // namespace
 
