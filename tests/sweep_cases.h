@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "canon/kernel_plan.h"
 #include "frontend/builder.h"
@@ -79,5 +80,21 @@ inline Graph sweepGraph(const SweepCase& c) {
 inline constexpr CanonicalForm kForms[] = {CanonicalForm::AllReduce, CanonicalForm::XReduce, CanonicalForm::YReduce};
 inline constexpr int64_t kReducedExtents[] = {1, 2, 31, 32, 33, 1000, 4097};
 inline constexpr int64_t kXKept = 3, kYKept = 5;
+
+inline SweepCase makeCase(SweepOp op, DType t, CanonicalForm form, int64_t reduced) {
+  int64_t kept = form == CanonicalForm::XReduce ? kXKept : form == CanonicalForm::YReduce ? kYKept : 1;
+  return {op, t, form, kept, reduced};
+}
+
+// Every form at every reduced extent, then many rows (x) or columns (y) of a short
+// reduction, where the kept axis is what is tiled over blocks.
+inline std::vector<SweepCase> casesFor(SweepOp op, DType t) {
+  std::vector<SweepCase> cases;
+  for (CanonicalForm form : kForms)
+    for (int64_t n : kReducedExtents) cases.push_back(makeCase(op, t, form, n));
+  cases.push_back({op, t, CanonicalForm::XReduce, 1000, 33});
+  cases.push_back({op, t, CanonicalForm::YReduce, 1000, 33});
+  return cases;
+}
 
 }  // namespace polyred::sweep

@@ -34,22 +34,6 @@ using namespace sweep;
 
 constexpr int64_t kMultiBlockExtent = 4097;  // splits j over several blocks in every form
 
-SweepCase makeCase(SweepOp op, DType t, CanonicalForm form, int64_t reduced) {
-  int64_t kept = form == CanonicalForm::XReduce ? kXKept : form == CanonicalForm::YReduce ? kYKept : 1;
-  return {op, t, form, kept, reduced};
-}
-
-// Every form at every reduced extent, then many rows (x) or columns (y) of a short
-// reduction, where the kept axis is what is tiled over blocks.
-std::vector<SweepCase> casesFor(SweepOp op, DType t) {
-  std::vector<SweepCase> cases;
-  for (CanonicalForm form : kForms)
-    for (int64_t n : kReducedExtents) cases.push_back(makeCase(op, t, form, n));
-  cases.push_back({op, t, CanonicalForm::XReduce, 1000, 33});
-  cases.push_back({op, t, CanonicalForm::YReduce, 1000, 33});
-  return cases;
-}
-
 // A reduction over a size-1 axis has nothing to combine; the partitioner may treat it
 // as elementwise. Every other case must land in the form it was built for.
 bool formIsDetermined(const SweepCase& c) { return c.reduced > 1; }

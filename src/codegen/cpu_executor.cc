@@ -126,7 +126,10 @@ class BlockMachine {
       partials_.emplace_back(o.deterministic ? static_cast<size_t>(p_.M * b_.GX) : 0, r.reduction.identity);
     }
     tickets_.assign(static_cast<size_t>(b_.tiles), 0);
-    for (int pass = 0; pass < p_.passes(); ++pass) passValues_.push_back(p_.valuesOfPass(pass));
+    for (int pass = 0; pass < p_.passes(); ++pass) {
+      passValues_.push_back(p_.valuesOfPass(pass));
+      passLoads_.push_back(p_.loadsOfPass(pass));
+    }
   }
 
   void runBlock(int64_t bx, int64_t by, const ExecNode& root) {
@@ -335,7 +338,7 @@ class BlockMachine {
       acc(t, r) = ro.reduction.combine(acc(t, r), x);
     }
     // Store offsets follow the load offsets in the statement's annotation.
-    size_t next = static_cast<size_t>(p_.loadsOfPass(n.pass));
+    size_t next = static_cast<size_t>(passLoads_.at(static_cast<size_t>(n.pass)));
     for (const ElementwiseOutput& s : p_.stores) {
       if (s.pass != n.pass) continue;
       DType type = g_.tensor(g_.outputs[static_cast<size_t>(s.output)].tensor).dtype;
@@ -439,6 +442,7 @@ class BlockMachine {
   std::vector<unsigned> tickets_;
   std::vector<Scalar> bodyValues_, epilogueValues_, passTotals_;  // reused buffers
   std::vector<std::vector<bool>> passValues_;  // the body values each pass evaluates
+  std::vector<int> passLoads_;                 // and how many loads they have
   std::vector<bool> holdsTotal_;
   bool lastBlock_ = false;
 };

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "runtime/cuda_driver.h"
+#include "test_stream.h"
 #include "runtime/executor.h"
 #include "support/error.h"
 
@@ -24,20 +25,7 @@ using Kind = KernelParam::Kind;
 
 constexpr int kElements = 1000;
 
-// A non-blocking stream for one test.
-class Stream {
- public:
-  Stream() {
-    cuda::ensureContext();
-    check(driver().cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
-  }
-  ~Stream() { driver().cuStreamDestroy(stream_); }
-  CUstream get() const { return stream_; }
-  void synchronize() const { check(driver().cuStreamSynchronize(stream_), "cuStreamSynchronize"); }
-
- private:
-  CUstream stream_ = nullptr;
-};
+using testing_gpu::Stream;
 
 template <typename T>
 DeviceBuffer toDevice(const std::vector<T>& values) {

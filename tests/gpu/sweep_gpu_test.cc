@@ -1,7 +1,7 @@
 // GPU half of the reduction sweep of issue 4; tests/sweep_cpu_test.cc is the CPU half
-// (compileGraph + checkOnCpu + NVRTC for every case, which CI runs). The case
-// definitions (SweepOp .. casesFor) are repeated from there because the two files build
-// into different test binaries. Without a GPU every test is skipped.
+// (compileGraph + checkOnCpu + NVRTC for every case, which CI runs). Both take their
+// cases (SweepOp .. casesFor) from tests/sweep_cases.h. Without a GPU every test is
+// skipped.
 //
 //   SweepGpu (one test per (op, dtype) pair; ops sum, prod, min, max, and, or; dtypes
 //     bool, int8, uint8, int32, int64, float16, bfloat16, float32, float64): every
@@ -57,6 +57,7 @@
 #include "frontend/builder.h"
 #include "interp/reference.h"
 #include "runtime/cuda_driver.h"
+#include "test_stream.h"
 #include "runtime/executor.h"
 #include "runtime/kernel_cache.h"
 #include "support/error.h"
@@ -71,23 +72,6 @@ using cuda::driver;
 // ---- The sweep's cases: tests/sweep_cases.h --------------------------------------------
 
 using namespace sweep;
-
-
-SweepCase makeCase(SweepOp op, DType t, CanonicalForm form, int64_t reduced) {
-  int64_t kept = form == CanonicalForm::XReduce ? kXKept : form == CanonicalForm::YReduce ? kYKept : 1;
-  return {op, t, form, kept, reduced};
-}
-
-// Every form at every reduced extent, then many rows (x) or columns (y) of a short
-// reduction, where the kept axis is what is tiled over blocks.
-std::vector<SweepCase> casesFor(SweepOp op, DType t) {
-  std::vector<SweepCase> cases;
-  for (CanonicalForm form : kForms)
-    for (int64_t n : kReducedExtents) cases.push_back(makeCase(op, t, form, n));
-  cases.push_back({op, t, CanonicalForm::XReduce, 1000, 33});
-  cases.push_back({op, t, CanonicalForm::YReduce, 1000, 33});
-  return cases;
-}
 
 struct Pair {
   SweepOp op;
@@ -211,22 +195,7 @@ CompileOptions gpuOptions(bool deterministic) {
   return o;
 }
 
-// A non-blocking stream for one test.
-class Stream {
- public:
-  Stream() {
-    cuda::ensureContext();
-    check(driver().cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
-  }
-  ~Stream() { driver().cuStreamDestroy(stream_); }
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
-  CUstream get() const { return stream_; }
-  void synchronize() const { check(driver().cuStreamSynchronize(stream_), "cuStreamSynchronize"); }
-
- private:
-  CUstream stream_ = nullptr;
-};
+using testing_gpu::Stream;
 
 size_t bytesOf(const Tensor& t) { return static_cast<size_t>(numElements(t.shape) * dtypeBytes(t.dtype)); }
 
