@@ -6,6 +6,7 @@
 
 #include "poly/isl_support.h"
 #include "support/error.h"
+#include "support/printable.h"
 
 namespace polyred {
 
@@ -155,7 +156,7 @@ class BodyLowering {
       return add(std::move(v));
     }
     throw NeedsMaterialization{node, output_, inThisKernel,
-                               "'" + n.name + "' is read " +
+                               quotedName(n.name) + " is read " +
                                    (inThisKernel ? "at other rows than its own" : "by another kernel's reduction")};
   }
 
@@ -397,7 +398,7 @@ KernelPlan flattenReductions(const Graph& g, const ReductionGroup& group, const 
     epilogue.setOutput(o);
     if (numElements(g.tensor(t).shape) != plan.M) {
       int node = g.tensor(first.output).producer;
-      throw NeedsMaterialization{node, o, true, "output '" + g.tensor(t).name + "' has another element count than the result"};
+      throw NeedsMaterialization{node, o, true, "output " + quotedName(g.tensor(t).name) + " has another element count than the result"};
     }
     plan.epilogueStores.push_back({epilogue.lower(t, rowIndex(g.tensor(t).shape)), o});
   }

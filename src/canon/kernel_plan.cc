@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <sstream>
 
+#include "support/printable.h"
+
 namespace polyred {
 
 int KernelPlan::passes() const {
@@ -53,7 +55,7 @@ void printValues(std::ostream& os, const Graph& g, const std::vector<BodyValue>&
     switch (b.kind) {
       case BodyValue::Kind::Load:
         if (b.temporary >= 0) os << "load temporary" << b.temporary << "[" << b.offset << "]";
-        else os << "load %" << g.tensor(g.inputs[static_cast<size_t>(b.input)]).name << "[" << b.offset << "]";
+        else os << "load %" << printable(g.tensor(g.inputs[static_cast<size_t>(b.input)]).name) << "[" << b.offset << "]";
         break;
       case BodyValue::Kind::Constant: os << "const " << b.value.toString(); break;
       case BodyValue::Kind::Reduced: os << "r" << b.reduction; break;
@@ -75,28 +77,28 @@ std::string KernelPlan::toString(const Graph& g) const {
   printValues(os, g, body, "v");
   for (size_t r = 0; r < reductions.size(); ++r) {
     const ReductionOutput& ro = reductions[r];
-    os << "  r" << r << ":" << dtypeName(ro.outType) << " = reduce." << ro.reduction.name << "<acc "
+    os << "  r" << r << ":" << dtypeName(ro.outType) << " = reduce." << printable(ro.reduction.name) << "<acc "
        << dtypeName(ro.reduction.accType) << ", identity " << ro.reduction.identity.toString() << ", combiner "
        << polyred::toString(*ro.reduction.combiner) << "> over j of v" << ro.value;
     if (passes() > 1) os << " (pass " << ro.stage << ")";
-    if (ro.output >= 0) os << "  -> out %" << g.tensor(g.outputs[static_cast<size_t>(ro.output)].tensor).name << "[i]";
+    if (ro.output >= 0) os << "  -> out %" << printable(g.tensor(g.outputs[static_cast<size_t>(ro.output)].tensor).name) << "[i]";
     if (ro.temporary >= 0) os << "  -> temporary" << ro.temporary << "[i]";
     os << "\n";
   }
   for (const ElementwiseOutput& s : stores)
-    os << "  out %" << g.tensor(g.outputs[static_cast<size_t>(s.output)].tensor).name << "[" << s.offset << "] = v"
+    os << "  out %" << printable(g.tensor(g.outputs[static_cast<size_t>(s.output)].tensor).name) << "[" << s.offset << "] = v"
        << s.value << (passes() > 1 ? " (pass " + std::to_string(s.pass) + ")" : "") << "\n";
   if (!epilogue.empty()) os << "  epilogue (once per i, after the reductions):\n";
   printValues(os, g, epilogue, "e");
   for (const ElementwiseOutput& s : epilogueStores)
-    os << "  out %" << g.tensor(g.outputs[static_cast<size_t>(s.output)].tensor).name << "[i] = e" << s.value << "\n";
+    os << "  out %" << printable(g.tensor(g.outputs[static_cast<size_t>(s.output)].tensor).name) << "[i] = e" << s.value << "\n";
   return os.str();
 }
 
 std::string KernelPartition::toString(const Graph& g) const {
   std::string s;
   for (size_t t = 0; t < temporaries.size(); ++t)
-    s += "temporary" + std::to_string(t) + ": %" + g.tensor(temporaries[t].tensor).name + " (" +
+    s += "temporary" + std::to_string(t) + ": %" + printable(g.tensor(temporaries[t].tensor).name) + " (" +
          std::to_string(temporaries[t].elements) + " x " + std::string(dtypeName(temporaries[t].dtype)) +
          "), materialized for later kernels\n";
   for (const auto& k : kernels) s += k.toString(g);

@@ -44,6 +44,7 @@
 
 #include "frontend/builder.h"
 #include "support/error.h"
+#include "support/printable.h"
 
 namespace polyred {
 
@@ -229,7 +230,7 @@ class Reader {
   // ---- tensor descriptors ----
 
   Shape readShape(const Json& j, const std::string& tensor) const {
-    const std::string what = "shape of '" + tensor + "'";
+    const std::string what = "shape of " + quotedName(tensor);
     if (j.is_array() && j.size() > kMaxRank)
       fail(what + " has " + std::to_string(j.size()) + " dimensions; at most " +
            std::to_string(kMaxRank) + " are accepted");
@@ -238,9 +239,9 @@ class Reader {
     try {
       n = numElements(s);
     } catch (const Error& e) {
-      fail("tensor '" + tensor + "': " + e.reason());
+      fail("tensor " + quotedName(tensor) + ": " + e.reason());
     }
-    if (n == 0) fail("tensor '" + tensor + "' has zero elements " + toString(s));
+    if (n == 0) fail("tensor " + quotedName(tensor) + " has zero elements " + toString(s));
     return s;
   }
 
@@ -249,20 +250,20 @@ class Reader {
     if (std::find(std::begin(kUnsupportedDTypes), std::end(kUnsupportedDTypes), name) !=
         std::end(kUnsupportedDTypes))
       unsupported("data type " + name + " is outside polyred's scope");
-    fail("unknown data_type '" + name + "'");
+    fail("unknown data_type " + quotedName(name));
   }
 
   void checkFormat(const Json& j, const std::string& tensor) const {
-    const std::string format = readString(j, "format of '" + tensor + "'");
+    const std::string format = readString(j, "format of " + quotedName(tensor));
     if (std::find(std::begin(kPlainFormats), std::end(kPlainFormats), format) == std::end(kPlainFormats))
-      unsupported("tensor '" + tensor + "' has layout " + format +
+      unsupported("tensor " + quotedName(tensor) + " has layout " + format +
                   "; blocked layouts are outside polyred's scope");
   }
 
   // A constant's value in dtype `t`: a JSON number or bool, the strings inf/-inf/nan
   // for float types, or a one-element list of these.
   Scalar readValue(const Json& j, DType t, const std::string& tensor) const {
-    const std::string what = "value of '" + tensor + "'";
+    const std::string what = "value of " + quotedName(tensor);
     if (j.is_array()) {
       if (j.empty()) fail(what + " is an empty list");
       if (j.size() > 1) unsupported(what + " has " + std::to_string(j.size()) +
@@ -292,7 +293,7 @@ class Reader {
     d.name = readString(field(j, "tensor_name"), "tensor_name");
     if (d.name.empty()) fail("empty tensor_name");
     d.shape = readShape(field(j, "shape"), d.name);
-    d.dtype = dtypeNamed(readString(field(j, "data_type"), "data_type of '" + d.name + "'"));
+    d.dtype = dtypeNamed(readString(field(j, "data_type"), "data_type of " + quotedName(d.name)));
     if (const Json* format = optionalField(j, "format")) checkFormat(*format, d.name);
     if (const Json* v = optionalField(j, "value")) d.value = readValue(*v, d.dtype, d.name);
     return d;
@@ -312,7 +313,7 @@ class Reader {
 
   TensorId defineTensor(Tensor t) {
     auto id = static_cast<TensorId>(g_.tensors.size());
-    if (!byName_.emplace(t.name, id).second) fail("tensor name '" + t.name + "' is defined twice");
+    if (!byName_.emplace(t.name, id).second) fail("tensor name " + quotedName(t.name) + " is defined twice");
     g_.tensors.push_back(std::move(t));
     return id;
   }
@@ -331,14 +332,14 @@ class Reader {
     const Tensor& t = g_.tensor(it->second);
     if (t.role != TensorRole::Constant || t.shape != d.shape || t.dtype != d.dtype ||
         !t.constant->identical(*d.value))
-      fail("tensor name '" + d.name + "' is given two different definitions");
+      fail("tensor name " + quotedName(d.name) + " is given two different definitions");
     return it->second;
   }
 
   void checkMatches(TensorId id, const TensorDesc& d) const {
     const Tensor& t = g_.tensor(id);
     if (t.shape != d.shape || t.dtype != d.dtype)
-      fail("tensor '" + d.name + "' is declared " + describe(d.dtype, d.shape) + " here but is " +
+      fail("tensor " + quotedName(d.name) + " is declared " + describe(d.dtype, d.shape) + " here but is " +
            describe(t.dtype, t.shape));
   }
 
@@ -346,7 +347,7 @@ class Reader {
     if (d.value) return constantFor(d);
     auto it = byName_.find(d.name);
     if (it == byName_.end())
-      fail("reads tensor '" + d.name + "', which no input or earlier op defines");
+      fail("reads tensor " + quotedName(d.name) + ", which no input or earlier op defines");
     checkMatches(it->second, d);
     return it->second;
   }
@@ -382,7 +383,7 @@ class Reader {
       object(a, "an attr");
       std::string name = readString(field(a, "name"), "attr name");
       if (!attrs.emplace(name, &field(a, "value")).second)
-        fail("attribute '" + name + "' is given twice");
+        fail("attribute " + quotedName(name) + " is given twice");
     }
     return attrs;
   }
@@ -392,7 +393,7 @@ class Reader {
   }
 
   TensorId addNode(Node n, const TensorDesc& out) {
-    if (out.value) fail("output '" + out.name + "' cannot carry a constant value");
+    if (out.value) fail("output " + quotedName(out.name) + " cannot carry a constant value");
     Tensor t;
     t.name = out.name;
     t.shape = out.shape;
@@ -411,8 +412,8 @@ class Reader {
 
   [[noreturn]] void rejectOp(const std::string& name) const {
     if (const OutOfScopeOp* o = findNamed(kOutOfScopeOps, name))
-      unsupported(name + " is outside polyred's scope (" + std::string(o->why) + ")");
-    unsupported(name + " is outside polyred's scope (not an op polyred knows)");
+      unsupported(printable(name) + " is outside polyred's scope (" + std::string(o->why) + ")");
+    unsupported(printable(name) + " is outside polyred's scope (not an op polyred knows)");
   }
 
   void readOp(const Json& op, size_t index) {
@@ -547,7 +548,7 @@ class Reader {
     writes_.emplace_back(addNode(std::move(assign), written), ins[0]);
     checkMatches(ins[2], out);
     if (!byName_.emplace(out.name, ins[2]).second)
-      fail("tensor name '" + out.name + "' is defined twice");
+      fail("tensor name " + quotedName(out.name) + " is defined twice");
   }
 
   // ---- outputs ----
@@ -562,7 +563,7 @@ class Reader {
     for (const Json& j : array(outputDesc, "output_desc")) {
       TensorDesc d = readDesc(j);
       auto it = byName_.find(d.name);
-      if (it == byName_.end()) fail("output '" + d.name + "' is not defined by any input or op");
+      if (it == byName_.end()) fail("output " + quotedName(d.name) + " is not defined by any input or op");
       checkMatches(it->second, d);
       g_.outputs.push_back({it->second, writeTarget(it->second)});
     }

@@ -19,6 +19,7 @@
 
 #include "frontend/composite_reader.h"
 #include "support/error.h"
+#include "support/printable.h"
 
 namespace polyred {
 
@@ -145,7 +146,7 @@ class Writer {
         return op.name;
     }
     throw UnsupportedError(g_.sourceFile, n.name,
-                           "reduction '" + r.name + "' (accumulating in " +
+                           "reduction " + quotedName(r.name) + " (accumulating in " +
                                std::string(dtypeName(r.accType)) + ") has no composite JSON op");
   }
 

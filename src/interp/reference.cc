@@ -13,6 +13,7 @@
 #include <span>
 
 #include "support/error.h"
+#include "support/printable.h"
 
 namespace polyred {
 
@@ -515,7 +516,7 @@ class Evaluator {
       bool fits = got.dtype == want.dtype && got.shape == want.shape &&
                   got.byteSize() == numElements(want.shape) * dtypeBytes(want.dtype);
       if (!fits)
-        throw Error(g_.sourceFile, "", "input '" + want.name + "' should be " + std::string(dtypeName(want.dtype)) +
+        throw Error(g_.sourceFile, "", "input " + quotedName(want.name) + " should be " + std::string(dtypeName(want.dtype)) +
                                            toString(want.shape) + ", got " + std::string(dtypeName(got.dtype)) +
                                            toString(got.shape) + " with " + std::to_string(got.byteSize()) + " bytes");
     }

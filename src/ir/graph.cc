@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "support/error.h"
+#include "support/printable.h"
 
 namespace polyred {
 
@@ -54,11 +55,11 @@ class Verifier {
     std::set<std::string> names;
     for (size_t i = 0; i < g_.tensors.size(); ++i) {
       const Tensor& t = g_.tensors[i];
-      if (!names.insert(t.name).second) fail("", "duplicate tensor name '" + t.name + "'");
+      if (!names.insert(t.name).second) fail("", "duplicate tensor name " + quotedName(t.name));
       int64_t n = numElementsOrFail(t);
-      if (n == 0) fail("", "tensor '" + t.name + "' has zero elements " + polyred::toString(t.shape));
+      if (n == 0) fail("", "tensor " + quotedName(t.name) + " has zero elements " + polyred::toString(t.shape));
       if (t.role == TensorRole::Constant && !t.constant)
-        fail("", "constant tensor '" + t.name + "' has no value");
+        fail("", "constant tensor " + quotedName(t.name) + " has no value");
     }
     std::vector<bool> defined(g_.tensors.size(), false);
     for (TensorId id : g_.inputs) {
@@ -72,11 +73,11 @@ class Verifier {
       for (TensorId in : node.inputs) {
         checkId(in, node.name);
         if (!defined[static_cast<size_t>(in)])
-          fail(node.name, "reads tensor '" + g_.tensor(in).name + "' before it is defined");
+          fail(node.name, "reads tensor " + quotedName(g_.tensor(in).name) + " before it is defined");
       }
       checkId(node.output, node.name);
       if (defined[static_cast<size_t>(node.output)])
-        fail(node.name, "tensor '" + g_.tensor(node.output).name + "' is defined twice");
+        fail(node.name, "tensor " + quotedName(g_.tensor(node.output).name) + " is defined twice");
       if (g_.tensor(node.output).producer != static_cast<int32_t>(n))
         fail(node.name, "output tensor does not point back to its producer");
       defined[static_cast<size_t>(node.output)] = true;
@@ -84,14 +85,14 @@ class Verifier {
     }
     for (const Output& o : g_.outputs) {
       checkId(o.tensor, "");
-      if (!defined[static_cast<size_t>(o.tensor)]) fail("", "output '" + g_.tensor(o.tensor).name + "' is never computed");
+      if (!defined[static_cast<size_t>(o.tensor)]) fail("", "output " + quotedName(g_.tensor(o.tensor).name) + " is never computed");
       if (o.aliasOfInput) {
         checkId(*o.aliasOfInput, "");
         const Tensor& dst = g_.tensor(*o.aliasOfInput);
         const Tensor& src = g_.tensor(o.tensor);
-        if (dst.role != TensorRole::Input) fail("", "in-place output target '" + dst.name + "' is not an input");
+        if (dst.role != TensorRole::Input) fail("", "in-place output target " + quotedName(dst.name) + " is not an input");
         if (dst.shape != src.shape || dst.dtype != src.dtype)
-          fail("", "in-place output '" + src.name + "' does not match its target '" + dst.name + "'");
+          fail("", "in-place output " + quotedName(src.name) + " does not match its target " + quotedName(dst.name));
       }
     }
   }
@@ -104,7 +105,7 @@ class Verifier {
     try {
       return numElements(t.shape);
     } catch (const Error& e) {
-      fail("", "tensor '" + t.name + "': " + e.reason());
+      fail("", "tensor " + quotedName(t.name) + ": " + e.reason());
     }
   }
   void checkId(TensorId id, const std::string& op) const {
@@ -118,8 +119,8 @@ class Verifier {
   }
   void sameDType(const Node& n, const Tensor& a, const Tensor& b) const {
     if (a.dtype != b.dtype)
-      fail(n.name, "dtype mismatch: '" + a.name + "' is " + std::string(dtypeName(a.dtype)) + ", '" +
-                       b.name + "' is " + std::string(dtypeName(b.dtype)));
+      fail(n.name, "dtype mismatch: " + quotedName(a.name) + " is " + std::string(dtypeName(a.dtype)) + ", " +
+                       quotedName(b.name) + " is " + std::string(dtypeName(b.dtype)));
   }
   void shapeIs(const Node& n, const Shape& want) const {
     if (out(n).shape != want)
@@ -251,26 +252,26 @@ std::string Graph::toString() const {
   std::ostringstream os;
   auto t = [&](TensorId id) {
     const Tensor& x = tensor(id);
-    return "%" + x.name + ":" + std::string(dtypeName(x.dtype)) + polyred::toString(x.shape);
+    return "%" + printable(x.name) + ":" + std::string(dtypeName(x.dtype)) + polyred::toString(x.shape);
   };
-  os << "graph " << name << "\n";
+  os << "graph " << printable(name) << "\n";
   for (TensorId id : inputs) os << "  input " << t(id) << "\n";
   for (const Tensor& x : tensors)
-    if (x.role == TensorRole::Constant) os << "  const %" << x.name << " = " << x.constant->toString() << "\n";
+    if (x.role == TensorRole::Constant) os << "  const %" << printable(x.name) << " = " << x.constant->toString() << "\n";
   for (const Node& n : nodes) {
     os << "  " << t(n.output) << " = " << opName(n.kind);
     if (n.kind == OpKind::Reduce) {
-      os << "." << n.reduction->name << "<acc " << dtypeName(n.reduction->accType) << ">";
+      os << "." << printable(n.reduction->name) << "<acc " << dtypeName(n.reduction->accType) << ">";
       os << " axes " << polyred::toString(n.axes) << (n.keepDims ? " keep_dims" : "");
     }
     if (n.kind == OpKind::Transpose) os << " perm " << polyred::toString(n.perm);
     os << "(";
-    for (size_t k = 0; k < n.inputs.size(); ++k) os << (k ? ", " : "") << "%" << tensor(n.inputs[k]).name;
+    for (size_t k = 0; k < n.inputs.size(); ++k) os << (k ? ", " : "") << "%" << printable(tensor(n.inputs[k]).name);
     os << ")\n";
   }
   for (const Output& o : outputs) {
-    os << "  output %" << tensor(o.tensor).name;
-    if (o.aliasOfInput) os << " -> in-place into %" << tensor(*o.aliasOfInput).name;
+    os << "  output %" << printable(tensor(o.tensor).name);
+    if (o.aliasOfInput) os << " -> in-place into %" << printable(tensor(*o.aliasOfInput).name);
     os << "\n";
   }
   return os.str();

@@ -3,12 +3,16 @@
 // Bad input is reported by throwing polyred::Error, which names where the problem is
 // (file, op) and why. Tools map it to exit code 2. Internal invariants use
 // POLYRED_CHECK, which throws InternalError (exit code 3): a bug in polyred, never
-// the user's fault.
+// the user's fault. The message (what()) is always one printable line: file, op and
+// reason go through printable(), so a hostile name can neither truncate it (NUL) nor
+// put control bytes on the user's terminal; the parts keep the raw text.
 #pragma once
 
 #include <sstream>
 #include <stdexcept>
 #include <string>
+
+#include "support/printable.h"
 
 namespace polyred {
 
@@ -31,9 +35,9 @@ class Error : public std::runtime_error {
   static std::string format(const std::string& file, const std::string& op,
                             const std::string& reason) {
     std::string s;
-    if (!file.empty()) s += file + ": ";
-    if (!op.empty()) s += "op '" + op + "': ";
-    return s + reason;
+    if (!file.empty()) s += printable(file, 256) + ": ";
+    if (!op.empty()) s += "op " + quotedName(op, 128) + ": ";
+    return s + printable(reason, 4096);
   }
   std::string file_, op_, reason_;
 };
