@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "driver/cpu_check.h"
 #include "driver/pipeline.h"
 #include "frontend/builder.h"
 

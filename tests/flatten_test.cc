@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "canon/kernel_plan.h"
+#include "driver/cpu_check.h"
 #include "driver/pipeline.h"
 #include "frontend/builder.h"
 #include "poly/loop_ast.h"

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "driver/cpu_check.h"
 #include "driver/pipeline.h"
 #include "frontend/builder.h"
 #include "frontend/composite_reader.h"

@@ -20,9 +20,13 @@
 #include <vector>
 
 #include "canon/partition.h"
+#include "driver/cpu_check.h"
 #include "driver/pipeline.h"
 #include "frontend/builder.h"
 #include "frontend/composite_reader.h"
+#include "interp/point_reference.h"
+#include "interp/random_inputs.h"
+#include "interp/reference.h"
 #include "poly/binding.h"
 #include "support/error.h"
 
@@ -468,6 +472,30 @@ TEST(PipelineProperty, GeneratorCoversTheFeatureSpace) {
   for (CanonicalForm f : {CanonicalForm::AllReduce, CanonicalForm::XReduce, CanonicalForm::YReduce})
     EXPECT_GE(forms[f], kReductionGraphs / 10) << formName(f);
   EXPECT_GE(multiBlock, kReductionGraphs / 10);
+}
+
+// The one-element reference (interp/point_reference) is the oracle of large checks:
+// on every random graph it must give bit for bit what the whole-tensor reference gives.
+TEST(PipelineProperty, PointReferenceEqualsTheWholeReference) {
+  int compared = 0;
+  for (uint64_t seed = 1; seed <= kReductionGraphs + kElementwiseGraphs; ++seed) {
+    GraphGenerator gen(seed);
+    Generated made = seed <= kReductionGraphs ? gen.reductionGraph() : gen.elementwiseGraph();
+    const Graph& g = made.graph;
+    std::vector<HostTensor> inputs = makeRandomInputs(g, seed);
+    std::vector<HostTensor> whole = evaluateReference(g, inputs);
+    PointReference points(g, inputs);
+    for (size_t o = 0; o < g.outputs.size(); ++o)
+      for (int64_t k = 0; k < whole[o].size(); ++k) {
+        Scalar want = whole[o].get(k);
+        Scalar got = points.value(g.outputs[o].tensor, k).castTo(want.type);
+        ASSERT_TRUE(got.identical(want)) << "seed " << seed << " output " << o << " element " << k << ": got "
+                                         << got.toString() << ", expected " << want.toString() << "\n"
+                                         << g.toString();
+        ++compared;
+      }
+  }
+  EXPECT_GT(compared, 100000);
 }
 
 }  // namespace

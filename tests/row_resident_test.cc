@@ -10,6 +10,7 @@
 
 #include <string>
 
+#include "driver/cpu_check.h"
 #include "driver/pipeline.h"
 #include "frontend/builder.h"
 #include "row_resident_graphs.h"

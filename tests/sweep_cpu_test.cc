@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "driver/cpu_check.h"
 #include "driver/pipeline.h"
 #include "frontend/builder.h"
 #include "runtime/nvrtc.h"

@@ -3,6 +3,7 @@
 // compile through NVRTC. Shapes are above the 2^16-element threshold.
 #include <gtest/gtest.h>
 
+#include "driver/cpu_check.h"
 #include "driver/pipeline.h"
 #include "frontend/builder.h"
 #include "runtime/nvrtc.h"

@@ -2,7 +2,7 @@
 //
 //   polyred compile FILE... [--dump=STAGES] [--deterministic] [--nvrtc] [--arch=sm_XY] [--sms=N]
 //       print the generated CUDA and launch configuration (no GPU needed)
-//   polyred check FILE...   [--seed=N] [--max-points=N] [--deterministic]
+//   polyred check FILE...   [--seed=N] [--max-points=N] [--deterministic] [--max-memory=SIZE] [--timeout=S]
 //       run the lowered kernels on the CPU and compare with the reference interpreter
 //   polyred run FILE...     [--seed=N] [--deterministic] [--no-time] [--iterations=N] [--json=OUT]
 //       compile, run on the GPU with random inputs, compare, print time and bandwidth;
@@ -10,8 +10,9 @@
 //   polyred corpus DIR      [--max-points=N] [--deterministic] [--min-compiled=N] [--nvrtc]
 //       every composite file under DIR: parse, compile, check; a summary at the end
 //
-// Exit codes: 0 success, 1 a result did not match, 2 bad input or usage (including
-// sub-graphs outside polyred's scope), 3 internal error.
+// Exit codes (driver/outcome.h): 0 success, 1 a result did not match, 2 bad input or
+// usage (including sub-graphs outside polyred's scope and checks over their memory or
+// time budget), 3 internal error.
 #include <algorithm>
 #include <fstream>
 #include <iomanip>
@@ -21,12 +22,17 @@
 #include <vector>
 
 #include "driver/corpus.h"
+#include "driver/cpu_check.h"
 #include "driver/gpu_run.h"
+#include "driver/outcome.h"
+#include "driver/cpu_check.h"
 #include "driver/pipeline.h"
 #include "frontend/composite_reader.h"
 #include "runtime/executor.h"
 #include "runtime/nvrtc.h"
+#include "support/budget.h"
 #include "support/error.h"
+#include "support/printable.h"
 
 #include <nlohmann/json.hpp>
 
@@ -34,7 +40,7 @@ using namespace polyred;
 
 namespace {
 
-enum Exit { kOk = 0, kMismatch = 1, kBadInput = 2, kInternal = 3 };
+constexpr Exit kOk = Exit::Ok, kMismatch = Exit::Mismatch, kBadInput = Exit::BadInput;
 
 struct Args {
   std::string command;
@@ -65,6 +71,8 @@ const char* kUsage =
     "  check FILE...    CPU check of the lowered kernels  [--seed=N] [--max-points=N] [--deterministic]\n"
     "  run FILE...      GPU run + check + timing  [--seed=N] [--deterministic] [--no-time] [--iterations=N]\n"
     "                   [--json=OUT] (results as JSON)\n"
+    "  check and run:   [--max-memory=SIZE] host memory for inputs, outputs and the reference (default 3/4 of\n"
+    "                   the available memory; SIZE in bytes or with K/M/G/T), [--timeout=SECONDS] (default 300)\n"
     "  corpus DIR       compile and check every composite file under DIR  [--max-points=N]\n"
     "                   [--min-compiled=N] (fail if fewer files compile) [--nvrtc] (also to CUBIN)\n";
 
@@ -122,24 +130,15 @@ Target targetFromFlags(const Args& a) {
 // Runs `body` for one file, turning exceptions into messages and exit codes.
 template <class F>
 Exit guarded(const std::string& file, F&& body) {
-  try {
-    return body();
-  } catch (const UnsupportedError& e) {
-    std::cerr << "polyred: out of scope: " << e.what() << "\n";
-    return kBadInput;
-  } catch (const Error& e) {
-    std::cerr << "polyred: error: " << (e.file().empty() ? e.inFile(file).what() : e.what()) << "\n";
-    return kBadInput;
-  } catch (const InternalError& e) {
-    std::cerr << "polyred: " << file << ": " << e.what() << "\n";
-    return kInternal;
-  } catch (const CompileError& e) {
-    std::cerr << "polyred: " << file << ": NVRTC rejected the generated code (a polyred bug):\n" << e.what() << "\n";
-    return kInternal;
-  } catch (const std::exception& e) {
-    std::cerr << "polyred: " << file << ": " << e.what() << "\n";
-    return kInternal;
-  }
+  return runGuarded(file, std::cerr, std::forward<F>(body));
+}
+
+ResourceLimits resourceLimits(const Args& a) {
+  ResourceLimits l;
+  if (a.has("max-memory")) l.maxMemoryBytes = parseByteSize(a.get("max-memory", ""));
+  l.timeoutSeconds = static_cast<double>(a.number("timeout", 300));
+  if (l.timeoutSeconds <= 0) throw Error("--timeout expects a positive number of seconds");
+  return l;
 }
 
 void printLaunch(const CompiledGraph& c) {
@@ -161,7 +160,7 @@ Exit cmdCompile(const Args& a) {
   for (const std::string& file : a.files) {
     worst = std::max(worst, guarded(file, [&] {
       CompiledGraph c = compileGraph(readCompositeFile(file), compileOptions(a, target));
-      std::cout << "// " << file << ": " << c.program.kernels.size() << " kernel(s)\n";
+      std::cout << "// " << printable(file, 256) << ": " << c.program.kernels.size() << " kernel(s)\n";
       printLaunch(c);
       if (!a.has("dump"))
         for (const KernelSpec& s : c.program.kernels) std::cout << s.source << "\n";
@@ -177,9 +176,13 @@ Exit cmdCompile(const Args& a) {
 }
 
 Exit cpuCheck(const std::string& file, const CompiledGraph& c, const Args& a) {
-  CpuCheckReport r = checkOnCpu(c, static_cast<uint64_t>(a.number("seed", 1)), a.number("max-points", 1 << 24),
-                                a.has("deterministic"));
-  std::cout << file << ": CPU check of " << c.program.kernels.size() << " lowered kernel(s) "
+  CpuCheckOptions o;
+  o.seed = static_cast<uint64_t>(a.number("seed", 1));
+  o.maxPoints = a.number("max-points", o.maxPoints);
+  o.deterministic = a.has("deterministic");
+  o.limits = resourceLimits(a);
+  CpuCheckReport r = checkOnCpu(c, o);
+  std::cout << printable(file, 256) << ": CPU check of " << c.program.kernels.size() << " lowered kernel(s) "
             << (r.ok ? "passed" : "FAILED") << (r.sampled ? " (sampled i-tiles)" : "") << "\n"
             << r.message;
   return r.ok ? kOk : kMismatch;
@@ -211,11 +214,12 @@ Exit cmdRun(const Args& a) {
       o.seed = static_cast<uint64_t>(a.number("seed", 1));
       o.time = !a.has("no-time");
       o.iterations = static_cast<int>(a.number("iterations", 50));
+      o.limits = resourceLimits(a);
       GpuRunReport r = runOnGpu(c, o);
       results.push_back({{"file", file}, {"kernels", r.kernels}, {"ok", r.ok}, {"micros", r.micros},
                          {"bytes", r.bytes}, {"bitwise_repeatable", r.bitwiseRepeatable},
                          {"deterministic", a.has("deterministic")}});
-      std::cout << file << ": " << r.kernels << " kernel(s), GPU result " << (r.ok ? "matches" : "DOES NOT MATCH")
+      std::cout << printable(file, 256) << ": " << r.kernels << " kernel(s), GPU result " << (r.ok ? "matches" : "DOES NOT MATCH")
                 << " the reference" << (r.bitwiseRepeatable ? "" : " (repeat launch differed bitwise)");
       if (o.time)
         std::cout << std::fixed << std::setprecision(2) << ", " << r.micros << " us, " << r.gbPerSecond() << " GB/s";
@@ -253,14 +257,14 @@ Exit cmdCorpus(const Args& a) {
 int main(int argc, char** argv) {
   Args a = parseArgs(argc, argv);
   try {
-    if (a.command == "compile" && !a.files.empty()) return cmdCompile(a);
-    if (a.command == "check" && !a.files.empty()) return cmdCheck(a);
-    if (a.command == "run" && !a.files.empty()) return cmdRun(a);
-    if (a.command == "corpus" && a.files.size() == 1) return cmdCorpus(a);
+    if (a.command == "compile" && !a.files.empty()) return static_cast<int>(cmdCompile(a));
+    if (a.command == "check" && !a.files.empty()) return static_cast<int>(cmdCheck(a));
+    if (a.command == "run" && !a.files.empty()) return static_cast<int>(cmdRun(a));
+    if (a.command == "corpus" && a.files.size() == 1) return static_cast<int>(cmdCorpus(a));
   } catch (const Error& e) {
     std::cerr << "polyred: " << e.what() << "\n" << kUsage;
-    return kBadInput;
+    return static_cast<int>(kBadInput);
   }
   std::cerr << kUsage;
-  return kBadInput;
+  return static_cast<int>(kBadInput);
 }

@@ -503,7 +503,11 @@ CpuExecResult executeOnCpu(const Graph& g, const PolyKernel& k, const std::vecto
   auto blocks = blocksToRun(k, options.maxPoints, result.sampled);
   std::mt19937_64 rng(options.blockOrderSeed);
   std::shuffle(blocks.begin(), blocks.end(), rng);
-  for (auto [bx, by] : blocks) machine.runBlock(bx, by, root);
+  for (size_t done = 0; done < blocks.size(); ++done) {
+    if (options.deadline)
+      options.deadline->check(std::to_string(done) + " of " + std::to_string(blocks.size()) + " blocks done");
+    machine.runBlock(blocks[done].first, blocks[done].second, root);
+  }
   machine.checkWorkspaceRestored();  // unsampled tiles were never touched
 
   if (!result.sampled)

@@ -17,6 +17,7 @@
 #include "interp/host_tensor.h"
 #include "ir/graph.h"
 #include "poly/poly_kernel.h"
+#include "support/budget.h"
 
 namespace polyred {
 
@@ -27,6 +28,8 @@ struct CpuExecOptions {
   // kernel is larger, only a sample of i-tiles runs (the first, the last and
   // pseudo-random others) and only their outputs are marked written.
   int64_t maxPoints = 0;
+  // Polled before every block; past it the run stops with TimeBudgetExceeded.
+  const Deadline* deadline = nullptr;
 };
 
 struct CpuExecResult {

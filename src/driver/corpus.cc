@@ -5,11 +5,13 @@
 #include <ostream>
 #include <sstream>
 
+#include "driver/cpu_check.h"
 #include "driver/gpu_run.h"
 #include "driver/pipeline.h"
 #include "frontend/composite_reader.h"
 #include "runtime/nvrtc.h"
 #include "support/error.h"
+#include "support/printable.h"
 
 namespace polyred {
 
@@ -46,7 +48,7 @@ CorpusSummary runCorpus(const std::string& dir, const CorpusOptions& o, std::ost
   co.deterministic = o.deterministic;
   for (const std::string& file : files) {
     ++s.files;
-    std::string rel = fs::relative(file, dir).string();
+    std::string rel = printable(fs::relative(file, dir).string(), 256);
     progress << "[" << s.files << "/" << files.size() << "] " << rel << ": " << std::flush;
     try {
       Graph g = readCompositeFile(file);
@@ -83,13 +85,13 @@ CorpusSummary runCorpus(const std::string& dir, const CorpusOptions& o, std::ost
       progress << "\n";
     } catch (const UnsupportedError& e) {
       ++s.outOfScope[reasonKey(e)];
-      progress << "out of scope: " << e.reason() << "\n";
+      progress << "out of scope: " << printable(e.reason(), 4096) << "\n";
     } catch (const Error& e) {
       s.failures.emplace_back(rel, std::string("error: ") + e.what());
       progress << "ERROR " << e.what() << "\n";
     } catch (const std::exception& e) {
-      s.failures.emplace_back(rel, std::string("internal: ") + e.what());
-      progress << "INTERNAL ERROR " << e.what() << "\n";
+      s.failures.emplace_back(rel, "internal: " + printable(e.what(), 4096));
+      progress << "INTERNAL ERROR " << printable(e.what(), 4096) << "\n";
     }
   }
   return s;

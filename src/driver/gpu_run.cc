@@ -1,7 +1,8 @@
 #include "driver/gpu_run.h"
 
+#include "driver/cpu_check.h"
+#include "interp/point_reference.h"
 #include "interp/random_inputs.h"
-#include "interp/reference.h"
 #include "runtime/cuda_driver.h"
 #include "runtime/executor.h"
 #include "support/error.h"
@@ -76,8 +77,16 @@ int64_t bytesMoved(const Graph& g) {
 GpuRunReport runOnGpu(const CompiledGraph& c, const GpuRunOptions& options) {
   const Graph& g = c.graph;
   DeviceInfo device = currentDevice();
+  // The host holds what a CPU check holds (inputs, outputs, the reference), less the
+  // executor; graphs past the full-reference size are compared on a sample.
+  const CheckMemory memory = planCheckMemory(c);
+  const int64_t limit = memoryLimit(options.limits);
+  if (memory.total() > limit)
+    throw Error(g.sourceFile, "",
+                "checking the GPU result would need about " + memory.toString() + " of host memory, more than the limit of " +
+                    formatBytes(limit) + " (--max-memory)");
+  Deadline deadline(options.limits.timeoutSeconds);
   std::vector<HostTensor> inputs = makeRandomInputs(g, options.seed);
-  std::vector<HostTensor> expected = evaluateReference(g, inputs);
 
   CompiledProgram program = CompiledProgram::load(c.program, device);
   DeviceTensors d = upload(g, inputs);
@@ -86,7 +95,11 @@ GpuRunReport runOnGpu(const CompiledGraph& c, const GpuRunOptions& options) {
 
   GpuRunReport report;
   report.kernels = program.kernelCount();
-  CpuCheckReport cmp = compareOutputs(g, got, {}, expected);
+  std::vector<std::vector<bool>> sample;
+  if (memory.sampledReference) sample = sampleOutputElements(g, int64_t{1} << 16, options.seed);
+  PointReference points(g, inputs, &deadline);
+  std::vector<HostTensor> expected = referenceOutputs(g, inputs, got, sample, memory.sampledReference, points, deadline);
+  CpuCheckReport cmp = compareOutputs(g, got, sample, expected, &points);
   report.ok = cmp.ok;
   report.check = cmp.message;
   bool inPlace = false;

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "driver/pipeline.h"
+#include "support/budget.h"
 
 namespace polyred {
 
@@ -17,6 +18,7 @@ struct GpuRunOptions {
   bool time = true;
   int iterations = 50;
   int repeatChecks = 1;  // launches compared bitwise with the first (determinism, workspace restore)
+  ResourceLimits limits;  // host memory and time of the reference (driver/cpu_check.h)
 };
 
 struct GpuRunReport {

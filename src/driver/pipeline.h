@@ -12,7 +12,6 @@
 
 #include "canon/kernel_plan.h"
 #include "codegen/kernel_spec.h"
-#include "interp/host_tensor.h"
 #include "ir/graph.h"
 #include "poly/binding.h"
 #include "poly/poly_kernel.h"
@@ -37,20 +36,5 @@ struct CompiledGraph {
 const std::vector<std::string>& dumpStages();
 
 CompiledGraph compileGraph(const Graph& g, const CompileOptions& options);
-
-struct CpuCheckReport {
-  bool ok = true;
-  bool sampled = false;
-  std::string message;  // one line per output
-};
-
-// Runs every kernel's lowered program on the CPU (codegen/cpu_executor) on random
-// inputs and compares each output with the reference interpreter.
-CpuCheckReport checkOnCpu(const CompiledGraph& c, uint64_t seed, int64_t maxPoints, bool deterministic);
-
-// Compares kernel outputs with the reference, only where `written` is set (or all
-// elements if `written` is empty). Tolerances: interp/compare.h.
-CpuCheckReport compareOutputs(const Graph& g, const std::vector<HostTensor>& got,
-                              const std::vector<std::vector<bool>>& written, const std::vector<HostTensor>& expected);
 
 }  // namespace polyred

@@ -94,7 +94,7 @@ Tolerance toleranceFor(DType outputType, int64_t accumulationLength) {
   double rtol = relativeTolerance(outputType);
   double accumulation = relativeTolerance(defaultAccType(outputType)) *
                         std::sqrt(static_cast<double>(std::max<int64_t>(accumulationLength, 1)));
-  return {rtol, 4 * std::max(rtol, accumulation)};
+  return {rtol, 4 * std::max(rtol, accumulation), std::max<int64_t>(accumulationLength, 1)};
 }
 
 int64_t accumulationLength(const Graph& g, TensorId t) {
@@ -115,13 +115,20 @@ int64_t accumulationLength(const Graph& g, TensorId t) {
   return longest;
 }
 
-CompareResult compareTensors(const HostTensor& got, const HostTensor& expected, Tolerance tol) {
+CompareResult compareTensors(const HostTensor& got, const HostTensor& expected, Tolerance tol,
+                             const MagnitudeAt& magnitude) {
   if (got.dtype != expected.dtype || got.shape != expected.shape || got.size() != expected.size())
     return layoutMismatch(got, expected);
   CompareResult r;
   for (int64_t k = 0; k < expected.size(); ++k) {
     Scalar e = expected.get(k);
-    ElementError err = elementError(got.get(k), e, tol);
+    Scalar g = got.get(k);
+    ElementError err = elementError(g, e, tol);
+    if (!err.ok && magnitude && isFloat(e.type)) {
+      Tolerance scaled = tol;
+      scaled.atol *= std::max(1.0, magnitude(k) / static_cast<double>(tol.length));
+      err = elementError(g, e, scaled);
+    }
     r.maxAbsError = std::max(r.maxAbsError, err.abs);
     double magnitude = std::fabs(e.asDouble());
     if (magnitude > 0 && !std::isinf(magnitude)) r.maxRelError = std::max(r.maxRelError, err.abs / magnitude);

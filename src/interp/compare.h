@@ -33,9 +33,20 @@
 //   with it; 4 is the headroom for a tree or blocked order vs the reference's
 //   sequential double sum. For a float16/bfloat16 output the final rounding
 //   (rtol(output), relative) dominates the float32 accumulation error.
+//
+// Operands that are not O(1): atol assumes terms of magnitude about 1. An element
+// outside the bound gets a second look when the caller can say how large the numbers
+// behind it were (m = PointReference::magnitude: the sum of the magnitudes of a sum's
+// terms, propagated through the ops; see interp/point_reference.h): the bound becomes
+//   atol * max(1, m / L) + rtol * |expected|,
+// i.e. atol scaled by the mean magnitude of the L accumulated terms. A sum of
+// x * 2^63 that cancels is then judged against errors of size 2^63 * u * sqrt(L), as
+// float32 arithmetic makes them, while a wrong result over O(1) terms (m / L <= 1)
+// meets exactly the bound above.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "interp/host_tensor.h"
@@ -46,7 +57,11 @@ namespace polyred {
 struct Tolerance {
   double rtol = 0;
   double atol = 0;
+  int64_t length = 1;  // L: elements accumulated per value (scales magnitudes)
 };
+
+// The magnitude m of the numbers behind element k of the expected tensor.
+using MagnitudeAt = std::function<double(int64_t)>;
 
 // The tolerance for an output of dtype `outputType` that combines up to
 // `accumulationLength` elements per value (1 for elementwise-only results).
@@ -68,6 +83,8 @@ struct CompareResult {
 
 // Compares elementwise; a dtype or shape difference is a mismatch of the whole tensor
 // (ok = false, mismatches = expected.size()).
-CompareResult compareTensors(const HostTensor& got, const HostTensor& expected, Tolerance tol);
+// `magnitude`, when given, is asked only about elements outside the plain bound.
+CompareResult compareTensors(const HostTensor& got, const HostTensor& expected, Tolerance tol,
+                             const MagnitudeAt& magnitude = {});
 
 }  // namespace polyred

@@ -53,6 +53,7 @@
 #include <vector>
 
 #include "driver/gpu_run.h"
+#include "driver/cpu_check.h"
 #include "driver/pipeline.h"
 #include "frontend/builder.h"
 #include "interp/reference.h"

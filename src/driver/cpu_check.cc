@@ -1,0 +1,192 @@
+#include "driver/cpu_check.h"
+
+#include <sstream>
+
+#include "codegen/cpu_executor.h"
+#include "interp/compare.h"
+#include "interp/point_reference.h"
+#include "interp/random_inputs.h"
+#include "interp/reference.h"
+#include "support/error.h"
+#include "support/printable.h"
+
+namespace polyred {
+
+namespace {
+
+int64_t bytesOf(const Tensor& t) { return numElements(t.shape) * dtypeBytes(t.dtype); }
+
+// Elements of every computed or input tensor (constants are one element).
+int64_t graphElements(const Graph& g) {
+  int64_t n = 0;
+  for (const Tensor& t : g.tensors)
+    if (t.role != TensorRole::Constant) n += numElements(t.shape);
+  return n;
+}
+
+// Elements a PointReference may memoize: reduction results and tensors read twice.
+int64_t memoizableElements(const Graph& g) {
+  std::vector<int> readers(g.tensors.size(), 0);
+  for (const Node& n : g.nodes)
+    for (TensorId in : n.inputs) ++readers[static_cast<size_t>(in)];
+  int64_t n = 0;
+  for (size_t t = 0; t < g.tensors.size(); ++t) {
+    const Node* p = g.producer(static_cast<TensorId>(t));
+    if (p && (p->kind == OpKind::Reduce || readers[t] > 1)) n += numElements(g.tensors[t].shape);
+  }
+  return n;
+}
+
+// Bytes a reference value takes: interp/reference widens every element to 8 bytes;
+// a PointReference memo entry is a hash node holding an index and a Scalar.
+constexpr int64_t kWideElementBytes = 8;
+constexpr int64_t kMemoEntryBytes = 64;
+constexpr int64_t kMemoEntriesMax = int64_t{1} << 22;  // point_reference.cc's bound
+
+}  // namespace
+
+std::string CheckMemory::toString() const {
+  return formatBytes(total()) + " (inputs " + formatBytes(inputs) + ", outputs " + formatBytes(outputs) +
+         ", temporaries " + formatBytes(temporaries) + ", reference " + formatBytes(reference) +
+         (sampledReference ? ", sampled" : "") + ")";
+}
+
+CheckMemory planCheckMemory(const CompiledGraph& c) {
+  const Graph& g = c.graph;
+  CheckMemory m;
+  for (TensorId t : g.inputs) m.inputs += bytesOf(g.tensor(t));
+  // The executor's outputs with their written masks, the masked copy compared, and
+  // the reference's outputs.
+  for (const Output& o : g.outputs) {
+    const Tensor& t = g.tensor(o.tensor);
+    m.outputs += 3 * bytesOf(t) + numElements(t.shape) / 8;
+  }
+  for (const Temporary& t : c.partition.temporaries) m.temporaries += t.elements * dtypeBytes(t.dtype);
+  int64_t elements = graphElements(g);
+  m.sampledReference = elements > kFullReferenceElements;
+  m.reference = m.sampledReference ? kMemoEntryBytes * std::min(memoizableElements(g), kMemoEntriesMax)
+                                   : kWideElementBytes * elements;
+  return m;
+}
+
+CpuCheckReport compareOutputs(const Graph& g, const std::vector<HostTensor>& got,
+                              const std::vector<std::vector<bool>>& written, const std::vector<HostTensor>& expected,
+                              PointReference* magnitudes) {
+  CpuCheckReport report;
+  std::ostringstream os;
+  for (size_t o = 0; o < g.outputs.size(); ++o) {
+    HostTensor masked = got[o];
+    int64_t checked = masked.size();
+    if (!written.empty() && !written[o].empty()) {
+      checked = 0;
+      for (int64_t e = 0; e < masked.size(); ++e) {
+        if (written[o][static_cast<size_t>(e)]) ++checked;
+        else masked.set(e, expected[o].get(e));  // unchecked (sampled out): take the reference
+      }
+    }
+    TensorId t = g.outputs[o].tensor;
+    Tolerance tol = toleranceFor(g.tensor(t).dtype, accumulationLength(g, t));
+    MagnitudeAt magnitude;
+    if (magnitudes) magnitude = [&](int64_t k) { return magnitudes->magnitude(t, k); };
+    CompareResult r = compareTensors(masked, expected[o], tol, magnitude);
+    report.ok = report.ok && r.ok;
+    os << "  output %" << printable(g.tensor(t).name) << ": " << (r.ok ? "ok" : "MISMATCH") << " (" << checked
+       << " of " << masked.size() << " elements checked, max abs err " << r.maxAbsError << ")";
+    if (!r.ok) os << " " << r.message;
+    os << "\n";
+  }
+  report.message = os.str();
+  return report;
+}
+
+std::vector<HostTensor> referenceOutputs(const Graph& g, const std::vector<HostTensor>& inputs,
+                                         const std::vector<HostTensor>& got,
+                                         const std::vector<std::vector<bool>>& written, bool sampled,
+                                         PointReference& points, Deadline& deadline) {
+  if (!sampled) {
+    deadline.setStage("evaluating the reference");
+    return evaluateReference(g, inputs);
+  }
+  std::vector<HostTensor> expected = got;
+  for (size_t o = 0; o < g.outputs.size(); ++o) {
+    deadline.setStage("evaluating the reference of output " + std::to_string(o + 1) + " of " +
+                      std::to_string(g.outputs.size()));
+    const int64_t n = expected[o].size();
+    for (int64_t e = 0; e < n; ++e) {
+      if (!written[o].empty() && !written[o][static_cast<size_t>(e)]) continue;
+      if ((e & 1023) == 0) deadline.check(std::to_string(100 * e / n) + "% of its elements done");
+      expected[o].set(e, points.value(g.outputs[o].tensor, e));
+    }
+  }
+  return expected;
+}
+
+std::vector<std::vector<bool>> sampleOutputElements(const Graph& g, int64_t perOutput, uint64_t seed) {
+  std::vector<std::vector<bool>> marks;
+  uint64_t state = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (const Output& o : g.outputs) {
+    const int64_t n = numElements(g.tensor(o.tensor).shape);
+    std::vector<bool> m(static_cast<size_t>(n), n <= 2 * kSampleEdge + perOutput);
+    for (int64_t e = 0; e < std::min(n, kSampleEdge); ++e) m[static_cast<size_t>(e)] = m[static_cast<size_t>(n - 1 - e)] = true;
+    for (int64_t k = 0; k < perOutput && n > 0; ++k) {
+      state = state * 6364136223846793005ull + 1442695040888963407ull;  // a fixed LCG: same sample everywhere
+      m[static_cast<size_t>((state >> 17) % static_cast<uint64_t>(n))] = true;
+    }
+    marks.push_back(std::move(m));
+  }
+  return marks;
+}
+
+CpuCheckReport checkOnCpu(const CompiledGraph& c, const CpuCheckOptions& options) {
+  const Graph& g = c.graph;
+  const CheckMemory memory = planCheckMemory(c);
+  const int64_t limit = memoryLimit(options.limits);
+  if (memory.total() > limit)
+    throw Error(g.sourceFile, "",
+                "the CPU check would need about " + memory.toString() + ", more than the limit of " +
+                    formatBytes(limit) + " (--max-memory)");
+  Deadline deadline(options.limits.timeoutSeconds);
+  deadline.setStage("making random inputs");
+  std::vector<HostTensor> inputs = makeRandomInputs(g, options.seed);
+  std::vector<HostTensor> outputs(g.outputs.size());
+  std::vector<std::vector<bool>> written(g.outputs.size());
+  bool sampled = false;
+  std::vector<HostTensor> temporaries;
+  for (const Temporary& t : c.partition.temporaries) temporaries.push_back(HostTensor::zeros(t.dtype, {t.elements}));
+  for (size_t k = 0; k < c.kernels.size(); ++k) {
+    deadline.setStage("running kernel " + std::to_string(k + 1) + " of " + std::to_string(c.kernels.size()) + " (" +
+                      c.kernels[k].plan.name + ") on the CPU");
+    CpuExecOptions o;
+    o.deterministic = options.deterministic;
+    o.blockOrderSeed = options.seed;
+    // Sampling would leave parts of a temporary unwritten for the kernels that read it.
+    o.maxPoints = temporaries.empty() ? options.maxPoints : 0;
+    o.deadline = &deadline;
+    CpuExecResult r = executeOnCpu(g, c.kernels[k], inputs, temporaries, o);
+    sampled = sampled || r.sampled;
+    for (size_t out = 0; out < g.outputs.size(); ++out) {
+      if (r.outputs[out].bytes.empty()) continue;
+      outputs[out] = std::move(r.outputs[out]);
+      written[out] = std::move(r.written[out]);
+    }
+  }
+  for (size_t out = 0; out < g.outputs.size(); ++out)
+    POLYRED_CHECK(!outputs[out].bytes.empty(), "no kernel writes output " << out);
+  PointReference points(g, inputs, &deadline);
+  std::vector<HostTensor> expected =
+      referenceOutputs(g, inputs, outputs, written, memory.sampledReference, points, deadline);
+  deadline.setStage("comparing the outputs with the reference");
+  CpuCheckReport report = compareOutputs(g, outputs, written, expected, &points);
+  report.sampled = sampled;
+  return report;
+}
+
+CpuCheckReport checkOnCpu(const CompiledGraph& c, uint64_t seed, int64_t maxPoints, bool deterministic) {
+  CpuCheckOptions o;
+  o.seed = seed;
+  o.maxPoints = maxPoints;
+  o.deterministic = deterministic;
+  return checkOnCpu(c, o);
+}
+
+}  // namespace polyred

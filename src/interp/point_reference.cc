@@ -1,0 +1,316 @@
+#include "interp/point_reference.h"
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_map>
+
+#include "support/error.h"
+#include "support/printable.h"
+
+namespace polyred {
+
+namespace {
+
+struct Element {
+  Scalar value;
+  double magnitude = 0;
+};
+
+double finiteOrZero(double v) { return std::isfinite(v) ? std::fabs(v) : 0.0; }
+double magnitudeOfValue(const Scalar& v) { return finiteOrZero(v.asDouble()); }
+
+double floatMaximum(double a, double b) { return std::isnan(a) || std::isnan(b) ? NAN : std::fmax(a, b); }
+double floatMinimum(double a, double b) { return std::isnan(a) || std::isnan(b) ? NAN : std::fmin(a, b); }
+
+std::vector<int64_t> rowMajorStrides(const Shape& s) {
+  std::vector<int64_t> strides(s.size());
+  int64_t step = 1;
+  for (size_t d = s.size(); d-- > 0;) {
+    strides[d] = step;
+    step *= s[d];
+  }
+  return strides;
+}
+
+// How an operand's flat index follows from its consumer's: the consumer's flat index
+// k has digits k / outStride[d] % extent[d]; the operand index is the sum of the
+// digits times `strides` (0 along broadcast dims). `identity` skips all that.
+struct IndexMap {
+  bool identity = true;
+  Shape extents;
+  std::vector<int64_t> outStrides, strides;
+
+  int64_t operator()(int64_t k) const {
+    if (identity) return k;
+    int64_t r = 0;
+    for (size_t d = 0; d < extents.size(); ++d)
+      if (strides[d]) r += (k / outStrides[d] % extents[d]) * strides[d];
+    return r;
+  }
+};
+
+IndexMap makeMap(const Shape& out, std::vector<int64_t> strides) {
+  IndexMap m;
+  m.extents = out;
+  m.outStrides = rowMajorStrides(out);
+  m.identity = strides == m.outStrides;
+  m.strides = std::move(strides);
+  return m;
+}
+
+// numpy broadcasting, right-aligned.
+IndexMap broadcastMap(const Shape& in, const Shape& out) {
+  std::vector<int64_t> own = rowMajorStrides(in), strides(out.size(), 0);
+  size_t lead = out.size() - in.size();
+  for (size_t d = 0; d < in.size(); ++d)
+    if (in[d] != 1) strides[lead + d] = own[d];
+  return makeMap(out, std::move(strides));
+}
+
+IndexMap transposeMap(const Shape& in, const std::vector<int64_t>& perm, const Shape& out) {
+  std::vector<int64_t> own = rowMajorStrides(in), strides;
+  for (int64_t p : perm) strides.push_back(own[static_cast<size_t>(p)]);
+  return makeMap(out, std::move(strides));
+}
+
+// A reduction's input elements for one output element: the kept digits of the output
+// index give a base offset; the reduced dims are walked in row-major order from it.
+struct ReduceWalk {
+  Shape keptExtents, reducedExtents;
+  std::vector<int64_t> keptStrides, reducedStrides;  // strides in the input
+  int64_t length = 1;                                // elements per output
+
+  int64_t base(int64_t k) const {
+    int64_t b = 0;
+    for (size_t d = keptExtents.size(); d-- > 0;) {
+      b += (k % keptExtents[d]) * keptStrides[d];
+      k /= keptExtents[d];
+    }
+    return b;
+  }
+};
+
+ReduceWalk makeReduceWalk(const Shape& in, const std::vector<int64_t>& axes) {
+  ReduceWalk w;
+  std::vector<int64_t> own = rowMajorStrides(in);
+  for (size_t d = 0; d < in.size(); ++d) {
+    bool reduced = std::find(axes.begin(), axes.end(), static_cast<int64_t>(d)) != axes.end();
+    (reduced ? w.reducedExtents : w.keptExtents).push_back(in[d]);
+    (reduced ? w.reducedStrides : w.keptStrides).push_back(own[d]);
+    if (reduced) w.length *= in[d];
+  }
+  return w;
+}
+
+// Memo entries above which every memo is dropped (a few hundred MiB at most).
+constexpr size_t kMaxMemoEntries = size_t{1} << 22;
+
+}  // namespace
+
+struct PointReference::Impl {
+  Impl(const Graph& graph, const std::vector<HostTensor>& in, const Deadline* d)
+      : g(graph), inputs(in), deadline(d), inputPosition(graph.tensors.size(), -1), maps(graph.nodes.size()),
+        walks(graph.nodes.size()), memo(graph.tensors.size()), memoized(graph.tensors.size(), false) {
+    g.verify();
+    checkInputs();
+    for (size_t k = 0; k < g.inputs.size(); ++k) inputPosition[static_cast<size_t>(g.inputs[k])] = static_cast<int>(k);
+    std::vector<int> readers(g.tensors.size(), 0);
+    for (size_t n = 0; n < g.nodes.size(); ++n) {
+      const Node& node = g.nodes[n];
+      const Shape& out = g.tensor(node.output).shape;
+      for (TensorId in : node.inputs) {
+        ++readers[static_cast<size_t>(in)];
+        const Shape& s = g.tensor(in).shape;
+        switch (node.kind) {
+          case OpKind::Reshape: maps[n].push_back(IndexMap{}); break;
+          case OpKind::Transpose: maps[n].push_back(transposeMap(s, node.perm, out)); break;
+          case OpKind::Reduce: maps[n].push_back(IndexMap{}); break;
+          default: maps[n].push_back(broadcastMap(s, out)); break;
+        }
+      }
+      if (node.kind == OpKind::Reduce) walks[n] = makeReduceWalk(g.tensor(node.inputs[0]).shape, node.axes);
+    }
+    // Reductions are memoized (their elements are read many times by broadcasts); so
+    // is every computed tensor with several readers, so that a DAG with shared
+    // subexpressions costs its size per element, not the number of its paths.
+    for (size_t t = 0; t < g.tensors.size(); ++t) {
+      int32_t p = g.tensors[t].producer;
+      memoized[t] = p >= 0 && (g.nodes[static_cast<size_t>(p)].kind == OpKind::Reduce || readers[t] > 1);
+    }
+  }
+
+  void checkInputs() const {
+    if (inputs.size() != g.inputs.size())
+      throw Error(g.sourceFile, "", "the graph has " + std::to_string(g.inputs.size()) + " inputs, " +
+                                        std::to_string(inputs.size()) + " were given");
+    for (size_t k = 0; k < inputs.size(); ++k) {
+      const Tensor& want = g.tensor(g.inputs[k]);
+      if (inputs[k].dtype != want.dtype || inputs[k].shape != want.shape ||
+          inputs[k].byteSize() != numElements(want.shape) * dtypeBytes(want.dtype))
+        throw Error(g.sourceFile, "", "input " + quotedName(want.name) + " does not match its declaration");
+    }
+  }
+
+  Element at(TensorId t, int64_t k) {
+    const Tensor& x = g.tensor(t);
+    if (x.role == TensorRole::Constant) {
+      Scalar v = x.constant->castTo(x.dtype);
+      return {v, magnitudeOfValue(v)};
+    }
+    if (int pos = inputPosition[static_cast<size_t>(t)]; pos >= 0) {
+      Scalar v = inputs[static_cast<size_t>(pos)].get(k);
+      return {v, magnitudeOfValue(v)};
+    }
+    if (!memoized[static_cast<size_t>(t)]) return compute(static_cast<size_t>(x.producer), k);
+    auto& m = memo[static_cast<size_t>(t)];
+    if (auto it = m.find(k); it != m.end()) return it->second;
+    Element e = compute(static_cast<size_t>(x.producer), k);
+    if (++memoEntries > kMaxMemoEntries) {
+      for (auto& each : memo) each.clear();
+      memoEntries = 1;
+    }
+    memo[static_cast<size_t>(t)].emplace(k, e);
+    return e;
+  }
+
+  Element operand(size_t n, size_t o, int64_t k) { return at(g.nodes[n].inputs[o], maps[n][o](k)); }
+
+  Element compute(size_t n, int64_t k) {
+    const Node& node = g.nodes[n];
+    const DType t = g.tensor(node.output).dtype;
+    switch (node.kind) {
+      case OpKind::Reshape:
+      case OpKind::Transpose:
+      case OpKind::BroadcastTo: return operand(n, 0, k);
+      case OpKind::Assign: return operand(n, 1, k);
+      case OpKind::Reduce: return reduce(n, k);
+      case OpKind::Cast: {
+        Element x = operand(n, 0, k);
+        Scalar v = x.value.castTo(t);
+        return {v, isFloat(t) && isFloat(x.value.type) ? x.magnitude : magnitudeOfValue(v)};
+      }
+      case OpKind::AddN: {
+        Element sum = operand(n, 0, k);
+        for (size_t o = 1; o < node.inputs.size(); ++o) {
+          Element x = operand(n, o, k);
+          Scalar args[2] = {sum.value, x.value};
+          sum = {evalElementwise(OpKind::Add, args, t), sum.magnitude + x.magnitude};
+        }
+        return sum;
+      }
+      default: return elementwise(n, k);
+    }
+  }
+
+  Element elementwise(size_t n, int64_t k) {
+    const Node& node = g.nodes[n];
+    Scalar args[3];
+    double mags[3] = {0, 0, 0};
+    for (size_t o = 0; o < node.inputs.size(); ++o) {
+      Element e = operand(n, o, k);
+      args[o] = e.value;
+      mags[o] = e.magnitude;
+    }
+    Scalar v = evalElementwise(node.kind, std::span<const Scalar>(args, node.inputs.size()), g.tensor(node.output).dtype);
+    return {v, magnitudeOf(node.kind, args, mags, v)};
+  }
+
+  static double magnitudeOf(OpKind kind, const Scalar* args, const double* mags, const Scalar& v) {
+    if (!isFloat(v.type)) return magnitudeOfValue(v);
+    switch (kind) {
+      case OpKind::Add:
+      case OpKind::Sub: return mags[0] + mags[1];
+      case OpKind::Mul: return finiteOrZero(mags[0] * mags[1]);
+      case OpKind::Div: {
+        double b = std::fabs(args[1].asDouble());
+        return b > 0 ? std::max(finiteOrZero(mags[0] / b), magnitudeOfValue(v)) : magnitudeOfValue(v);
+      }
+      case OpKind::Neg:
+      case OpKind::Abs: return mags[0];
+      case OpKind::Maximum:
+      case OpKind::Minimum: return std::max(mags[0], mags[1]);
+      case OpKind::Select: return std::max(mags[1], mags[2]);
+      default: return magnitudeOfValue(v);
+    }
+  }
+
+  Element reduce(size_t n, int64_t k) {
+    const Node& node = g.nodes[n];
+    const Reduction& r = *node.reduction;
+    const ReduceWalk& w = walks[n];
+    const TensorId in = node.inputs[0];
+    const int64_t base = w.base(k);
+    const BuiltinCombiner kind = r.builtin();
+    const Scalar identity = r.identity.castTo(r.accType);
+    const bool floatFold = isFloat(r.accType) && (kind == BuiltinCombiner::Sum || kind == BuiltinCombiner::Prod ||
+                                                  kind == BuiltinCombiner::Max || kind == BuiltinCombiner::Min);
+    const bool intFold = isInteger(r.accType) && kind != BuiltinCombiner::None;
+    double f = identity.f, mag = kind == BuiltinCombiner::Prod ? 1 : 0;
+    uint64_t i = static_cast<uint64_t>(identity.i);
+    Scalar acc = identity;
+    // Row-major walk over the reduced dims (the order of interp/reference.cc).
+    std::vector<int64_t> digit(w.reducedExtents.size(), 0);
+    for (int64_t step = 0; step < w.length; ++step) {
+      if (deadline && (step & 4095) == 4095) deadline->check();
+      int64_t offset = base;
+      for (size_t d = 0; d < digit.size(); ++d) offset += digit[d] * w.reducedStrides[d];
+      Element e = at(in, offset);
+      Scalar x = e.value.type == r.accType ? e.value : e.value.castTo(r.accType);
+      if (floatFold) {
+        switch (kind) {
+          case BuiltinCombiner::Sum: f += x.f; break;
+          case BuiltinCombiner::Prod: f *= x.f; break;
+          case BuiltinCombiner::Max: f = floatMaximum(f, x.f); break;
+          default: f = floatMinimum(f, x.f); break;
+        }
+      } else if (intFold) {
+        switch (kind) {
+          case BuiltinCombiner::Sum: i += static_cast<uint64_t>(x.i); break;
+          case BuiltinCombiner::Prod: i *= static_cast<uint64_t>(x.i); break;
+          case BuiltinCombiner::Max: i = static_cast<uint64_t>(std::max(static_cast<int64_t>(i), x.i)); break;
+          case BuiltinCombiner::Min: i = static_cast<uint64_t>(std::min(static_cast<int64_t>(i), x.i)); break;
+          case BuiltinCombiner::And: i = i != 0 && x.i != 0; break;
+          default: i = i != 0 || x.i != 0; break;
+        }
+      } else {
+        acc = r.combine(acc, x);
+      }
+      switch (kind) {
+        case BuiltinCombiner::Sum: mag += e.magnitude; break;
+        case BuiltinCombiner::Prod: mag = finiteOrZero(mag * e.magnitude); break;
+        case BuiltinCombiner::Max:
+        case BuiltinCombiner::Min: mag = std::max(mag, e.magnitude); break;
+        default: break;
+      }
+      for (size_t d = digit.size(); d-- > 0;) {  // next reduced index, row-major
+        if (++digit[d] < w.reducedExtents[d]) break;
+        digit[d] = 0;
+      }
+    }
+    if (floatFold) acc = Scalar::ofFloat(DType::Float64, f);
+    else if (intFold) acc = Scalar::convert(static_cast<int64_t>(i), r.accType);
+    Scalar v = acc.castTo(g.tensor(node.output).dtype);
+    bool tracked = kind == BuiltinCombiner::Sum || kind == BuiltinCombiner::Prod || kind == BuiltinCombiner::Max ||
+                   kind == BuiltinCombiner::Min;
+    return {v, tracked && isFloat(v.type) ? std::max(finiteOrZero(mag), magnitudeOfValue(v)) : magnitudeOfValue(v)};
+  }
+
+  const Graph& g;
+  const std::vector<HostTensor>& inputs;
+  const Deadline* deadline;
+  std::vector<int> inputPosition;            // by TensorId: index into inputs, or -1
+  std::vector<std::vector<IndexMap>> maps;   // by node, by operand
+  std::vector<ReduceWalk> walks;             // by node (reductions only)
+  std::vector<std::unordered_map<int64_t, Element>> memo;  // by TensorId
+  std::vector<bool> memoized;                // by TensorId
+  size_t memoEntries = 0;
+};
+
+PointReference::PointReference(const Graph& g, const std::vector<HostTensor>& inputs, const Deadline* deadline)
+    : impl_(std::make_unique<Impl>(g, inputs, deadline)) {}
+PointReference::~PointReference() = default;
+
+Scalar PointReference::value(TensorId t, int64_t k) { return impl_->at(t, k).value; }
+double PointReference::magnitude(TensorId t, int64_t k) { return impl_->at(t, k).magnitude; }
+
+}  // namespace polyred
