@@ -18,6 +18,7 @@
 
 #include "frontend/composite_reader.h"
 #include "frontend/composite_writer.h"
+#include "fuzz/mutator.h"
 #include "support/error.h"
 
 using namespace polyred;
@@ -239,7 +240,7 @@ TEST(BadInput, EachCaseIsAnErrorNamingFileOpAndReason) {
   }
 }
 
-// ---- fuzzing: seeded random corruptions of real files ----
+// ---- fuzzing: seeded mutations of real files (fuzz/mutator) ----
 
 namespace {
 
@@ -258,83 +259,6 @@ std::string readText(const fs::path& p) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-class Corrupter {
- public:
-  explicit Corrupter(uint32_t seed) : rng_(seed) {}
-
-  std::string corrupt(std::string text) {
-    int rounds = 1 + static_cast<int>(pick(2));
-    for (int r = 0; r < rounds && !text.empty(); ++r) {
-      switch (pick(7)) {
-        case 0: text.resize(pick(text.size())); break;
-        case 1: text[pick(text.size())] ^= static_cast<char>(1 << pick(8)); break;
-        case 2: text.erase(pick(text.size()), 1 + pick(8)); break;
-        case 3: text.insert(pick(text.size() + 1), 1, kInsertable[pick(sizeof(kInsertable) - 1)]); break;
-        case 4: text = replaceNumber(text); break;
-        case 5: text = editDocument(text, [&](Json& d) { swapTensorNames(d); }); break;
-        case 6: text = editDocument(text, [&](Json& d) { deleteKey(d); }); break;
-      }
-    }
-    return text;
-  }
-
- private:
-  static constexpr char kInsertable[] = "{}[],:\"-.0123456789eE tfn\\\x80\xff";
-
-  size_t pick(size_t n) { return n == 0 ? 0 : std::uniform_int_distribution<size_t>(0, n - 1)(rng_); }
-
-  std::string replaceNumber(const std::string& text) {
-    static const char* kNumbers[] = {"-1", "0", "-0", "65", "2.5", "1e308", "4294967296",
-                                     "9223372036854775807", "-9223372036854775808",
-                                     "99999999999999999999"};
-    std::vector<size_t> starts;
-    for (size_t i = 0; i < text.size(); ++i)
-      if (std::isdigit(static_cast<unsigned char>(text[i])) &&
-          (i == 0 || !std::isdigit(static_cast<unsigned char>(text[i - 1]))))
-        starts.push_back(i);
-    if (starts.empty()) return text;
-    size_t at = starts[pick(starts.size())];
-    size_t end = at;
-    while (end < text.size() && std::isdigit(static_cast<unsigned char>(text[end]))) ++end;
-    return text.substr(0, at) + kNumbers[pick(std::size(kNumbers))] + text.substr(end);
-  }
-
-  // Structural edits need a parseable document; earlier byte edits may have broken it.
-  static std::string editDocument(const std::string& text, const std::function<void(Json&)>& f) {
-    Json doc = Json::parse(text, nullptr, false);
-    if (doc.is_discarded()) return text;
-    f(doc);
-    return doc.dump();
-  }
-
-  static void collect(Json& j, std::vector<Json*>& objects) {
-    if (j.is_object()) objects.push_back(&j);
-    if (j.is_structured())
-      for (Json& child : j) collect(child, objects);
-  }
-
-  void swapTensorNames(Json& doc) {
-    std::vector<Json*> objects, named;
-    collect(doc, objects);
-    for (Json* o : objects)
-      if (o->contains("tensor_name")) named.push_back(o);
-    size_t a = pick(named.size()), b = pick(named.size());
-    if (a != b) std::swap((*named[a])["tensor_name"], (*named[b])["tensor_name"]);
-  }
-
-  void deleteKey(Json& doc) {
-    std::vector<Json*> objects;
-    collect(doc, objects);
-    Json& o = *objects[pick(objects.size())];
-    if (o.empty()) return;
-    auto it = o.begin();
-    std::advance(it, static_cast<std::ptrdiff_t>(pick(o.size())));
-    o.erase(it);
-  }
-
-  std::mt19937 rng_;
-};
-
 }  // namespace
 
 TEST(BadInput, FuzzedCorpusFilesFailCleanly) {
@@ -344,9 +268,9 @@ TEST(BadInput, FuzzedCorpusFilesFailCleanly) {
   int parsed = 0, rejected = 0;
   for (size_t f = 0; f < seeds.size(); ++f) {
     const std::string original = readText(seeds[f]);
-    Corrupter corrupter(static_cast<uint32_t>(1000 + f));
+    fuzz::CompositeMutator mutator(1000 + f);
     for (int trial = 0; trial < 50; ++trial) {
-      const std::string text = corrupter.corrupt(original);
+      const std::string text = mutator.mutate(original);
       try {
         Graph g = parseComposite(text, "fuzz.json");
         // Whatever the reader accepts, the writer must write back to the same graph.
