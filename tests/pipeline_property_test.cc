@@ -93,13 +93,13 @@ class GraphGenerator {
     f_.outType = rng_.percent(20);
     DType out = f_.outType ? resultType(t) : t;
     Value v = producers(s, t);
-    Value r1 = b_.reduce(reductionInput(v, f_.reduction, t), builtinReduction(f_.reduction, t), axes, f_.keepDims, out);
+    Value r1 = b_.reduce(reductionInput(v, f_.reduction, t), builtinReduction(f_.reduction, t, out), axes, f_.keepDims, out);
     std::vector<Value> results = {r1};
     if (rng_.percent(30)) {
       f_.twoReductions = true;
       BuiltinCombiner second = rng_.pick(reductionsFor(t));
       Value in = rng_.percent(50) ? v : producers(s, t);
-      results.push_back(b_.reduce(reductionInput(in, second, t), builtinReduction(second, t), axes, f_.keepDims, out));
+      results.push_back(b_.reduce(reductionInput(in, second, t), builtinReduction(second, t, out), axes, f_.keepDims, out));
     }
     if (rng_.percent(40)) {
       f_.epilogue = true;

@@ -94,7 +94,7 @@ TEST(Reference, UserCombinerUsesTheReductionExpression) {
 // folding with Reduction::combine gives (float sums/products excepted: those
 // accumulate in double on purpose).
 TEST(Reference, BuiltinReductionsMatchReductionCombine) {
-  using Factory = Reduction (*)(DType);
+  using Factory = Reduction (*)(DType, std::optional<DType>);
   struct Case { Factory make; std::vector<DType> types; };
   const Case cases[] = {
       {Reduction::max, {DType::Float32, DType::Float16, DType::Int8, DType::UInt8, DType::Int32, DType::Int64}},
@@ -107,7 +107,7 @@ TEST(Reference, BuiltinReductionsMatchReductionCombine) {
   const int64_t rows = 5, length = 9;
   for (const Case& c : cases)
     for (DType t : c.types) {
-      Reduction r = c.make(t);
+      Reduction r = c.make(t, std::nullopt);
       GraphBuilder b("fold");
       Value x = b.input("x", t, {rows, length});
       b.output(b.reduce(x, r, {1}));
@@ -320,12 +320,28 @@ TEST(Reference, EveryOpMatchesEvalElementwise) {
     for (int op = 0; op <= static_cast<int>(OpKind::LogicalOr); ++op) {
       auto k = static_cast<OpKind>(op);
       if (isLogical(k) && t != DType::Float32) continue;  // bool operands: once is enough
+      if (isFloatMath(k) && !isFloat(t)) continue;           // refused by the verifier
       DType operand = isLogical(k) ? DType::Bool : t;
       if (opCategory(k) == OpCategory::Unary)
         expectMatchesEvalElementwise(k, operand, {HostTensor::fromValues(operand, {n}, kSpecialValues)});
       else
         expectMatchesEvalElementwise(k, operand, {HostTensor::fromValues(operand, {n * n}, lhs),
                                                   HostTensor::fromValues(operand, {n * n}, rhs)});
+    }
+  }
+}
+
+// Float math on integer tensors is refused with a reason, not computed in a dtype the
+// graph did not ask for.
+TEST(Reference, FloatMathOnIntegersIsRefused) {
+  for (OpKind k : {OpKind::Exp, OpKind::Log, OpKind::Sqrt, OpKind::Rsqrt, OpKind::Reciprocal, OpKind::Tanh}) {
+    GraphBuilder b("int_math");
+    b.output(b.unary(k, b.input("x", DType::Int32, {4})));
+    try {
+      b.build();
+      ADD_FAILURE() << opName(k) << " of int32 was accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("Cast it to float32"), std::string::npos) << e.what();
     }
   }
 }

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
@@ -51,7 +52,15 @@ std::string emitCast(const std::string& e, DType from, DType to) {
   if (from == to) return e;
   if (to == DType::Bool) return "(" + e + " != 0)";
   std::string ct = computeType(to);
-  if (isFloat(from) && isInteger(to)) return fit(to, "(" + ct + ")pr_f2ll(" + e + ")");
+  if (isFloat(from) && isInteger(to)) {
+    IntRange r = intRange(to);
+    // The int64 minimum has no literal of its own: write it as an expression.
+    std::string lo = r.lo == std::numeric_limits<int64_t>::min() ? "(-9223372036854775807LL - 1)"
+                                                                  : std::to_string(r.lo) + "LL";
+    return "(" + ct + ")pr_f2int(" + e + ", " + lo + ", " + std::to_string(r.hi) + "LL)";
+  }
+  // Integers past float's 24-bit significand would be rounded twice on the way.
+  if (!isFloat(from) && to == DType::BFloat16) return "pr_int_to_bfloat16((long long)(" + e + "))";
   return fit(to, "(" + ct + ")(" + e + ")");
 }
 
@@ -110,12 +119,7 @@ std::string emitIntOp(OpKind op, const std::vector<std::string>& a, DType t) {
     case OpKind::Pow: return "pr_ipow(" + a[0] + ", " + a[1] + ")";
     case OpKind::Maximum: return "pr_max(" + a[0] + ", " + a[1] + ")";
     case OpKind::Minimum: return "pr_min(" + a[0] + ", " + a[1] + ")";
-    default: {
-      // Transcendental ops on integers go through double, as on the host.
-      std::vector<std::string> d;
-      for (const auto& x : a) d.push_back("(double)(" + x + ")");
-      return "(" + ct + ")pr_f2ll(" + emitFloatOp(op, d, DType::Float64) + ")";
-    }
+    default: POLYRED_CHECK(false, "float math on integers (the verifier refuses it): " << opName(op));
   }
 }
 

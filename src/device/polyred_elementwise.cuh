@@ -40,11 +40,23 @@ __device__ __forceinline__ void pr_store(S* p, long long k, V v) { p[k] = (S)v; 
 // --- conversions (Cast) -------------------------------------------------------------
 // Float to integer: truncate toward zero, saturate to int64, NaN -> 0, then wrap to
 // the target (matches Scalar::convert on the host).
-__device__ __forceinline__ long long pr_f2ll(double x) {
+// Float to an integer type of range [lo, hi]: truncates toward zero, saturates out of
+// range values and infinities, NaN -> 0 (as the host's Scalar::convert and CUDA's cvt).
+__device__ __forceinline__ long long pr_f2int(double x, long long lo, long long hi) {
   if (x != x) return 0;
-  if (x >= 9.2233720368547758e18) return 0x7fffffffffffffffLL;
-  if (x <= -9.2233720368547758e18) return (long long)0x8000000000000000ULL;
+  if (x >= (double)hi) return hi;
+  if (x <= (double)lo) return lo;
   return (long long)x;
+}
+
+// An integer to bfloat16 precision, rounded once: truncate to float (round toward
+// zero), mark an inexact result in the last bit (round to odd), then round to
+// nearest even; a plain (float) then bfloat16 conversion would round twice.
+__device__ __forceinline__ float pr_int_to_bfloat16(long long v) {
+  float t = __ll2float_rz(v);
+  unsigned bits = __float_as_uint(t);
+  if (__float2ll_rz(t) != v) bits |= 1u;
+  return pr_fit_bfloat16(__uint_as_float(bits));
 }
 
 // --- integer arithmetic that wraps (no signed-overflow UB) --------------------------
@@ -75,17 +87,27 @@ __device__ __forceinline__ T pr_ipow(T base, T e) {
 }
 
 // --- NaN-propagating max/min (torch.maximum / amax semantics) -----------------------
-__device__ __forceinline__ float pr_max(float a, float b) { return a != a ? a : (b != b ? b : fmaxf(a, b)); }
-__device__ __forceinline__ float pr_min(float a, float b) { return a != a ? a : (b != b ? b : fminf(a, b)); }
-__device__ __forceinline__ double pr_max(double a, double b) { return a != a ? a : (b != b ? b : fmax(a, b)); }
-__device__ __forceinline__ double pr_min(double a, double b) { return a != a ? a : (b != b ? b : fmin(a, b)); }
+// NaN if either is NaN; of two zeros, max is +0 and min -0 in either order (as the
+// host's floatMaximum / floatMinimum): never dependent on fmaxf's choice.
+__device__ __forceinline__ float pr_max(float a, float b) {
+  return a != a ? a : (b != b ? b : (a == b ? (signbit(a) ? b : a) : (a > b ? a : b)));
+}
+__device__ __forceinline__ float pr_min(float a, float b) {
+  return a != a ? a : (b != b ? b : (a == b ? (signbit(a) ? a : b) : (a < b ? a : b)));
+}
+__device__ __forceinline__ double pr_max(double a, double b) {
+  return a != a ? a : (b != b ? b : (a == b ? (signbit(a) ? b : a) : (a > b ? a : b)));
+}
+__device__ __forceinline__ double pr_min(double a, double b) {
+  return a != a ? a : (b != b ? b : (a == b ? (signbit(a) ? a : b) : (a < b ? a : b)));
+}
 template <class T>
 __device__ __forceinline__ T pr_max(T a, T b) { return a > b ? a : b; }
 template <class T>
 __device__ __forceinline__ T pr_min(T a, T b) { return a < b ? a : b; }
 
 template <class T>
-__device__ __forceinline__ T pr_sign(T x) { return x != x ? x : (T)((x > 0) - (x < 0)); }
+__device__ __forceinline__ T pr_sign(T x) { return (T)((x > 0) - (x < 0)); }  // NaN -> 0
 
 // --- vector accesses of elementwise kernels (V consecutive lanes) --------------------
 // A kernel checks once whether every pointer it accesses contiguously is aligned to a

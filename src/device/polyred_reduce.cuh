@@ -130,15 +130,23 @@ template <class T> struct Prod {
     else return static_cast<T>(static_cast<bits_t<T>>(a) * static_cast<bits_t<T>>(b));
   }
 };
-// max(a, b); NaN if either is NaN.
+// max(a, b); NaN if either is NaN; max(-0, +0) = +0 in either order.
 template <class T> struct Max {
   using value_type = T;
-  __device__ __forceinline__ T operator()(T a, T b) const { return (a != a || a > b) ? a : b; }
+  __device__ __forceinline__ T operator()(T a, T b) const {
+    if constexpr (is_float_accumulator_v<T>)
+      if (a == b) return signbit(a) ? b : a;
+    return (a != a || a > b) ? a : b;
+  }
 };
-// min(a, b); NaN if either is NaN.
+// min(a, b); NaN if either is NaN; min(-0, +0) = -0 in either order.
 template <class T> struct Min {
   using value_type = T;
-  __device__ __forceinline__ T operator()(T a, T b) const { return (a != a || a < b) ? a : b; }
+  __device__ __forceinline__ T operator()(T a, T b) const {
+    if constexpr (is_float_accumulator_v<T>)
+      if (a == b) return signbit(a) ? a : b;
+    return (a != a || a < b) ? a : b;
+  }
 };
 // (a != 0) && (b != 0), as 0 or 1.
 template <class T> struct And {

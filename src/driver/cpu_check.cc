@@ -137,20 +137,12 @@ std::vector<std::vector<bool>> sampleOutputElements(const Graph& g, int64_t perO
   return marks;
 }
 
-CpuCheckReport checkOnCpu(const CompiledGraph& c, const CpuCheckOptions& options) {
+LoweredRun runLoweredOnCpu(const CompiledGraph& c, const std::vector<HostTensor>& inputs,
+                           const CpuCheckOptions& options, Deadline& deadline) {
   const Graph& g = c.graph;
-  const CheckMemory memory = planCheckMemory(c);
-  const int64_t limit = memoryLimit(options.limits);
-  if (memory.total() > limit)
-    throw Error(g.sourceFile, "",
-                "the CPU check would need about " + memory.toString() + ", more than the limit of " +
-                    formatBytes(limit) + " (--max-memory)");
-  Deadline deadline(options.limits.timeoutSeconds);
-  deadline.setStage("making random inputs");
-  std::vector<HostTensor> inputs = makeRandomInputs(g, options.seed);
-  std::vector<HostTensor> outputs(g.outputs.size());
-  std::vector<std::vector<bool>> written(g.outputs.size());
-  bool sampled = false;
+  LoweredRun run;
+  run.outputs.resize(g.outputs.size());
+  run.written.resize(g.outputs.size());
   std::vector<HostTensor> temporaries;
   for (const Temporary& t : c.partition.temporaries) temporaries.push_back(HostTensor::zeros(t.dtype, {t.elements}));
   for (size_t k = 0; k < c.kernels.size(); ++k) {
@@ -163,21 +155,36 @@ CpuCheckReport checkOnCpu(const CompiledGraph& c, const CpuCheckOptions& options
     o.maxPoints = temporaries.empty() ? options.maxPoints : 0;
     o.deadline = &deadline;
     CpuExecResult r = executeOnCpu(g, c.kernels[k], inputs, temporaries, o);
-    sampled = sampled || r.sampled;
+    run.sampled = run.sampled || r.sampled;
     for (size_t out = 0; out < g.outputs.size(); ++out) {
       if (r.outputs[out].bytes.empty()) continue;
-      outputs[out] = std::move(r.outputs[out]);
-      written[out] = std::move(r.written[out]);
+      run.outputs[out] = std::move(r.outputs[out]);
+      run.written[out] = std::move(r.written[out]);
     }
   }
   for (size_t out = 0; out < g.outputs.size(); ++out)
-    POLYRED_CHECK(!outputs[out].bytes.empty(), "no kernel writes output " << out);
+    POLYRED_CHECK(!run.outputs[out].bytes.empty(), "no kernel writes output " << out);
+  return run;
+}
+
+CpuCheckReport checkOnCpu(const CompiledGraph& c, const CpuCheckOptions& options) {
+  const Graph& g = c.graph;
+  const CheckMemory memory = planCheckMemory(c);
+  const int64_t limit = memoryLimit(options.limits);
+  if (memory.total() > limit)
+    throw Error(g.sourceFile, "",
+                "the CPU check would need about " + memory.toString() + ", more than the limit of " +
+                    formatBytes(limit) + " (--max-memory)");
+  Deadline deadline(options.limits.timeoutSeconds);
+  deadline.setStage("making random inputs");
+  std::vector<HostTensor> inputs = makeRandomInputs(g, options.seed);
+  LoweredRun run = runLoweredOnCpu(c, inputs, options, deadline);
   PointReference points(g, inputs, &deadline);
   std::vector<HostTensor> expected =
-      referenceOutputs(g, inputs, outputs, written, memory.sampledReference, points, deadline);
+      referenceOutputs(g, inputs, run.outputs, run.written, memory.sampledReference, points, deadline);
   deadline.setStage("comparing the outputs with the reference");
-  CpuCheckReport report = compareOutputs(g, outputs, written, expected, &points);
-  report.sampled = sampled;
+  CpuCheckReport report = compareOutputs(g, run.outputs, run.written, expected, &points);
+  report.sampled = run.sampled;
   return report;
 }
 

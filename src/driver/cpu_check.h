@@ -53,6 +53,16 @@ struct CpuCheckReport {
 };
 
 CpuCheckReport checkOnCpu(const CompiledGraph& c, const CpuCheckOptions& options);
+
+// Every kernel of `c` run by the CPU executor on the given inputs (in g.inputs order):
+// the outputs, with the elements each one wrote (sampling: options.maxPoints).
+struct LoweredRun {
+  std::vector<HostTensor> outputs;
+  std::vector<std::vector<bool>> written;
+  bool sampled = false;
+};
+LoweredRun runLoweredOnCpu(const CompiledGraph& c, const std::vector<HostTensor>& inputs,
+                           const CpuCheckOptions& options, Deadline& deadline);
 // The same with default limits (tests).
 CpuCheckReport checkOnCpu(const CompiledGraph& c, uint64_t seed, int64_t maxPoints, bool deterministic);
 

@@ -74,6 +74,13 @@ int64_t bytesMoved(const Graph& g) {
 
 }  // namespace
 
+std::vector<HostTensor> launchOnGpu(const CompiledGraph& c, const std::vector<HostTensor>& inputs) {
+  CompiledProgram program = CompiledProgram::load(c.program, currentDevice());
+  DeviceTensors d = upload(c.graph, inputs);
+  program.launch(d.inputPtrs, d.outputPtrs, nullptr);
+  return download(c.graph, d);
+}
+
 GpuRunReport runOnGpu(const CompiledGraph& c, const GpuRunOptions& options) {
   const Graph& g = c.graph;
   DeviceInfo device = currentDevice();

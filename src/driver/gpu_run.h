@@ -9,6 +9,7 @@
 #include <string>
 
 #include "driver/pipeline.h"
+#include "interp/host_tensor.h"
 #include "support/budget.h"
 
 namespace polyred {
@@ -35,5 +36,8 @@ struct GpuRunReport {
 Target currentTarget();
 
 GpuRunReport runOnGpu(const CompiledGraph& c, const GpuRunOptions& options);
+
+// One launch of `c` on the given inputs (g.inputs order); the outputs, downloaded.
+std::vector<HostTensor> launchOnGpu(const CompiledGraph& c, const std::vector<HostTensor>& inputs);
 
 }  // namespace polyred

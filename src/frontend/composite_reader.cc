@@ -514,7 +514,7 @@ class Reader {
       n.kind = OpKind::Cast;  // a rank-0 input: reducing no axis copies it
     } else {
       n.kind = OpKind::Reduce;
-      n.reduction = builtinReduction(combiner, x.dtype);
+      n.reduction = builtinReduction(combiner, x.dtype, out.dtype);
     }
     const Shape shape = reducedShape(x.shape, n.axes, n.keepDims);
     if (shape == out.shape) {
@@ -586,14 +586,14 @@ class Reader {
 std::span<const CompositeOpName> compositeOpNames() { return kOpNames; }
 std::span<const CompositeReduceName> compositeReduceNames() { return kReduceNames; }
 
-Reduction builtinReduction(BuiltinCombiner c, DType in) {
+Reduction builtinReduction(BuiltinCombiner c, DType in, std::optional<DType> out) {
   switch (c) {
-    case BuiltinCombiner::Sum: return Reduction::sum(in);
-    case BuiltinCombiner::Prod: return Reduction::prod(in);
-    case BuiltinCombiner::Max: return Reduction::max(in);
-    case BuiltinCombiner::Min: return Reduction::min(in);
-    case BuiltinCombiner::And: return Reduction::logicalAnd(in);
-    case BuiltinCombiner::Or: return Reduction::logicalOr(in);
+    case BuiltinCombiner::Sum: return Reduction::sum(in, out);
+    case BuiltinCombiner::Prod: return Reduction::prod(in, out);
+    case BuiltinCombiner::Max: return Reduction::max(in, out);
+    case BuiltinCombiner::Min: return Reduction::min(in, out);
+    case BuiltinCombiner::And: return Reduction::logicalAnd(in, out);
+    case BuiltinCombiner::Or: return Reduction::logicalOr(in, out);
     case BuiltinCombiner::None: break;
   }
   POLYRED_CHECK(false, "builtinReduction of a user-defined combiner");

@@ -8,6 +8,7 @@
 // polyred::UnsupportedError. No other exception escapes, whatever the bytes.
 #pragma once
 
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -37,7 +38,9 @@ struct CompositeReduceName {
 };
 std::span<const CompositeReduceName> compositeReduceNames();
 
-// The built-in reduction with combiner `c` over an input of dtype `in` (c != None).
-Reduction builtinReduction(BuiltinCombiner c, DType in);
+// The built-in reduction with combiner `c` over an input of dtype `in` whose result
+// is stored as `out` (default `in`); c != None. The accumulator follows both
+// (ir/reduction.h, accumulatorType).
+Reduction builtinReduction(BuiltinCombiner c, DType in, std::optional<DType> out = std::nullopt);
 
 }  // namespace polyred

@@ -140,7 +140,7 @@ class Writer {
     BuiltinCombiner c = r.builtin();
     for (const CompositeReduceName& op : compositeReduceNames()) {
       if (op.combiner != c) continue;
-      Reduction canonical = builtinReduction(c, g_.tensor(n.inputs[0]).dtype);
+      Reduction canonical = builtinReduction(c, g_.tensor(n.inputs[0]).dtype, g_.tensor(n.output).dtype);
       if (canonical.name == r.name && canonical.accType == r.accType &&
           canonical.identity.identical(r.identity))
         return op.name;

@@ -43,6 +43,13 @@
 // x * 2^63 that cancels is then judged against errors of size 2^63 * u * sqrt(L), as
 // float32 arithmetic makes them, while a wrong result over O(1) terms (m / L <= 1)
 // meets exactly the bound above.
+//
+// Overflow: the reference accumulates float sums and products in double, a kernel in
+// its accumulator type, where a partial result can overflow although the exact one
+// does not ([3e38, 3e38, -3e38] in float32 is inf summed left to right, 3e38 in
+// another order). When m reaches the largest finite value of the accumulator type
+// (float32 for float16/bfloat16/float32 outputs), an infinite or NaN result is
+// accepted for that element: it is what IEEE arithmetic in that type may give.
 #pragma once
 
 #include <cstdint>
@@ -58,6 +65,7 @@ struct Tolerance {
   double rtol = 0;
   double atol = 0;
   int64_t length = 1;  // L: elements accumulated per value (scales magnitudes)
+  double overflowAt = 0;  // magnitude from which a non-finite result is accepted (0: never)
 };
 
 // The magnitude m of the numbers behind element k of the expected tensor.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <unordered_map>
 
 #include "support/error.h"
@@ -19,8 +20,6 @@ struct Element {
 double finiteOrZero(double v) { return std::isfinite(v) ? std::fabs(v) : 0.0; }
 double magnitudeOfValue(const Scalar& v) { return finiteOrZero(v.asDouble()); }
 
-double floatMaximum(double a, double b) { return std::isnan(a) || std::isnan(b) ? NAN : std::fmax(a, b); }
-double floatMinimum(double a, double b) { return std::isnan(a) || std::isnan(b) ? NAN : std::fmin(a, b); }
 
 std::vector<int64_t> rowMajorStrides(const Shape& s) {
   std::vector<int64_t> strides(s.size());
@@ -277,7 +276,7 @@ struct PointReference::Impl {
       }
       switch (kind) {
         case BuiltinCombiner::Sum: mag += e.magnitude; break;
-        case BuiltinCombiner::Prod: mag = finiteOrZero(mag * e.magnitude); break;
+        case BuiltinCombiner::Prod: mag *= std::max(1.0, e.magnitude); break;
         case BuiltinCombiner::Max:
         case BuiltinCombiner::Min: mag = std::max(mag, e.magnitude); break;
         default: break;
@@ -292,7 +291,10 @@ struct PointReference::Impl {
     Scalar v = acc.castTo(g.tensor(node.output).dtype);
     bool tracked = kind == BuiltinCombiner::Sum || kind == BuiltinCombiner::Prod || kind == BuiltinCombiner::Max ||
                    kind == BuiltinCombiner::Min;
-    return {v, tracked && isFloat(v.type) ? std::max(finiteOrZero(mag), magnitudeOfValue(v)) : magnitudeOfValue(v)};
+    // An overflowing magnitude stays as large as a double allows: it still says "may
+    // have overflowed" to compare.h.
+    if (std::isinf(mag)) mag = std::numeric_limits<double>::max();
+    return {v, tracked && isFloat(v.type) ? std::max(mag, magnitudeOfValue(v)) : magnitudeOfValue(v)};
   }
 
   const Graph& g;

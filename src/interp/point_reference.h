@@ -18,11 +18,15 @@
 //   Neg, Abs, Maximum, Minimum,
 //   Select, Assign, float Cast,
 //   movement ops                the largest operand magnitude
-//   Reduce sum / prod           sum / product of the terms' magnitudes
+//   Reduce sum                  sum of the terms' magnitudes
+//   Reduce prod                 product of max(1, term magnitude): a bound on every
+//                               partial product, in any order
 //   Reduce max / min            the largest term magnitude
 //   anything else               |v| (the op's own result: transcendental functions,
 //                               comparisons, casts to integers, user combiners)
-// Non-finite magnitudes count as 0: a NaN or inf result is compared exactly anyway.
+// A sum's or product's magnitude bounds every partial result, in any order, so it
+// tells when an accumulator may have overflowed (compare.h). Non-finite operand
+// magnitudes count as 0: a NaN or inf result is compared exactly anyway.
 #pragma once
 
 #include <cstdint>

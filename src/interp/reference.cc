@@ -249,8 +249,6 @@ Values mapScalars(const std::vector<const Values*>& operands, DType t, const Sha
 // as Scalar::convert does. Reference.EveryOpMatchesEvalElementwise checks that the
 // two agree bit for bit. Formulas and roundings are passed as lambdas (not function
 // pointers) so that each loop is compiled with both inlined.
-double floatMaximum(double a, double b) { return std::isnan(a) || std::isnan(b) ? NAN : std::fmax(a, b); }
-double floatMinimum(double a, double b) { return std::isnan(a) || std::isnan(b) ? NAN : std::fmin(a, b); }
 
 // Calls body(formula) if op k has a unary float fast path.
 template <class Body>

@@ -104,23 +104,60 @@ int64_t wrapToIntType(int64_t v, DType t) {
   }
 }
 
-// Float to integer as C++/CUDA casts do for in-range values; out-of-range and NaN
-// saturate (PyTorch leaves them undefined; we pick a fixed, documented answer).
-static int64_t floatToInt64(double v) {
+IntRange intRange(DType t) {
+  switch (t) {
+    case DType::Bool: return {0, 1};
+    case DType::Int8: return {-128, 127};
+    case DType::UInt8: return {0, 255};
+    case DType::Int32: return {std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()};
+    case DType::Int64: return {std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()};
+    default: POLYRED_CHECK(false, "intRange of a float dtype");
+  }
+}
+
+// Float to integer: truncates toward zero; values past the target's range and
+// infinities saturate to its bounds; NaN gives 0. This is CUDA's cvt.rzi.sat and
+// PyTorch's CUDA result, and the device library's pr_f2int.
+static int64_t floatToInt(double v, DType t) {
   if (std::isnan(v)) return 0;
-  if (v >= 9.2233720368547758e18) return std::numeric_limits<int64_t>::max();
-  if (v <= -9.2233720368547758e18) return std::numeric_limits<int64_t>::min();
-  return static_cast<int64_t>(v);  // truncates toward zero
+  const IntRange r = intRange(t);
+  if (v >= static_cast<double>(r.hi)) return r.hi;
+  if (v <= static_cast<double>(r.lo)) return r.lo;
+  return static_cast<int64_t>(v);
+}
+
+// The integer v rounded once, to nearest even, to a `bits`-bit significand (exact
+// as a double for bits <= 53). Rounding through double first would round twice.
+static double roundIntegerToSignificand(int64_t v, int bits) {
+  const uint64_t a = v < 0 ? 0ull - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
+  const int width = static_cast<int>(std::bit_width(a));
+  if (width <= bits) return static_cast<double>(v);
+  const int shift = width - bits;
+  uint64_t keep = a >> shift;
+  const uint64_t rest = a & ((uint64_t{1} << shift) - 1), half = uint64_t{1} << (shift - 1);
+  if (rest > half || (rest == half && (keep & 1))) ++keep;
+  const double r = std::ldexp(static_cast<double>(keep), shift);
+  return v < 0 ? -r : r;
+}
+
+static int significandBits(DType t) {
+  switch (t) {
+    case DType::Float16: return 11;
+    case DType::BFloat16: return 8;
+    case DType::Float32: return 24;
+    default: return 53;
+  }
 }
 
 Scalar Scalar::convert(double v, DType t) {
   if (isFloat(t)) return ofFloat(t, roundToFloatType(v, t));
   if (t == DType::Bool) return ofBool(v != 0);
-  return ofInt(t, wrapToIntType(floatToInt64(v), t));
+  return ofInt(t, floatToInt(v, t));
 }
 
 Scalar Scalar::convert(int64_t v, DType t) {
-  if (isFloat(t)) return ofFloat(t, roundToFloatType(static_cast<double>(v), t));
+  // Rounded once to t's precision, the result converts to t exactly (or overflows).
+  if (isFloat(t)) return ofFloat(t, roundToFloatType(roundIntegerToSignificand(v, significandBits(t)), t));
   return ofInt(t, wrapToIntType(v, t));
 }
 

@@ -37,8 +37,11 @@ struct Scalar {
   static Scalar ofFloat(DType t, double v) { return Scalar{t, v, 0}; }
   static Scalar ofInt(DType t, int64_t v) { return Scalar{t, 0, v}; }
   static Scalar ofBool(bool v) { return Scalar{DType::Bool, 0, v ? 1 : 0}; }
-  // Converts a number to `t` with the target's semantics (float: rounded to t's
-  // precision; integer: truncated toward zero then wrapped; bool: nonzero).
+  // Converts a number to `t` with the target's semantics: to a float type, rounded
+  // once to nearest even (integers too: int64 -> float32 is not rounded through
+  // double first); a float to an integer type, truncated toward zero and saturated to
+  // the type's range (NaN -> 0); an integer to an integer type, wrapped; to bool,
+  // nonzero.
   static Scalar convert(double v, DType t);
   static Scalar convert(int64_t v, DType t);
   Scalar castTo(DType t) const;
@@ -59,6 +62,11 @@ float bfloat16BitsToFloat(uint16_t h);
 double roundToFloatType(double v, DType t);
 // Wraps an integer to the value range of an integer dtype (bool: v != 0).
 int64_t wrapToIntType(int64_t v, DType t);
+// The value range of an integer dtype (bool: [0, 1]).
+struct IntRange {
+  int64_t lo, hi;
+};
+IntRange intRange(DType t);
 
 // Reads/writes one element of a packed buffer of dtype `t`.
 Scalar loadScalar(const void* base, DType t, int64_t index);

@@ -149,6 +149,11 @@ class Verifier {
   void checkUnary(const Node& n) const {
     arity(n, 1);
     shapeIs(n, in(n, 0).shape);
+    // MindSpore promotes integer inputs of these ops to float32; polyred asks for the
+    // promotion to be written, so that no op silently changes the dtype it was given.
+    if (isFloatMath(n.kind) && !isFloat(in(n, 0).dtype))
+      fail(n.name, std::string(opName(n.kind)) + " takes a float input, got " + std::string(dtypeName(in(n, 0).dtype)) +
+                       ": Cast it to float32 first (MindSpore computes it in float32)");
     DType want = isPredicate(n.kind) || isLogical(n.kind) ? DType::Bool : in(n, 0).dtype;
     if (out(n).dtype != want) fail(n.name, "output dtype should be " + std::string(dtypeName(want)));
   }
@@ -224,6 +229,15 @@ class Verifier {
   void checkReduce(const Node& n) const {
     arity(n, 1);
     if (!n.reduction) fail(n.name, "reduction without a combiner");
+    DType acc = n.reduction->accType, outType = out(n).dtype;
+    BuiltinCombiner c = n.reduction->builtin();
+    bool exact = c == BuiltinCombiner::Max || c == BuiltinCombiner::Min || c == BuiltinCombiner::And ||
+                 c == BuiltinCombiner::Or;  // their result is an operand: any output type holds it
+    if (!exact && !accumulatorHolds(acc, outType))
+      fail(n.name, "a " + printable(n.reduction->name) + " accumulating in " + std::string(dtypeName(acc)) +
+                       " cannot produce a " + std::string(dtypeName(outType)) +
+                       " result: it would wrap or round in the narrower type first (accumulate in " +
+                       (isFloat(outType) ? "float64 or int64" : "a type at least as wide") + ")");
     const Shape& is = in(n, 0).shape;
     Shape want;
     int64_t prev = -1;

@@ -99,7 +99,7 @@ Scalar evalFloat(OpKind k, std::span<const Scalar> a, DType result) {
     case OpKind::Sin: return out(std::sin(x(0)));
     case OpKind::Cos: return out(std::cos(x(0)));
     case OpKind::Erf: return out(std::erf(x(0)));
-    case OpKind::Sign: return out(std::isnan(x(0)) ? x(0) : (x(0) > 0) - (x(0) < 0));
+    case OpKind::Sign: return out((x(0) > 0) - (x(0) < 0));  // NaN -> 0, as PyTorch and AKG
     case OpKind::Floor: return out(std::floor(x(0)));
     case OpKind::Ceil: return out(std::ceil(x(0)));
     case OpKind::Round: return out(roundOp(x(0)));
@@ -112,10 +112,8 @@ Scalar evalFloat(OpKind k, std::span<const Scalar> a, DType result) {
     case OpKind::Div: return out(x(0) / x(1));
     case OpKind::Pow: return out(std::pow(x(0), x(1)));
     // NaN-propagating, like torch.maximum/minimum and torch.amax/amin.
-    case OpKind::Maximum:
-      return out(std::isnan(x(0)) || std::isnan(x(1)) ? NAN : std::fmax(x(0), x(1)));
-    case OpKind::Minimum:
-      return out(std::isnan(x(0)) || std::isnan(x(1)) ? NAN : std::fmin(x(0), x(1)));
+    case OpKind::Maximum: return out(floatMaximum(x(0), x(1)));
+    case OpKind::Minimum: return out(floatMinimum(x(0), x(1)));
     case OpKind::Equal: return pred(x(0) == x(1));
     case OpKind::NotEqual: return pred(x(0) != x(1));
     case OpKind::Less: return pred(x(0) < x(1));
@@ -163,16 +161,29 @@ Scalar evalInt(OpKind k, std::span<const Scalar> a, DType result) {
     case OpKind::LogicalAnd: return pred(x(0) != 0 && x(1) != 0);
     case OpKind::LogicalOr: return pred(x(0) != 0 || x(1) != 0);
     case OpKind::Select: return out(a[0].asBool() ? x(1) : x(2));
-    default: {
-      // Transcendental ops on integers: computed in double, then converted.
-      Scalar fa[3];
-      for (size_t n = 0; n < a.size() && n < 3; ++n) fa[n] = Scalar::ofFloat(DType::Float64, a[n].asDouble());
-      Scalar r = evalFloat(k, std::span<const Scalar>(fa, a.size()), DType::Float64);
-      return r.castTo(result);
-    }
+    default: POLYRED_CHECK(false, "evalElementwise: float math on integers (the verifier refuses it): " << opName(k));
   }
 }
 }  // namespace
+
+bool isFloatMath(OpKind k) {
+  switch (k) {
+    case OpKind::Exp: case OpKind::Log: case OpKind::Sqrt: case OpKind::Rsqrt: case OpKind::Reciprocal:
+    case OpKind::Tanh: case OpKind::Sin: case OpKind::Cos: case OpKind::Erf: return true;
+    default: return false;
+  }
+}
+
+double floatMaximum(double a, double b) {
+  if (std::isnan(a) || std::isnan(b)) return NAN;
+  if (a == b) return std::signbit(a) ? b : a;
+  return a > b ? a : b;
+}
+double floatMinimum(double a, double b) {
+  if (std::isnan(a) || std::isnan(b)) return NAN;
+  if (a == b) return std::signbit(a) ? a : b;
+  return a < b ? a : b;
+}
 
 OpCategory opCategory(OpKind k) { return info(k).category; }
 std::string_view opName(OpKind k) { return info(k).name; }

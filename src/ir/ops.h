@@ -41,10 +41,18 @@ bool isElementwise(OpKind k);       // Unary, Binary or OtherElementwise
 bool isComparison(OpKind k);        // result is bool
 bool isPredicate(OpKind k);         // IsNan/IsInf/IsFinite: float in, bool out
 bool isLogical(OpKind k);           // LogicalNot/And/Or: bool in, bool out
+bool isFloatMath(OpKind k);         // Exp, Log, Sqrt, Rsqrt, Reciprocal, Tanh, Sin, Cos, Erf: float in
 
 // Evaluates an elementwise op (not Cast/Assign/AddN, which are trivial) on host
 // scalars. Operands must already have the op's input dtype; the result has dtype
 // `result`.
 Scalar evalElementwise(OpKind k, std::span<const Scalar> args, DType result);
+
+// Float Maximum / Minimum (and the max / min reductions): NaN if either operand is
+// NaN; of two zeros, Maximum gives +0 and Minimum -0 whatever their order, so that
+// results never depend on operand order or compiler flags. The device library
+// implements the same (pr_max / pr_min, polyred_dev::Max / Min).
+double floatMaximum(double a, double b);
+double floatMinimum(double a, double b);
 
 }  // namespace polyred

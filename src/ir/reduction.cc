@@ -72,11 +72,24 @@ DType defaultAccType(DType in) {
   }
 }
 
+DType accumulatorType(BuiltinCombiner c, DType in, DType out) {
+  if (c != BuiltinCombiner::Sum && c != BuiltinCombiner::Prod) return defaultAccType(in);
+  if (!isFloat(in)) return in == DType::Int64 || out == DType::Int64 || isFloat(out) ? DType::Int64 : DType::Int32;
+  return in == DType::Float64 || out == DType::Float64 ? DType::Float64 : DType::Float32;
+}
+
+bool accumulatorHolds(DType acc, DType out) {
+  if (out == DType::Bool) return true;
+  if (isFloat(out)) return acc == DType::Int64 || (isFloat(acc) && dtypeBytes(acc) >= dtypeBytes(out));
+  return isFloat(acc) || dtypeBytes(acc) >= dtypeBytes(out);
+}
+
 namespace {
-Reduction makeBinary(std::string name, OpKind op, DType in, Scalar identity) {
+Reduction makeBinary(std::string name, OpKind op, DType in, std::optional<DType> out, Scalar identity,
+                     BuiltinCombiner kind) {
   Reduction r;
   r.name = std::move(name);
-  r.accType = defaultAccType(in);
+  r.accType = accumulatorType(kind, in, out.value_or(in));
   r.combiner = ScalarExpr::apply(op, {ScalarExpr::argument(0), ScalarExpr::argument(1)});
   r.identity = identity.castTo(r.accType);
   return r;
@@ -106,15 +119,23 @@ Scalar highest(DType in) {
 }
 }  // namespace
 
-Reduction Reduction::sum(DType in) { return makeBinary("sum", OpKind::Add, in, Scalar::ofInt(DType::Int64, 0)); }
-Reduction Reduction::prod(DType in) { return makeBinary("prod", OpKind::Mul, in, Scalar::ofInt(DType::Int64, 1)); }
-Reduction Reduction::max(DType in) { return makeBinary("max", OpKind::Maximum, in, lowest(in)); }
-Reduction Reduction::min(DType in) { return makeBinary("min", OpKind::Minimum, in, highest(in)); }
-Reduction Reduction::logicalAnd(DType in) {
-  return makeBinary("and", OpKind::LogicalAnd, in, Scalar::ofInt(DType::Int64, 1));
+Reduction Reduction::sum(DType in, std::optional<DType> out) {
+  return makeBinary("sum", OpKind::Add, in, out, Scalar::ofInt(DType::Int64, 0), BuiltinCombiner::Sum);
 }
-Reduction Reduction::logicalOr(DType in) {
-  return makeBinary("or", OpKind::LogicalOr, in, Scalar::ofInt(DType::Int64, 0));
+Reduction Reduction::prod(DType in, std::optional<DType> out) {
+  return makeBinary("prod", OpKind::Mul, in, out, Scalar::ofInt(DType::Int64, 1), BuiltinCombiner::Prod);
+}
+Reduction Reduction::max(DType in, std::optional<DType> out) {
+  return makeBinary("max", OpKind::Maximum, in, out, lowest(in), BuiltinCombiner::Max);
+}
+Reduction Reduction::min(DType in, std::optional<DType> out) {
+  return makeBinary("min", OpKind::Minimum, in, out, highest(in), BuiltinCombiner::Min);
+}
+Reduction Reduction::logicalAnd(DType in, std::optional<DType> out) {
+  return makeBinary("and", OpKind::LogicalAnd, in, out, Scalar::ofInt(DType::Int64, 1), BuiltinCombiner::And);
+}
+Reduction Reduction::logicalOr(DType in, std::optional<DType> out) {
+  return makeBinary("or", OpKind::LogicalOr, in, out, Scalar::ofInt(DType::Int64, 0), BuiltinCombiner::Or);
 }
 
 BuiltinCombiner Reduction::builtin() const {

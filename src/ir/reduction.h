@@ -9,6 +9,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,13 +47,14 @@ struct Reduction {
   Scalar identity;         // combiner(identity, x) == x, in accType
   DType accType = DType::Float32;
 
-  // Built-in reductions for an input of dtype `in`; accType is defaultAccType(in).
-  static Reduction sum(DType in);
-  static Reduction prod(DType in);
-  static Reduction max(DType in);
-  static Reduction min(DType in);
-  static Reduction logicalAnd(DType in);
-  static Reduction logicalOr(DType in);
+  // Built-in reductions for an input of dtype `in` whose result is stored as `out`
+  // (default: `in`); accType is accumulatorType(combiner, in, out).
+  static Reduction sum(DType in, std::optional<DType> out = std::nullopt);
+  static Reduction prod(DType in, std::optional<DType> out = std::nullopt);
+  static Reduction max(DType in, std::optional<DType> out = std::nullopt);
+  static Reduction min(DType in, std::optional<DType> out = std::nullopt);
+  static Reduction logicalAnd(DType in, std::optional<DType> out = std::nullopt);
+  static Reduction logicalOr(DType in, std::optional<DType> out = std::nullopt);
 
   // Recognizes a + b, a * b, max(a,b), min(a,b), a && b, a || b (either argument order).
   BuiltinCombiner builtin() const;
@@ -62,5 +64,18 @@ struct Reduction {
 // float16/bfloat16 accumulate in float32; bool/int8/uint8 in int32 (exact for
 // sum and prod modulo wrapping to the output type, which is applied at the end).
 DType defaultAccType(DType in);
+
+// The accumulator of a built-in reduction of `in` stored as `out`. Max, min, and, or
+// are exact: defaultAccType(in). Sum and prod honour the wider of input and output:
+// integer inputs accumulate in int64 when the output is int64 or a float type (an
+// exact integer sum, rounded once), else in int32; float inputs in float64 when
+// input or output is float64, else in float32 (never narrower than float32).
+DType accumulatorType(BuiltinCombiner c, DType in, DType out);
+
+// Whether a reduction accumulating in `acc` can store its result as `out` without
+// having wrapped or rounded in a type narrower than `out`: an integer output needs an
+// integer accumulator at least as wide, or a float one (a float sum cast to ints); a
+// float output needs a float accumulator at least as wide, or int64.
+bool accumulatorHolds(DType acc, DType out);
 
 }  // namespace polyred
