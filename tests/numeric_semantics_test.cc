@@ -4,6 +4,8 @@
 // op, cast and exact reduction over NaN, infinities, signed zeros, denormals, ties and
 // out-of-range values (tests/edge_value_cases.h; the GPU half is in tests/gpu/).
 #include <cmath>
+#include <fstream>
+#include <iterator>
 #include <limits>
 #include <string>
 #include <vector>
@@ -200,4 +202,19 @@ TEST(EdgeValues, ReferenceAndLoweredCodeAgreeBitForBit) {
   }
   EXPECT_GT(cases, 250);
   EXPECT_GT(elements, 100000);
+}
+
+// docs/format.md is the documented definition of every op: it cannot silently miss one
+// that the reader accepts.
+TEST(FormatDoc, ListsEveryOp) {
+  std::ifstream in(std::string(POLYRED_SOURCE_DIR) + "/docs/format.md");
+  ASSERT_TRUE(in) << "docs/format.md is missing";
+  const std::string doc((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto listed = [&](std::string_view name) { return doc.find("`" + std::string(name) + "`") != std::string::npos; };
+  for (const CompositeOpName& op : compositeOpNames()) EXPECT_TRUE(listed(op.name)) << op.name;
+  for (const CompositeReduceName& op : compositeReduceNames()) EXPECT_TRUE(listed(op.name)) << op.name;
+  EXPECT_TRUE(listed("InplaceAssign"));
+  for (DType t : {DType::Bool, DType::Int8, DType::UInt8, DType::Int32, DType::Int64, DType::Float16, DType::BFloat16,
+                  DType::Float32, DType::Float64})
+    EXPECT_TRUE(listed(dtypeName(t))) << dtypeName(t);
 }

@@ -69,6 +69,16 @@ CheckMemory planCheckMemory(const CompiledGraph& c) {
   return m;
 }
 
+CheckMemory requireCheckMemory(const CompiledGraph& c, const ResourceLimits& limits, const std::string& what) {
+  const CheckMemory memory = planCheckMemory(c);
+  const int64_t limit = memoryLimit(limits);
+  if (memory.total() > limit)
+    throw Error(c.graph.sourceFile, "",
+                what + " would need about " + memory.toString() + " of host memory, more than the limit of " +
+                    formatBytes(limit) + " (--max-memory)");
+  return memory;
+}
+
 CpuCheckReport compareOutputs(const Graph& g, const std::vector<HostTensor>& got,
                               const std::vector<std::vector<bool>>& written, const std::vector<HostTensor>& expected,
                               PointReference* magnitudes) {
@@ -169,12 +179,7 @@ LoweredRun runLoweredOnCpu(const CompiledGraph& c, const std::vector<HostTensor>
 
 CpuCheckReport checkOnCpu(const CompiledGraph& c, const CpuCheckOptions& options) {
   const Graph& g = c.graph;
-  const CheckMemory memory = planCheckMemory(c);
-  const int64_t limit = memoryLimit(options.limits);
-  if (memory.total() > limit)
-    throw Error(g.sourceFile, "",
-                "the CPU check would need about " + memory.toString() + ", more than the limit of " +
-                    formatBytes(limit) + " (--max-memory)");
+  const CheckMemory memory = requireCheckMemory(c, options.limits, "the CPU check");
   Deadline deadline(options.limits.timeoutSeconds);
   deadline.setStage("making random inputs");
   std::vector<HostTensor> inputs = makeRandomInputs(g, options.seed);

@@ -45,6 +45,9 @@ struct CheckMemory {
 
 // What a check of `c` will allocate on the host (an upper bound).
 CheckMemory planCheckMemory(const CompiledGraph& c);
+// planCheckMemory(c), or Error (exit 2) with the figures when it exceeds the limit;
+// `what` names the work in the message ("the CPU check").
+CheckMemory requireCheckMemory(const CompiledGraph& c, const ResourceLimits& limits, const std::string& what);
 
 struct CpuCheckReport {
   bool ok = true;

@@ -86,12 +86,7 @@ GpuRunReport runOnGpu(const CompiledGraph& c, const GpuRunOptions& options) {
   DeviceInfo device = currentDevice();
   // The host holds what a CPU check holds (inputs, outputs, the reference), less the
   // executor; graphs past the full-reference size are compared on a sample.
-  const CheckMemory memory = planCheckMemory(c);
-  const int64_t limit = memoryLimit(options.limits);
-  if (memory.total() > limit)
-    throw Error(g.sourceFile, "",
-                "checking the GPU result would need about " + memory.toString() + " of host memory, more than the limit of " +
-                    formatBytes(limit) + " (--max-memory)");
+  const CheckMemory memory = requireCheckMemory(c, options.limits, "checking the GPU result");
   Deadline deadline(options.limits.timeoutSeconds);
   std::vector<HostTensor> inputs = makeRandomInputs(g, options.seed);
 
