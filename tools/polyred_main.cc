@@ -1,31 +1,28 @@
-// polyred: command-line driver.
-//
-//   polyred compile FILE... [--dump=STAGES] [--deterministic] [--nvrtc] [--arch=sm_XY] [--sms=N]
-//       print the generated CUDA and launch configuration (no GPU needed)
-//   polyred check FILE...   [--seed=N] [--max-points=N] [--deterministic] [--max-memory=SIZE] [--timeout=S]
-//       run the lowered kernels on the CPU and compare with the reference interpreter
-//   polyred run FILE...     [--seed=N] [--deterministic] [--no-time] [--iterations=N] [--json=OUT]
-//       compile, run on the GPU with random inputs, compare, print time and bandwidth;
-//       without a GPU: the CPU check, and a line saying the GPU part was skipped
-//   polyred corpus DIR      [--max-points=N] [--deterministic] [--min-compiled=N] [--nvrtc]
-//       every composite file under DIR: parse, compile, check; a summary at the end
+// polyred: command-line driver. `polyred help` and `polyred help COMMAND` describe the
+// commands, options, environment variables and exit codes (tools/cli.cc holds the
+// option tables); this file runs the commands.
 //
 // Exit codes (driver/outcome.h): 0 success, 1 a result did not match, 2 bad input or
-// usage (including sub-graphs outside polyred's scope and checks over their memory or
-// time budget), 3 internal error.
+// usage (including sub-graphs outside polyred's scope, checks over their memory or
+// time budget, and `run` without a GPU), 3 internal error.
 #include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
-#include <map>
+#include <iterator>
 #include <string>
 #include <vector>
 
+#include <isl/version.h>
+#include <nlohmann/json.hpp>
+#include <nvrtc.h>
+
+#include "cli.h"
 #include "driver/corpus.h"
 #include "driver/cpu_check.h"
 #include "driver/gpu_run.h"
 #include "driver/outcome.h"
-#include "driver/cpu_check.h"
 #include "driver/pipeline.h"
 #include "frontend/composite_reader.h"
 #include "runtime/executor.h"
@@ -34,116 +31,106 @@
 #include "support/error.h"
 #include "support/printable.h"
 
-#include <nlohmann/json.hpp>
+#ifndef POLYRED_VERSION
+#define POLYRED_VERSION "unknown"
+#endif
+#ifndef POLYRED_GIT_HASH
+#define POLYRED_GIT_HASH "unknown"
+#endif
 
 using namespace polyred;
+using cli::Args;
 
 namespace {
 
-constexpr Exit kOk = Exit::Ok, kMismatch = Exit::Mismatch, kBadInput = Exit::BadInput;
+std::string versionText() {
+  int major = 0, minor = 0;
+  nvrtcVersion(&major, &minor);
+  std::string why;
+  bool gpu = gpuAvailable(&why);
+  std::string isl = isl_version();
+  isl.erase(isl.find_last_not_of(" \n") + 1);
+  return std::string("polyred ") + POLYRED_VERSION + " (git " + POLYRED_GIT_HASH + ")\nNVRTC " +
+         std::to_string(major) + "." + std::to_string(minor) + ", CUDA headers " + std::to_string(CUDA_VERSION) +
+         "\n" + isl + "\nGPU: " + (gpu ? currentTarget().name : "none (" + why + ")") + "\n";
+}
 
-struct Args {
-  std::string command;
-  std::vector<std::string> files;
-  std::map<std::string, std::string> flags;  // --name=value or --name (value "")
+// A composite file, or standard input for "-".
+Graph readGraph(const std::string& file) {
+  if (file != "-") return readCompositeFile(file);
+  std::string text((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+  return parseComposite(text, "<stdin>");
+}
 
-  bool has(const std::string& f) const { return flags.count(f) > 0; }
-  std::string get(const std::string& f, const std::string& def) const {
-    auto it = flags.find(f);
-    return it == flags.end() ? def : it->second;
+std::string label(const std::string& file) { return file == "-" ? "<stdin>" : printable(file, 256); }
+
+class Timings {
+ public:
+  explicit Timings(bool on) : on_(on) {}
+  std::map<std::string, double>* sink() { return on_ ? &ms_ : nullptr; }
+  template <class F>
+  auto measure(const std::string& stage, F&& f) {
+    auto start = std::chrono::steady_clock::now();
+    auto result = f();
+    if (on_) ms_[stage] += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    return result;
   }
-  int64_t number(const std::string& f, int64_t def) const {
-    std::string v = get(f, "");
-    if (v.empty()) return def;
-    try {
-      return std::stoll(v);
-    } catch (const std::exception&) {
-      throw Error("", "", "--" + f + " expects a number, got '" + v + "'");
-    }
+  void print(const std::string& file) const {
+    if (!on_) return;
+    std::cerr << "polyred: " << label(file) << ": stage times:";
+    for (const auto& [stage, ms] : ms_) std::cerr << " " << stage << " " << std::fixed << std::setprecision(2) << ms << " ms";
+    std::cerr << "\n";
   }
+
+ private:
+  bool on_;
+  std::map<std::string, double> ms_;
 };
-
-const char* kUsage =
-    "usage: polyred <command> [options] FILE...\n"
-    "  compile FILE...  print generated CUDA + launch config  [--dump=STAGES] [--deterministic] [--nvrtc]\n"
-    "                   [--arch=sm_XY] [--sms=N]   STAGES: all or a comma list of graph,partition,binding,\n"
-    "                   schedule,ast,cuda\n"
-    "  check FILE...    CPU check of the lowered kernels  [--seed=N] [--max-points=N] [--deterministic]\n"
-    "  run FILE...      GPU run + check + timing  [--seed=N] [--deterministic] [--no-time] [--iterations=N]\n"
-    "                   [--json=OUT] (results as JSON)\n"
-    "  check and run:   [--max-memory=SIZE] host memory for inputs, outputs and the reference (default 3/4 of\n"
-    "                   the available memory; SIZE in bytes or with K/M/G/T), [--timeout=SECONDS] (default 300)\n"
-    "  corpus DIR       compile and check every composite file under DIR  [--max-points=N]\n"
-    "                   [--min-compiled=N] (fail if fewer files compile) [--nvrtc] (also to CUBIN)\n";
-
-Args parseArgs(int argc, char** argv) {
-  Args a;
-  for (int k = 1; k < argc; ++k) {
-    std::string s = argv[k];
-    if (s.rfind("--", 0) == 0) {
-      auto eq = s.find('=');
-      a.flags[s.substr(2, eq == std::string::npos ? std::string::npos : eq - 2)] =
-          eq == std::string::npos ? "" : s.substr(eq + 1);
-    } else if (a.command.empty()) {
-      a.command = s;
-    } else {
-      a.files.push_back(s);
-    }
-  }
-  return a;
-}
-
-CompileOptions compileOptions(const Args& a, const Target& target) {
-  CompileOptions o;
-  o.target = target;
-  o.deterministic = a.has("deterministic");
-  std::string dump = a.get("dump", "");
-  for (size_t start = 0; !dump.empty() && start <= dump.size();) {
-    size_t comma = dump.find(',', start);
-    std::string stage = dump.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    const auto& known = dumpStages();
-    if (stage != "all" && std::find(known.begin(), known.end(), stage) == known.end())
-      throw Error("", "", "unknown --dump stage '" + stage + "'");
-    o.dump.insert(stage);
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  o.dumpTo = &std::cout;
-  return o;
-}
 
 Target targetFromFlags(const Args& a) {
   Target t;
   std::string arch = a.get("arch", "");
   if (!arch.empty()) {
-    if (arch.size() < 5 || arch.rfind("sm_", 0) != 0 || !std::all_of(arch.begin() + 3, arch.end(), ::isdigit))
-      throw Error("", "", "--arch expects sm_XY, got '" + arch + "'");
-    int cc = std::stoi(arch.substr(3));
+    int cc = std::stoi(arch.substr(3));  // validated by cli::parse
     t.ccMajor = cc / 10;
     t.ccMinor = cc % 10;
     t.name = arch;
   }
-  t.smCount = static_cast<int>(a.number("sms", t.smCount));
+  t.smCount = static_cast<int>(a.integer("sms", t.smCount));
   return t;
 }
 
-// Runs `body` for one file, turning exceptions into messages and exit codes.
-template <class F>
-Exit guarded(const std::string& file, F&& body) {
-  return runGuarded(file, std::cerr, std::forward<F>(body));
+CompileOptions compileOptions(const Args& a, const Target& target, Timings& timings) {
+  CompileOptions o;
+  o.target = target;
+  o.deterministic = a.has("deterministic");
+  std::stringstream stages(a.get("dump", ""));
+  for (std::string stage; std::getline(stages, stage, ',');) o.dump.insert(stage);
+  o.dumpTo = &std::cout;
+  o.stageMillis = timings.sink();
+  return o;
 }
 
 ResourceLimits resourceLimits(const Args& a) {
   ResourceLimits l;
   if (a.has("max-memory")) l.maxMemoryBytes = parseByteSize(a.get("max-memory", ""));
-  l.timeoutSeconds = static_cast<double>(a.number("timeout", 300));
-  if (l.timeoutSeconds <= 0) throw Error("--timeout expects a positive number of seconds");
+  l.timeoutSeconds = static_cast<double>(a.integer("timeout", 300));
   return l;
 }
 
+// Runs `body` for one file, turning exceptions into messages and exit codes.
+template <class F>
+Exit guarded(const std::string& file, F&& body) {
+  return runGuarded(file == "-" ? "<stdin>" : file, std::cerr, std::forward<F>(body));
+}
+
+CompiledGraph compileFile(const std::string& file, const Args& a, const Target& target, Timings& timings) {
+  Graph g = timings.measure("parse", [&] { return readGraph(file); });
+  return compileGraph(g, compileOptions(a, target, timings));
+}
+
 void printLaunch(const CompiledGraph& c) {
-  for (size_t k = 0; k < c.program.kernels.size(); ++k) {
-    const KernelSpec& s = c.program.kernels[k];
+  for (const KernelSpec& s : c.program.kernels) {
     std::cout << "// launch " << s.name << ": grid (" << s.launch.grid[0] << "," << s.launch.grid[1] << ","
               << s.launch.grid[2] << ") block (" << s.launch.block[0] << "," << s.launch.block[1] << ","
               << s.launch.block[2] << ")";
@@ -155,79 +142,88 @@ void printLaunch(const CompiledGraph& c) {
 }
 
 Exit cmdCompile(const Args& a) {
-  Exit worst = kOk;
+  Exit worst = Exit::Ok;
   Target target = targetFromFlags(a);
-  for (const std::string& file : a.files) {
+  for (const std::string& file : a.files)
     worst = std::max(worst, guarded(file, [&] {
-      CompiledGraph c = compileGraph(readCompositeFile(file), compileOptions(a, target));
-      std::cout << "// " << printable(file, 256) << ": " << c.program.kernels.size() << " kernel(s)\n";
+      Timings timings(a.has("verbose"));
+      CompiledGraph c = compileFile(file, a, target, timings);
+      std::cout << "// " << label(file) << ": " << c.program.kernels.size() << " kernel(s)\n";
       printLaunch(c);
       if (!a.has("dump"))
         for (const KernelSpec& s : c.program.kernels) std::cout << s.source << "\n";
       if (a.has("nvrtc"))
         for (const KernelSpec& s : c.program.kernels) {
-          NvrtcResult r = compileCuda(s.source, s.name, target.ccMajor, target.ccMinor);
+          NvrtcResult r = timings.measure("nvrtc", [&] { return compileCuda(s.source, s.name, target.ccMajor, target.ccMinor); });
           std::cout << "// NVRTC: " << s.name << " -> " << r.cubin.size() << " bytes of CUBIN for " << target.name << "\n";
         }
-      return kOk;
+      timings.print(file);
+      return Exit::Ok;
     }));
-  }
   return worst;
 }
 
-Exit cpuCheck(const std::string& file, const CompiledGraph& c, const Args& a) {
-  CpuCheckOptions o;
-  o.seed = static_cast<uint64_t>(a.number("seed", 1));
-  o.maxPoints = a.number("max-points", o.maxPoints);
-  o.deterministic = a.has("deterministic");
-  o.limits = resourceLimits(a);
-  CpuCheckReport r = checkOnCpu(c, o);
-  std::cout << printable(file, 256) << ": CPU check of " << c.program.kernels.size() << " lowered kernel(s) "
-            << (r.ok ? "passed" : "FAILED") << (r.sampled ? " (sampled i-tiles)" : "") << "\n"
-            << r.message;
-  return r.ok ? kOk : kMismatch;
-}
-
 Exit cmdCheck(const Args& a) {
-  Exit worst = kOk;
+  Exit worst = Exit::Ok;
   Target target = targetFromFlags(a);
   for (const std::string& file : a.files)
     worst = std::max(worst, guarded(file, [&] {
-      return cpuCheck(file, compileGraph(readCompositeFile(file), compileOptions(a, target)), a);
+      Timings timings(a.has("verbose"));
+      CompiledGraph c = compileFile(file, a, target, timings);
+      CpuCheckOptions o;
+      o.seed = static_cast<uint64_t>(a.integer("seed", 1));
+      o.maxPoints = a.integer("max-points", o.maxPoints);
+      o.deterministic = a.has("deterministic");
+      o.limits = resourceLimits(a);
+      CpuCheckReport r = timings.measure("check", [&] { return checkOnCpu(c, o); });
+      std::cout << label(file) << ": CPU check of " << c.program.kernels.size() << " lowered kernel(s) "
+                << (r.ok ? "passed" : "FAILED") << (r.sampled ? " (sampled i-tiles)" : "") << "\n"
+                << r.message;
+      timings.print(file);
+      return r.ok ? Exit::Ok : Exit::Mismatch;
     }));
   return worst;
 }
 
 Exit cmdRun(const Args& a) {
   std::string why;
-  bool gpu = gpuAvailable(&why);
-  if (!gpu) std::cout << "polyred: no GPU (" << why << "): compiling and checking on the CPU; the GPU part is SKIPPED\n";
-  Target target = gpu ? currentTarget() : targetFromFlags(a);
-  if (gpu) std::cout << "device: " << target.name << ", " << target.smCount << " SMs\n";
-  Exit worst = kOk;
+  if (!gpuAvailable(&why)) {
+    std::cerr << "polyred: run needs a GPU and none is usable (" << printable(why, 400)
+              << "); 'polyred check FILE' runs the lowered kernels on the CPU\n";
+    return Exit::BadInput;
+  }
+  Target target = currentTarget();
+  std::cout << "device: " << target.name << ", " << target.smCount << " SMs\n";
+  Exit worst = Exit::Ok;
   nlohmann::json results = nlohmann::json::array();
   for (const std::string& file : a.files)
     worst = std::max(worst, guarded(file, [&] {
-      CompiledGraph c = compileGraph(readCompositeFile(file), compileOptions(a, target));
-      if (!gpu) return cpuCheck(file, c, a);
+      Timings timings(a.has("verbose"));
+      CompiledGraph c = compileFile(file, a, target, timings);
       GpuRunOptions o;
-      o.seed = static_cast<uint64_t>(a.number("seed", 1));
+      o.seed = static_cast<uint64_t>(a.integer("seed", 1));
       o.time = !a.has("no-time");
-      o.iterations = static_cast<int>(a.number("iterations", 50));
+      o.iterations = static_cast<int>(a.integer("iterations", 50));
       o.limits = resourceLimits(a);
-      GpuRunReport r = runOnGpu(c, o);
+      GpuRunReport r = timings.measure("gpu run", [&] { return runOnGpu(c, o); });
       results.push_back({{"file", file}, {"kernels", r.kernels}, {"ok", r.ok}, {"micros", r.micros},
                          {"bytes", r.bytes}, {"bitwise_repeatable", r.bitwiseRepeatable},
                          {"deterministic", a.has("deterministic")}});
-      std::cout << printable(file, 256) << ": " << r.kernels << " kernel(s), GPU result " << (r.ok ? "matches" : "DOES NOT MATCH")
+      std::cout << label(file) << ": " << r.kernels << " kernel(s), GPU result " << (r.ok ? "matches" : "DOES NOT MATCH")
                 << " the reference" << (r.bitwiseRepeatable ? "" : " (repeat launch differed bitwise)");
       if (o.time)
         std::cout << std::fixed << std::setprecision(2) << ", " << r.micros << " us, " << r.gbPerSecond() << " GB/s";
       std::cout << "\n" << r.check;
-      return r.ok ? kOk : kMismatch;
+      timings.print(file);
+      return r.ok ? Exit::Ok : Exit::Mismatch;
     }));
-  if (gpu && a.has("json")) {
-    std::ofstream(a.get("json", "")) << nlohmann::json{{"device", target.name}, {"results", results}}.dump(1) << "\n";
+  if (a.has("json")) {
+    std::ofstream out(a.get("json", ""));
+    out << nlohmann::json{{"device", target.name}, {"results", results}}.dump(1) << "\n";
+    if (!out) {
+      std::cerr << "polyred: cannot write " << printable(a.get("json", "")) << "\n";
+      return Exit::BadInput;
+    }
   }
   return worst;
 }
@@ -237,34 +233,44 @@ Exit cmdCorpus(const Args& a) {
   std::string why;
   o.gpu = gpuAvailable(&why);
   o.target = o.gpu ? currentTarget() : targetFromFlags(a);
-  o.maxPoints = a.number("max-points", 1 << 22);
+  o.maxPoints = a.integer("max-points", 1 << 22);
   o.deterministic = a.has("deterministic");
   o.nvrtc = a.has("nvrtc");
-  if (!o.gpu) std::cout << "polyred: no GPU (" << why << "): CPU checks only; the GPU part is SKIPPED\n";
+  if (!o.gpu) std::cout << "polyred: no GPU (" << printable(why, 400) << "): CPU checks only; the GPU part is SKIPPED\n";
   CorpusSummary s = runCorpus(a.files[0], o, std::cout);
   std::cout << s.toString();
   if (s.files == 0) throw Error(a.files[0], "", "no composite files (.info/.json) found");
-  int64_t minCompiled = a.number("min-compiled", 0);
+  int64_t minCompiled = a.integer("min-compiled", 0);
   if (s.compiled < minCompiled) {
     std::cout << "FAILED: " << s.compiled << " files compiled, expected at least " << minCompiled << "\n";
-    return kMismatch;
+    return Exit::Mismatch;
   }
-  return s.failures.empty() ? kOk : kMismatch;
+  return s.failures.empty() ? Exit::Ok : Exit::Mismatch;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  Args a = parseArgs(argc, argv);
+  Args a;
   try {
-    if (a.command == "compile" && !a.files.empty()) return static_cast<int>(cmdCompile(a));
-    if (a.command == "check" && !a.files.empty()) return static_cast<int>(cmdCheck(a));
-    if (a.command == "run" && !a.files.empty()) return static_cast<int>(cmdRun(a));
-    if (a.command == "corpus" && a.files.size() == 1) return static_cast<int>(cmdCorpus(a));
-  } catch (const Error& e) {
-    std::cerr << "polyred: " << e.what() << "\n" << kUsage;
-    return static_cast<int>(kBadInput);
+    a = cli::parse(argc, argv);
+    if (a.has("version")) {
+      std::cout << versionText();
+      return 0;
+    }
+    if (a.command.empty() || a.command == "help" || a.has("help")) {
+      std::string topic = a.command == "help" ? (a.files.empty() ? "" : a.files[0]) : a.command;
+      std::cout << cli::helpText(topic);
+      return 0;
+    }
+  } catch (const cli::UsageError& e) {
+    std::cerr << "polyred: " << e.what() << " (see 'polyred --help')\n";
+    return static_cast<int>(Exit::BadInput);
   }
-  std::cerr << kUsage;
-  return static_cast<int>(kBadInput);
+  Exit e = Exit::Internal;
+  if (a.command == "compile") e = cmdCompile(a);
+  else if (a.command == "check") e = cmdCheck(a);
+  else if (a.command == "run") e = cmdRun(a);
+  else if (a.command == "corpus") e = guarded(a.files[0], [&] { return cmdCorpus(a); });
+  return static_cast<int>(e);
 }

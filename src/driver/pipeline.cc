@@ -1,5 +1,6 @@
 #include "driver/pipeline.h"
 
+#include <chrono>
 #include <iostream>
 #include <sstream>
 
@@ -33,26 +34,36 @@ class Dumper {
 
 }  // namespace
 
+// Runs f, adding its wall time to (*millis)[stage] when timings are asked for.
+template <class F>
+auto timed(std::map<std::string, double>* millis, const std::string& stage, F&& f) {
+  auto start = std::chrono::steady_clock::now();
+  auto result = f();
+  if (millis) (*millis)[stage] += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
 CompiledGraph compileGraph(const Graph& g, const CompileOptions& options) {
   Dumper dump(options);
+  std::map<std::string, double>* ms = options.stageMillis;
   CompiledGraph c;
   c.graph = g;
   dump("graph", g.toString());
-  c.partition = partitionGraph(g, rowsFitOneBlock);
+  c.partition = timed(ms, "partition", [&] { return partitionGraph(g, rowsFitOneBlock); });
   dump("partition", c.partition.toString(g));
   for (const Temporary& t : c.partition.temporaries)
     c.program.temporaries.push_back({t.elements * dtypeBytes(t.dtype)});
   for (const KernelPlan& plan : c.partition.kernels) {
-    Vectorization vector = chooseVectorization(plan);
+    Vectorization vector = timed(ms, "binding", [&] { return chooseVectorization(plan); });
     KernelPlan perInstance = plan;  // a vectorized instance covers `width` elements
     (vector.axis == 'i' ? perInstance.M : perInstance.N) /= vector.width;
-    Binding b = chooseBinding(perInstance, options.target);
+    Binding b = timed(ms, "binding", [&] { return chooseBinding(perInstance, options.target); });
     dump("binding", plan.name + ": " + b.toString() +
                         (vector.width > 1 ? ", " + std::to_string(vector.width) + " elements per thread and step" : ""));
-    PolyKernel k = buildPolyKernel(plan, b, vector);
+    PolyKernel k = timed(ms, "schedule+ast", [&] { return buildPolyKernel(plan, b, vector); });
     dump("schedule", plan.name + ":\n" + k.scheduleTree);
     dump("ast", plan.name + ":\n" + k.islAst);
-    KernelSpec spec = emitCuda(g, k, CodegenOptions{options.deterministic});
+    KernelSpec spec = timed(ms, "cuda", [&] { return emitCuda(g, k, CodegenOptions{options.deterministic}); });
     dump("cuda", spec.source);
     c.program.kernels.push_back(std::move(spec));
     c.kernels.push_back(std::move(k));

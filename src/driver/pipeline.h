@@ -6,6 +6,7 @@
 #pragma once
 
 #include <iosfwd>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -23,6 +24,8 @@ struct CompileOptions {
   bool deterministic = false;
   std::set<std::string> dump;       // stage names to print
   std::ostream* dumpTo = nullptr;   // where dumps go (stderr if null)
+  // When set, each stage's wall time is added here in milliseconds (`polyred -v`).
+  std::map<std::string, double>* stageMillis = nullptr;
 };
 
 struct CompiledGraph {

@@ -32,6 +32,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <map>
@@ -611,11 +612,14 @@ Graph parseComposite(const std::string& jsonText, const std::string& fileLabel) 
 }
 
 Graph readCompositeFile(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw Error(path, "", "is a directory, not a composite file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(path, "", std::string("cannot open: ") + std::strerror(errno));
   std::ostringstream text;
   text << in.rdbuf();
   if (in.bad()) throw Error(path, "", "cannot read the file");
+  if (text.str().empty()) throw Error(path, "", "the file is empty");
   return parseComposite(text.str(), path);
 }
 

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Command-line conventions: every misuse a user can type exits 2 with one printable
+# line on stderr; help and --version go to stdout with exit 0.
+#   tests/cli_test.sh POLYRED_BINARY SOURCE_DIR
+set -u
+polyred=$1
+src=$2
+example="$src/examples/table2/sg09_sum_sum.json"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+: >"$tmp/empty.json"
+printf '{"op": "x"' >"$tmp/broken.json"
+failures=0 passed=0
+
+# expect_error DESCRIPTION ARGS...: exit 2, nothing on stdout, one line on stderr.
+expect_error() {
+  local what=$1
+  shift
+  "$polyred" "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
+  local rc=$? lines
+  lines=$(wc -l <"$tmp/err")
+  if [[ $rc -ne 2 || $lines -ne 1 || -s $tmp/out ]] || LC_ALL=C grep -q '[^[:print:]]' "$tmp/err"; then
+    echo "FAIL $what: exit $rc, $lines stderr line(s): $(head -c 300 "$tmp/err")"
+    failures=$((failures + 1))
+  else
+    passed=$((passed + 1))
+  fi
+}
+
+# expect_ok DESCRIPTION PATTERN ARGS...: exit 0 and PATTERN on stdout.
+expect_ok() {
+  local what=$1 pattern=$2
+  shift 2
+  "$polyred" "$@" >"$tmp/out" 2>"$tmp/err"
+  local rc=$?
+  if [[ $rc -ne 0 ]] || ! grep -q -- "$pattern" "$tmp/out"; then
+    echo "FAIL $what: exit $rc, stdout $(head -c 200 "$tmp/out")"
+    failures=$((failures + 1))
+  else
+    passed=$((passed + 1))
+  fi
+}
+
+expect_error "misspelled option" compile --determinstic "$example"
+grep -q "did you mean --deterministic" "$tmp/err" || { echo "FAIL no suggestion: $(cat "$tmp/err")"; failures=$((failures + 1)); }
+expect_error "unknown option" compile --bogus "$example"
+expect_error "misspelled command" compil "$example"
+grep -q "did you mean compile" "$tmp/err" || { echo "FAIL no command suggestion"; failures=$((failures + 1)); }
+expect_error "no command" --deterministic
+expect_error "no file" compile
+expect_error "missing file" compile "$tmp/missing.json"
+expect_error "empty file" compile "$tmp/empty.json"
+expect_error "directory" check "$tmp"
+expect_error "malformed file" compile "$tmp/broken.json"
+expect_error "bad --arch" compile --arch=sm9 "$example"
+expect_error "bad --sms" check --sms=0 "$example"
+expect_error "bad --seed" check --seed=-3 "$example"
+expect_error "bad --dump" compile --dump=graph,bogus "$example"
+expect_error "bad --max-memory" check --max-memory=12Q "$example"
+expect_error "bad --timeout" check --timeout=0 "$example"
+expect_error "value for a flag" compile --nvrtc=yes "$example"
+expect_error "flag without its value" check --seed "$example"
+expect_error "option of another command" compile --json=x.json "$example"
+expect_error "two corpus directories" corpus "$tmp" "$tmp"
+if "$polyred" --version | grep -q '^GPU: none'; then
+  expect_error "run without a GPU" run "$example"
+  expect_error "run --json without a GPU" run --json="$tmp/r.json" "$example"
+  [[ -e $tmp/r.json ]] && { echo "FAIL run wrote JSON without a GPU"; failures=$((failures + 1)); }
+fi
+expect_ok "--help" "usage: polyred" --help
+expect_ok "help COMMAND" "--max-memory" help check
+expect_ok "COMMAND --help" "--dump" compile --help
+expect_ok "--version" "^polyred [0-9]" --version
+expect_ok "stdin" "kernel(s)" compile - <"$example"
+"$polyred" compile - <"$example" >"$tmp/out" 2>&1 && grep -q "<stdin>: 1 kernel(s)" "$tmp/out" ||
+  { echo "FAIL reading standard input"; failures=$((failures + 1)); }
+expect_ok "-v" "kernel(s)" compile -v "$example"
+grep -q "stage times:.*partition" "$tmp/err" || { echo "FAIL -v printed no stage times"; failures=$((failures + 1)); }
+
+echo "cli: $passed passed, $failures failed"
+[[ $failures -eq 0 ]]

@@ -1,0 +1,235 @@
+#include "cli.h"
+
+#include <algorithm>
+#include <cctype>
+#include <sstream>
+
+#include "support/budget.h"
+#include "support/printable.h"
+
+namespace polyred::cli {
+
+namespace {
+
+enum class Takes { Nothing, Value };
+
+struct Option {
+  std::string_view name;
+  Takes takes;
+  std::string_view value;  // placeholder in help
+  std::string_view help;
+};
+
+// Every option once; commands list the ones they take.
+const Option kOptions[] = {
+    {"deterministic", Takes::Nothing, "", "bitwise-reproducible multi-block reductions (still one launch)"},
+    {"arch", Takes::Value, "sm_XY", "target architecture when no GPU is queried (default sm_90)"},
+    {"sms", Takes::Value, "N", "number of SMs the binding assumes (default 132)"},
+    {"dump", Takes::Value, "STAGES", "print the IR after stages: all, or a comma list of graph,partition,binding,schedule,ast,cuda"},
+    {"nvrtc", Takes::Nothing, "", "also compile every kernel to CUBIN through NVRTC"},
+    {"seed", Takes::Value, "N", "seed of the random inputs (default 1)"},
+    {"max-points", Takes::Value, "N", "CPU check: statement instances run, as whole tiles (default 1048576; 0 = all)"},
+    {"max-memory", Takes::Value, "SIZE", "host memory for inputs, outputs and the reference (default 3/4 of available; K/M/G/T)"},
+    {"timeout", Takes::Value, "SECONDS", "stop a check that runs longer, with exit 2 (default 300)"},
+    {"no-time", Takes::Nothing, "", "run without timing"},
+    {"iterations", Takes::Value, "N", "timed launches (default 50)"},
+    {"json", Takes::Value, "OUT", "write the results as JSON to OUT"},
+    {"min-compiled", Takes::Value, "N", "fail unless at least N files compile"},
+    {"verbose", Takes::Nothing, "", "print per-stage timings to stderr (also -v)"},
+    {"help", Takes::Nothing, "", "this help"},
+};
+
+struct Command {
+  std::string_view name, operands, summary;
+  std::vector<std::string_view> options;
+};
+
+const Command kCommands[] = {
+    {"compile", "FILE...", "print the generated CUDA and launch configuration (no GPU needed)",
+     {"dump", "deterministic", "nvrtc", "arch", "sms", "verbose", "help"}},
+    {"check", "FILE...", "run the lowered kernels on the CPU and compare them with the reference (no GPU needed)",
+     {"seed", "max-points", "deterministic", "max-memory", "timeout", "arch", "sms", "verbose", "help"}},
+    {"run", "FILE...", "run on the GPU with random inputs, compare with the reference, time (needs a GPU)",
+     {"seed", "deterministic", "no-time", "iterations", "json", "max-memory", "timeout", "verbose", "help"}},
+    {"corpus", "DIR", "compile and check every composite file under DIR, with a summary",
+     {"max-points", "deterministic", "min-compiled", "nvrtc", "arch", "sms", "help"}},
+    {"help", "[COMMAND]", "this overview, or one command's options", {}},
+};
+
+const Command* findCommand(const std::string& name) {
+  for (const Command& c : kCommands)
+    if (c.name == name) return &c;
+  return nullptr;
+}
+const Option* findOption(std::string_view name) {
+  for (const Option& o : kOptions)
+    if (o.name == name) return &o;
+  return nullptr;
+}
+
+std::string suggestionFor(const std::string& word, const std::vector<std::string>& names, const std::string& prefix) {
+  std::string best = closest(word, names);
+  return best.empty() ? "" : "; did you mean " + prefix + best + "?";
+}
+
+bool allDigits(const std::string& v) {
+  return !v.empty() && v.size() <= 18 && std::all_of(v.begin(), v.end(), [](unsigned char c) { return std::isdigit(c); });
+}
+
+void validate(const std::string& name, const std::string& v) {
+  auto bad = [&](const std::string& want) {
+    throw UsageError("--" + name + " expects " + want + ", got " + quotedName(v));
+  };
+  if (name == "arch") {
+    if (v.size() < 5 || v.size() > 7 || v.rfind("sm_", 0) != 0 || !allDigits(v.substr(3))) bad("sm_XY (e.g. sm_90)");
+    int cc = std::stoi(v.substr(3));
+    if (cc < 50 || cc > 199) bad("an architecture from sm_50 to sm_199");
+  } else if (name == "sms" || name == "iterations") {
+    if (!allDigits(v) || std::stoll(v) < 1 || std::stoll(v) > 100000) bad("a count from 1 to 100000");
+  } else if (name == "seed" || name == "max-points" || name == "min-compiled") {
+    if (!allDigits(v)) bad("a non-negative integer");
+  } else if (name == "max-memory") {
+    try {
+      parseByteSize(v);
+    } catch (const Error& e) {
+      throw UsageError("--max-memory: " + e.reason());
+    }
+  } else if (name == "timeout") {
+    if (!allDigits(v) || std::stoll(v) < 1) bad("a whole number of seconds, at least 1");
+  } else if (name == "dump") {
+    static const std::vector<std::string> stages = {"all", "graph", "partition", "binding", "schedule", "ast", "cuda"};
+    std::stringstream list(v);
+    std::string stage;
+    while (std::getline(list, stage, ','))
+      if (std::find(stages.begin(), stages.end(), stage) == stages.end())
+        throw UsageError("unknown --dump stage " + quotedName(stage) + suggestionFor(stage, stages, ""));
+    if (v.empty() || v.back() == ',') bad("a comma list of stages");
+  } else if (name == "json") {
+    if (v.empty()) bad("a file name");
+  }
+}
+
+}  // namespace
+
+std::string Args::get(const std::string& name, const std::string& fallback) const {
+  auto it = values.find(name);
+  return it == values.end() ? fallback : it->second;
+}
+
+int64_t Args::integer(const std::string& name, int64_t fallback) const {
+  auto it = values.find(name);
+  return it == values.end() ? fallback : std::stoll(it->second);
+}
+
+std::string closest(const std::string& word, const std::vector<std::string>& candidates) {
+  std::string best;
+  size_t bestDistance = std::max<size_t>(2, word.size() / 3) + 1;
+  for (const std::string& c : candidates) {
+    // Levenshtein distance, one row at a time.
+    std::vector<size_t> row(c.size() + 1);
+    for (size_t j = 0; j <= c.size(); ++j) row[j] = j;
+    for (size_t i = 1; i <= word.size(); ++i) {
+      size_t diagonal = row[0];
+      row[0] = i;
+      for (size_t j = 1; j <= c.size(); ++j) {
+        size_t up = row[j];
+        row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (word[i - 1] == c[j - 1] ? 0 : 1)});
+        diagonal = up;
+      }
+    }
+    if (row[c.size()] < bestDistance) {
+      bestDistance = row[c.size()];
+      best = c;
+    }
+  }
+  return best;
+}
+
+Args parse(int argc, char** argv) {
+  Args a;
+  std::vector<std::string> words(argv + 1, argv + argc);
+  for (const std::string& w : words) {
+    if (w == "-" || w.empty() || w[0] != '-') {  // the command, then operands
+      if (a.command.empty() && w != "-") a.command = w;
+      else a.files.push_back(w);
+      continue;
+    }
+    if (w == "-v") {
+      a.values["verbose"] = "";
+      continue;
+    }
+    if (w == "-h") {
+      a.values["help"] = "";
+      continue;
+    }
+    if (w.rfind("--", 0) != 0) throw UsageError("unknown option " + quotedName(w));
+    size_t eq = w.find('=');
+    std::string name = w.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+    if (name == "version") {
+      a.values["version"] = "";
+      continue;
+    }
+    const Option* o = findOption(name);
+    if (!o) {
+      std::vector<std::string> names = {"version"};
+      for (const Option& each : kOptions) names.emplace_back(each.name);
+      throw UsageError("unknown option --" + printable(name) + suggestionFor(name, names, "--"));
+    }
+    if (o->takes == Takes::Nothing && eq != std::string::npos)
+      throw UsageError("--" + name + " takes no value");
+    if (o->takes == Takes::Value && eq == std::string::npos)
+      throw UsageError("--" + name + " needs a value: --" + name + "=" + std::string(o->value));
+    std::string value = eq == std::string::npos ? "" : w.substr(eq + 1);
+    validate(name, value);
+    a.values[name] = value;
+  }
+  if (a.has("version") || (a.command.empty() && a.has("help"))) return a;
+  if (a.command.empty()) throw UsageError("no command given");
+  const Command* c = findCommand(a.command);
+  if (!c) {
+    std::vector<std::string> names;
+    for (const Command& each : kCommands) names.emplace_back(each.name);
+    throw UsageError("unknown command " + quotedName(a.command) + suggestionFor(a.command, names, ""));
+  }
+  if (a.has("help") || a.command == "help") return a;
+  for (const auto& [name, value] : a.values)
+    if (std::find(c->options.begin(), c->options.end(), name) == c->options.end())
+      throw UsageError(a.command + " does not take --" + name);
+  if (a.files.empty()) throw UsageError(a.command + " needs " + std::string(c->operands));
+  if (a.command == "corpus" && a.files.size() != 1) throw UsageError("corpus takes one directory");
+  return a;
+}
+
+std::string helpText(const std::string& command) {
+  std::ostringstream os;
+  if (command.empty()) {
+    os << "usage: polyred <command> [options] FILE...\n\n"
+          "polyred compiles fused deep-learning sub-graphs (composite JSON) into CUDA reduction kernels.\n\n"
+          "commands:\n";
+    for (const Command& c : kCommands) os << "  " << c.name << " " << c.operands << "\n      " << c.summary << "\n";
+    os << "\nFILE '-' reads standard input. 'polyred help COMMAND' lists a command's options.\n"
+          "--version prints the version, git hash, NVRTC and isl versions.\n";
+  } else {
+    const Command* c = findCommand(command);
+    if (!c) throw UsageError("unknown command " + quotedName(command));
+    os << "usage: polyred " << c->name << " [options] " << c->operands << "\n  " << c->summary << "\n";
+    if (!c->options.empty()) os << "\noptions:\n";
+    for (std::string_view name : c->options) {
+      const Option& o = *findOption(name);
+      std::string head = "--" + std::string(o.name) + (o.takes == Takes::Value ? "=" + std::string(o.value) : "");
+      os << "  " << head << std::string(head.size() < 22 ? 22 - head.size() : 1, ' ') << o.help << "\n";
+    }
+  }
+  os << "\nenvironment:\n"
+        "  POLYRED_CACHE_DIR      on-disk kernel cache (default $XDG_CACHE_HOME/polyred or ~/.cache/polyred)\n"
+        "  POLYRED_DISABLE_CACHE  1: no on-disk cache\n"
+        "  POLYRED_DUMP_CUDA      a directory: every kernel's CUDA source is written there when compiled by NVRTC\n"
+        "  POLYRED_DEVICE         GPU index (default 0)\n"
+        "  POLYRED_CUDA_ROOT      CUDA toolkit for NVRTC's headers (default /usr/local/cuda)\n"
+        "\nexit codes:\n"
+        "  0 success   1 a result did not match the reference\n"
+        "  2 bad input, usage, out of scope, over a budget, or no GPU for 'run'   3 internal error (a polyred bug)\n";
+  return os.str();
+}
+
+}  // namespace polyred::cli
