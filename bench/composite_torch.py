@@ -1,6 +1,6 @@
 """Translate an AKG/MindSpore composite JSON sub-graph into a PyTorch function.
 
-Adapted from ../shared/bench/composite_torch.py (our team's shared reference), with
+Adapted from the team's reference composite_torch.py, with
 the semantics of src/frontend/composite_reader.cc:
 
 - ReduceAll / ReduceAny are logical and / or over the given axes (not "any != 0");

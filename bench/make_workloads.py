@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Write the paper's single-operator benchmark cases as composite JSON files.
 
-The cases are those of ../shared/bench/suite.py single_ops(): eleven shapes (all-,
+The cases are those of the team's reference suite single_ops(): eleven shapes (all-,
 x-, y- and mixed reductions), each reduced with
 
     sum f32, sum f16 (f16 output), sum i32 (int32 output), max f32, max f16,

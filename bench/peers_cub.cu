@@ -17,7 +17,7 @@
 // compute) runs on the f32/f16 sum and max cases. The transposes are ours and their
 // time is counted: CUB has no strided (column) reduction.
 //
-// Method (../shared/bench/METHOD.md): inputs are random and never zero (bool 99.9%
+// Method (docs/method.md): inputs are random and never zero (bool 99.9%
 // true, ints in [-100, 100)); temporary storage is allocated before timing; all the
 // launches of one call are captured in a CUDA graph; per timed call the L2 is flushed
 // (256 MiB memset), then events around one replay; the median of N (>= 50) calls.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Time PyTorch eager and torch.compile on composite JSON files, per ../shared/bench/METHOD.md.
+"""Time PyTorch eager and torch.compile on composite JSON files, per docs/method.md.
 
     peers_torch.py --manifest M --out OUT.jsonl [--groups G,..] [--compile-groups G,..]
                    [--iterations 50] [--budget-s S] [--case-timeout-s S]

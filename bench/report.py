@@ -14,7 +14,7 @@ compile_times.json and env.json; any of the last five may be missing. OUTDIR get
   speedup.png    polyred's speedup over each peer per case        (needs matplotlib)
   bandwidth.png  achieved bandwidth against bytes moved, with the read ceiling
 
-Definitions (../shared/bench/METHOD.md): bytes = inputs read + outputs written, counted
+Definitions (docs/method.md): bytes = inputs read + outputs written, counted
 once (polyred's count where it ran); GB/s = bytes / time; SoL = bytes / read ceiling +
 launch floor, the ceiling being the best large f32 sum of the run (torch or CUB) and the
 floor the fastest trivial kernel of the run; SoL efficiency = SoL / polyred time;
@@ -383,7 +383,7 @@ def header_lines(inp, ceil):
                      f"launch floor {ceil['launch_floor_us']:.2f} us ({ceil['launch_floor_impl']}); measured in this run")
     else:
         lines.append("- read ceiling and launch floor: not measured (no peer ran): SoL is not computed")
-    lines.append("- method: ../shared/bench/METHOD.md (L2 flush, events around one CUDA-graph replay, median of 50); "
+    lines.append("- method: docs/method.md (L2 flush, events around one CUDA-graph replay, median of 50); "
                  "SoL = bytes / ceiling + floor; x PEER = peer time / polyred time; times in microseconds")
     return lines
 

@@ -4,7 +4,7 @@
 #   bash bench/run_all.sh OUTDIR
 #
 # Measures polyred and its peers (PyTorch eager, torch.compile, CUB, cuDNN) in the same
-# run, on the same files, with the method of ../shared/bench/METHOD.md, and writes into
+# run, on the same files, with the method of docs/method.md, and writes into
 # OUTDIR: tables.md, results.json, speedup.png, bandwidth.png, summary.txt and
 # raw.tar.gz (every raw result and log). See docs/benchmarks.md.
 #
@@ -21,7 +21,7 @@
 #   report     bench/report.py: tables, plots, gaps to the targets, summary (printed last)
 #
 # Environment (defaults in brackets):
-#   POLYRED_BIN [build/tools/polyred]   CORPUS_DIR [../shared/corpus/akg]
+#   POLYRED_BIN [build/tools/polyred]   CORPUS_DIR [tests/data/akg]
 #   WORK_DIR [/tmp/polyred-bench]       raw results, logs and compiler caches
 #   STAGES [all of the above]           a comma list, to rerun part of a run in WORK_DIR
 #   TOTAL_BUDGET_S [480]                the torch stages get what is left of it
@@ -47,7 +47,7 @@ mkdir -p "$OUTDIR"
 OUTDIR=$(cd "$OUTDIR" && pwd)
 
 export POLYRED_BIN=$(realpath -m "${POLYRED_BIN:-build/tools/polyred}")
-CORPUS_DIR=$(realpath -m "${CORPUS_DIR:-../shared/corpus/akg}")
+CORPUS_DIR=$(realpath -m "${CORPUS_DIR:-tests/data/akg}")
 WORK=$(realpath -m "${WORK_DIR:-/tmp/polyred-bench}")
 STAGES=${STAGES:-workloads,manifest,build,ctimes,polyred,cub,warm,torch,report}
 TOTAL_BUDGET_S=${TOTAL_BUDGET_S:-480}

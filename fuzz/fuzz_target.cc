@@ -4,7 +4,7 @@
 //   cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DPOLYRED_FUZZER=ON \
 //         -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined"
 //   ninja -C build-fuzz polyred_fuzz_target
-//   build-fuzz/fuzz/polyred_fuzz_target -max_len=200000 -timeout=30 CORPUS_COPY/ ../shared/corpus/akg/*/
+//   build-fuzz/fuzz/polyred_fuzz_target -max_len=200000 -timeout=30 CORPUS_COPY/ tests/data/akg/*/
 //
 // Anything other than success, a mismatch-free check or polyred::Error (exit 2) is a
 // finding: libFuzzer reports the crash, the sanitizer report or the abort below.

@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh >/dev/null
 
-corpus="${POLYRED_CORPUS_DIR:-../shared/corpus/akg}"
+corpus=tests/data/akg
 flags="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
       -DPOLYRED_CUDA_ROOT="${POLYRED_CUDA_ROOT:-/usr/local/cuda}" \
@@ -17,10 +17,6 @@ ninja -C build-asan polyred polyred_fuzz_batch
 
 export ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-if [[ ! -d "$corpus" ]]; then
-  echo "sanitize: no corpus at $corpus: SKIPPED" >&2
-  exit 0
-fi
 echo "sanitize: CPU check of the corpus under ASan+UBSan"
 ./build-asan/tools/polyred corpus "$corpus" --max-points=100000 --min-compiled=260 | tail -n 12
 echo "sanitize: mutation batch under ASan+UBSan"

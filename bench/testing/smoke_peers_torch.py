@@ -4,7 +4,7 @@
     python3 bench/testing/smoke_peers_torch.py [CORPUS_DIR]
 
 Runs the timing run and one warm worker of peers_torch.py over every workload file
-(the single ops, examples/table2, and the corpus when given or at ../shared/corpus/akg)
+(the single ops, examples/table2, and the corpus when given or at tests/data/akg)
 with torch replaced by torch_shape_stub (shapes and dtypes only, no values). Fails if
 any in-scope file's translation raises (a missing op, a wrong reshape or axis, ...) or
 if a record lacks a field report.py reads. Files polyred does not compile are left out

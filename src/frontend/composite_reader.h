@@ -1,5 +1,5 @@
 // AKG/MindSpore "composite" JSON frontend: takes the text of one fused sub-graph as
-// MindSpore's graph-kernel fusion dumps it (format: ../shared/corpus/akg/README.md)
+// MindSpore's graph-kernel fusion dumps it (format: tests/data/akg/README.md)
 // and gives a verified Graph.
 //
 // Malformed or inconsistent input throws polyred::Error naming the file, the op (as

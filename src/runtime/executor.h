@@ -1,7 +1,7 @@
 // Running generated code on the GPU. Takes a Program from codegen plus raw device
 // pointers and a caller's CUDA stream; gives device discovery, loaded programs that
 // launch without host synchronization or memsets, device buffers for tools and tests,
-// and the CUDA-graph timing of ../shared/bench/METHOD.md.
+// and the CUDA-graph timing of docs/method.md.
 //
 // Everything here starts on machines without a GPU: the driver is loaded on first use,
 // and calls that need a GPU throw NoGpuError saying why there is none.
@@ -89,7 +89,7 @@ class CompiledProgram {
   std::unique_ptr<State> state_;
 };
 
-// Median time in microseconds of `enqueue`'s work, per ../shared/bench/METHOD.md: warms
+// Median time in microseconds of `enqueue`'s work, per docs/method.md: warms
 // up (3 eager calls), captures one call into a CUDA graph, then per timed replay flushes
 // the L2 (256 MiB cuMemsetD8Async), records an event, replays the graph and records an
 // event. A null `stream` (the legacy default stream, which cannot be captured) means a
