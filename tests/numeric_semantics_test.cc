@@ -16,6 +16,7 @@
 #include "driver/pipeline.h"
 #include "edge_value_cases.h"
 #include "frontend/builder.h"
+#include "frontend/composite_expansions.h"
 #include "frontend/composite_reader.h"
 #include "frontend/composite_writer.h"
 #include "interp/point_reference.h"
@@ -214,6 +215,7 @@ TEST(FormatDoc, ListsEveryOp) {
   for (const CompositeOpName& op : compositeOpNames()) EXPECT_TRUE(listed(op.name)) << op.name;
   for (const CompositeReduceName& op : compositeReduceNames()) EXPECT_TRUE(listed(op.name)) << op.name;
   EXPECT_TRUE(listed("InplaceAssign"));
+  for (std::string_view name : expandedOpNames()) EXPECT_TRUE(listed(name)) << name;
   for (DType t : {DType::Bool, DType::Int8, DType::UInt8, DType::Int32, DType::Int64, DType::Float16, DType::BFloat16,
                   DType::Float32, DType::Float64})
     EXPECT_TRUE(listed(dtypeName(t))) << dtypeName(t);

@@ -44,6 +44,7 @@
 #include <nlohmann/json.hpp>
 
 #include "frontend/builder.h"
+#include "frontend/composite_expansions.h"
 #include "support/error.h"
 #include "support/printable.h"
 
@@ -164,7 +165,7 @@ Shape reducedShape(const Shape& in, const std::vector<int64_t>& axes, bool keepD
   return out;
 }
 
-class Reader {
+class Reader : public ExpansionSink {
  public:
   explicit Reader(std::string file) : file_(std::move(file)) {}
 
@@ -424,7 +425,8 @@ class Reader {
     op_ = name + " #" + std::to_string(index);
     const CompositeReduceName* reduce = findNamed(kReduceNames, name);
     const CompositeOpName* plain = findNamed(kOpNames, name);
-    if (!reduce && !plain && name != "InplaceAssign") rejectOp(name);
+    const bool expanded = isExpandedOp(name);
+    if (!reduce && !plain && !expanded && name != "InplaceAssign") rejectOp(name);
 
     const Attrs attrs = readAttrs(op);
     std::vector<TensorId> ins;
@@ -433,6 +435,7 @@ class Reader {
     const TensorDesc out = readOutputDesc(op);
     if (reduce) readReduce(reduce->combiner, attrs, ins, out);
     else if (plain) readPlain(plain->kind, attrs, ins, out);
+    else if (expanded) readExpanded(name, attrs, ins, out);
     else readInplaceAssign(attrs, ins, out);
   }
 
@@ -529,6 +532,51 @@ class Reader {
     Node reshape;
     reshape.kind = OpKind::Reshape;
     reshape.inputs = {addNode(std::move(n), scalar)};
+    addNode(std::move(reshape), out);
+  }
+
+  // ---- ops computed by expansion (frontend/composite_expansions) ----
+
+  const Tensor& tensor(TensorId id) const override { return g_.tensor(id); }
+  TensorId constant(double value, DType t) override {
+    Tensor c;
+    c.name = freshName(op_ + " constant");
+    c.dtype = t;
+    c.role = TensorRole::Constant;
+    c.constant = Scalar::convert(value, t);
+    return defineTensor(std::move(c));
+  }
+  TensorId add(Node n, Shape shape, DType t) override {
+    TensorDesc d{freshName(op_ + " " + std::string(opName(n.kind))), std::move(shape), t, std::nullopt};
+    return addNode(std::move(n), d);
+  }
+
+  void readExpanded(const std::string& name, const Attrs& attrs, const std::vector<TensorId>& ins,
+                    const TensorDesc& out) {
+    ExpansionAttrs e;
+    if (!ins.empty()) {
+      const Json* axis = attr(attrs, "axis");
+      e.axisGiven = axis && !(axis->is_array() && axis->empty());
+      e.axes = readAxes(attrs, g_.tensor(ins[0]).shape.size());
+    }
+    const Json* keep = attr(attrs, "keep_dims");
+    e.keepDims = keep && readBool(*keep, "keep_dims");
+    Node last;
+    try {
+      last = expandOp(name, ins, e, *this, op_);
+    } catch (const Error& err) {
+      throw err.inFile(file_);
+    }
+    const Shape shape = expandedShape(last, *this);
+    if (shape == out.shape) {
+      addNode(std::move(last), out);
+      return;
+    }
+    if (!shape.empty() || out.shape != Shape{1})
+      fail("output is declared " + toString(out.shape) + " but " + name + " computes " + toString(shape));
+    Node reshape;  // a full reduction declared [1], as for ReduceSum
+    reshape.kind = OpKind::Reshape;
+    reshape.inputs = {add(std::move(last), {}, out.dtype)};
     addNode(std::move(reshape), out);
   }
 

@@ -1,0 +1,121 @@
+#include "frontend/composite_expansions.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "frontend/composite_reader.h"
+#include "support/error.h"
+
+namespace polyred {
+
+namespace {
+
+constexpr std::string_view kExpanded[] = {"ReduceMean", "ReLU",    "Square",     "Sigmoid", "Softplus",
+                                          "GeLU",       "Softmax", "LogSoftmax"};
+
+bool isHalf(DType t) { return t == DType::Float16 || t == DType::BFloat16; }
+
+// Emits nodes for one expansion, in the compute type (float32 for 16-bit floats).
+class Expansion {
+ public:
+  Expansion(ExpansionSink& sink, const std::string& op) : sink_(sink), op_(op) {}
+
+  const Tensor& info(TensorId t) const { return sink_.tensor(t); }
+
+  Node node(OpKind k, std::vector<TensorId> ins) const {
+    Node n;
+    n.kind = k;
+    n.name = op_;
+    n.inputs = std::move(ins);
+    return n;
+  }
+  // An elementwise node over operands of one dtype (numpy broadcasting).
+  TensorId apply(OpKind k, std::vector<TensorId> ins) {
+    Shape shape = info(ins[0]).shape;
+    for (TensorId in : ins) shape = *broadcastShapes(shape, info(in).shape);
+    DType t = isComparison(k) ? DType::Bool : info(ins[0]).dtype;
+    return sink_.add(node(k, std::move(ins)), shape, t);
+  }
+  TensorId scalar(double v, TensorId like) { return sink_.constant(v, info(like).dtype); }
+  TensorId cast(TensorId x, DType t) {
+    if (info(x).dtype == t) return x;
+    return sink_.add(node(OpKind::Cast, {x}), info(x).shape, t);
+  }
+  TensorId reduce(TensorId x, BuiltinCombiner c, const std::vector<int64_t>& axes, bool keepDims) {
+    Node n = node(OpKind::Reduce, {x});
+    n.axes = axes;
+    n.keepDims = keepDims;
+    n.reduction = builtinReduction(c, info(x).dtype);
+    Shape shape;
+    for (size_t d = 0; d < info(x).shape.size(); ++d) {
+      bool reduced = std::find(axes.begin(), axes.end(), static_cast<int64_t>(d)) != axes.end();
+      if (!reduced) shape.push_back(info(x).shape[d]);
+      else if (keepDims) shape.push_back(1);
+    }
+    return sink_.add(std::move(n), shape, info(x).dtype);
+  }
+  ExpansionSink& sink_;
+  std::string op_;
+};
+
+}  // namespace
+
+std::span<const std::string_view> expandedOpNames() { return kExpanded; }
+
+bool isExpandedOp(std::string_view name) {
+  return std::find(std::begin(kExpanded), std::end(kExpanded), name) != std::end(kExpanded);
+}
+
+Node expandOp(std::string_view name, const std::vector<TensorId>& ins, const ExpansionAttrs& attrs,
+              ExpansionSink& sink, const std::string& op) {
+  Expansion e(sink, op);
+  if (ins.size() != 1)
+    throw Error("", op, std::string(name) + " takes 1 input, got " + std::to_string(ins.size()));
+  const TensorId x0 = ins[0];
+  const DType t = e.info(x0).dtype;
+  if (name == "ReLU") return e.node(OpKind::Maximum, {x0, e.scalar(0, x0)});
+  if (name == "Square") return e.node(OpKind::Mul, {x0, x0});
+  if (!isFloat(t)) throw Error("", op, std::string(name) + " takes a float input, got " + std::string(dtypeName(t)));
+  const TensorId x = isHalf(t) ? e.cast(x0, DType::Float32) : x0;
+  const DType ct = e.info(x).dtype;
+  Node last;  // the node computing the result, in the compute type ct
+  if (name == "Sigmoid") {
+    TensorId ex = e.apply(OpKind::Exp, {e.apply(OpKind::Neg, {x})});
+    last = e.node(OpKind::Reciprocal, {e.apply(OpKind::Add, {e.scalar(1, x), ex})});
+  } else if (name == "Softplus") {
+    last = e.node(OpKind::Log, {e.apply(OpKind::Add, {e.scalar(1, x), e.apply(OpKind::Exp, {x})})});
+  } else if (name == "GeLU") {
+    TensorId cube = e.apply(OpKind::Mul, {e.apply(OpKind::Mul, {x, x}), x});
+    TensorId inner = e.apply(OpKind::Add, {x, e.apply(OpKind::Mul, {e.scalar(0.044715, x), cube})});
+    TensorId th = e.apply(OpKind::Tanh, {e.apply(OpKind::Mul, {e.scalar(std::sqrt(2 / M_PI), x), inner})});
+    TensorId half = e.apply(OpKind::Mul, {e.scalar(0.5, x), x});
+    last = e.node(OpKind::Mul, {half, e.apply(OpKind::Add, {e.scalar(1, x), th})});
+  } else if (name == "ReduceMean") {
+    int64_t n = 1;
+    for (int64_t a : attrs.axes) n *= e.info(x).shape[static_cast<size_t>(a)];
+    TensorId sum = e.reduce(x, BuiltinCombiner::Sum, attrs.axes, attrs.keepDims);
+    last = e.node(OpKind::Div, {sum, e.scalar(static_cast<double>(n), x)});
+  } else {  // Softmax, LogSoftmax: over `axis` (default the last), shapes kept
+    std::vector<int64_t> axes = attrs.axes;
+    if (!attrs.axisGiven) axes = {static_cast<int64_t>(e.info(x).shape.size()) - 1};
+    TensorId shifted = e.apply(OpKind::Sub, {x, e.reduce(x, BuiltinCombiner::Max, axes, true)});
+    TensorId ex = e.apply(OpKind::Exp, {shifted});
+    TensorId sum = e.reduce(ex, BuiltinCombiner::Sum, axes, true);
+    last = name == "Softmax" ? e.node(OpKind::Div, {ex, sum})
+                             : e.node(OpKind::Sub, {shifted, e.apply(OpKind::Log, {sum})});
+  }
+  if (ct == t) return last;
+  // Computed in float32: the last node becomes an intermediate, rounded once by a Cast.
+  Shape shape = e.info(last.inputs[0]).shape;
+  for (TensorId in : last.inputs) shape = *broadcastShapes(shape, e.info(in).shape);
+  return e.node(OpKind::Cast, {sink.add(std::move(last), shape, ct)});
+}
+
+Shape expandedShape(const Node& last, const ExpansionSink& sink) {
+  Shape shape = sink.tensor(last.inputs[0]).shape;
+  if (last.kind == OpKind::Cast) return shape;
+  for (TensorId in : last.inputs) shape = *broadcastShapes(shape, sink.tensor(in).shape);
+  return shape;
+}
+
+}  // namespace polyred

@@ -1,0 +1,54 @@
+// MindSpore ops that polyred computes by expansion into its primitives: the ops users
+// write first (ReduceMean, ReLU, Sigmoid, Softmax, ...). The expansion is ordinary
+// graph nodes, so it is fused like any other producer and shows in --dump=graph.
+//
+// Takes the op name, its operands and its axis attributes; emits the intermediate
+// nodes through an ExpansionSink (the composite reader) and gives back the last node,
+// which the reader adds under the op's declared output. Semantics (docs/format.md):
+//   ReduceMean(x, axis, keep_dims)  ReduceSum / n (16-bit floats in float32)
+//   ReLU(x)          Maximum(x, 0)            Square(x)   x * x
+//   Sigmoid(x)       1 / (1 + Exp(-x))        Softplus(x) Log(1 + Exp(x))
+//   GeLU(x)          0.5 x (1 + Tanh(sqrt(2/pi) (x + 0.044715 x^3)))  (MindSpore's)
+//   Softmax(x, axis)     Exp(x - max) / sum(Exp(x - max))   over `axis` (default -1)
+//   LogSoftmax(x, axis)  x - max - Log(sum(Exp(x - max)))
+// Float math on float16/bfloat16 operands is done in float32 and rounded once at the
+// end, as the frameworks do.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace polyred {
+
+class ExpansionSink {
+ public:
+  virtual ~ExpansionSink() = default;
+  virtual const Tensor& tensor(TensorId id) const = 0;
+  virtual TensorId constant(double value, DType t) = 0;     // a scalar constant
+  virtual TensorId add(Node n, Shape shape, DType t) = 0;   // an intermediate tensor
+};
+
+struct ExpansionAttrs {
+  std::vector<int64_t> axes;  // normalized; every axis when the attribute is absent or empty
+  bool axisGiven = false;     // the op carried a non-empty "axis"
+  bool keepDims = false;
+};
+
+// The ops this file expands, and whether `name` is one.
+std::span<const std::string_view> expandedOpNames();
+bool isExpandedOp(std::string_view name);
+
+// The final node of the expansion of `name` (not yet added), its inputs emitted
+// through `sink`. Throws Error (naming `op`) on a wrong operand count or dtype.
+Node expandOp(std::string_view name, const std::vector<TensorId>& ins, const ExpansionAttrs& attrs,
+              ExpansionSink& sink, const std::string& op);
+
+// The shape the final node computes (elementwise: its operands broadcast).
+Shape expandedShape(const Node& last, const ExpansionSink& sink);
+
+}  // namespace polyred
