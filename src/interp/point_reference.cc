@@ -20,17 +20,6 @@ struct Element {
 double finiteOrZero(double v) { return std::isfinite(v) ? std::fabs(v) : 0.0; }
 double magnitudeOfValue(const Scalar& v) { return finiteOrZero(v.asDouble()); }
 
-
-std::vector<int64_t> rowMajorStrides(const Shape& s) {
-  std::vector<int64_t> strides(s.size());
-  int64_t step = 1;
-  for (size_t d = s.size(); d-- > 0;) {
-    strides[d] = step;
-    step *= s[d];
-  }
-  return strides;
-}
-
 // How an operand's flat index follows from its consumer's: the consumer's flat index
 // k has digits k / outStride[d] % extent[d]; the operand index is the sum of the
 // digits times `strides` (0 along broadcast dims). `identity` skips all that.

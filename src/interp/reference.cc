@@ -48,16 +48,6 @@ struct Values {
   }
 };
 
-std::vector<int64_t> rowMajorStrides(const Shape& s) {
-  std::vector<int64_t> strides(s.size());
-  int64_t step = 1;
-  for (size_t d = s.size(); d-- > 0;) {
-    strides[d] = step;
-    step *= s[d];
-  }
-  return strides;
-}
-
 // Strides that read `v` broadcast (numpy, right-aligned) to `target`.
 std::vector<int64_t> broadcastStrides(const Values& v, const Shape& target) {
   std::vector<int64_t> strides(target.size(), 0);

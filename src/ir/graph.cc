@@ -20,6 +20,16 @@ int64_t numElements(const Shape& s) {
   return n;
 }
 
+std::vector<int64_t> rowMajorStrides(const Shape& s) {
+  std::vector<int64_t> strides(s.size());
+  int64_t step = 1;
+  for (size_t d = s.size(); d-- > 0;) {
+    strides[d] = step;
+    step *= s[d];
+  }
+  return strides;
+}
+
 std::string toString(const Shape& s) {
   std::string r = "[";
   for (size_t i = 0; i < s.size(); ++i) r += (i ? "," : "") + std::to_string(s[i]);

@@ -85,6 +85,9 @@ class Graph {
   std::string toString() const;
 };
 
+// The strides of a row-major tensor of shape `s` (the last dimension's is 1).
+std::vector<int64_t> rowMajorStrides(const Shape& s);
+
 // Shape of a broadcast between two shapes (numpy rules, right-aligned); nullopt if
 // they are incompatible.
 std::optional<Shape> broadcastShapes(const Shape& a, const Shape& b);
