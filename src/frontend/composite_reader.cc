@@ -616,10 +616,10 @@ class Reader : public ExpansionSink {
       checkMatches(it->second, d);
       g_.outputs.push_back({it->second, writeTarget(it->second)});
     }
-    for (const auto& [written, dst] : writes_) {
+    for (const auto& write : writes_) {  // (result, destination); clang cannot capture a structured binding
       bool listed = std::any_of(g_.outputs.begin(), g_.outputs.end(),
-                                [&](const Output& o) { return o.tensor == written; });
-      if (!listed) g_.outputs.push_back({written, dst});
+                                [&](const Output& o) { return o.tensor == write.first; });
+      if (!listed) g_.outputs.push_back({write.first, write.second});
     }
   }
 
