@@ -32,6 +32,7 @@
 #include "driver/outcome.h"
 #include "driver/pipeline.h"
 #include "frontend/composite_reader.h"
+#include "fuzz/code_checks.h"
 #include "fuzz/mutator.h"
 #include "runtime/nvrtc.h"
 #include "support/printable.h"
@@ -89,20 +90,6 @@ std::vector<std::string> seedTexts(const std::string& dir) {
   return texts;
 }
 
-// The source without its // comments (the only place user text may appear).
-std::string codeTokens(const std::string& source) {
-  std::istringstream in(source);
-  std::string line, out;
-  while (std::getline(in, line)) out += line.substr(0, line.find("//")) + "\n";
-  return out;
-}
-
-bool plainAscii(const std::string& s) {
-  for (char c : s)
-    if (c != '\n' && (c < 0x20 || c > 0x7e)) return false;
-  return true;
-}
-
 // The graph with every name replaced by a neutral one of polyred's choosing.
 Graph renamed(Graph g) {
   g.name = "graph";
@@ -115,11 +102,11 @@ Graph renamed(Graph g) {
 // What went wrong with the generated code of one compiled graph, or "".
 std::string codeProblem(const Graph& g, const CompiledGraph& c, const CompileOptions& co) {
   for (const KernelSpec& k : c.program.kernels)
-    if (!plainAscii(k.source)) return "kernel " + k.name + " holds a byte that is not printable ASCII";
+    if (!fuzz::plainAscii(k.source)) return "kernel " + k.name + " holds a byte that is not printable ASCII";
   CompiledGraph neutral = compileGraph(renamed(g), co);
   if (neutral.program.kernels.size() != c.program.kernels.size()) return "renaming changed the kernel count";
   for (size_t k = 0; k < c.program.kernels.size(); ++k)
-    if (codeTokens(c.program.kernels[k].source) != codeTokens(neutral.program.kernels[k].source))
+    if (fuzz::withoutComments(c.program.kernels[k].source) != fuzz::withoutComments(neutral.program.kernels[k].source))
       return "a name changed the code of kernel " + c.program.kernels[k].name;
   return "";
 }

@@ -13,6 +13,7 @@
 #include "frontend/builder.h"
 #include "frontend/composite_reader.h"
 #include "frontend/composite_writer.h"
+#include "fuzz/code_checks.h"
 #include "fuzz/mutator.h"
 #include "interp/compare.h"
 #include "interp/point_reference.h"
@@ -22,6 +23,8 @@
 #include "support/printable.h"
 
 using namespace polyred;
+using fuzz::plainAscii;
+using fuzz::withoutComments;
 
 namespace {
 
@@ -45,25 +48,6 @@ Graph withNames(Graph g, const std::vector<std::string>& names) {
   for (size_t t = 0; t < g.tensors.size(); ++t) g.tensors[t].name = names[t % names.size()] + "#" + std::to_string(t);
   for (size_t n = 0; n < g.nodes.size(); ++n) g.nodes[n].name = names[(n + 1) % names.size()];
   return g;
-}
-
-std::string withoutComments(const std::string& source) {
-  std::string out;
-  size_t start = 0;
-  while (start < source.size()) {
-    size_t end = source.find('\n', start);
-    if (end == std::string::npos) end = source.size();
-    std::string line = source.substr(start, end - start);
-    out += line.substr(0, line.find("//")) + "\n";
-    start = end + 1;
-  }
-  return out;
-}
-
-bool plainAscii(const std::string& s) {
-  for (char c : s)
-    if (c != '\n' && (c < 0x20 || c > 0x7e)) return false;
-  return true;
 }
 
 }  // namespace
