@@ -160,5 +160,58 @@ TEST(NvrtcKernels, UserDefinedCombiner) {
   }
 }
 
+// Index arithmetic: the kernel's index type is chosen once from an interval analysis
+// of its expressions, and isl's helpers (floord, min, max) take operands of mixed
+// widths. Every permutation of a [64,3,64,160] transpose (isl's simplified offsets
+// overflow int32 in intermediate terms: a vgg16 shape that once failed in NVRTC with
+// "no instance of polyred_floord" for (long long, int)), then shapes whose flat size
+// crosses 2^31 and whose strides need 64-bit products, in every form. The small ones
+// also pass the CPU check; the large ones are compiled only (their inputs are GBs).
+TEST(NvrtcKernels, WideIndexShapes) {
+  std::vector<int64_t> perm = {0, 1, 2, 3};
+  do {
+    GraphBuilder b("transpose");
+    b.output(b.transpose(b.input("x", DType::Float32, {64, 3, 64, 160}), perm));
+    CompiledGraph c = compile(b.build(), false);
+    std::string what = "transpose [64,3,64,160] perm [" + std::to_string(perm[0]) + "," + std::to_string(perm[1]) +
+                       "," + std::to_string(perm[2]) + "," + std::to_string(perm[3]) + "]";
+    expectNvrtcCompiles(c, what);
+    if (perm == std::vector<int64_t>{2, 0, 3, 1} || perm == std::vector<int64_t>{3, 0, 2, 1}) {
+      EXPECT_TRUE(c.kernels.at(0).index64) << what << ": intermediate terms leave int32";
+      expectCpuCheckPasses(c, false, what);
+    }
+  } while (std::next_permutation(perm.begin(), perm.end()));
+
+  const int64_t big = (int64_t{1} << 16) + 3, wide = (int64_t{1} << 15) + 5;  // big * wide > 2^31
+  struct Large {
+    const char* what;
+    Shape shape;
+    std::vector<int64_t> axes;  // empty: a transpose instead of a reduction
+  };
+  const Large cases[] = {{"transpose [big, wide]", {big, wide}, {}},
+                         {"transpose [3, big, wide]", {3, big, wide}, {}},
+                         {"all-reduce", {big, wide}, {0, 1}},
+                         {"x-reduce", {big, wide}, {1}},
+                         {"y-reduce", {big, wide}, {0}},
+                         {"interleaved reduce", {5, big, 7, wide / 7 + 1}, {0, 2}}};
+  for (const Large& l : cases) {
+    for (DType t : {DType::Float16, DType::Float32, DType::Int64}) {
+      GraphBuilder b("wide");
+      Value x = b.input("x", t, l.shape);
+      if (l.axes.empty()) {
+        std::vector<int64_t> reversed(l.shape.size());
+        for (size_t d = 0; d < reversed.size(); ++d) reversed[d] = int64_t(reversed.size() - 1 - d);
+        b.output(b.transpose(x, reversed));
+      } else {
+        b.output(b.reduceSum(b.binary(OpKind::Mul, x, x), l.axes));
+      }
+      std::string what = std::string(l.what) + " " + std::string(dtypeName(t));
+      CompiledGraph c = compile(b.build(), false);
+      EXPECT_TRUE(c.kernels.at(0).index64) << what << ": the flat size passes 2^31";
+      expectNvrtcCompiles(c, what);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace polyred

@@ -8,11 +8,25 @@
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
 
-// Floor division for isl's fdiv_q (any signs).
-template <class T>
-__device__ __forceinline__ T polyred_floord(T a, T b) {
-  T q = a / b;
-  return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q;
+// Index helpers for isl's AST expressions. Operands may mix widths (a 64-bit
+// iterator and a 32-bit literal or subexpression): each computes in the common type
+// of its operands, as the built-in operators do, so no call depends on deduction of
+// one template parameter from two different types.
+template <class A, class B>
+__device__ __forceinline__ auto polyred_floord(A a, B b) -> decltype(a / b) {  // isl's fdiv_q, any signs
+  using T = decltype(a / b);
+  const T n = a, d = b, q = n / d;
+  return (q * d != n && ((n < 0) != (d < 0))) ? q - 1 : q;
+}
+template <class A, class B>
+__device__ __forceinline__ auto polyred_min(A a, B b) -> decltype(a + b) {
+  using T = decltype(a + b);
+  return (T)a < (T)b ? (T)a : (T)b;
+}
+template <class A, class B>
+__device__ __forceinline__ auto polyred_max(A a, B b) -> decltype(a + b) {
+  using T = decltype(a + b);
+  return (T)a > (T)b ? (T)a : (T)b;
 }
 
 // --- fitting a computed value to its declared dtype --------------------------------

@@ -27,8 +27,8 @@ std::string toC(const AstExpr& e) {
     case Op::PDivR:
     case Op::ZDivR: return binary(e, "%");
     case Op::FloorDiv: return call("polyred_floord", e);
-    case Op::Min: return call("min", e);
-    case Op::Max: return call("max", e);
+    case Op::Min: return call("polyred_min", e);
+    case Op::Max: return call("polyred_max", e);
     case Op::Eq: return binary(e, "==");
     case Op::Le: return binary(e, "<=");
     case Op::Lt: return binary(e, "<");
