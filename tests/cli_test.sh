@@ -74,6 +74,11 @@ expect_ok "--version" "^polyred [0-9]" --version
 expect_ok "stdin" "kernel(s)" compile - <"$example"
 "$polyred" compile - <"$example" >"$tmp/out" 2>&1 && grep -q "<stdin>: 1 kernel(s)" "$tmp/out" ||
   { echo "FAIL reading standard input"; failures=$((failures + 1)); }
+expect_error "bad --max-launches" corpus --max-launches=one "$src/tests/data/akg"
+expect_error "missing --launch-exceptions file" corpus --max-launches=1 --launch-exceptions="$tmp/none" "$src/tests/data/akg"
+parallel=$(ls "$src"/tests/data/akg/deep_fm/level0/*more_parallel_12715892079844483091*)
+expect_ok "--dump=launches" "7 parts (horizontal fusion)" compile --dump=launches "$parallel"
+expect_ok "--no-horizontal-fusion" "7 kernel(s)" compile --no-horizontal-fusion "$parallel"
 expect_ok "-v" "kernel(s)" compile -v "$example"
 grep -q "stage times:.*partition" "$tmp/err" || { echo "FAIL -v printed no stage times"; failures=$((failures + 1)); }
 

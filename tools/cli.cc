@@ -4,6 +4,7 @@
 #include <cctype>
 #include <sstream>
 
+#include "driver/pipeline.h"
 #include "support/budget.h"
 #include "support/printable.h"
 
@@ -25,7 +26,8 @@ const Option kOptions[] = {
     {"deterministic", Takes::Nothing, "", "bitwise-reproducible multi-block reductions (still one launch)"},
     {"arch", Takes::Value, "sm_XY", "target architecture when no GPU is queried (default sm_90)"},
     {"sms", Takes::Value, "N", "number of SMs the binding assumes (default 132)"},
-    {"dump", Takes::Value, "STAGES", "print the IR after stages: all, or a comma list of graph,partition,binding,schedule,ast,cuda"},
+    {"dump", Takes::Value, "STAGES", "print the IR after stages: all, or a comma list of graph,partition,binding,schedule,ast,cuda,launches"},
+    {"no-horizontal-fusion", Takes::Nothing, "", "launch independent kernels one after another instead of as one kernel"},
     {"nvrtc", Takes::Nothing, "", "also compile every kernel to CUBIN through NVRTC"},
     {"seed", Takes::Value, "N", "seed of the random inputs (default 1)"},
     {"max-points", Takes::Value, "N", "CPU check: statement instances run, as whole tiles (default 1048576; 0 = all)"},
@@ -35,6 +37,8 @@ const Option kOptions[] = {
     {"iterations", Takes::Value, "N", "timed launches (default 50)"},
     {"json", Takes::Value, "OUT", "write the results as JSON to OUT"},
     {"min-compiled", Takes::Value, "N", "fail unless at least N files compile"},
+    {"max-launches", Takes::Value, "N", "fail if a file needs more than N launches, unless --launch-exceptions lists it"},
+    {"launch-exceptions", Takes::Value, "FILE", "files allowed more launches: one path (relative to DIR) per line, # comments"},
     {"verbose", Takes::Nothing, "", "print per-stage timings to stderr (also -v)"},
     {"help", Takes::Nothing, "", "this help"},
 };
@@ -46,13 +50,16 @@ struct Command {
 
 const Command kCommands[] = {
     {"compile", "FILE...", "print the generated CUDA and launch configuration (no GPU needed)",
-     {"dump", "deterministic", "nvrtc", "arch", "sms", "verbose", "help"}},
+     {"dump", "deterministic", "no-horizontal-fusion", "nvrtc", "arch", "sms", "verbose", "help"}},
     {"check", "FILE...", "run the lowered kernels on the CPU and compare them with the reference (no GPU needed)",
-     {"seed", "max-points", "deterministic", "max-memory", "timeout", "arch", "sms", "verbose", "help"}},
+     {"seed", "max-points", "deterministic", "no-horizontal-fusion", "max-memory", "timeout", "arch", "sms", "verbose",
+      "help"}},
     {"run", "FILE...", "run on the GPU with random inputs, compare with the reference, time (needs a GPU)",
-     {"seed", "deterministic", "no-time", "iterations", "json", "max-memory", "timeout", "verbose", "help"}},
+     {"seed", "deterministic", "no-horizontal-fusion", "no-time", "iterations", "json", "max-memory", "timeout", "verbose",
+      "help"}},
     {"corpus", "DIR", "compile and check every composite file under DIR, with a summary",
-     {"max-points", "deterministic", "min-compiled", "nvrtc", "arch", "sms", "help"}},
+     {"max-points", "deterministic", "no-horizontal-fusion", "min-compiled", "max-launches", "launch-exceptions", "nvrtc",
+      "arch", "sms", "help"}},
     {"help", "[COMMAND]", "this overview, or one command's options", {}},
 };
 
@@ -86,7 +93,7 @@ void validate(const std::string& name, const std::string& v) {
     if (cc < 50 || cc > 199) bad("an architecture from sm_50 to sm_199");
   } else if (name == "sms" || name == "iterations") {
     if (!allDigits(v) || std::stoll(v) < 1 || std::stoll(v) > 100000) bad("a count from 1 to 100000");
-  } else if (name == "seed" || name == "max-points" || name == "min-compiled") {
+  } else if (name == "seed" || name == "max-points" || name == "min-compiled" || name == "max-launches") {
     if (!allDigits(v)) bad("a non-negative integer");
   } else if (name == "max-memory") {
     try {
@@ -97,14 +104,15 @@ void validate(const std::string& name, const std::string& v) {
   } else if (name == "timeout") {
     if (!allDigits(v) || std::stoll(v) < 1) bad("a whole number of seconds, at least 1");
   } else if (name == "dump") {
-    static const std::vector<std::string> stages = {"all", "graph", "partition", "binding", "schedule", "ast", "cuda"};
+    std::vector<std::string> stages = dumpStages();
+    stages.insert(stages.begin(), "all");
     std::stringstream list(v);
     std::string stage;
     while (std::getline(list, stage, ','))
       if (std::find(stages.begin(), stages.end(), stage) == stages.end())
         throw UsageError("unknown --dump stage " + quotedName(stage) + suggestionFor(stage, stages, ""));
     if (v.empty() || v.back() == ',') bad("a comma list of stages");
-  } else if (name == "json") {
+  } else if (name == "json" || name == "launch-exceptions") {
     if (v.empty()) bad("a file name");
   }
 }

@@ -104,6 +104,7 @@ CompileOptions compileOptions(const Args& a, const Target& target, Timings& timi
   CompileOptions o;
   o.target = target;
   o.deterministic = a.has("deterministic");
+  o.horizontalFusion = !a.has("no-horizontal-fusion");
   std::stringstream stages(a.get("dump", ""));
   for (std::string stage; std::getline(stages, stage, ',');) o.dump.insert(stage);
   o.dumpTo = &std::cout;
@@ -236,6 +237,9 @@ Exit cmdCorpus(const Args& a) {
   o.maxPoints = a.integer("max-points", 1 << 22);
   o.deterministic = a.has("deterministic");
   o.nvrtc = a.has("nvrtc");
+  o.horizontalFusion = !a.has("no-horizontal-fusion");
+  if (a.has("max-launches")) o.maxLaunches = static_cast<int>(a.integer("max-launches", 1));
+  if (a.has("launch-exceptions")) o.launchExceptions = readLaunchExceptions(a.get("launch-exceptions", ""));
   if (!o.gpu) std::cout << "polyred: no GPU (" << printable(why, 400) << "): CPU checks only; the GPU part is SKIPPED\n";
   CorpusSummary s = runCorpus(a.files[0], o, std::cout);
   std::cout << s.toString();

@@ -22,6 +22,27 @@ struct CodegenOptions {
 
 KernelSpec emitCuda(const Graph& g, const PolyKernel& k, const CodegenOptions& options);
 
+// What every generated translation unit includes: the device library.
+inline constexpr const char* kDeviceLibraryIncludes =
+    "#include \"polyred_elementwise.cuh\"\n#include \"polyred_reduce.cuh\"\n\n";
+
+// One kernel written as a part of a horizontally fused kernel (codegen/horizontal_fusion.h):
+// `code` defines namespace polyred_part<part> with its combiners and
+// `__device__ void run(bx, by, params...)`, which runs the kernel's block (bx, by) on a
+// flat block of BX * BY threads. `params` are run's pointer parameters after bx, by;
+// workspace parameters index `workspaces`.
+struct KernelPart {
+  struct Param {
+    KernelParam param;
+    std::string declaration;  // "const float* __restrict__ in0"
+    std::string name;         // "in0"
+  };
+  std::string code;
+  std::vector<Param> params;
+  std::vector<WorkspaceSpec> workspaces;
+};
+KernelPart emitCudaPart(const Graph& g, const PolyKernel& k, const CodegenOptions& options, int part);
+
 // Expression helpers shared with tests: the C++ compute type of a dtype, and an
 // elementwise op applied to already-emitted operand expressions.
 std::string computeType(DType t);

@@ -36,12 +36,21 @@ struct KernelParam {
   int index = 0;  // into Graph::inputs / Graph::outputs / KernelSpec::workspaces / Program::temporaries
 };
 
+// One kernel of the partition inside a horizontally fused launch: it runs on blocks
+// [firstBlock, firstBlock + blocks) of blockIdx.x.
+struct LaunchPart {
+  std::string kernel;  // the partition's kernel name (KernelPlan::name)
+  int64_t firstBlock = 0;
+  int64_t blocks = 0;
+};
+
 struct KernelSpec {
   std::string name;    // the __global__ function's name in `source`
   std::string source;  // complete CUDA C++ translation unit for NVRTC
   LaunchConfig launch;
   std::vector<KernelParam> params;  // the kernel's pointer arguments, in order
   std::vector<WorkspaceSpec> workspaces;
+  std::vector<LaunchPart> parts;  // empty unless several kernels share this launch
 };
 
 struct Program {

@@ -8,9 +8,9 @@
 //   - combiners Sum, Prod, Max, Min (NaN-propagating on floats, like torch.amax), And,
 //     Or (logical, 0/1), with combiner_kind<Op> naming them; a user combiner is any
 //     functor `T operator()(T, T) const` (associative and commutative);
-//   - block reductions over threadIdx.x, threadIdx.y or the whole block, for any
-//     BX x BY block of 1..1024 threads (index arithmetic in polyred_reduce_layout.cuh),
-//     and "allreduce" forms that leave the total in every thread of the row/column;
+//   - block reductions along x, along y or over the whole block, for any BX x BY block
+//     of 1..1024 threads (index arithmetic in polyred_reduce_layout.cuh), and
+//     "allreduce" forms that leave the total in every thread of the row/column;
 //   - cross-block combining inside one launch (atomic or deterministic) that needs no
 //     memset: see "Protocol" below;
 //   - 16-byte (or narrower) vector loads.
@@ -170,6 +170,20 @@ template <class T> struct combiner_kind<Or<T>> { static constexpr CombinerKind v
 template <class Op> inline constexpr CombinerKind combiner_kind_v = combiner_kind<Op>::value;
 
 // ---------------------------------------------------------------------------------
+// Thread coordinates. A kernel (or a part of a horizontally fused kernel) is written
+// for a BX x BY block and launched with blocks of exactly BX * BY threads, shaped
+// (BX, BY, 1) or flat (BX * BY, 1, 1): parts of different shapes that share one launch
+// all run on flat blocks. Both give the same linear index, from which every function
+// here takes x = t % BX and y = t / BX from it.
+
+template <int BX>
+__device__ __forceinline__ int thread_linear() { return static_cast<int>(threadIdx.y * BX + threadIdx.x); }
+template <int BX>
+__device__ __forceinline__ int thread_x() { return thread_linear<BX>() % BX; }
+template <int BX>
+__device__ __forceinline__ int thread_y() { return thread_linear<BX>() / BX; }
+
+// ---------------------------------------------------------------------------------
 // Warp-level trees (the lane arithmetic is in polyred_reduce_layout.cuh).
 
 // Xor butterfly over aligned groups of Width lanes (a power of two <= 32); `mask` names
@@ -235,17 +249,17 @@ __device__ __forceinline__ T reduce_rows(T v, Op op, T* smem, int t) {
 
 }  // namespace detail
 
-// Combines v over threadIdx.x for each threadIdx.y; the result is valid in the threads
-// with threadIdx.x == 0. All threads of the block (blockDim == (BX, BY, 1)) must call it.
+// Combines v along x for each y; the result is valid in the threads with x == 0. All
+// threads of the block (BX * BY of them) must call it.
 template <class T, class Op, int BX, int BY>
 __device__ __forceinline__ T block_reduce_x(T v, Op op, T* smem) {
   POLYRED_CHECK_ACCUMULATOR(T);
   POLYRED_CHECK_BLOCK_SHAPE(BX, BY);
-  return detail::reduce_rows<T, Op, BX, BY, true>(v, op, smem, static_cast<int>(threadIdx.y * BX + threadIdx.x));
+  return detail::reduce_rows<T, Op, BX, BY, true>(v, op, smem, thread_linear<BX>());
 }
 
-// Combines v over threadIdx.y for each threadIdx.x; the result is valid in the threads
-// with threadIdx.y == 0. All threads of the block (blockDim == (BX, BY, 1)) must call it.
+// Combines v along y for each x; the result is valid in the threads with y == 0. All
+// threads of the block (BX * BY of them) must call it.
 template <class T, class Op, int BX, int BY>
 __device__ __forceinline__ T block_reduce_y(T v, Op op, T* smem) {
   POLYRED_CHECK_ACCUMULATOR(T);
@@ -254,9 +268,9 @@ __device__ __forceinline__ T block_reduce_y(T v, Op op, T* smem) {
   if constexpr (BY == 1) {
     return v;
   } else if constexpr (!C.staged()) {
-    return detail::reduce_rows<T, Op, BY, BX, true>(v, op, smem, static_cast<int>(threadIdx.y));
+    return detail::reduce_rows<T, Op, BY, BX, true>(v, op, smem, thread_y<BX>());
   } else {
-    const int x = threadIdx.x, y = threadIdx.y, t = y * BX + x;
+    const int t = thread_linear<BX>(), x = t % BX, y = t / BX;
     __syncthreads();  // the previous user of smem is done with it
     smem[C.store_slot(x, y)] = v;
     __syncthreads();
@@ -269,12 +283,12 @@ __device__ __forceinline__ T block_reduce_y(T v, Op op, T* smem) {
 }
 
 // Combines v over all threads of the block; the result is valid in thread (0, 0).
-// All threads of the block (blockDim == (BX, BY, 1)) must call it.
+// All threads of the block (BX * BY of them) must call it.
 template <class T, class Op, int BX, int BY>
 __device__ __forceinline__ T block_reduce_all(T v, Op op, T* smem) {
   POLYRED_CHECK_ACCUMULATOR(T);
   POLYRED_CHECK_BLOCK_SHAPE(BX, BY);
-  return detail::reduce_rows<T, Op, BX * BY, 1, true>(v, op, smem, static_cast<int>(threadIdx.y * BX + threadIdx.x));
+  return detail::reduce_rows<T, Op, BX * BY, 1, true>(v, op, smem, thread_linear<BX>());
 }
 
 // Row-resident kernels: like block_reduce_x / block_reduce_y, but every thread of the
@@ -289,18 +303,18 @@ __device__ __forceinline__ T block_allreduce_x(T v, Op op, T* smem, T* totals) {
     return block_reduce_x<T, Op, BX, BY>(v, op, smem);
   } else {
     v = block_reduce_x<T, Op, BX, BY>(v, op, smem);
-    if (threadIdx.x == 0) totals[threadIdx.y] = v;
+    if (thread_x<BX>() == 0) totals[thread_y<BX>()] = v;
     __syncthreads();
-    return totals[threadIdx.y];
+    return totals[thread_y<BX>()];
   }
 }
 
 template <class T, class Op, int BX, int BY>
 __device__ __forceinline__ T block_allreduce_y(T v, Op op, T* smem, T* totals) {
   v = block_reduce_y<T, Op, BX, BY>(v, op, smem);
-  if (threadIdx.y == 0) totals[threadIdx.x] = v;
+  if (thread_y<BX>() == 0) totals[thread_x<BX>()] = v;
   __syncthreads();
-  return totals[threadIdx.x];
+  return totals[thread_x<BX>()];
 }
 
 // ---------------------------------------------------------------------------------
@@ -354,7 +368,8 @@ __device__ __forceinline__ bool block_arrive_last(unsigned* ticket, unsigned exp
   __shared__ unsigned last_flag;
   __threadfence();
   __syncthreads();
-  if (threadIdx.x == 0 && threadIdx.y == 0) last_flag = arrive_last(ticket, expected) ? 1u : 0u;
+  if (threadIdx.x == 0 && threadIdx.y == 0)  // linear thread 0 in both block shapes
+    last_flag = arrive_last(ticket, expected) ? 1u : 0u;
   __syncthreads();
   const bool last = last_flag != 0u;
   if (last) __threadfence();
@@ -385,24 +400,23 @@ __device__ __forceinline__ T fold_strided(const T* partials, int n, int first, i
 // with a fixed assignment and tree; the result is valid in thread (0, 0).
 template <class T, class Op, int BX, int BY>
 __device__ __forceinline__ T combine_partials_fixed_order(const T* partials, int n, T identity, Op op, T* smem) {
-  const int t = threadIdx.y * BX + threadIdx.x;
-  const T acc = detail::fold_strided(partials, n, t, BX * BY, identity, op);
+  const T acc = detail::fold_strided(partials, n, thread_linear<BX>(), BX * BY, identity, op);
   return block_reduce_all<T, Op, BX, BY>(acc, op, smem);
 }
 
-// Deterministic cross-block combine per threadIdx.y: each row combines its own
-// partials[0..n) (its own pointer); the result is valid in threadIdx.x == 0.
+// Deterministic cross-block combine per y: each row combines its own partials[0..n)
+// (its own pointer); the result is valid in x == 0.
 template <class T, class Op, int BX, int BY>
 __device__ __forceinline__ T combine_partials_fixed_order_x(const T* partials, int n, T identity, Op op, T* smem) {
-  const T acc = detail::fold_strided(partials, n, static_cast<int>(threadIdx.x), BX, identity, op);
+  const T acc = detail::fold_strided(partials, n, thread_x<BX>(), BX, identity, op);
   return block_reduce_x<T, Op, BX, BY>(acc, op, smem);
 }
 
-// Deterministic cross-block combine per threadIdx.x: each column combines its own
-// partials[0..n) (its own pointer); the result is valid in threadIdx.y == 0.
+// Deterministic cross-block combine per x: each column combines its own partials[0..n)
+// (its own pointer); the result is valid in y == 0.
 template <class T, class Op, int BX, int BY>
 __device__ __forceinline__ T combine_partials_fixed_order_y(const T* partials, int n, T identity, Op op, T* smem) {
-  const T acc = detail::fold_strided(partials, n, static_cast<int>(threadIdx.y), BY, identity, op);
+  const T acc = detail::fold_strided(partials, n, thread_y<BX>(), BY, identity, op);
   return block_reduce_y<T, Op, BX, BY>(acc, op, smem);
 }
 

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <ostream>
 #include <sstream>
 
+#include "canon/launch_groups.h"
 #include "driver/cpu_check.h"
 #include "driver/gpu_run.h"
 #include "driver/pipeline.h"
@@ -46,6 +48,7 @@ CorpusSummary runCorpus(const std::string& dir, const CorpusOptions& o, std::ost
   CompileOptions co;
   co.target = o.target;
   co.deterministic = o.deterministic;
+  co.horizontalFusion = o.horizontalFusion;
   for (const std::string& file : files) {
     ++s.files;
     std::string rel = printable(fs::relative(file, dir).string(), 256);
@@ -55,13 +58,17 @@ CorpusSummary runCorpus(const std::string& dir, const CorpusOptions& o, std::ost
       ++s.parsed;
       CompiledGraph c = compileGraph(g, co);
       ++s.compiled;
-      int kernels = static_cast<int>(c.program.kernels.size());
-      ++s.kernelsPerGraph[kernels];
+      const int launches = static_cast<int>(c.program.kernels.size());
+      ++s.launchesPerGraph[launches];
+      ++s.kernelsPerGraph[static_cast<int>(c.partition.kernels.size())];
       for (const KernelPlan& k : c.partition.kernels) ++s.forms[std::string(formName(k.form))];
-      if (kernels > 1) {
-        std::string why;
-        for (const KernelPlan& k : c.partition.kernels) why += (why.empty() ? "" : " | ") + k.name + ": " + k.why;
-        s.multiKernel.emplace_back(rel, why);
+      if (launches > 1) {
+        std::string why = toString(groupIndependentKernels(c.partition, c.graph), c.partition);
+        for (const KernelPlan& k : c.partition.kernels) why += "\n    " + k.name + ": " + printable(k.why, 400);
+        s.multiLaunch.emplace_back(rel, why);
+        if (o.maxLaunches > 0 && launches > o.maxLaunches && !o.launchExceptions.count(rel))
+          s.failures.emplace_back(rel, std::to_string(launches) + " launches, more than --max-launches=" +
+                                           std::to_string(o.maxLaunches) + " (and not in --launch-exceptions)");
       }
       if (o.nvrtc)
         for (const KernelSpec& k : c.program.kernels) compileCuda(k.source, k.name, o.target.ccMajor, o.target.ccMinor);
@@ -72,7 +79,7 @@ CorpusSummary runCorpus(const std::string& dir, const CorpusOptions& o, std::ost
         continue;
       }
       ++s.cpuCorrect;
-      progress << kernels << " kernel(s), CPU ok";
+      progress << launches << " launch(es), CPU ok";
       if (o.gpu) {
         GpuRunOptions go;
         go.time = false;
@@ -97,6 +104,18 @@ CorpusSummary runCorpus(const std::string& dir, const CorpusOptions& o, std::ost
   return s;
 }
 
+std::set<std::string> readLaunchExceptions(const std::string& file) {
+  std::ifstream in(file);
+  if (!in) throw Error(file, "", "cannot read the launch exceptions file");
+  std::set<std::string> paths;
+  for (std::string line; std::getline(in, line);) {
+    line = line.substr(0, line.find('#'));
+    const auto first = line.find_first_not_of(" \t\r"), last = line.find_last_not_of(" \t\r");
+    if (first != std::string::npos) paths.insert(line.substr(first, last - first + 1));
+  }
+  return paths;
+}
+
 std::string CorpusSummary::toString() const {
   std::ostringstream os;
   int unsupported = 0;
@@ -107,13 +126,15 @@ std::string CorpusSummary::toString() const {
   if (gpuRun) os << ", GPU run " << gpuRun << ", GPU correct " << gpuCorrect;
   os << "\nout of scope by reason:\n";
   for (const auto& [r, n] : outOfScope) os << "  " << n << "  " << r << "\n";
-  os << "kernels per sub-graph:\n";
+  os << "launches per sub-graph:\n";
+  for (const auto& [k, n] : launchesPerGraph) os << "  " << k << " launch(es): " << n << " file(s)\n";
+  os << "kernels per sub-graph (before horizontal fusion):\n";
   for (const auto& [k, n] : kernelsPerGraph) os << "  " << k << " kernel(s): " << n << " file(s)\n";
   os << "canonical forms (kernels):\n";
   for (const auto& [f, n] : forms) os << "  " << f << ": " << n << "\n";
-  if (!multiKernel.empty()) {
-    os << "sub-graphs with more than one kernel:\n";
-    for (const auto& [f, why] : multiKernel) os << "  " << f << "\n    " << why << "\n";
+  if (!multiLaunch.empty()) {
+    os << "sub-graphs with more than one launch:\n";
+    for (const auto& [f, why] : multiLaunch) os << "  " << f << "\n    " << why << "\n";
   }
   os << "failures: " << failures.size() << "\n";
   for (const auto& [f, what] : failures) os << "  " << f << ": " << what << "\n";

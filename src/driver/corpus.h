@@ -5,6 +5,7 @@
 
 #include <iosfwd>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -18,14 +19,24 @@ struct CorpusOptions {
   bool deterministic = false;
   bool nvrtc = false;           // also compile every kernel to CUBIN (no GPU needed)
   int64_t maxPoints = 1 << 22;  // CPU check budget per file (sampled i-tiles beyond it)
+  bool horizontalFusion = true;
+  // Launches per file above maxLaunches (0: no limit) are failures, except for the files
+  // (paths relative to the corpus directory) in launchExceptions.
+  int maxLaunches = 0;
+  std::set<std::string> launchExceptions;
 };
+
+// The paths of an exceptions file: one per line; '#' starts a comment; blank lines
+// are skipped. Throws Error naming the file when it cannot be read.
+std::set<std::string> readLaunchExceptions(const std::string& file);
 
 struct CorpusSummary {
   int files = 0, parsed = 0, compiled = 0, cpuCorrect = 0, gpuRun = 0, gpuCorrect = 0;
   std::map<std::string, int> outOfScope;      // reason -> files
-  std::map<int, int> kernelsPerGraph;         // kernel count -> files
+  std::map<int, int> launchesPerGraph;        // launch count -> files
+  std::map<int, int> kernelsPerGraph;         // kernel count (before horizontal fusion) -> files
   std::map<std::string, int> forms;           // canonical form -> kernels
-  std::vector<std::pair<std::string, std::string>> multiKernel;  // file, why
+  std::vector<std::pair<std::string, std::string>> multiLaunch;  // file, why
   std::vector<std::pair<std::string, std::string>> failures;     // file, what went wrong
   std::string toString() const;
 };

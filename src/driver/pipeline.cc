@@ -1,11 +1,14 @@
 #include "driver/pipeline.h"
 
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <sstream>
 
+#include "canon/launch_groups.h"
 #include "canon/partition.h"
 #include "codegen/cuda_emitter.h"
+#include "codegen/horizontal_fusion.h"
 #include "poly/binding.h"
 #include "poly/vectorize.h"
 #include "support/error.h"
@@ -13,7 +16,7 @@
 namespace polyred {
 
 const std::vector<std::string>& dumpStages() {
-  static const std::vector<std::string> stages = {"graph", "partition", "binding", "schedule", "ast", "cuda"};
+  static const std::vector<std::string> stages = {"graph", "partition", "binding", "schedule", "ast", "cuda", "launches"};
   return stages;
 }
 
@@ -43,6 +46,56 @@ auto timed(std::map<std::string, double>* millis, const std::string& stage, F&& 
   return result;
 }
 
+namespace {
+
+// Vector lanes and the natural binding of each kernel; then, in every launch group of
+// several kernels, the parts with smaller blocks are bound again with the group's
+// largest block (one block size per launch; their extra threads idle, guarded by isl).
+struct Bound {
+  Vectorization vector;
+  Binding binding;
+};
+
+std::vector<Bound> bindKernels(const KernelPartition& partition, const std::vector<LaunchGroup>& groups,
+                               const Target& target) {
+  auto perInstance = [](KernelPlan plan, const Vectorization& v) {  // a vectorized instance covers `width` elements
+    (v.axis == 'i' ? plan.M : plan.N) /= v.width;
+    return plan;
+  };
+  std::vector<Bound> bound;
+  for (const KernelPlan& plan : partition.kernels) {
+    Vectorization v = chooseVectorization(plan);
+    bound.push_back({v, chooseBinding(perInstance(plan, v), target)});
+  }
+  for (const LaunchGroup& group : groups) {
+    int threads = 0;
+    for (int k : group.kernels) threads = std::max(threads, bound[static_cast<size_t>(k)].binding.threadsPerBlock());
+    for (int k : group.kernels) {
+      Bound& b = bound[static_cast<size_t>(k)];
+      if (b.binding.threadsPerBlock() != threads)
+        b.binding = chooseBinding(perInstance(partition.kernels[static_cast<size_t>(k)], b.vector), target, threads);
+    }
+  }
+  return bound;
+}
+
+std::string describeLaunches(const Program& program) {
+  std::ostringstream os;
+  for (size_t l = 0; l < program.kernels.size(); ++l) {
+    const KernelSpec& k = program.kernels[l];
+    const LaunchConfig& c = k.launch;
+    os << "launch " << l << ": " << k.name << " grid (" << c.grid[0] << "," << c.grid[1] << ") block (" << c.block[0]
+       << "," << c.block[1] << ")";
+    if (!k.parts.empty()) os << ", " << k.parts.size() << " parts (horizontal fusion):";
+    os << "\n";
+    for (const LaunchPart& p : k.parts)
+      os << "  " << p.kernel << ": blocks [" << p.firstBlock << ", " << p.firstBlock + p.blocks << ")\n";
+  }
+  return os.str();
+}
+
+}  // namespace
+
 CompiledGraph compileGraph(const Graph& g, const CompileOptions& options) {
   Dumper dump(options);
   std::map<std::string, double>* ms = options.stageMillis;
@@ -50,24 +103,40 @@ CompiledGraph compileGraph(const Graph& g, const CompileOptions& options) {
   c.graph = g;
   dump("graph", g.toString());
   c.partition = timed(ms, "partition", [&] { return partitionGraph(g, rowsFitOneBlock); });
-  dump("partition", c.partition.toString(g));
+  std::vector<LaunchGroup> groups;
+  if (options.horizontalFusion) {
+    groups = groupIndependentKernels(c.partition, g);
+  } else {
+    for (size_t k = 0; k < c.partition.kernels.size(); ++k) groups.push_back({{static_cast<int>(k)}});
+  }
+  dump("partition", c.partition.toString(g) + toString(groups, c.partition));
   for (const Temporary& t : c.partition.temporaries)
     c.program.temporaries.push_back({t.elements * dtypeBytes(t.dtype)});
-  for (const KernelPlan& plan : c.partition.kernels) {
-    Vectorization vector = timed(ms, "binding", [&] { return chooseVectorization(plan); });
-    KernelPlan perInstance = plan;  // a vectorized instance covers `width` elements
-    (vector.axis == 'i' ? perInstance.M : perInstance.N) /= vector.width;
-    Binding b = timed(ms, "binding", [&] { return chooseBinding(perInstance, options.target); });
-    dump("binding", plan.name + ": " + b.toString() +
-                        (vector.width > 1 ? ", " + std::to_string(vector.width) + " elements per thread and step" : ""));
-    PolyKernel k = timed(ms, "schedule+ast", [&] { return buildPolyKernel(plan, b, vector); });
-    dump("schedule", plan.name + ":\n" + k.scheduleTree);
-    dump("ast", plan.name + ":\n" + k.islAst);
-    KernelSpec spec = timed(ms, "cuda", [&] { return emitCuda(g, k, CodegenOptions{options.deterministic}); });
+  std::vector<Bound> bound = timed(ms, "binding", [&] { return bindKernels(c.partition, groups, options.target); });
+  for (size_t k = 0; k < c.partition.kernels.size(); ++k) {
+    const KernelPlan& plan = c.partition.kernels[k];
+    const Bound& b = bound[k];
+    dump("binding", plan.name + ": " + b.binding.toString() +
+                        (b.vector.width > 1 ? ", " + std::to_string(b.vector.width) + " elements per thread and step"
+                                            : ""));
+    PolyKernel pk = timed(ms, "schedule+ast", [&] { return buildPolyKernel(plan, b.binding, b.vector); });
+    dump("schedule", plan.name + ":\n" + pk.scheduleTree);
+    dump("ast", plan.name + ":\n" + pk.islAst);
+    c.kernels.push_back(std::move(pk));
+  }
+  const CodegenOptions codegen{options.deterministic};
+  for (size_t l = 0; l < groups.size(); ++l) {
+    const std::vector<int>& members = groups[l].kernels;
+    KernelSpec spec = timed(ms, "cuda", [&] {
+      if (members.size() == 1) return emitCuda(g, c.kernels[static_cast<size_t>(members[0])], codegen);
+      std::vector<const PolyKernel*> parts;
+      for (int k : members) parts.push_back(&c.kernels[static_cast<size_t>(k)]);
+      return fuseHorizontally(g, parts, codegen, "polyred_parallel" + std::to_string(l));
+    });
     dump("cuda", spec.source);
     c.program.kernels.push_back(std::move(spec));
-    c.kernels.push_back(std::move(k));
   }
+  dump("launches", describeLaunches(c.program));
   return c;
 }
 

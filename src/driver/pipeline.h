@@ -1,8 +1,10 @@
 // The compiler pipeline, from a verified Graph to launchable CUDA:
 //   partition (canon/partition: flatten + propagate + group into kernels)
-//   -> bind (poly/binding) -> schedule + AST (poly/) -> CUDA (codegen/)
+//   -> launch groups (canon/launch_groups: independent kernels share one launch)
+//   -> bind (poly/binding; one block size per launch) -> schedule + AST (poly/)
+//   -> CUDA (codegen/; codegen/horizontal_fusion joins the kernels of a launch)
 // Every stage can print its result: CompileOptions::dump names the stages
-// ("graph", "partition", "binding", "schedule", "ast", "cuda" or "all").
+// ("graph", "partition", "binding", "schedule", "ast", "cuda", "launches" or "all").
 #pragma once
 
 #include <iosfwd>
@@ -22,6 +24,8 @@ namespace polyred {
 struct CompileOptions {
   Target target;
   bool deterministic = false;
+  // Independent kernels of one sub-graph share one launch (codegen/horizontal_fusion.h).
+  bool horizontalFusion = true;
   std::set<std::string> dump;       // stage names to print
   std::ostream* dumpTo = nullptr;   // where dumps go (stderr if null)
   // When set, each stage's wall time is added here in milliseconds (`polyred -v`).
@@ -31,8 +35,8 @@ struct CompileOptions {
 struct CompiledGraph {
   Graph graph;
   KernelPartition partition;
-  std::vector<PolyKernel> kernels;
-  Program program;
+  std::vector<PolyKernel> kernels;  // one per partition kernel, in partition order
+  Program program;                  // one kernel per launch (several parts when fused)
 };
 
 // The stage names accepted by CompileOptions::dump.

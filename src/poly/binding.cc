@@ -55,16 +55,18 @@ namespace {
 // x-reduce / all-reduce: enough threads per row for kMinItemsPerThread each, whole
 // warps once rows are long enough, and the rest of the block on more rows.
 // y-reduce: a warp (or fewer) along the contiguous i, the rest of the block along j.
-Binding blockShapeOf(CanonicalForm form, int64_t M, int64_t N) {
+// With `threads` > 0 the block has exactly that many threads (the rows or columns
+// beyond the extents idle).
+Binding blockShapeOf(CanonicalForm form, int64_t M, int64_t N, int threads = 0) {
   Binding b;
   if (form == CanonicalForm::YReduce) {
     b.BX = pow2AtLeast(M, 32);
-    b.BY = std::min(kThreadsPerBlock / b.BX, pow2AtLeast(N, kThreadsPerBlock));
+    b.BY = threads ? threads / b.BX : std::min(kThreadsPerBlock / b.BX, pow2AtLeast(N, kThreadsPerBlock));
     b.tiles = ceilDiv(M, b.BX);
   } else {
     b.BX = pow2AtLeast(ceilDiv(N, kMinItemsPerThread), kThreadsPerBlock);
     if (N >= 32) b.BX = std::max(b.BX, 32);
-    b.BY = std::min(kThreadsPerBlock / b.BX, pow2AtLeast(M, kThreadsPerBlock));
+    b.BY = threads ? threads / b.BX : std::min(kThreadsPerBlock / b.BX, pow2AtLeast(M, kThreadsPerBlock));
     b.tiles = ceilDiv(M, b.BY);
   }
   b.GY = std::min(b.tiles, kMaxGridY);
@@ -81,15 +83,21 @@ bool rowsFitOneBlock(const CanonicalSpace& space) {
   return space.N <= threadsAlongJ(b, space.form) * kMinItemsPerThread;  // splitReduced() then picks one block
 }
 
-Binding chooseBinding(const KernelPlan& plan, const Target& target) {
+Binding chooseBinding(const KernelPlan& plan, const Target& target, int threadsPerBlock) {
+  POLYRED_CHECK(threadsPerBlock == 0 || (threadsPerBlock <= 1024 && (threadsPerBlock & (threadsPerBlock - 1)) == 0),
+                plan.name << ": blocks of " << threadsPerBlock << " threads asked for");
   if (plan.form == CanonicalForm::Elementwise) {
     Binding b;
     b.reduction = false;
-    b.BX = kThreadsPerBlock;
+    b.BX = threadsPerBlock ? threadsPerBlock : kThreadsPerBlock;
     b.GX = std::min<int64_t>(ceilDiv(plan.M, b.BX), static_cast<int64_t>(target.smCount) * kBlocksPerSM * 4);
     return b;
   }
-  Binding b = blockShapeOf(plan.form, plan.M, plan.N);
+  Binding natural = blockShapeOf(plan.form, plan.M, plan.N);
+  POLYRED_CHECK(threadsPerBlock == 0 || threadsPerBlock >= natural.threadsPerBlock(),
+                plan.name << ": blocks of " << threadsPerBlock << " threads, fewer than its own "
+                          << natural.threadsPerBlock());
+  Binding b = threadsPerBlock ? blockShapeOf(plan.form, plan.M, plan.N, threadsPerBlock) : natural;
   b.GX = splitReduced(plan.N, threadsAlongJ(b, plan.form), b.tiles, target);
   POLYRED_CHECK(plan.passes() == 1 || b.GX == 1,
                 plan.name << ": a row-resident kernel (" << plan.passes() << " passes) needs each row in one block");

@@ -35,10 +35,16 @@ struct Binding {
   int64_t tiles = 1;  // number of i tiles; tiles > GY means blocks loop over tiles
   bool reduction = true;  // false for elementwise kernels (GX > 1 is then just a 1-D grid)
   bool multiBlock() const { return reduction && GX > 1; }  // j is split over several blocks
+  int threadsPerBlock() const { return BX * BY; }
+  int64_t blocks() const { return GX * GY; }
   std::string toString() const;
 };
 
-Binding chooseBinding(const KernelPlan& plan, const Target& target);
+// threadsPerBlock > 0 asks for blocks of exactly that many threads (a power of two,
+// at least the natural choice's threadsPerBlock()): the parts of a horizontally fused
+// kernel share one block size. The extra threads go to more rows (x-reduce), more of
+// j (y-reduce) or a larger grid stride; isl guards the ones past the extents.
+Binding chooseBinding(const KernelPlan& plan, const Target& target, int threadsPerBlock = 0);
 
 // Whether chooseBinding gives a reduction of this space one block per row (GX == 1),
 // whatever the target: the rows are short enough for kMinItemsPerThread elements per
