@@ -18,6 +18,6 @@ ninja -C build-asan polyred polyred_fuzz_batch
 export ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 echo "sanitize: CPU check of the corpus under ASan+UBSan"
-./build-asan/tools/polyred corpus "$corpus" --max-points=100000 --min-compiled=260 | tail -n 12
+./build-asan/tools/polyred corpus "$corpus" --max-points=100000 --min-compiled=270 | tail -n 12
 echo "sanitize: mutation batch under ASan+UBSan"
 ./build-asan/fuzz/polyred_fuzz_batch --corpus="$corpus" --seed=7 --cases=1000 --nvrtc-every=0

@@ -132,7 +132,9 @@ TEST(LaunchGroups, DependencesThroughTemporariesSplitLaunches) {
       if (v.kind == BodyValue::Kind::Load && v.temporary >= 0)
         for (size_t writer = 0; writer < c.partition.kernels.size(); ++writer)
           for (const ReductionOutput& r : c.partition.kernels[writer].reductions)
-            if (r.temporary == v.temporary) EXPECT_LT(launchOf(writer), launchOf(reader));
+            if (r.temporary == v.temporary) {
+              EXPECT_LT(launchOf(writer), launchOf(reader));
+            }
   EXPECT_FALSE(c.program.kernels[0].parts.empty()) << "the independent Neg joins the first launch";
   expectNvrtcCompiles(c);
   CpuCheckReport r = checkOnCpu(c, 1, 0, false);

@@ -15,6 +15,7 @@
 #include "driver/cpu_check.h"
 #include "driver/pipeline.h"
 #include "edge_value_cases.h"
+#include "frontend/composite_index_ops.h"
 #include "frontend/builder.h"
 #include "frontend/composite_expansions.h"
 #include "frontend/composite_reader.h"
@@ -216,6 +217,7 @@ TEST(FormatDoc, ListsEveryOp) {
   for (const CompositeReduceName& op : compositeReduceNames()) EXPECT_TRUE(listed(op.name)) << op.name;
   EXPECT_TRUE(listed("InplaceAssign"));
   for (std::string_view name : expandedOpNames()) EXPECT_TRUE(listed(name)) << name;
+  for (std::string_view name : indexOpNames()) EXPECT_TRUE(listed(name)) << name;
   for (DType t : {DType::Bool, DType::Int8, DType::UInt8, DType::Int32, DType::Int64, DType::Float16, DType::BFloat16,
                   DType::Float32, DType::Float64})
     EXPECT_TRUE(listed(dtypeName(t))) << dtypeName(t);

@@ -117,6 +117,24 @@ class BodyLowering {
         const Shape& inShape = g_.tensor(n.inputs[0]).shape;
         return lower(n.inputs[0], recoverIndices(linearize(idx, x.shape), inShape));
       }
+      case OpKind::Window: {
+        const Shape& inShape = g_.tensor(n.inputs[0]).shape;
+        IndexExprs in(idx.size());
+        for (size_t k = 0; k < idx.size(); ++k) {
+          bool inside = n.begin[k] >= 0 && n.begin[k] + x.shape[k] <= inShape[k];  // no wrap needed
+          in[k] = inside ? addExprs({idx[k], std::to_string(n.begin[k])})
+                         : "(" + addExprs({idx[k], std::to_string(n.begin[k])}) + ") mod " + std::to_string(inShape[k]);
+        }
+        return lower(n.inputs[0], in);
+      }
+      case OpKind::Iota: {
+        BodyValue v;
+        v.kind = BodyValue::Kind::Index;
+        v.dtype = x.dtype;
+        v.label = x.name;
+        v.offset = idx[static_cast<size_t>(n.axes.at(0))];
+        return add(std::move(v));
+      }
       case OpKind::Reduce: return reducedValue(n, x, idx);
       case OpKind::AddN: {
         int acc = operand(0);

@@ -33,7 +33,7 @@ std::vector<bool> KernelPlan::valuesOfPass(int pass) const {
 int KernelPlan::loadsOfPass(int pass) const {
   std::vector<bool> used = valuesOfPass(pass);
   int n = 0;
-  for (size_t v = 0; v < body.size(); ++v) n += used[v] && body[v].kind == BodyValue::Kind::Load;
+  for (size_t v = 0; v < body.size(); ++v) n += used[v] && body[v].hasOffset();
   return n;
 }
 
@@ -59,6 +59,7 @@ void printValues(std::ostream& os, const Graph& g, const std::vector<BodyValue>&
         break;
       case BodyValue::Kind::Constant: os << "const " << b.value.toString(); break;
       case BodyValue::Kind::Reduced: os << "r" << b.reduction; break;
+      case BodyValue::Kind::Index: os << "index[" << b.offset << "]"; break;
       case BodyValue::Kind::Op:
         os << opName(b.op) << "(";
         for (size_t k = 0; k < b.operands.size(); ++k) os << (k ? ", " : "") << prefix << b.operands[k];

@@ -37,7 +37,7 @@ enum class CanonicalForm : uint8_t { Elementwise, AllReduce, XReduce, YReduce };
 std::string_view formName(CanonicalForm f);
 
 struct BodyValue {
-  enum class Kind : uint8_t { Load, Constant, Op, Reduced };
+  enum class Kind : uint8_t { Load, Constant, Op, Reduced, Index };
   Kind kind = Kind::Op;
   DType dtype = DType::Float32;
   std::string label;  // the graph tensor this value belongs to (readable code)
@@ -54,6 +54,11 @@ struct BodyValue {
   // Reduced: index into KernelPlan::reductions (in the body: a reduction of an earlier
   // stage of a row-resident kernel).
   int reduction = -1;
+  // Index: the integer value of `offset` itself (an Iota: a coordinate of the point).
+
+  // Loads and Index values carry an isl expression that the schedule pulls back to
+  // the loop iterators; statements list them in body order.
+  bool hasOffset() const { return kind == Kind::Load || kind == Kind::Index; }
 };
 
 struct ReductionOutput {

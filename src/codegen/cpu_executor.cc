@@ -253,6 +253,10 @@ class BlockMachine {
         }
         case BodyValue::Kind::Constant: values[k] = b.value; break;
         case BodyValue::Kind::Reduced: values[k] = reduced.at(static_cast<size_t>(b.reduction)); break;
+        case BodyValue::Kind::Index:
+          POLYRED_CHECK(lane < 0, "an index value in a vectorized kernel");
+          values[k] = Scalar::ofInt(b.dtype, eval(n.offsets.at(offset++), v));
+          break;
         case BodyValue::Kind::Op: values[k] = evalOp(b, values); break;
       }
     }

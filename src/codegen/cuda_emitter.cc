@@ -519,6 +519,7 @@ class KernelEmitter {
         case BodyValue::Kind::Load: os << "pr_load(" << pointerOf(b) << ", " << toC(u.offsets.at(load++)) << ")"; break;
         case BodyValue::Kind::Constant: os << emitLiteral(b.value); break;
         case BodyValue::Kind::Reduced: os << reduced.at(static_cast<size_t>(b.reduction)); break;
+        case BodyValue::Kind::Index: os << "(" << computeType(b.dtype) << ")" << toC(u.offsets.at(load++)); break;
         case BodyValue::Kind::Op: {
           std::vector<std::string> a;
           std::vector<DType> ts;
@@ -578,7 +579,8 @@ class KernelEmitter {
           os << each << name << "[l] = " << emitElementwise(b.op, a, ts, b.dtype) << ";\n";
           break;
         }
-        case BodyValue::Kind::Reduced: POLYRED_CHECK(false, "reduced value in an elementwise kernel");
+        case BodyValue::Kind::Reduced: POLYRED_CHECK(false, "reduced value in an elementwise kernel"); break;
+        case BodyValue::Kind::Index: POLYRED_CHECK(false, "index value in a vectorized kernel"); break;
       }
     }
     for (size_t r = 0; r < p_.reductions.size(); ++r) {

@@ -109,6 +109,21 @@ Value GraphBuilder::reshape(Value x, Shape shape) {
   return addNode(std::move(n), std::move(shape), info(x).dtype);
 }
 
+Value GraphBuilder::window(Value x, Shape shape, std::vector<int64_t> begin) {
+  Node n;
+  n.kind = OpKind::Window;
+  n.inputs = {x.id};
+  n.begin = std::move(begin);
+  return addNode(std::move(n), std::move(shape), info(x).dtype);
+}
+
+Value GraphBuilder::iota(Shape shape, int64_t axis, DType t) {
+  Node n;
+  n.kind = OpKind::Iota;
+  n.axes = {axis};
+  return addNode(std::move(n), std::move(shape), t);
+}
+
 Value GraphBuilder::transpose(Value x, std::vector<int64_t> perm) {
   Node n;
   n.kind = OpKind::Transpose;

@@ -34,6 +34,10 @@ class GraphBuilder {
   Value broadcastTo(Value x, Shape shape);
   Value reshape(Value x, Shape shape);
   Value transpose(Value x, std::vector<int64_t> perm);
+  // out[idx] = x[(idx[d] + begin[d]) mod x.shape[d]], out of shape `shape` (a slice when
+  // the window lies inside x; padding reads wrap and are meant to be Select-ed away).
+  Value window(Value x, Shape shape, std::vector<int64_t> begin);
+  Value iota(Shape shape, int64_t axis, DType t = DType::Int64);  // out[idx] = idx[axis]
   // Negative axes count from the end; an empty list reduces every axis. The output
   // dtype defaults to the input's.
   Value reduce(Value x, Reduction r, std::vector<int64_t> axes, bool keepDims = false,

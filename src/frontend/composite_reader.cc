@@ -45,6 +45,8 @@
 
 #include "frontend/builder.h"
 #include "frontend/composite_expansions.h"
+#include "frontend/composite_index_ops.h"
+#include "frontend/composite_names.h"
 #include "support/error.h"
 #include "support/printable.h"
 
@@ -59,60 +61,6 @@ using Json = nlohmann::json;
 constexpr int kMaxNesting = 64;
 // Far above any real tensor; bounds the rank-quadratic checks of the verifier.
 constexpr size_t kMaxRank = 64;
-
-constexpr CompositeOpName kOpNames[] = {
-    {"Neg", OpKind::Neg}, {"Abs", OpKind::Abs}, {"Exp", OpKind::Exp}, {"Log", OpKind::Log},
-    {"Sqrt", OpKind::Sqrt}, {"Rsqrt", OpKind::Rsqrt}, {"Reciprocal", OpKind::Reciprocal},
-    {"Tanh", OpKind::Tanh}, {"Sin", OpKind::Sin}, {"Cos", OpKind::Cos}, {"Erf", OpKind::Erf},
-    {"Sign", OpKind::Sign}, {"Floor", OpKind::Floor}, {"Ceil", OpKind::Ceil},
-    {"Round", OpKind::Round}, {"LogicalNot", OpKind::LogicalNot}, {"IsNan", OpKind::IsNan},
-    {"IsInf", OpKind::IsInf}, {"IsFinite", OpKind::IsFinite}, {"Add", OpKind::Add},
-    {"Sub", OpKind::Sub}, {"Mul", OpKind::Mul}, {"RealDiv", OpKind::Div}, {"Div", OpKind::Div},
-    {"Pow", OpKind::Pow}, {"Maximum", OpKind::Maximum}, {"Minimum", OpKind::Minimum},
-    {"Equal", OpKind::Equal}, {"NotEqual", OpKind::NotEqual}, {"Less", OpKind::Less},
-    {"LessEqual", OpKind::LessEqual}, {"Greater", OpKind::Greater},
-    {"GreaterEqual", OpKind::GreaterEqual}, {"LogicalAnd", OpKind::LogicalAnd},
-    {"LogicalOr", OpKind::LogicalOr}, {"Select", OpKind::Select}, {"Cast", OpKind::Cast},
-    {"AddN", OpKind::AddN}, {"Assign", OpKind::Assign}, {"BroadcastTo", OpKind::BroadcastTo},
-    {"Reshape", OpKind::Reshape}, {"Transpose", OpKind::Transpose},
-};
-
-constexpr CompositeReduceName kReduceNames[] = {
-    {"ReduceSum", BuiltinCombiner::Sum}, {"ReduceMax", BuiltinCombiner::Max},
-    {"ReduceMin", BuiltinCombiner::Min}, {"ReduceProd", BuiltinCombiner::Prod},
-    {"ReduceAll", BuiltinCombiner::And}, {"ReduceAny", BuiltinCombiner::Or},
-};
-
-// Ops MindSpore fuses that polyred leaves to other compilers, and why.
-struct OutOfScopeOp {
-  std::string_view name;
-  std::string_view why;
-};
-constexpr OutOfScopeOp kOutOfScopeOps[] = {
-    {"MatMul", "matrix multiplication"}, {"BatchMatMul", "matrix multiplication"},
-    {"Conv2D", "convolution"}, {"Gather", "data-dependent indexing"},
-    {"GatherNd", "data-dependent indexing"}, {"OneHot", "data-dependent indexing"},
-    {"TensorScatterAdd", "data-dependent indexing"},
-    {"UnsortedSegmentSum", "data-dependent indexing"}, {"PadAkg", "padding"},
-    {"UnPadAkg", "padding"}, {"Custom", "a user-written kernel"},
-    {"Complex", "complex numbers"}, {"CReal", "complex numbers"}, {"CImag", "complex numbers"},
-};
-
-// Element types MindSpore has and polyred does not.
-constexpr std::string_view kUnsupportedDTypes[] = {"int16", "uint16", "uint32", "uint64",
-                                                   "complex64", "complex128"};
-
-// The entry of `table` called `name`, or null.
-template <class Entry, size_t N>
-const Entry* findNamed(const Entry (&table)[N], std::string_view name) {
-  auto it = std::find_if(std::begin(table), std::end(table),
-                         [&](const Entry& e) { return e.name == name; });
-  return it == std::end(table) ? nullptr : it;
-}
-
-// Layouts in which a tensor's shape is its logical, row-major shape.
-constexpr std::string_view kPlainFormats[] = {"DefaultFormat", "ND", "NCHW", "NHWC", "NCDHW",
-                                              "NDHWC"};
 
 // Refuses nesting deeper than kMaxNesting before nlohmann sees the text. Brackets in
 // strings do not count; on malformed text the count is right up to the first error,
@@ -249,15 +197,14 @@ class Reader : public ExpansionSink {
 
   DType dtypeNamed(const std::string& name) const {
     if (auto t = parseDType(name)) return *t;
-    if (std::find(std::begin(kUnsupportedDTypes), std::end(kUnsupportedDTypes), name) !=
-        std::end(kUnsupportedDTypes))
+    if (isKnownUnsupportedDType(name))
       unsupported("data type " + name + " is outside polyred's scope");
     fail("unknown data_type " + quotedName(name));
   }
 
   void checkFormat(const Json& j, const std::string& tensor) const {
     const std::string format = readString(j, "format of " + quotedName(tensor));
-    if (std::find(std::begin(kPlainFormats), std::end(kPlainFormats), format) == std::end(kPlainFormats))
+    if (!isPlainFormat(format))
       unsupported("tensor " + quotedName(tensor) + " has layout " + format +
                   "; blocked layouts are outside polyred's scope");
   }
@@ -413,8 +360,8 @@ class Reader : public ExpansionSink {
   }
 
   [[noreturn]] void rejectOp(const std::string& name) const {
-    if (const OutOfScopeOp* o = findNamed(kOutOfScopeOps, name))
-      unsupported(printable(name) + " is outside polyred's scope (" + std::string(o->why) + ")");
+    if (std::optional<std::string_view> why = outOfScopeReason(name))
+      unsupported(printable(name) + " is outside polyred's scope (" + std::string(*why) + ")");
     unsupported(printable(name) + " is outside polyred's scope (not an op polyred knows)");
   }
 
@@ -423,10 +370,10 @@ class Reader : public ExpansionSink {
     object(op, "an op");
     const std::string name = readString(field(op, "name"), "op name");
     op_ = name + " #" + std::to_string(index);
-    const CompositeReduceName* reduce = findNamed(kReduceNames, name);
-    const CompositeOpName* plain = findNamed(kOpNames, name);
-    const bool expanded = isExpandedOp(name);
-    if (!reduce && !plain && !expanded && name != "InplaceAssign") rejectOp(name);
+    const CompositeReduceName* reduce = findCompositeReduce(name);
+    const CompositeOpName* plain = findCompositeOp(name);
+    const bool expanded = isExpandedOp(name), indexOp = isIndexOp(name);
+    if (!reduce && !plain && !expanded && !indexOp && name != "InplaceAssign") rejectOp(name);
 
     const Attrs attrs = readAttrs(op);
     std::vector<TensorId> ins;
@@ -436,6 +383,7 @@ class Reader : public ExpansionSink {
     if (reduce) readReduce(reduce->combiner, attrs, ins, out);
     else if (plain) readPlain(plain->kind, attrs, ins, out);
     else if (expanded) readExpanded(name, attrs, ins, out);
+    else if (indexOp) readIndexOp(name, attrs, ins, out);
     else readInplaceAssign(attrs, ins, out);
   }
 
@@ -456,6 +404,8 @@ class Reader : public ExpansionSink {
       case OpKind::BroadcastTo: checkShapeAttr(attrs, out.shape); break;
       case OpKind::Transpose: n.perm = readPerm(attrs); break;
       case OpKind::Assign: arity(ins, 2, "destination, value"); break;
+      case OpKind::Window: n.begin = readIntList(required(attrs, "begin"), "begin"); break;
+      case OpKind::Iota: n.axes = {readInt(required(attrs, "axis"), "axis")}; break;
       default: break;
     }
     TensorId result = addNode(std::move(n), out);
@@ -484,6 +434,12 @@ class Reader : public ExpansionSink {
     if (!scalarAsOne && !matches)
       fail("attribute shape " + toString(want) + " disagrees with the declared output shape " +
            toString(declared));
+  }
+
+  const Json& required(const Attrs& attrs, const std::string& name) const {
+    const Json* a = attr(attrs, name);
+    if (!a) fail("needs a \"" + name + "\" attribute");
+    return *a;
   }
 
   std::vector<int64_t> readPerm(const Attrs& attrs) const {
@@ -549,6 +505,30 @@ class Reader : public ExpansionSink {
   TensorId add(Node n, Shape shape, DType t) override {
     TensorDesc d{freshName(op_ + " " + std::string(opName(n.kind))), std::move(shape), t, std::nullopt};
     return addNode(std::move(n), d);
+  }
+
+  // PadAkg, UnPadAkg, OneHot, ElemAny (frontend/composite_index_ops).
+  void readIndexOp(const std::string& name, const Attrs& attrs, const std::vector<TensorId>& ins,
+                   const TensorDesc& out) {
+    IndexOpAttrs a;
+    if (const Json* v = attr(attrs, "head")) a.head = readIntList(*v, "head");
+    if (const Json* v = attr(attrs, "tail")) a.tail = readIntList(*v, "tail");
+    if (const Json* v = attr(attrs, "pad_val")) a.padValue = readScalarValue(*v, DType::Float64, "pad_val").asDouble();
+    if (const Json* v = attr(attrs, "depth")) a.depth = readInt(*v, "depth");
+    if (const Json* v = attr(attrs, "axis")) a.axis = readInt(*v, "axis");
+    if (const Json* v = attr(attrs, "dst_type")) a.dstType = dtypeNamed(readString(*v, "dst_type"));
+    if ((name == "PadAkg" || name == "UnPadAkg") && !attr(attrs, "tail")) fail("needs a \"tail\" attribute");
+    if (name == "PadAkg" && !attr(attrs, "head")) fail("needs a \"head\" attribute");
+    IndexOpResult r;
+    try {
+      r = expandIndexOp(name, ins, a, *this, op_);
+    } catch (const Error& err) {
+      throw err.inFile(file_);
+    }
+    if (r.shape != out.shape || r.dtype != out.dtype)
+      fail("output is declared " + std::string(dtypeName(out.dtype)) + toString(out.shape) + " but " + name +
+           " computes " + std::string(dtypeName(r.dtype)) + toString(r.shape));
+    addNode(std::move(r.last), out);
   }
 
   void readExpanded(const std::string& name, const Attrs& attrs, const std::vector<TensorId>& ins,
@@ -632,8 +612,6 @@ class Reader : public ExpansionSink {
 
 }  // namespace
 
-std::span<const CompositeOpName> compositeOpNames() { return kOpNames; }
-std::span<const CompositeReduceName> compositeReduceNames() { return kReduceNames; }
 
 Reduction builtinReduction(BuiltinCombiner c, DType in, std::optional<DType> out) {
   switch (c) {

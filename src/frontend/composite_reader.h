@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 
+#include "frontend/composite_names.h"
 #include "ir/graph.h"
 
 namespace polyred {
@@ -22,21 +23,6 @@ Graph parseComposite(const std::string& jsonText, const std::string& fileLabel);
 
 // Reads and parses a composite file; errors name `path`.
 Graph readCompositeFile(const std::string& path);
-
-// The composite op names of every op kind except Reduce, shared by the reader and the
-// writer. Two names may map to one kind (RealDiv and Div); the writer uses the first.
-struct CompositeOpName {
-  std::string_view name;
-  OpKind kind;
-};
-std::span<const CompositeOpName> compositeOpNames();
-
-// The composite reduction ops and the built-in combiner each one means.
-struct CompositeReduceName {
-  std::string_view name;
-  BuiltinCombiner combiner;
-};
-std::span<const CompositeReduceName> compositeReduceNames();
 
 // The built-in reduction with combiner `c` over an input of dtype `in` whose result
 // is stored as `out` (default `in`); c != None. The accumulator follows both

@@ -23,16 +23,26 @@ double magnitudeOfValue(const Scalar& v) { return finiteOrZero(v.asDouble()); }
 // How an operand's flat index follows from its consumer's: the consumer's flat index
 // k has digits k / outStride[d] % extent[d]; the operand index is the sum of the
 // digits times `strides` (0 along broadcast dims). `identity` skips all that.
+// A Window also adds begin[d] to each digit and wraps it modulo wrap[d] (the input's
+// extent) first.
 struct IndexMap {
   bool identity = true;
   Shape extents;
   std::vector<int64_t> outStrides, strides;
+  std::vector<int64_t> begin, wrap;  // Window only
 
   int64_t operator()(int64_t k) const {
     if (identity) return k;
     int64_t r = 0;
-    for (size_t d = 0; d < extents.size(); ++d)
-      if (strides[d]) r += (k / outStrides[d] % extents[d]) * strides[d];
+    for (size_t d = 0; d < extents.size(); ++d) {
+      if (!strides[d]) continue;
+      int64_t digit = k / outStrides[d] % extents[d];
+      if (!wrap.empty()) {
+        digit = (digit + begin[d]) % wrap[d];
+        if (digit < 0) digit += wrap[d];
+      }
+      r += digit * strides[d];
+    }
     return r;
   }
 };
@@ -53,6 +63,14 @@ IndexMap broadcastMap(const Shape& in, const Shape& out) {
   for (size_t d = 0; d < in.size(); ++d)
     if (in[d] != 1) strides[lead + d] = own[d];
   return makeMap(out, std::move(strides));
+}
+
+IndexMap windowMap(const Shape& in, const std::vector<int64_t>& begin, const Shape& out) {
+  IndexMap m = makeMap(out, rowMajorStrides(in));
+  m.identity = false;
+  m.begin = begin;
+  m.wrap = in;
+  return m;
 }
 
 IndexMap transposeMap(const Shape& in, const std::vector<int64_t>& perm, const Shape& out) {
@@ -112,6 +130,7 @@ struct PointReference::Impl {
         switch (node.kind) {
           case OpKind::Reshape: maps[n].push_back(IndexMap{}); break;
           case OpKind::Transpose: maps[n].push_back(transposeMap(s, node.perm, out)); break;
+          case OpKind::Window: maps[n].push_back(windowMap(s, node.begin, out)); break;
           case OpKind::Reduce: maps[n].push_back(IndexMap{}); break;
           default: maps[n].push_back(broadcastMap(s, out)); break;
         }
@@ -169,7 +188,14 @@ struct PointReference::Impl {
     switch (node.kind) {
       case OpKind::Reshape:
       case OpKind::Transpose:
+      case OpKind::Window:
       case OpKind::BroadcastTo: return operand(n, 0, k);
+      case OpKind::Iota: {
+        const Shape& s = g.tensor(node.output).shape;
+        const size_t axis = static_cast<size_t>(node.axes.at(0));
+        Scalar v = Scalar::ofInt(t, k / rowMajorStrides(s)[axis] % s[axis]);
+        return {v, magnitudeOfValue(v)};
+      }
       case OpKind::Assign: return operand(n, 1, k);
       case OpKind::Reduce: return reduce(n, k);
       case OpKind::Cast: {

@@ -369,6 +369,34 @@ Values transpose(const Values& x, const std::vector<int64_t>& perm, const Shape&
   return gather(x, strides, s);
 }
 
+// out[idx] = x[(idx[d] + begin[d]) mod x.shape[d]] (the modulo is non-negative).
+Values window(const Values& x, const std::vector<int64_t>& begin, const Shape& s) {
+  if (x.splat) return reshape(x, s);
+  Values out = Values::make(x.dtype, s, false);
+  const std::vector<int64_t> own = rowMajorStrides(x.shape);
+  std::vector<int64_t> idx(s.size(), 0);
+  for (int64_t k = 0, n = numElements(s); k < n; ++k) {
+    int64_t from = 0;
+    for (size_t d = 0; d < s.size(); ++d) {
+      int64_t w = (idx[d] + begin[d]) % x.shape[d];
+      from += (w < 0 ? w + x.shape[d] : w) * own[d];
+    }
+    out.put(k, x.at(from));
+    for (size_t d = s.size(); d-- > 0;)  // next row-major index
+      if (++idx[d] < s[d]) break;
+      else idx[d] = 0;
+  }
+  return out;
+}
+
+// out[idx] = idx[axis].
+Values iota(DType t, int64_t axis, const Shape& s) {
+  Values out = Values::make(t, s, false);
+  const int64_t stride = rowMajorStrides(s)[static_cast<size_t>(axis)], extent = s[static_cast<size_t>(axis)];
+  for (int64_t k = 0, n = numElements(s); k < n; ++k) out.i[static_cast<size_t>(k)] = k / stride % extent;
+  return out;
+}
+
 // ---- Reduce --------------------------------------------------------------------
 
 // Walks the input of a reduction; operand 0 is the input element, operand 1 the
@@ -554,6 +582,8 @@ class Evaluator {
       case OpKind::Reshape: return reshape(*operands[0], out.shape);
       case OpKind::BroadcastTo: return gather(*operands[0], broadcastStrides(*operands[0], out.shape), out.shape);
       case OpKind::Transpose: return transpose(*operands[0], n.perm, out.shape);
+      case OpKind::Window: return window(*operands[0], n.begin, out.shape);
+      case OpKind::Iota: return iota(out.dtype, n.axes.at(0), out.shape);
       case OpKind::Reduce: return reduce(n, *operands[0], out.dtype, out.shape);
       default: return elementwise(n.kind, operands, out.dtype, out.shape);
     }

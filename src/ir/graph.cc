@@ -204,6 +204,7 @@ class Verifier {
   }
 
   void checkMovement(const Node& n) const {
+    if (n.kind == OpKind::Iota) return checkIota(n);
     arity(n, 1);
     sameDType(n, in(n, 0), out(n));
     const Shape& is = in(n, 0).shape;
@@ -232,8 +233,25 @@ class Verifier {
         shapeIs(n, want);
         return;
       }
+      case OpKind::Window:
+        if (n.begin.size() != is.size() || os.size() != is.size())
+          fail(n.name, "Window needs one begin per axis and an output of the input's rank");
+        for (size_t d = 0; d < is.size(); ++d)
+          if (is[d] == 0 && os[d] > 0) fail(n.name, "Window reads an empty axis");
+        return;
       default: fail(n.name, "unexpected op kind");
     }
+  }
+
+  void checkIota(const Node& n) const {
+    arity(n, 0);
+    const Shape& os = out(n).shape;
+    if (n.axes.size() != 1 || n.axes[0] < 0 || n.axes[0] >= static_cast<int64_t>(os.size()))
+      fail(n.name, "Iota needs one axis of its output");
+    DType t = out(n).dtype;
+    if (t != DType::Int32 && t != DType::Int64) fail(n.name, "Iota gives int32 or int64");
+    if (t == DType::Int32 && os[static_cast<size_t>(n.axes[0])] > (int64_t{1} << 31))
+      fail(n.name, "Iota along an axis of more than 2^31 elements must be int64");
   }
 
   void checkReduce(const Node& n) const {
@@ -289,6 +307,8 @@ std::string Graph::toString() const {
       os << " axes " << polyred::toString(n.axes) << (n.keepDims ? " keep_dims" : "");
     }
     if (n.kind == OpKind::Transpose) os << " perm " << polyred::toString(n.perm);
+    if (n.kind == OpKind::Window) os << " begin " << polyred::toString(n.begin);
+    if (n.kind == OpKind::Iota) os << " axis " << (n.axes.empty() ? -1 : n.axes[0]);
     os << "(";
     for (size_t k = 0; k < n.inputs.size(); ++k) os << (k ? ", " : "") << "%" << printable(tensor(n.inputs[k]).name);
     os << ")\n";

@@ -52,6 +52,10 @@ struct Node {
   std::optional<Reduction> reduction;
   // Transpose: output dim k reads input dim perm[k].
   std::vector<int64_t> perm;
+  // Window: per axis, where the window starts in the input (may be negative: the
+  // index wraps modulo the input extent, so every read is in bounds).
+  std::vector<int64_t> begin;
+  // Iota: the axis whose coordinate is the value, in `axes` ({axis}).
   // Reshape/BroadcastTo: the target shape is the output tensor's shape.
 };
 

@@ -54,6 +54,8 @@ constexpr OpInfo kOps[] = {
     {OpKind::BroadcastTo, "BroadcastTo", OpCategory::Movement},
     {OpKind::Reshape, "Reshape", OpCategory::Movement},
     {OpKind::Transpose, "Transpose", OpCategory::Movement},
+    {OpKind::Window, "Window", OpCategory::Movement},
+    {OpKind::Iota, "Iota", OpCategory::Movement},
     {OpKind::Reduce, "Reduce", OpCategory::Reduction},
 };
 const OpInfo& info(OpKind k) {

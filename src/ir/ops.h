@@ -27,8 +27,10 @@ enum class OpKind : uint8_t {
   Cast,    // to the output tensor's dtype
   AddN,    // n-ary sum
   Assign,  // (dst, value): value, written into the input dst (an in-place output)
-  // data movement
+  // data movement and indexing
   BroadcastTo, Reshape, Transpose,
+  Window,  // out[idx] = in[(idx[d] + begin[d]) mod in.shape[d]]: a slice, or a shifted crop
+  Iota,    // no input; out[idx] = idx[axis] (the coordinate along one axis)
   // reduction (described by a Reduction: combiner, identity, accumulator type)
   Reduce,
 };

@@ -144,7 +144,7 @@ StatementAccesses pointAccesses(const KernelPlan& p, const Vectorization& vec, c
   std::vector<bool> evaluated = p.valuesOfPass(stmt.pass);
   size_t load = 0;
   for (size_t v = 0; v < p.body.size(); ++v) {
-    if (p.body[v].kind != BodyValue::Kind::Load) continue;
+    if (!p.body[v].hasOffset()) continue;
     const std::string& offset = p.body[v].offset;
     if (vec.width == 1) {
       if (evaluated[v]) add(offset);
@@ -168,7 +168,7 @@ std::vector<StatementAccesses> accessesOf(const KernelPlan& p, const std::vector
   for (const char* stmt : {"Store", "Final"}) {
     StatementAccesses e{stmt, {}};
     for (const BodyValue& v : p.epilogue)
-      if (v.kind == BodyValue::Kind::Load) e.offsets.push_back(std::string("{ ") + stmt + "[i] -> [(" + v.offset + ")] }");
+      if (v.hasOffset()) e.offsets.push_back(std::string("{ ") + stmt + "[i] -> [(" + v.offset + ")] }");
     acc.push_back(std::move(e));
   }
   return acc;

@@ -54,6 +54,8 @@ Vectorization chooseVectorization(const KernelPlan& plan) {
   bool alongJ = plan.form == CanonicalForm::XReduce || plan.form == CanonicalForm::AllReduce;
   if (elementwise ? plan.stores.empty() : (!alongJ || !plan.stores.empty())) return none;
   if (plan.passes() > 1) return none;  // row-resident passes: scalar for now
+  for (const BodyValue& v : plan.body)
+    if (v.kind == BodyValue::Kind::Index) return none;  // coordinates per lane: not done
   if (plan.M * plan.N < kMinElements) return none;
   // The widest element accessed contiguously bounds V (16 bytes per access).
   int widest = 1;

@@ -58,14 +58,18 @@ TEST(HorizontalFusionGpu, FusedLaunchesMatchTheReference) {
       options.target = currentTarget();
       options.deterministic = deterministic;
       CompiledGraph compiled = compileGraph(c.graph, options);
-      if (c.launches) EXPECT_EQ(compiled.program.kernels.size(), c.launches);
+      if (c.launches) {
+        EXPECT_EQ(compiled.program.kernels.size(), c.launches);
+      }
       EXPECT_LT(compiled.program.kernels.size(), compiled.partition.kernels.size()) << "something was fused";
       GpuRunOptions run;
       run.time = false;
       run.repeatChecks = 3;
       GpuRunReport r = runOnGpu(compiled, run);
       EXPECT_TRUE(r.ok) << r.check;
-      if (deterministic) EXPECT_TRUE(r.bitwiseRepeatable) << r.check;
+      if (deterministic) {
+        EXPECT_TRUE(r.bitwiseRepeatable) << r.check;
+      }
     }
   }
 }

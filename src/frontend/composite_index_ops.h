@@ -1,0 +1,48 @@
+// MindSpore ops that polyred computes from coordinates: PadAkg, UnPadAkg, OneHot and
+// ElemAny, expanded into polyred's Window and Iota (ir/ops.h) and ordinary elementwise
+// ops and reductions, so they fuse like any producer and show in --dump=graph.
+//
+// Takes the op name, its operands and attributes; emits the intermediate nodes through
+// an ExpansionSink (the composite reader) and gives back the last node with the shape
+// and dtype it computes, which the reader checks against the declared output.
+// Semantics (MindSpore/AKG; docs/format.md):
+//   PadAkg(x; head, tail, pad_val)  out shape x + head + tail; out[idx] = x[idx - head]
+//       inside, pad_val outside:    Select(inside(Iota...), Window(x, begin = -head), pad_val)
+//   UnPadAkg(x; tail)               out shape x - tail; out[idx] = x[idx]:  Window(x, begin 0)
+//   OneHot(indices, on, off; depth, axis)  out = on where indices == the coordinate along
+//       `axis` (inserted, extent depth; -1 = last), else off (negative or >= depth: off)
+//   ElemAny(x; dst_type)            [1]: 1 if some element is > 0, else 0 (AKG's kernel
+//       only stores the 1 and relies on a zeroed output; polyred always stores)
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "frontend/composite_expansions.h"
+
+namespace polyred {
+
+struct IndexOpAttrs {
+  std::vector<int64_t> head, tail;  // PadAkg, UnPadAkg
+  double padValue = 0;              // PadAkg
+  int64_t depth = -1, axis = -1;    // OneHot
+  std::optional<DType> dstType;     // ElemAny
+};
+
+struct IndexOpResult {
+  Node last;  // not yet added
+  Shape shape;
+  DType dtype = DType::Float32;
+};
+
+std::span<const std::string_view> indexOpNames();
+bool isIndexOp(std::string_view name);
+
+// Throws Error naming `op` for wrong operands or attributes.
+IndexOpResult expandIndexOp(std::string_view name, const std::vector<TensorId>& ins, const IndexOpAttrs& attrs,
+                            ExpansionSink& sink, const std::string& op);
+
+}  // namespace polyred
