@@ -79,6 +79,15 @@ expect_error "missing --launch-exceptions file" corpus --max-launches=1 --launch
 parallel=$(ls "$src"/tests/data/akg/deep_fm/level0/*more_parallel_12715892079844483091*)
 expect_ok "--dump=launches" "7 parts (horizontal fusion)" compile --dump=launches "$parallel"
 expect_ok "--no-horizontal-fusion" "7 kernel(s)" compile --no-horizontal-fusion "$parallel"
+expect_error "-o without a directory" compile "$example" -o
+expect_error "--test-data without --output" compile --test-data "$example"
+expect_error "cache with a bogus operand" cache frobnicate
+expect_ok "cache" "kernel cache" cache
+expect_ok "compile -o" "artifacts:" compile "$example" -o "$tmp/artifacts"
+[[ -s $tmp/artifacts/manifest.json && -s $tmp/artifacts/polyred_k0_reduce.cubin ]] ||
+  { echo "FAIL compile -o wrote no manifest or CUBIN"; failures=$((failures + 1)); }
+POLYRED_DUMP_CUDA="$tmp/dump" "$polyred" check "$example" >/dev/null 2>&1
+ls "$tmp"/dump/*.cu >/dev/null 2>&1 || { echo "FAIL POLYRED_DUMP_CUDA wrote nothing on the CPU path"; failures=$((failures + 1)); }
 expect_ok "-v" "kernel(s)" compile -v "$example"
 grep -q "stage times:.*partition" "$tmp/err" || { echo "FAIL -v printed no stage times"; failures=$((failures + 1)); }
 

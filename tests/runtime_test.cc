@@ -213,20 +213,19 @@ TEST(KernelCacheDisk, CompileErrorsPropagateAndCacheNothing) {
   EXPECT_TRUE(filesIn(dir.path()).empty());
 }
 
-TEST(KernelCacheDisk, DumpsEverySource) {
+TEST(KernelCacheDisk, UsageAndClearCountOnlyCacheEntries) {
   TempDir dir;
   FakeCompiler fake;
-  fs::path dumps = dir.path() / "dump";
-  KernelCacheConfig config;
-  config.dumpDirectory = dumps;
-  KernelCache cache(fake.compiler(), config);
+  KernelCache cache(fake.compiler(), onDisk(dir.path()));
   cache.cubin(addOneRequest());
-  std::vector<fs::path> files = filesIn(dumps);
-  ASSERT_EQ(files.size(), 1u);
-  EXPECT_EQ(files[0].filename(), "add_one-" + cache.key(addOneRequest()).substr(0, 16) + ".cu");
-  std::ifstream in(files[0]);
-  std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  EXPECT_EQ(text, addOneRequest().source);
+  { std::ofstream(dir.path() / "notes.txt") << "not a cache entry"; }
+  KernelCache::DiskUsage u = KernelCache::diskUsage(onDisk(dir.path()));
+  EXPECT_EQ(u.entries, 1);
+  EXPECT_GT(u.bytes, 0);
+  EXPECT_EQ(KernelCache::clearDisk(onDisk(dir.path())), 1);
+  EXPECT_EQ(KernelCache::diskUsage(onDisk(dir.path())).entries, 0);
+  EXPECT_TRUE(fs::exists(dir.path() / "notes.txt")) << "clear removes cache entries only";
+  EXPECT_EQ(KernelCache::diskUsage(onDisk(dir.path() / "missing")).entries, 0);
 }
 
 // Sets environment variables for one test and restores them afterwards.
@@ -258,28 +257,26 @@ class ScopedEnv {
 TEST(KernelCacheEnvironment, DirectoryPrecedence) {
   ScopedEnv env;
   env.set("POLYRED_DISABLE_CACHE", nullptr);
-  env.set("POLYRED_DUMP_CUDA", nullptr);
   env.set("HOME", "/home/someone");
   env.set("XDG_CACHE_HOME", nullptr);
   env.set("POLYRED_CACHE_DIR", nullptr);
   EXPECT_EQ(KernelCache::configFromEnvironment().directory,
             fs::path("/home/someone/.cache/polyred"));
+  EXPECT_EQ(KernelCache::configFromEnvironment().directoryFrom, "HOME");
   env.set("XDG_CACHE_HOME", "/xdg");
   EXPECT_EQ(KernelCache::configFromEnvironment().directory, fs::path("/xdg/polyred"));
   env.set("POLYRED_CACHE_DIR", "/explicit");
   KernelCacheConfig config = KernelCache::configFromEnvironment();
   EXPECT_EQ(config.directory, fs::path("/explicit"));
   EXPECT_TRUE(config.enabled);
-  EXPECT_TRUE(config.dumpDirectory.empty());
+  EXPECT_EQ(config.directoryFrom, "POLYRED_CACHE_DIR");
 }
 
-TEST(KernelCacheEnvironment, DisableAndDump) {
+TEST(KernelCacheEnvironment, Disable) {
   ScopedEnv env;
   env.set("POLYRED_DISABLE_CACHE", "1");
-  env.set("POLYRED_DUMP_CUDA", "/tmp/polyred-dump");
   KernelCacheConfig config = KernelCache::configFromEnvironment();
   EXPECT_FALSE(config.enabled);
-  EXPECT_EQ(config.dumpDirectory, fs::path("/tmp/polyred-dump"));
   env.set("POLYRED_DISABLE_CACHE", "0");
   EXPECT_TRUE(KernelCache::configFromEnvironment().enabled);
 }

@@ -29,6 +29,8 @@ const Option kOptions[] = {
     {"dump", Takes::Value, "STAGES", "print the IR after stages: all, or a comma list of graph,partition,binding,schedule,ast,cuda,launches"},
     {"no-horizontal-fusion", Takes::Nothing, "", "launch independent kernels one after another instead of as one kernel"},
     {"nvrtc", Takes::Nothing, "", "also compile every kernel to CUBIN through NVRTC"},
+    {"output", Takes::Value, "DIR", "write the artifacts: CUDA, CUBIN, manifest.json (also -o DIR; one subdirectory per file if several)"},
+    {"test-data", Takes::Nothing, "", "with --output: also random inputs, reference outputs and tolerances in DIR/test"},
     {"seed", Takes::Value, "N", "seed of the random inputs (default 1)"},
     {"max-points", Takes::Value, "N", "CPU check: statement instances run, as whole tiles (default 1048576; 0 = all)"},
     {"max-memory", Takes::Value, "SIZE", "host memory for inputs, outputs and the reference (default 3/4 of available; K/M/G/T)"},
@@ -50,7 +52,8 @@ struct Command {
 
 const Command kCommands[] = {
     {"compile", "FILE...", "print the generated CUDA and launch configuration (no GPU needed)",
-     {"dump", "deterministic", "no-horizontal-fusion", "nvrtc", "arch", "sms", "verbose", "help"}},
+     {"dump", "deterministic", "no-horizontal-fusion", "nvrtc", "output", "test-data", "seed", "arch", "sms", "verbose",
+      "help"}},
     {"check", "FILE...", "run the lowered kernels on the CPU and compare them with the reference (no GPU needed)",
      {"seed", "max-points", "deterministic", "no-horizontal-fusion", "max-memory", "timeout", "arch", "sms", "verbose",
       "help"}},
@@ -60,6 +63,7 @@ const Command kCommands[] = {
     {"corpus", "DIR", "compile and check every composite file under DIR, with a summary",
      {"max-points", "deterministic", "no-horizontal-fusion", "min-compiled", "max-launches", "launch-exceptions", "nvrtc",
       "arch", "sms", "help"}},
+    {"cache", "[clear]", "where the kernel cache is, its entries and size; 'clear' removes its entries", {"help"}},
     {"help", "[COMMAND]", "this overview, or one command's options", {}},
 };
 
@@ -112,7 +116,7 @@ void validate(const std::string& name, const std::string& v) {
       if (std::find(stages.begin(), stages.end(), stage) == stages.end())
         throw UsageError("unknown --dump stage " + quotedName(stage) + suggestionFor(stage, stages, ""));
     if (v.empty() || v.back() == ',') bad("a comma list of stages");
-  } else if (name == "json" || name == "launch-exceptions") {
+  } else if (name == "json" || name == "launch-exceptions" || name == "output") {
     if (v.empty()) bad("a file name");
   }
 }
@@ -156,7 +160,14 @@ std::string closest(const std::string& word, const std::vector<std::string>& can
 Args parse(int argc, char** argv) {
   Args a;
   std::vector<std::string> words(argv + 1, argv + argc);
-  for (const std::string& w : words) {
+  for (size_t k = 0; k < words.size(); ++k) {
+    const std::string& w = words[k];
+    if (w == "-o") {  // -o DIR, as --output=DIR
+      if (k + 1 == words.size()) throw UsageError("-o needs a directory: -o DIR");
+      validate("output", words[k + 1]);
+      a.values["output"] = words[++k];
+      continue;
+    }
     if (w == "-" || w.empty() || w[0] != '-') {  // the command, then operands
       if (a.command.empty() && w != "-") a.command = w;
       else a.files.push_back(w);
@@ -203,7 +214,13 @@ Args parse(int argc, char** argv) {
   for (const auto& [name, value] : a.values)
     if (std::find(c->options.begin(), c->options.end(), name) == c->options.end())
       throw UsageError(a.command + " does not take --" + name);
+  if (a.command == "cache") {
+    if (a.files.size() > 1 || (a.files.size() == 1 && a.files[0] != "clear"))
+      throw UsageError("cache takes nothing or 'clear'");
+    return a;
+  }
   if (a.files.empty()) throw UsageError(a.command + " needs " + std::string(c->operands));
+  if (a.has("test-data") && !a.has("output")) throw UsageError("--test-data goes with --output=DIR (or -o DIR)");
   if (a.command == "corpus" && a.files.size() != 1) throw UsageError("corpus takes one directory");
   return a;
 }
@@ -231,7 +248,7 @@ std::string helpText(const std::string& command) {
   os << "\nenvironment:\n"
         "  POLYRED_CACHE_DIR      on-disk kernel cache (default $XDG_CACHE_HOME/polyred or ~/.cache/polyred)\n"
         "  POLYRED_DISABLE_CACHE  1: no on-disk cache\n"
-        "  POLYRED_DUMP_CUDA      a directory: every kernel's CUDA source is written there when compiled by NVRTC\n"
+        "  POLYRED_DUMP_CUDA      a directory: every generated kernel's CUDA source is written there (every command)\n"
         "  POLYRED_DEVICE         GPU index (default 0)\n"
         "  POLYRED_CUDA_ROOT      CUDA toolkit for NVRTC's headers (default /usr/local/cuda)\n"
         "\nexit codes:\n"

@@ -7,6 +7,7 @@
 // time budget, and `run` without a GPU), 3 internal error.
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
@@ -19,6 +20,7 @@
 #include <nvrtc.h>
 
 #include "cli.h"
+#include "driver/artifacts.h"
 #include "driver/corpus.h"
 #include "driver/cpu_check.h"
 #include "driver/gpu_run.h"
@@ -26,6 +28,7 @@
 #include "driver/pipeline.h"
 #include "frontend/composite_reader.h"
 #include "runtime/executor.h"
+#include "runtime/kernel_cache.h"
 #include "runtime/nvrtc.h"
 #include "support/budget.h"
 #include "support/error.h"
@@ -153,6 +156,19 @@ Exit cmdCompile(const Args& a) {
       printLaunch(c);
       if (!a.has("dump"))
         for (const KernelSpec& s : c.program.kernels) std::cout << s.source << "\n";
+      if (a.has("output")) {
+        std::filesystem::path dir = a.get("output", "");
+        if (a.files.size() > 1) dir /= std::filesystem::path(file == "-" ? "stdin" : file).stem();
+        ArtifactOptions o;
+        o.testData = a.has("test-data");
+        o.seed = static_cast<uint64_t>(a.integer("seed", 1));
+        timings.measure("artifacts", [&] {
+          writeArtifacts(c, compileOptions(a, target, timings), dir, o);
+          return true;
+        });
+        std::cout << "// artifacts: " << printable(dir.string()) << "/manifest.json, " << c.program.kernels.size()
+                  << " kernel(s) as .cu and .cubin for " << target.name << (o.testData ? ", test data" : "") << "\n";
+      }
       if (a.has("nvrtc"))
         for (const KernelSpec& s : c.program.kernels) {
           NvrtcResult r = timings.measure("nvrtc", [&] { return compileCuda(s.source, s.name, target.ccMajor, target.ccMinor); });
@@ -252,6 +268,25 @@ Exit cmdCorpus(const Args& a) {
   return s.failures.empty() ? Exit::Ok : Exit::Mismatch;
 }
 
+// The on-disk kernel cache: where it is and why, its entries and size; or clear it.
+Exit cmdCache(const Args& a) {
+  KernelCacheConfig config = KernelCache::configFromEnvironment();
+  if (config.directory.empty()) {
+    std::cout << "kernel cache: memory only (no POLYRED_CACHE_DIR, XDG_CACHE_HOME or HOME)\n";
+    return Exit::Ok;
+  }
+  if (!a.files.empty()) {  // clear
+    int64_t removed = KernelCache::clearDisk(config);
+    std::cout << "kernel cache " << printable(config.directory.string()) << ": removed " << removed << " entries\n";
+    return Exit::Ok;
+  }
+  KernelCache::DiskUsage u = KernelCache::diskUsage(config);
+  std::cout << "kernel cache: " << printable(config.directory.string()) << " (from $" << config.directoryFrom << ")\n"
+            << "entries: " << u.entries << ", " << formatBytes(u.bytes) << "\n"
+            << (config.enabled ? "" : "disabled by POLYRED_DISABLE_CACHE: kernels are compiled every time\n");
+  return Exit::Ok;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -276,5 +311,6 @@ int main(int argc, char** argv) {
   else if (a.command == "check") e = cmdCheck(a);
   else if (a.command == "run") e = cmdRun(a);
   else if (a.command == "corpus") e = guarded(a.files[0], [&] { return cmdCorpus(a); });
+  else if (a.command == "cache") e = guarded("cache", [&] { return cmdCache(a); });
   return static_cast<int>(e);
 }

@@ -9,6 +9,7 @@
 #include "canon/partition.h"
 #include "codegen/cuda_emitter.h"
 #include "codegen/horizontal_fusion.h"
+#include "driver/artifacts.h"
 #include "poly/binding.h"
 #include "poly/vectorize.h"
 #include "support/error.h"
@@ -137,6 +138,7 @@ CompiledGraph compileGraph(const Graph& g, const CompileOptions& options) {
     c.program.kernels.push_back(std::move(spec));
   }
   dump("launches", describeLaunches(c.program));
+  dumpCudaFromEnvironment(c.program);
   return c;
 }
 

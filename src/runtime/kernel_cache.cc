@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -191,13 +192,16 @@ KernelCacheConfig KernelCache::configFromEnvironment() {
   KernelCacheConfig config;
   std::string disable = readEnv("POLYRED_DISABLE_CACHE");
   config.enabled = disable.empty() || disable == "0";
-  config.dumpDirectory = readEnv("POLYRED_DUMP_CUDA");
-  if (std::string dir = readEnv("POLYRED_CACHE_DIR"); !dir.empty())
+  if (std::string dir = readEnv("POLYRED_CACHE_DIR"); !dir.empty()) {
     config.directory = dir;
-  else if (std::string xdg = readEnv("XDG_CACHE_HOME"); !xdg.empty())
+    config.directoryFrom = "POLYRED_CACHE_DIR";
+  } else if (std::string xdg = readEnv("XDG_CACHE_HOME"); !xdg.empty()) {
     config.directory = std::filesystem::path(xdg) / "polyred";
-  else if (std::string home = readEnv("HOME"); !home.empty())
+    config.directoryFrom = "XDG_CACHE_HOME";
+  } else if (std::string home = readEnv("HOME"); !home.empty()) {
     config.directory = std::filesystem::path(home) / ".cache" / "polyred";
+    config.directoryFrom = "HOME";
+  }
   return config;
 }
 
@@ -215,7 +219,6 @@ std::string KernelCache::key(const CompileRequest& request) const {
 
 KernelCache::Cubin KernelCache::cubin(const CompileRequest& request) {
   std::string entryKey = key(request);
-  if (!config_.dumpDirectory.empty()) dumpSource(entryKey, request);
   if (!config_.enabled)
     return std::make_shared<const std::vector<char>>(compiler_.compile(request));
   if (Cubin hit = findInMemory(entryKey)) return hit;
@@ -267,12 +270,44 @@ void KernelCache::writeToDisk(const std::string& key, const std::vector<char>& c
   writeAtomically(entryPath(key), {kEntryMagic, asText(digest), payload});
 }
 
-// The user asked for the dump, so failing to write it is an error.
-void KernelCache::dumpSource(const std::string& key, const CompileRequest& request) const {
-  std::filesystem::path path =
-      config_.dumpDirectory / (request.name + "-" + key.substr(0, 16) + ".cu");
-  if (!writeAtomically(path, {request.source}))
-    throw Error("POLYRED_DUMP_CUDA: cannot write " + path.string());
+namespace {
+
+// A cache entry's file name: 64 lowercase hex digits and ".cubin".
+bool isEntryName(const std::string& name) {
+  if (name.size() != 64 + 6 || !name.ends_with(".cubin")) return false;
+  return std::all_of(name.begin(), name.begin() + 64, [](char c) { return std::isxdigit(c) && !std::isupper(c); });
+}
+
+template <class F>
+void forEachEntry(const KernelCacheConfig& config, F&& f) {
+  std::error_code ec;
+  if (config.directory.empty() || !std::filesystem::is_directory(config.directory, ec)) return;
+  for (const auto& e : std::filesystem::directory_iterator(config.directory, ec))
+    if (e.is_regular_file(ec) && isEntryName(e.path().filename().string())) f(e);
+}
+
+}  // namespace
+
+KernelCache::DiskUsage KernelCache::diskUsage(const KernelCacheConfig& config) {
+  DiskUsage u;
+  forEachEntry(config, [&](const std::filesystem::directory_entry& e) {
+    std::error_code ec;
+    ++u.entries;
+    u.bytes += static_cast<int64_t>(e.file_size(ec));
+  });
+  return u;
+}
+
+int64_t KernelCache::clearDisk(const KernelCacheConfig& config) {
+  std::vector<std::filesystem::path> entries;
+  forEachEntry(config, [&](const std::filesystem::directory_entry& e) { entries.push_back(e.path()); });
+  int64_t removed = 0;
+  for (const auto& path : entries) {
+    std::error_code ec;
+    if (std::filesystem::remove(path, ec)) ++removed;
+    else throw Error(path.string(), "", "cannot remove this cache entry: " + ec.message());
+  }
+  return removed;
 }
 
 }  // namespace polyred

@@ -12,8 +12,7 @@
 //   POLYRED_CACHE_DIR      cache directory (default $XDG_CACHE_HOME/polyred, else
 //                          ~/.cache/polyred)
 //   POLYRED_DISABLE_CACHE  1: compile every time, no memory or disk cache
-//   POLYRED_DUMP_CUDA      directory: write every kernel's source there as
-//                          <name>-<key prefix>.cu
+// (POLYRED_DUMP_CUDA is the compiler's, not the cache's: driver/artifacts.h.)
 #pragma once
 
 #include <array>
@@ -65,9 +64,9 @@ struct Compiler {
 Compiler nvrtcCompiler();
 
 struct KernelCacheConfig {
-  std::filesystem::path directory;      // empty: memory only
-  std::filesystem::path dumpDirectory;  // empty: no source dump
-  bool enabled = true;                  // false: compile every time
+  std::filesystem::path directory;  // empty: memory only
+  std::string directoryFrom;        // the variable that chose `directory` (for `polyred cache`)
+  bool enabled = true;              // false: compile every time
 };
 
 class KernelCache {
@@ -89,11 +88,19 @@ class KernelCache {
 
   const KernelCacheConfig& config() const { return config_; }
 
+  // The entries on disk under `config.directory` (files polyred wrote: <64 hex>.cubin).
+  struct DiskUsage {
+    int64_t entries = 0;
+    int64_t bytes = 0;
+  };
+  static DiskUsage diskUsage(const KernelCacheConfig& config);
+  // Removes those entries (nothing else in the directory); returns how many.
+  static int64_t clearDisk(const KernelCacheConfig& config);
+
  private:
   Cubin findInMemory(const std::string& key);
   Cubin readFromDisk(const std::string& key) const;
   void writeToDisk(const std::string& key, const std::vector<char>& cubin) const;
-  void dumpSource(const std::string& key, const CompileRequest& request) const;
   std::filesystem::path entryPath(const std::string& key) const;
 
   Compiler compiler_;
