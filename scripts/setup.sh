@@ -5,7 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(cmake ninja-build g++ pkg-config libisl-dev libgmp-dev nlohmann-json3-dev libgtest-dev)
+# python3-torch and python3-pytest: the Python package's tests (Debian's python3).
+packages=(cmake ninja-build g++ pkg-config libisl-dev libgmp-dev nlohmann-json3-dev libgtest-dev
+  python3 python3-pytest python3-torch)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

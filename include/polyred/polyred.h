@@ -1,0 +1,116 @@
+/* polyred C API: compile fused deep-learning sub-graphs (elementwise ops feeding
+ * reductions) into CUDA kernels and launch them on device pointers and a stream.
+ *
+ * A stable C ABI over libpolyred: opaque handles, status codes and message strings;
+ * no exception ever crosses it. Graphs come as AKG/MindSpore composite JSON, from a file
+ * or from memory (docs/format.md; the C++ builder, src/frontend/builder.h, and the
+ * Python builder write the same format). Everything but polyred_launch works on a
+ * machine without a GPU.
+ *
+ *   polyred_program* p;
+ *   if (polyred_load_file("sum.json", NULL, &p) != POLYRED_OK) puts(polyred_last_error());
+ *   polyred_launch(p, inputs, outputs, stream);   // device pointers, a CUstream
+ *   polyred_program_free(p);
+ *
+ * Thread safety: a program may be launched from several threads and streams at once;
+ * polyred_last_error() is per thread. */
+#ifndef POLYRED_POLYRED_H
+#define POLYRED_POLYRED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define POLYRED_API __attribute__((visibility("default")))
+#else
+#define POLYRED_API
+#endif
+
+#define POLYRED_API_VERSION 1
+
+typedef enum polyred_status {
+  POLYRED_OK = 0,
+  POLYRED_MISMATCH = 1,  /* a check found results that differ from the reference */
+  POLYRED_BAD_INPUT = 2, /* malformed or out-of-scope graph, bad argument, over a budget */
+  POLYRED_INTERNAL = 3,  /* a polyred bug */
+  POLYRED_NO_GPU = 4     /* no usable GPU (the message says why) */
+} polyred_status;
+
+/* Element types; the values are stable. */
+typedef enum polyred_dtype {
+  POLYRED_BOOL = 0,
+  POLYRED_INT8 = 1,
+  POLYRED_UINT8 = 2,
+  POLYRED_INT32 = 3,
+  POLYRED_INT64 = 4,
+  POLYRED_FLOAT16 = 5,
+  POLYRED_BFLOAT16 = 6,
+  POLYRED_FLOAT32 = 7,
+  POLYRED_FLOAT64 = 8
+} polyred_dtype;
+
+typedef struct polyred_options {
+  int deterministic;     /* bitwise-reproducible multi-block reductions (default 0) */
+  int horizontal_fusion; /* independent kernels in one launch (default 1) */
+  int cc_major, cc_minor; /* target when no GPU is queried (default 9.0); 0: the current GPU's */
+  int sm_count;           /* SMs the binding assumes (default 132; 0: the current GPU's) */
+} polyred_options;
+
+typedef struct polyred_tensor_info {
+  const char* name;     /* valid while the program lives */
+  polyred_dtype dtype;
+  int rank;
+  const int64_t* shape; /* rank extents, valid while the program lives */
+  int in_place_of_input; /* outputs: the input whose buffer it is written into, or -1 */
+} polyred_tensor_info;
+
+typedef struct polyred_program polyred_program;
+
+POLYRED_API const char* polyred_version(void);
+POLYRED_API int polyred_api_version(void);
+/* The message of the calling thread's last failed call ("" if none). */
+POLYRED_API const char* polyred_last_error(void);
+POLYRED_API void polyred_default_options(polyred_options* options);
+/* The byte size of one element (0 for an unknown dtype), and its name ("float32"). */
+POLYRED_API size_t polyred_dtype_size(polyred_dtype dtype);
+POLYRED_API const char* polyred_dtype_name(polyred_dtype dtype);
+
+/* Reads and compiles a composite file (options may be NULL: defaults). */
+POLYRED_API polyred_status polyred_load_file(const char* path, const polyred_options* options,
+                                             polyred_program** program);
+/* The same from JSON text in memory; `label` names it in messages. */
+POLYRED_API polyred_status polyred_load_json(const char* json, size_t length, const char* label,
+                                             const polyred_options* options, polyred_program** program);
+POLYRED_API void polyred_program_free(polyred_program* program);
+
+POLYRED_API int polyred_num_inputs(const polyred_program* program);
+POLYRED_API int polyred_num_outputs(const polyred_program* program);
+POLYRED_API polyred_status polyred_input_info(const polyred_program* program, int index, polyred_tensor_info* info);
+POLYRED_API polyred_status polyred_output_info(const polyred_program* program, int index, polyred_tensor_info* info);
+/* Kernel launches per call (1 for most sub-graphs). */
+POLYRED_API int polyred_num_launches(const polyred_program* program);
+/* The generated CUDA of launch `index` (valid while the program lives), or NULL. */
+POLYRED_API const char* polyred_cuda_source(const polyred_program* program, int index);
+
+/* Enqueues the program on `stream` (a CUstream; NULL: the legacy default stream) and
+ * returns at once. inputs[k] / outputs[k] are device pointers (CUdeviceptr values) of
+ * the k-th input / output, contiguous, row-major; an in-place output is passed as its
+ * input's pointer. The first launch on a stream compiles (or loads from the kernel
+ * cache) and allocates the program's workspaces; later ones allocate nothing. */
+POLYRED_API polyred_status polyred_launch(polyred_program* program, void* const* inputs, void* const* outputs,
+                                          void* stream);
+
+/* Runs the lowered kernels on the CPU with seeded random inputs and compares them with
+ * the reference interpreter (at most max_points statement instances; 0: all). Returns
+ * POLYRED_OK when they match, POLYRED_MISMATCH (message: the comparison) when not. */
+POLYRED_API polyred_status polyred_check_cpu(const polyred_program* program, uint64_t seed, int64_t max_points);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* POLYRED_POLYRED_H */

@@ -1,0 +1,135 @@
+"""Builds graphs in Python, mirroring the C++ GraphBuilder (src/frontend/builder.h), as
+composite JSON (docs/format.md) that polyred compiles:
+
+    b = polyred.Builder("col_sum")
+    x = b.input("x", "float16", (8192, 768))
+    b.output(b.reduce_sum(b.cast(x, "float32"), axes=[0]))
+    kernel = b.compile()
+"""
+import json
+from dataclasses import dataclass
+
+from .errors import BadInputError
+
+
+@dataclass(frozen=True)
+class Value:
+    name: str
+    dtype: str
+    shape: tuple
+    constant: object = None  # a Python number for constants
+
+
+_UNARY = {"neg": "Neg", "abs": "Abs", "exp": "Exp", "log": "Log", "sqrt": "Sqrt", "rsqrt": "Rsqrt",
+          "reciprocal": "Reciprocal", "tanh": "Tanh", "sin": "Sin", "cos": "Cos", "erf": "Erf", "sign": "Sign",
+          "floor": "Floor", "ceil": "Ceil", "round": "Round", "logical_not": "LogicalNot", "isnan": "IsNan",
+          "isinf": "IsInf", "isfinite": "IsFinite", "relu": "ReLU", "sigmoid": "Sigmoid", "square": "Square",
+          "gelu": "GeLU", "softplus": "Softplus"}
+_BINARY = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "RealDiv", "pow": "Pow", "maximum": "Maximum",
+           "minimum": "Minimum", "eq": "Equal", "ne": "NotEqual", "lt": "Less", "le": "LessEqual", "gt": "Greater",
+           "ge": "GreaterEqual", "logical_and": "LogicalAnd", "logical_or": "LogicalOr"}
+_BOOL_RESULT = {"Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual", "LogicalAnd", "LogicalOr",
+                "LogicalNot", "IsNan", "IsInf", "IsFinite"}
+_REDUCE = {"sum": "ReduceSum", "prod": "ReduceProd", "max": "ReduceMax", "min": "ReduceMin", "all": "ReduceAll",
+           "any": "ReduceAny", "mean": "ReduceMean"}
+
+
+def _broadcast(a, b):
+    out = []
+    for k in range(max(len(a), len(b))):
+        x = a[len(a) - 1 - k] if k < len(a) else 1
+        y = b[len(b) - 1 - k] if k < len(b) else 1
+        if x != y and 1 not in (x, y):
+            raise BadInputError(f"shapes {a} and {b} do not broadcast")
+        out.append(max(x, y) if 1 in (x, y) else x)
+    return tuple(reversed(out))
+
+
+class Builder:
+    def __init__(self, name="graph"):
+        self.name = name
+        self._inputs, self._ops, self._outputs, self._count = [], [], [], 0
+
+    def _fresh(self, stem):
+        self._count += 1
+        return f"{stem}_{self._count}"
+
+    @staticmethod
+    def _desc(v):
+        d = {"data_type": v.dtype, "format": "DefaultFormat", "shape": list(v.shape), "tensor_name": v.name}
+        if v.constant is not None:
+            d["value"] = v.constant
+        return d
+
+    def _op(self, op, ins, dtype, shape, attrs=()):
+        out = Value(self._fresh(op.lower()), dtype, tuple(shape))
+        self._ops.append({"name": op, "attr": [{"name": k, "value": v} for k, v in attrs] or None,
+                          "input_desc": [[self._desc(v)] for v in ins], "output_desc": [self._desc(out)]})
+        return out
+
+    def input(self, name, dtype, shape):
+        v = Value(name, dtype, tuple(shape))
+        self._inputs.append(v)
+        return v
+
+    def constant(self, value, dtype):
+        return Value(self._fresh("const"), dtype, (), value)
+
+    def unary(self, op, x):
+        op = _UNARY.get(op, op)
+        return self._op(op, [x], "bool" if op in _BOOL_RESULT else x.dtype, x.shape)
+
+    def binary(self, op, a, b):
+        op = _BINARY.get(op, op)
+        return self._op(op, [a, b], "bool" if op in _BOOL_RESULT else a.dtype, _broadcast(a.shape, b.shape))
+
+    def select(self, cond, a, b):
+        return self._op("Select", [cond, a, b], a.dtype, _broadcast(_broadcast(cond.shape, a.shape), b.shape))
+
+    def cast(self, x, dtype):
+        return self._op("Cast", [x], dtype, x.shape, [("dst_type", dtype)])
+
+    def reshape(self, x, shape):
+        return self._op("Reshape", [x], x.dtype, shape, [("shape", list(shape))])
+
+    def transpose(self, x, perm):
+        return self._op("Transpose", [x], x.dtype, [x.shape[p] for p in perm], [("perm", list(perm))])
+
+    def broadcast_to(self, x, shape):
+        return self._op("BroadcastTo", [x], x.dtype, shape, [("shape", list(shape))])
+
+    def reduce(self, kind, x, axes=None, keep_dims=False, dtype=None):
+        """kind: sum, prod, max, min, all, any, mean; axes None: every axis."""
+        rank = len(x.shape)
+        axes = list(range(rank)) if axes is None else sorted({a % rank for a in ([axes] if isinstance(axes, int) else axes)})
+        shape = [1 if d in axes else n for d, n in enumerate(x.shape)] if keep_dims else \
+            [n for d, n in enumerate(x.shape) if d not in axes]
+        return self._op(_REDUCE[kind], [x], dtype or x.dtype, shape or [1],
+                        [("axis", axes), ("keep_dims", bool(keep_dims))])
+
+    def reduce_sum(self, x, axes=None, keep_dims=False, dtype=None):
+        return self.reduce("sum", x, axes, keep_dims, dtype)
+
+    def reduce_max(self, x, axes=None, keep_dims=False):
+        return self.reduce("max", x, axes, keep_dims)
+
+    def softmax(self, x, axis=-1, log=False):
+        return self._op("LogSoftmax" if log else "Softmax", [x], x.dtype, x.shape, [("axis", [axis])])
+
+    def output(self, v):
+        self._outputs.append(v)
+
+    def build(self):
+        """The graph as a composite JSON dict."""
+        if not self._outputs:
+            raise BadInputError(f"graph {self.name!r} has no output")
+        return {"composite": True, "composite_graph": self.name, "id": 0, "op": self.name, "platform": "AKG",
+                "process": "cuda", "input_desc": [[self._desc(v)] for v in self._inputs], "op_desc": self._ops,
+                "output_desc": [self._desc(v) for v in self._outputs]}
+
+    def to_json(self):
+        return json.dumps(self.build())
+
+    def compile(self, **options):
+        from .kernel import load_json
+        return load_json(self.to_json(), label=self.name, **options)

@@ -1,0 +1,131 @@
+"""A compiled polyred program: its inputs and outputs, a CPU check, and calls on torch
+CUDA tensors (zero copies, on the current stream, outputs allocated by torch)."""
+import ctypes
+from dataclasses import dataclass
+
+from . import _lib
+from .errors import BadInputError, raise_for
+
+_TORCH_DTYPES = {"bool": "bool", "int8": "int8", "uint8": "uint8", "int32": "int32", "int64": "int64",
+                 "float16": "float16", "bfloat16": "bfloat16", "float32": "float32", "float64": "float64"}
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    name: str
+    dtype: str          # polyred's dtype name, e.g. "float32"
+    shape: tuple
+    in_place_of_input: int = -1  # outputs written into an input's buffer: that input
+
+
+def _options(deterministic, horizontal_fusion, target):
+    o = _lib.Options()
+    _lib.lib.polyred_default_options(ctypes.byref(o))
+    o.deterministic = int(bool(deterministic))
+    o.horizontal_fusion = int(bool(horizontal_fusion))
+    if target == "gpu":  # the current GPU's compute capability and SM count
+        o.cc_major, o.sm_count = 0, 0
+    elif target is not None:  # "sm_90"
+        if not (isinstance(target, str) and target.startswith("sm_") and target[3:].isdigit()):
+            raise BadInputError(f"target must be 'gpu', None or 'sm_XY', not {target!r}")
+        o.cc_major, o.cc_minor = int(target[3:-1]), int(target[-1])
+    return o
+
+
+class Kernel:
+    """Load with polyred.load(path) or polyred.load_json(text); call with tensors."""
+
+    def __init__(self, handle):
+        self._handle = ctypes.c_void_p(handle)
+        lib = _lib.lib
+        self.inputs = [self._info(lib.polyred_input_info, k) for k in range(lib.polyred_num_inputs(self._handle))]
+        self.outputs = [self._info(lib.polyred_output_info, k) for k in range(lib.polyred_num_outputs(self._handle))]
+
+    def _info(self, fn, k):
+        info = _lib.TensorInfo()
+        raise_for(fn(self._handle, k, ctypes.byref(info)), _lib.last_error())
+        return TensorSpec(info.name.decode(), _lib.DTYPES[info.dtype], tuple(info.shape[d] for d in range(info.rank)),
+                          info.in_place_of_input)
+
+    def __del__(self):
+        if getattr(self, "_handle", None):
+            _lib.lib.polyred_program_free(self._handle)
+            self._handle = None
+
+    @property
+    def launches(self):
+        """Kernel launches per call."""
+        return _lib.lib.polyred_num_launches(self._handle)
+
+    def cuda_source(self, launch=0):
+        src = _lib.lib.polyred_cuda_source(self._handle, launch)
+        if src is None:
+            raise BadInputError(f"no launch {launch}: the program has {self.launches}")
+        return src.decode()
+
+    def check_cpu(self, seed=1, max_points=1 << 20):
+        """Runs the lowered kernels on the CPU against the reference; raises
+        MismatchError with the comparison when they differ. Returns the comparison."""
+        raise_for(_lib.lib.polyred_check_cpu(self._handle, seed, max_points), _lib.last_error())
+        return _lib.last_error()
+
+    def __call__(self, *tensors):
+        """Runs on torch CUDA tensors (or DLPack arrays) in input order; returns the
+        output tensor, or a tuple of them. In-place outputs are their input tensors."""
+        import torch
+
+        tensors = [t if isinstance(t, torch.Tensor) else torch.from_dlpack(t) for t in tensors]
+        if len(tensors) != len(self.inputs):
+            raise BadInputError(f"the kernel takes {len(self.inputs)} tensors, got {len(tensors)}")
+        device = None
+        for k, (t, spec) in enumerate(zip(tensors, self.inputs)):
+            where = f"input {k} ({spec.name!r})"
+            if str(t.dtype) != "torch." + _TORCH_DTYPES[spec.dtype]:
+                raise BadInputError(f"{where} is {t.dtype}, the kernel takes {spec.dtype}")
+            if tuple(t.shape) != spec.shape:
+                raise BadInputError(f"{where} has shape {tuple(t.shape)}, the kernel takes {spec.shape}")
+            if not t.is_contiguous():
+                raise BadInputError(f"{where} is not contiguous (call .contiguous())")
+            if t.device.type != "cuda":
+                raise BadInputError(f"{where} is on {t.device}, not on a CUDA device")
+            if device is None:
+                device = t.device
+            elif t.device != device:
+                raise BadInputError(f"{where} is on {t.device}, the others on {device}")
+        if device is None:
+            device = torch.device("cuda", torch.cuda.current_device())
+        outputs = []
+        for spec in self.outputs:
+            if spec.in_place_of_input >= 0:
+                outputs.append(tensors[spec.in_place_of_input])
+            else:
+                outputs.append(torch.empty(spec.shape, dtype=getattr(torch, _TORCH_DTYPES[spec.dtype]), device=device))
+        ins = (ctypes.c_void_p * max(1, len(tensors)))(*[t.data_ptr() for t in tensors])
+        outs = (ctypes.c_void_p * max(1, len(outputs)))(*[t.data_ptr() for t in outputs])
+        with torch.cuda.device(device):
+            stream = torch.cuda.current_stream(device).cuda_stream
+            raise_for(_lib.lib.polyred_launch(self._handle, ins, outs, ctypes.c_void_p(stream)), _lib.last_error())
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+
+def _load(fn, *args, deterministic=False, horizontal_fusion=True, target=None):
+    handle = ctypes.c_void_p()
+    o = _options(deterministic, horizontal_fusion, target)
+    raise_for(fn(*args, ctypes.byref(o), ctypes.byref(handle)), _lib.last_error())
+    return Kernel(handle.value)
+
+
+def load(path, **options):
+    """Compiles a composite JSON file. Options: deterministic, horizontal_fusion,
+    target (None: sm_90 assumed, 'gpu': the current GPU, 'sm_XY')."""
+    return _load(_lib.lib.polyred_load_file, str(path).encode(), **options)
+
+
+def load_json(text, label="<memory>", **options):
+    """Compiles composite JSON text (a str, or a dict that is dumped)."""
+    import json
+
+    if not isinstance(text, str):
+        text = json.dumps(text)
+    data = text.encode()
+    return _load(_lib.lib.polyred_load_json, data, len(data), label.encode(), **options)

@@ -1,0 +1,220 @@
+"""polyred.compile(fn): traces a PyTorch function with torch.fx and lowers its
+elementwise ops and reductions into a polyred graph, compiled once per input
+signature (shapes, dtypes, device) since polyred's kernels are shape-specialized.
+
+Supported: + - * / (tensors and Python numbers), neg, abs, exp, log, sqrt, rsqrt,
+tanh, sigmoid, relu, gelu (tanh form), maximum, minimum, comparisons, where, casts
+(.float(), .half(), .to(dtype)), sum, mean, amax, amin, prod, var and std (with
+`correction`/`unbiased`), softmax, log_softmax, logsumexp, layer_norm. Anything else
+raises BadInputError naming it; compile(fn, fallback=True) runs such a function
+eagerly instead (for all its calls)."""
+import math
+import operator
+
+from .builder import Builder
+from .errors import BadInputError
+
+
+def _dtype_name(torch_dtype):
+    return str(torch_dtype).replace("torch.", "")
+
+
+class _Lowering:
+    def __init__(self, torch, builder):
+        self.torch, self.b, self.env = torch, builder, {}
+
+    def arg(self, a):
+        return self.env[a.name] if hasattr(a, "name") and a.name in self.env else a
+
+    def tensor_or_constant(self, x, like):
+        if isinstance(x, (int, float, bool)):
+            return self.b.constant(x, like.dtype)
+        return x
+
+    def binary(self, op, a, b):
+        a, b = self.arg(a), self.arg(b)
+        if isinstance(a, (int, float)):
+            a = self.b.constant(a, b.dtype)
+        b = self.tensor_or_constant(b, a)
+        return self.b.binary(op, a, b)
+
+    def axes(self, x, dim):
+        if dim is None:
+            return None
+        return [dim] if isinstance(dim, int) else list(dim)
+
+    def reduce(self, kind, x, dim=None, keepdim=False):
+        x = self.arg(x)
+        if kind in ("sum", "mean", "prod") and x.dtype in ("float16", "bfloat16"):
+            r = self.b.reduce(kind, self.b.cast(x, "float32"), self.axes(x, dim), keepdim)
+            return self.b.cast(r, x.dtype)
+        return self.b.reduce(kind, x, self.axes(x, dim), keepdim)
+
+    def count(self, x, dim):
+        axes = range(len(x.shape)) if dim is None else ([dim] if isinstance(dim, int) else dim)
+        return math.prod(x.shape[a % len(x.shape)] for a in axes)
+
+    def var(self, x, dim=None, correction=1, keepdim=False, sqrt=False):
+        x = self.arg(x)
+        xf = self.b.cast(x, "float32") if x.dtype in ("float16", "bfloat16") else x
+        mean = self.b.reduce("mean", xf, self.axes(x, dim), True)
+        d = self.b.binary("sub", xf, mean)
+        s = self.b.reduce("sum", self.b.binary("mul", d, d), self.axes(x, dim), keepdim)
+        n = max(self.count(x, dim) - correction, 0)
+        v = self.b.binary("div", s, self.b.constant(float(n), xf.dtype))
+        if sqrt:
+            v = self.b.unary("sqrt", v)
+        return self.b.cast(v, x.dtype) if v.dtype != x.dtype else v
+
+    def logsumexp(self, x, dim, keepdim=False):
+        x = self.arg(x)
+        m = self.b.reduce("max", x, self.axes(x, dim), True)
+        s = self.b.reduce("sum", self.b.unary("exp", self.b.binary("sub", x, m)), self.axes(x, dim), True)
+        r = self.b.binary("add", self.b.unary("log", s), m)
+        if not keepdim:
+            r = self.b.reshape(r, [n for k, n in enumerate(x.shape) if k not in [a % len(x.shape) for a in self.axes(x, dim)]] or [1])
+        return r
+
+    def layer_norm(self, x, normalized_shape, weight=None, bias=None, eps=1e-5):
+        x = self.arg(x)
+        axes = list(range(len(x.shape) - len(normalized_shape), len(x.shape)))
+        xf = self.b.cast(x, "float32") if x.dtype in ("float16", "bfloat16") else x
+        mean = self.b.reduce("mean", xf, axes, True)
+        d = self.b.binary("sub", xf, mean)
+        var = self.b.reduce("mean", self.b.binary("mul", d, d), axes, True)
+        y = self.b.binary("mul", d, self.b.unary("rsqrt", self.b.binary("add", var, self.b.constant(eps, xf.dtype))))
+        for p, op in ((weight, "mul"), (bias, "add")):
+            if p is not None:
+                p = self.arg(p)
+                y = self.b.binary(op, y, self.b.cast(p, xf.dtype) if p.dtype != xf.dtype else p)
+        return self.b.cast(y, x.dtype) if y.dtype != x.dtype else y
+
+    def cast(self, x, dtype):
+        x = self.arg(x)
+        name = _dtype_name(dtype)
+        return x if name == x.dtype else self.b.cast(x, name)
+
+    def call(self, target, args, kwargs):
+        t, F = self.torch, self.torch.nn.functional
+        a = [self.arg(x) for x in args]
+        kw = {k: self.arg(v) for k, v in kwargs.items()}
+        binaries = {operator.add: "add", t.add: "add", operator.sub: "sub", t.sub: "sub", operator.mul: "mul",
+                    t.mul: "mul", operator.truediv: "div", t.div: "div", t.maximum: "maximum", t.minimum: "minimum",
+                    operator.gt: "gt", operator.lt: "lt", operator.ge: "ge", operator.le: "le", operator.eq: "eq",
+                    t.pow: "pow", operator.pow: "pow"}
+        unaries = {operator.neg: "neg", t.neg: "neg", t.abs: "abs", t.exp: "exp", t.log: "log", t.sqrt: "sqrt",
+                   t.rsqrt: "rsqrt", t.tanh: "tanh", t.sigmoid: "sigmoid", t.relu: "relu", F.relu: "relu",
+                   t.erf: "erf", t.sin: "sin", t.cos: "cos"}
+        if target in binaries:
+            if target in (operator.sub, t.sub) and isinstance(a[0], (int, float)):
+                return self.b.binary("sub", self.b.constant(a[0], a[1].dtype), a[1])
+            return self.binary(binaries[target], a[0], a[1])
+        if target in unaries:
+            return self.b.unary(unaries[target], a[0])
+        if target is F.gelu and kw.get("approximate", "none") == "tanh":
+            return self.b.unary("gelu", a[0])
+        if target is t.where:
+            return self.b.select(a[0], self.tensor_or_constant(a[1], a[2]), self.tensor_or_constant(a[2], a[1]))
+        reductions = {t.sum: "sum", t.mean: "mean", t.amax: "max", t.amin: "min", t.prod: "prod"}
+        if target in reductions:
+            return self.reduce(reductions[target], a[0], a[1] if len(a) > 1 else kw.get("dim"),
+                               kw.get("keepdim", a[2] if len(a) > 2 else False))
+        if target in (t.var, t.std):
+            return self.var(a[0], a[1] if len(a) > 1 else kw.get("dim"), self._correction(kw),
+                            kw.get("keepdim", False), target is t.std)
+        if target in (t.softmax, F.softmax, t.log_softmax, F.log_softmax):
+            dim = a[1] if len(a) > 1 else kw.get("dim", -1)
+            return self.b.softmax(a[0], dim, log=target in (t.log_softmax, F.log_softmax))
+        if target is t.logsumexp:
+            return self.logsumexp(a[0], a[1] if len(a) > 1 else kw["dim"], kw.get("keepdim", False))
+        if target is F.layer_norm:
+            names = ["normalized_shape", "weight", "bias", "eps"]
+            extra = dict(zip(names, a[1:]))
+            extra.update({k: v for k, v in kw.items() if k in names})
+            return self.layer_norm(a[0], **extra)
+        raise BadInputError(f"polyred.compile: {getattr(target, '__name__', target)} is not supported "
+                            "(compile(fn, fallback=True) runs unsupported functions eagerly)")
+
+    @staticmethod
+    def _correction(kw):
+        if "correction" in kw:
+            return kw["correction"]
+        return 1 if kw.get("unbiased", True) else 0
+
+    def method(self, name, args, kwargs):
+        x, rest = self.arg(args[0]), [self.arg(v) for v in args[1:]]
+        t = self.torch
+        casts = {"float": t.float32, "half": t.float16, "double": t.float64, "bfloat16": t.bfloat16, "int": t.int32,
+                 "long": t.int64, "bool": t.bool}
+        if name in casts:
+            return self.cast(x, casts[name])
+        if name == "to" and rest and isinstance(rest[0], t.dtype):
+            return self.cast(x, rest[0])
+        if name in ("sum", "mean", "amax", "amin", "prod"):
+            kind = {"amax": "max", "amin": "min"}.get(name, name)
+            return self.reduce(kind, x, rest[0] if rest else kwargs.get("dim"), kwargs.get("keepdim", False))
+        if name in ("var", "std"):
+            return self.var(x, rest[0] if rest else kwargs.get("dim"), self._correction(kwargs),
+                            kwargs.get("keepdim", False), name == "std")
+        if name in ("softmax", "log_softmax"):
+            return self.b.softmax(x, rest[0] if rest else kwargs.get("dim", -1), log=name == "log_softmax")
+        if name in ("exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "relu", "abs", "neg"):
+            return self.b.unary(name, x)
+        if name in ("add", "sub", "mul", "div"):
+            return self.binary(name, x, rest[0])
+        if name == "contiguous":
+            return x
+        raise BadInputError(f"polyred.compile: Tensor.{name} is not supported "
+                            "(compile(fn, fallback=True) runs unsupported functions eagerly)")
+
+
+class Compiled:
+    """The callable polyred.compile returns: checks its arguments (CUDA tensors of the
+    traced dtypes), compiles once per signature, launches on the current stream."""
+
+    def __init__(self, fn, fallback, options):
+        self.fn, self.fallback, self.options, self.kernels, self.eager = fn, fallback, options, {}, False
+
+    def lower(self, tensors):
+        import torch
+        import torch.fx
+
+        graph = torch.fx.symbolic_trace(self.fn).graph
+        b = Builder(getattr(self.fn, "__name__", "fn").replace("<", "").replace(">", ""))
+        low = _Lowering(torch, b)
+        placeholders = iter(tensors)
+        for node in graph.nodes:
+            if node.op == "placeholder":
+                t = next(placeholders)
+                low.env[node.name] = b.input(node.name, _dtype_name(t.dtype), tuple(t.shape))
+            elif node.op == "call_function":
+                low.env[node.name] = low.call(node.target, node.args, node.kwargs)
+            elif node.op == "call_method":
+                low.env[node.name] = low.method(node.target, node.args, node.kwargs)
+            elif node.op == "output":
+                results = node.args[0] if isinstance(node.args[0], (tuple, list)) else [node.args[0]]
+                for r in results:
+                    b.output(low.arg(r))
+            else:
+                raise BadInputError(f"polyred.compile: fx node {node.op} {node.target} is not supported")
+        return b.compile(**self.options)
+
+    def __call__(self, *tensors):
+        if self.eager:
+            return self.fn(*tensors)
+        key = tuple((tuple(t.shape), str(t.dtype), str(t.device)) for t in tensors)
+        kernel = self.kernels.get(key)
+        if kernel is None:
+            try:
+                kernel = self.kernels[key] = self.lower(tensors)
+            except BadInputError:
+                if not self.fallback:
+                    raise
+                self.eager = True
+                return self.fn(*tensors)
+        return kernel(*tensors)
+
+
+def compile(fn, *, fallback=False, deterministic=False, target="gpu"):
+    """Returns a callable that runs `fn` as polyred kernels (see the module text)."""
+    return Compiled(fn, fallback, {"deterministic": deterministic, "target": target})

@@ -1,0 +1,116 @@
+"""The Python package (python/polyred) on the CPU: loading, the builder, tracing
+PyTorch functions, the CPU check against the reference, and errors as exceptions.
+GPU tests are in test_polyred_gpu.py (skipped without a GPU)."""
+import json
+from pathlib import Path
+
+import pytest
+
+import polyred
+
+REPO = Path(__file__).resolve().parents[2]
+SG09 = REPO / "examples" / "table2" / "sg09_sum_sum.json"
+
+
+def test_load_describes_inputs_and_outputs_and_checks_on_the_cpu():
+    k = polyred.load(SG09)
+    assert [(i.dtype, i.shape) for i in k.inputs] == [("float32", (8192, 768))] * 2
+    assert [(o.dtype, o.shape) for o in k.outputs] == [("float32", (768,))] * 2
+    assert k.launches == 1
+    assert "__global__" in k.cuda_source(0)
+    assert "ok" in k.check_cpu(max_points=1 << 14)
+
+
+def test_bad_files_raise_with_the_file_and_reason(tmp_path):
+    with pytest.raises(polyred.BadInputError, match="missing.json"):
+        polyred.load(tmp_path / "missing.json")
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"op": ')
+    with pytest.raises(polyred.BadInputError, match="bad.json"):
+        polyred.load(bad)
+    with pytest.raises(polyred.BadInputError, match="target must be"):
+        polyred.load(SG09, target="volta")
+    with pytest.raises(polyred.BadInputError):
+        polyred.load(SG09).cuda_source(7)
+
+
+def test_builder_mirrors_the_cpp_builder():
+    b = polyred.Builder("col_sum_and_softmax")
+    x = b.input("x", "float16", (300, 70))
+    b.output(b.reduce_sum(b.cast(x, "float32"), axes=[0]))
+    b.output(b.softmax(x, axis=-1))
+    k = b.compile()
+    assert [o.shape for o in k.outputs] == [(70,), (300, 70)]
+    assert [o.dtype for o in k.outputs] == ["float32", "float16"]
+    k.check_cpu()
+    doc = b.build()
+    assert doc["op_desc"][0]["name"] == "Cast" and json.loads(b.to_json()) == doc
+
+
+def test_builder_shape_errors_are_bad_input():
+    b = polyred.Builder()
+    with pytest.raises(polyred.BadInputError, match="do not broadcast"):
+        b.binary("add", b.input("a", "float32", (3, 4)), b.input("c", "float32", (5,)))
+
+
+def trace(fn, *tensors):
+    """polyred.compile(fn)'s lowering for these tensors, for the sm_90 target (no GPU)."""
+    return polyred.compile(fn, target=None).lower(tensors)
+
+
+def test_traced_functions_lower_and_match_the_reference(torch_or_skip):
+    torch = torch_or_skip
+    x = torch.randn(64, 300)
+    w, bias = torch.randn(300), torch.randn(300)
+    cases = {
+        "column sum": (lambda a: a.sum(0), (x,)),
+        "mean and max": (lambda a: (torch.mean(a, 1), torch.amax(a, dim=1, keepdim=True)), (x,)),
+        "softmax": (lambda a: torch.softmax(a, -1), (x,)),
+        "log_softmax f16": (lambda a: torch.nn.functional.log_softmax(a, dim=1), (x.half(),)),
+        "logsumexp": (lambda a: torch.logsumexp(a, 1), (x,)),
+        "var and std": (lambda a: (torch.var(a, 1), a.std(dim=0, unbiased=False)), (x,)),
+        "layer norm": (lambda a, g, c: torch.nn.functional.layer_norm(a, (300,), g, c, 1e-5), (x, w, bias)),
+        "scalar arithmetic": (lambda a: torch.exp(-(a * 2.0 + 1)) - 3, (x,)),
+    }
+    for name, (fn, args) in cases.items():
+        k = trace(fn, *args)
+        assert k.launches >= 1, name
+        k.check_cpu(max_points=1 << 16)
+
+
+def test_traced_output_shapes_follow_torch(torch_or_skip):
+    torch = torch_or_skip
+    x = torch.randn(8, 5, 7)
+    fns = [lambda a: a.sum((0, 2)), lambda a: torch.logsumexp(a, 2, keepdim=True), lambda a: torch.var(a, 1)]
+    for fn in fns:
+        k = trace(fn, x)
+        assert k.outputs[0].shape == tuple(fn(x).shape)
+
+
+def test_unsupported_ops_name_themselves_and_fallback_runs_eagerly(torch_or_skip):
+    torch = torch_or_skip
+    x = torch.randn(4, 4)
+
+    def uses_cumsum(a):
+        return torch.cumsum(a, 0)
+
+    with pytest.raises(polyred.BadInputError, match="cumsum"):
+        trace(uses_cumsum, x)
+    eager = polyred.compile(uses_cumsum, fallback=True, target=None)
+    assert torch.equal(eager(x), torch.cumsum(x, 0))
+
+
+def test_tensor_arguments_are_checked_before_any_launch(torch_or_skip):
+    torch = torch_or_skip
+    k = polyred.load(SG09)
+    good = torch.zeros(8192, 768)
+    with pytest.raises(polyred.BadInputError, match="takes 2 tensors"):
+        k(good)
+    with pytest.raises(polyred.BadInputError, match="float16"):
+        k(good.half(), good)
+    with pytest.raises(polyred.BadInputError, match="shape"):
+        k(good[:10], good)
+    with pytest.raises(polyred.BadInputError, match="not contiguous"):
+        k(torch.zeros(768, 8192).t(), good)
+    with pytest.raises(polyred.BadInputError, match="not on a CUDA device"):
+        k(good, good)

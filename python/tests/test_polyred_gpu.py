@@ -1,0 +1,38 @@
+"""The Python package on the GPU: kernels called on torch CUDA tensors match PyTorch,
+on the current stream, with outputs allocated by torch. Skipped without a GPU."""
+import pytest
+
+import polyred
+from conftest import gpu_available
+
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not gpu_available(), reason="no CUDA GPU for torch")]
+
+
+def test_softmax_and_column_sum_in_a_few_lines():
+    import torch
+    x = torch.randn(4096, 1024, device="cuda")
+    softmax = polyred.compile(lambda a: torch.softmax(a, -1))
+    col_sum = polyred.compile(lambda a: a.sum(0))
+    torch.testing.assert_close(softmax(x), torch.softmax(x, -1), rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(col_sum(x), x.sum(0), rtol=1e-5, atol=1e-3)
+
+
+def test_loaded_file_on_a_side_stream():
+    import torch
+    k = polyred.load(polyred.__file__.rsplit("/python/", 1)[0] + "/examples/table2/sg09_sum_sum.json", target="gpu")
+    a, b = (torch.randn(8192, 768, device="cuda") for _ in range(2))
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        y0, y1 = k(a, b)
+    s.synchronize()
+    torch.testing.assert_close(y0, a.sum(0), rtol=1e-5, atol=1e-3)
+    torch.testing.assert_close(y1, b.sum(0), rtol=1e-5, atol=1e-3)
+
+
+def test_tensor_on_another_device_is_refused():
+    import torch
+    if torch.cuda.device_count() < 2:
+        pytest.skip("one GPU")
+    k = polyred.load(polyred.__file__.rsplit("/python/", 1)[0] + "/examples/table2/sg09_sum_sum.json", target="gpu")
+    with pytest.raises(polyred.BadInputError, match="the others on"):
+        k(torch.zeros(8192, 768, device="cuda:0"), torch.zeros(8192, 768, device="cuda:1"))
