@@ -183,8 +183,15 @@ class Builder:
             return lambda x: x.to(odt)  # finish() keeps the rounding in reference mode
         if name == "Select":
             return torch.where
-        if name == "AddN":
-            return lambda *xs: sum(xs[1:], xs[0])
+        if name == "AddN":  # a left fold of Adds, each rounded to the dtype (as native PyTorch adds do)
+            def addn(*xs):
+                acc = xs[0]
+                for x in xs[1:]:
+                    acc = acc + x
+                    if self.reference and odt in FLOATS and odt != torch.float64:
+                        acc = acc.to(odt).to(torch.float64)
+                return acc
+            return addn
         if name == "Reshape":
             return lambda x: x.reshape(shape)
         if name == "BroadcastTo":
@@ -193,6 +200,11 @@ class Builder:
             return lambda x: x.permute(*a["perm"])
         if name in REDUCE:
             return self.reduction(name, a, odt)
+        if name == "PadAkg":  # np.pad with a constant, as AKG's reference
+            pad = [p for h, t in reversed(list(zip(a["head"], a["tail"]))) for p in (h, t)]
+            return lambda x: torch.nn.functional.pad(x, pad, mode="constant", value=float(a.get("pad_val", 0)))
+        if name == "UnPadAkg":  # the leading block, x[:m, :n]
+            return lambda x: x[tuple(slice(0, n - t) for n, t in zip(x.shape, a["tail"]))]
         raise Unsupported(name)
 
     def reduction(self, name, a, odt):

@@ -31,8 +31,9 @@ struct ArtifactOptions {
   uint64_t seed = 1;
 };
 
-// Graphs with more elements than this (all tensors together) get no test data.
-constexpr int64_t kMaxTestElements = int64_t{1} << 24;
+// Graphs with more elements than this (all tensors together) get no test data (the
+// reference holds 8 bytes per element: 512 MiB at the limit).
+constexpr int64_t kMaxTestElements = int64_t{1} << 26;
 
 // Writes the artifacts of `c` into `dir` (created if needed). Throws Error naming the
 // path when a file cannot be written.
