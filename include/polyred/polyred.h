@@ -72,7 +72,9 @@ typedef struct polyred_program polyred_program;
 
 POLYRED_API const char* polyred_version(void);
 POLYRED_API int polyred_api_version(void);
-/* The message of the calling thread's last failed call ("" if none). */
+/* The message of the calling thread's last call ("" after a success, except that
+ * polyred_check_cpu leaves its comparison there). Valid until the thread's next
+ * polyred call: copy it before calling again. */
 POLYRED_API const char* polyred_last_error(void);
 POLYRED_API void polyred_default_options(polyred_options* options);
 /* The byte size of one element (0 for an unknown dtype), and its name ("float32"). */

@@ -1,0 +1,75 @@
+// The C API (include/polyred/polyred.h, libpolyred.so) as a C user meets it: statuses
+// and messages for every misuse, program queries, the CPU check, and launches that
+// say why without a GPU. Linked against the shared library, not the compiler's
+// internals.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "polyred/polyred.h"
+
+namespace {
+
+const std::string kSg09 = std::string(POLYRED_SOURCE_DIR) + "/examples/table2/sg09_sum_sum.json";
+
+std::string lastError() { return polyred_last_error(); }
+
+TEST(CApi, MisuseGivesStatusesAndMessages) {
+  polyred_program* p = nullptr;
+  EXPECT_EQ(polyred_load_file(nullptr, nullptr, &p), POLYRED_BAD_INPUT);
+  EXPECT_NE(lastError().find("null argument"), std::string::npos);
+  EXPECT_EQ(polyred_load_json("{", 1, "snippet.json", nullptr, &p), POLYRED_BAD_INPUT);
+  EXPECT_NE(lastError().find("snippet.json"), std::string::npos);
+  EXPECT_EQ(p, nullptr);
+  EXPECT_EQ(polyred_load_file("/nonexistent/file.json", nullptr, &p), POLYRED_BAD_INPUT);
+  EXPECT_NE(lastError().find("/nonexistent/file.json"), std::string::npos);
+  polyred_tensor_info info;
+  EXPECT_EQ(polyred_input_info(nullptr, 0, &info), POLYRED_BAD_INPUT);
+  EXPECT_EQ(polyred_launch(nullptr, nullptr, nullptr, nullptr), POLYRED_BAD_INPUT);
+  EXPECT_EQ(polyred_num_inputs(nullptr), -1);
+  EXPECT_EQ(polyred_cuda_source(nullptr, 0), nullptr);
+  EXPECT_EQ(polyred_dtype_size(static_cast<polyred_dtype>(42)), 0u);
+  EXPECT_STREQ(polyred_dtype_name(POLYRED_BFLOAT16), "bfloat16");
+}
+
+TEST(CApi, LoadsQueriesAndChecksAProgram) {
+  polyred_program* p = nullptr;
+  ASSERT_EQ(polyred_load_file(kSg09.c_str(), nullptr, &p), POLYRED_OK) << lastError();
+  ASSERT_EQ(polyred_num_inputs(p), 2);
+  ASSERT_EQ(polyred_num_outputs(p), 2);
+  EXPECT_EQ(polyred_num_launches(p), 1);
+  polyred_tensor_info in, out;
+  ASSERT_EQ(polyred_input_info(p, 1, &in), POLYRED_OK);
+  EXPECT_EQ(in.dtype, POLYRED_FLOAT32);
+  ASSERT_EQ(in.rank, 2);
+  EXPECT_EQ(in.shape[0], 8192);
+  EXPECT_EQ(in.shape[1], 768);
+  ASSERT_EQ(polyred_output_info(p, 0, &out), POLYRED_OK);
+  EXPECT_EQ(out.rank, 1);
+  EXPECT_EQ(out.in_place_of_input, -1);
+  EXPECT_EQ(polyred_output_info(p, 2, &out), POLYRED_BAD_INPUT);
+  EXPECT_NE(lastError().find("out of range"), std::string::npos);
+  EXPECT_NE(std::string(polyred_cuda_source(p, 0)).find("__global__"), std::string::npos);
+  EXPECT_EQ(polyred_check_cpu(p, 1, 1 << 14), POLYRED_OK) << lastError();
+  void* none[2] = {nullptr, nullptr};
+  EXPECT_EQ(polyred_launch(p, none, none, nullptr), POLYRED_BAD_INPUT);
+  EXPECT_NE(lastError().find("null pointer"), std::string::npos);
+  polyred_program_free(p);
+}
+
+TEST(CApi, WithoutAGpuLaunchesSayWhy) {
+  polyred_options o;
+  polyred_default_options(&o);
+  o.deterministic = 1;
+  polyred_program* p = nullptr;
+  ASSERT_EQ(polyred_load_file(kSg09.c_str(), &o, &p), POLYRED_OK) << lastError();
+  void* fake[2] = {reinterpret_cast<void*>(256), reinterpret_cast<void*>(512)};
+  polyred_status s = polyred_launch(p, fake, fake, nullptr);
+  polyred_program_free(p);
+  if (s != POLYRED_NO_GPU) GTEST_SKIP() << "a GPU is present (status " << s << ")";
+  EXPECT_NE(lastError().find("no usable GPU"), std::string::npos);
+  o.cc_major = 0;  // the current GPU's target: needs one
+  EXPECT_EQ(polyred_load_file(kSg09.c_str(), &o, &p), POLYRED_NO_GPU);
+}
+
+}  // namespace
