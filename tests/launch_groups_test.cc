@@ -10,6 +10,7 @@
 
 #include "canon/launch_groups.h"
 #include "driver/cpu_check.h"
+#include "codegen/cuda_emitter.h"
 #include "driver/pipeline.h"
 #include "frontend/builder.h"
 #include "parallel_graphs.h"
@@ -83,6 +84,32 @@ TEST(LaunchGroups, RowResidentPartBesideMultiBlockParts) {
     CpuCheckReport r = checkOnCpu(c, 4, 0, deterministic);
     EXPECT_TRUE(r.ok) << r.message;
   }
+}
+
+// Many independent float64 column sums: together their block reductions would declare
+// more static shared memory than a block may have, so the group becomes several
+// launches, each within the budget, each compiling.
+TEST(LaunchGroups, SharedMemoryBoundsAFusedLaunch) {
+  GraphBuilder b("many");
+  for (int k = 0; k < 40; ++k) b.output(b.reduceSum(b.input("x" + std::to_string(k), DType::Float64, {3000 + k, 64}), {0}));
+  CompiledGraph c = compile(b.build(), false);
+  ASSERT_EQ(c.partition.kernels.size(), 40u);
+  ASSERT_EQ(groupIndependentKernels(c.partition, c.graph).size(), 1u);
+  int64_t total = 0;
+  for (const PolyKernel& k : c.kernels) total += staticSharedBytes(k);
+  ASSERT_GT(total, 48 * 1024) << "the case must need more than one block's static shared memory";
+  EXPECT_GT(c.program.kernels.size(), 1u);
+  size_t parts = 0;
+  for (const KernelSpec& spec : c.program.kernels) {
+    int64_t bytes = 0;
+    for (const LaunchPart& p : spec.parts)
+      for (const PolyKernel& k : c.kernels)
+        if (k.plan.name == p.kernel) bytes += staticSharedBytes(k);
+    EXPECT_LE(bytes, 40 * 1024) << spec.name;
+    parts += std::max<size_t>(1, spec.parts.size());
+  }
+  EXPECT_EQ(parts, 40u);
+  expectNvrtcCompiles(c);
 }
 
 TEST(LaunchGroups, SmallerBlocksAreBoundAgainWithTheLargest) {

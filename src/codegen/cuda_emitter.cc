@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "device/polyred_reduce_layout.cuh"
 #include "support/error.h"
 #include "support/printable.h"
 
@@ -632,6 +633,23 @@ class KernelEmitter {
 };
 
 }  // namespace
+
+// Mirrors KernelEmitter::emitDeclarations (and block_arrive_last's flag).
+int64_t staticSharedBytes(const PolyKernel& k) {
+  const KernelPlan& p = k.plan;
+  const Binding& b = k.binding;
+  const bool y = p.form == CanonicalForm::YReduce;
+  const int64_t slots = y ? std::max(1, polyred_dev::ColumnsLayout::make(b.BX, b.BY).smem_elements())
+                          : std::max(1, polyred_dev::RowsLayout::make(b.BX, b.BY).partial_slots());
+  int64_t bytes = 0;
+  for (const ReductionOutput& r : p.reductions) {
+    const int64_t acc = dtypeBytes(r.reduction.accType);
+    bytes += slots * acc;
+    if (r.stage + 1 < p.passes()) bytes += (y ? b.BX : b.BY) * acc;  // totals of a row-resident pass
+  }
+  if (b.multiBlock()) bytes += 8;  // last_block
+  return bytes;
+}
 
 KernelSpec emitCuda(const Graph& g, const PolyKernel& k, const CodegenOptions& options) {
   return KernelEmitter(g, k, options).run();

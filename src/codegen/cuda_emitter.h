@@ -22,6 +22,10 @@ struct CodegenOptions {
 
 KernelSpec emitCuda(const Graph& g, const PolyKernel& k, const CodegenOptions& options);
 
+// The static shared memory the kernel's block reductions declare (bytes), from the same
+// layout functions the device library sizes them with (polyred_reduce_layout.cuh).
+int64_t staticSharedBytes(const PolyKernel& k);
+
 // What every generated translation unit includes: the device library.
 inline constexpr const char* kDeviceLibraryIncludes =
     "#include \"polyred_elementwise.cuh\"\n#include \"polyred_reduce.cuh\"\n\n";

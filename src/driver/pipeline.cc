@@ -80,6 +80,27 @@ std::vector<Bound> bindKernels(const KernelPartition& partition, const std::vect
   return bound;
 }
 
+// Static shared memory one fused launch may declare: the parts' block reductions add
+// up, and a block may have at most 48 KiB of static shared memory; the rest is margin.
+constexpr int64_t kFusedSharedBudget = 40 * 1024;
+
+// A launch group as launches: consecutive chunks of its kernels whose static shared
+// memory fits kFusedSharedBudget (a kernel over it alone is its own launch).
+std::vector<std::vector<int>> splitBySharedMemory(const LaunchGroup& group, const std::vector<PolyKernel>& kernels) {
+  std::vector<std::vector<int>> launches;
+  int64_t used = 0;
+  for (int k : group.kernels) {
+    const int64_t bytes = staticSharedBytes(kernels[static_cast<size_t>(k)]);
+    if (launches.empty() || used + bytes > kFusedSharedBudget) {
+      launches.emplace_back();
+      used = 0;
+    }
+    launches.back().push_back(k);
+    used += bytes;
+  }
+  return launches;
+}
+
 std::string describeLaunches(const Program& program) {
   std::ostringstream os;
   for (size_t l = 0; l < program.kernels.size(); ++l) {
@@ -126,17 +147,17 @@ CompiledGraph compileGraph(const Graph& g, const CompileOptions& options) {
     c.kernels.push_back(std::move(pk));
   }
   const CodegenOptions codegen{options.deterministic};
-  for (size_t l = 0; l < groups.size(); ++l) {
-    const std::vector<int>& members = groups[l].kernels;
-    KernelSpec spec = timed(ms, "cuda", [&] {
-      if (members.size() == 1) return emitCuda(g, c.kernels[static_cast<size_t>(members[0])], codegen);
-      std::vector<const PolyKernel*> parts;
-      for (int k : members) parts.push_back(&c.kernels[static_cast<size_t>(k)]);
-      return fuseHorizontally(g, parts, codegen, "polyred_parallel" + std::to_string(l));
-    });
-    dump("cuda", spec.source);
-    c.program.kernels.push_back(std::move(spec));
-  }
+  for (const LaunchGroup& group : groups)
+    for (const std::vector<int>& members : splitBySharedMemory(group, c.kernels)) {
+      KernelSpec spec = timed(ms, "cuda", [&] {
+        if (members.size() == 1) return emitCuda(g, c.kernels[static_cast<size_t>(members[0])], codegen);
+        std::vector<const PolyKernel*> parts;
+        for (int k : members) parts.push_back(&c.kernels[static_cast<size_t>(k)]);
+        return fuseHorizontally(g, parts, codegen, "polyred_parallel" + std::to_string(c.program.kernels.size()));
+      });
+      dump("cuda", spec.source);
+      c.program.kernels.push_back(std::move(spec));
+    }
   dump("launches", describeLaunches(c.program));
   dumpCudaFromEnvironment(c.program);
   return c;
