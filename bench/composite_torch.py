@@ -14,7 +14,9 @@ load(path) gives a Composite; make_function(comp, mode, device) gives fn(*inputs
 returning a tuple of tensors (declared outputs, then written values). Modes:
 
   "native"     every tensor has its declared dtype; writes are done in place
-               (dst.copy_(value)) as polyred does. This is what the peers time.
+               (dst.copy_(value)) as polyred does, and outputs are contiguous
+               (views are materialized, as polyred writes them). This is what the
+               peers time.
   "reference"  float tensors are float64 and every op's result is rounded to its
                declared float dtype and kept in float64 (so explicit casts and
                f16/f32 storage are honoured, accumulation is float64); integer sums
@@ -256,7 +258,10 @@ def make_function(comp, mode="native", device="cuda"):
         if in_place:
             for dst, value in writes:
                 env[dst].copy_(env[value])
-        return tuple(env[aliases.get(n, n)] for n in results)
+        outs = tuple(env[aliases.get(n, n)] for n in results)
+        # Materialize views (Transpose, BroadcastTo, Reshape of a view): polyred writes
+        # every output, so a peer that returns a view would be timed for moving no bytes.
+        return tuple(t.contiguous() for t in outs) if in_place else outs
 
     return fn
 
