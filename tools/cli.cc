@@ -6,6 +6,7 @@
 
 #include "driver/pipeline.h"
 #include "support/budget.h"
+#include "support/suggest.h"
 #include "support/printable.h"
 
 namespace polyred::cli {
@@ -79,7 +80,7 @@ const Option* findOption(std::string_view name) {
 }
 
 std::string suggestionFor(const std::string& word, const std::vector<std::string>& names, const std::string& prefix) {
-  std::string best = closest(word, names);
+  std::string best = closestName(word, names);
   return best.empty() ? "" : "; did you mean " + prefix + best + "?";
 }
 
@@ -131,30 +132,6 @@ std::string Args::get(const std::string& name, const std::string& fallback) cons
 int64_t Args::integer(const std::string& name, int64_t fallback) const {
   auto it = values.find(name);
   return it == values.end() ? fallback : std::stoll(it->second);
-}
-
-std::string closest(const std::string& word, const std::vector<std::string>& candidates) {
-  std::string best;
-  size_t bestDistance = std::max<size_t>(2, word.size() / 3) + 1;
-  for (const std::string& c : candidates) {
-    // Levenshtein distance, one row at a time.
-    std::vector<size_t> row(c.size() + 1);
-    for (size_t j = 0; j <= c.size(); ++j) row[j] = j;
-    for (size_t i = 1; i <= word.size(); ++i) {
-      size_t diagonal = row[0];
-      row[0] = i;
-      for (size_t j = 1; j <= c.size(); ++j) {
-        size_t up = row[j];
-        row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (word[i - 1] == c[j - 1] ? 0 : 1)});
-        diagonal = up;
-      }
-    }
-    if (row[c.size()] < bestDistance) {
-      bestDistance = row[c.size()];
-      best = c;
-    }
-  }
-  return best;
 }
 
 Args parse(int argc, char** argv) {

@@ -38,8 +38,5 @@ Args parse(int argc, char** argv);
 // variables and exit codes. Throws UsageError for an unknown command.
 std::string helpText(const std::string& command);
 
-// The candidate closest to `word` by edit distance, if close enough to be a likely
-// typo; "" otherwise.
-std::string closest(const std::string& word, const std::vector<std::string>& candidates);
 
 }  // namespace polyred::cli

@@ -49,6 +49,7 @@
 #include "frontend/composite_names.h"
 #include "support/error.h"
 #include "support/printable.h"
+#include "support/suggest.h"
 
 namespace polyred {
 
@@ -362,7 +363,22 @@ class Reader : public ExpansionSink {
   [[noreturn]] void rejectOp(const std::string& name) const {
     if (std::optional<std::string_view> why = outOfScopeReason(name))
       unsupported(printable(name) + " is outside polyred's scope (" + std::string(*why) + ")");
-    unsupported(printable(name) + " is outside polyred's scope (not an op polyred knows)");
+    if (std::optional<std::string_view> how = decompositionOf(name))
+      unsupported(printable(name) + " is not an op polyred reads; write it as " + std::string(*how) +
+                  " (docs/format.md lists the ops)");
+    std::string near = closestName(name, acceptedOpNames());
+    unsupported(printable(name) + " is outside polyred's scope (not an op polyred knows" +
+                (near.empty() ? "" : "; did you mean " + near + "?") + ")");
+  }
+
+  // Every op name the reader accepts, for suggestions.
+  static std::vector<std::string> acceptedOpNames() {
+    std::vector<std::string> names = {"InplaceAssign"};
+    for (const CompositeOpName& o : compositeOpNames()) names.emplace_back(o.name);
+    for (const CompositeReduceName& o : compositeReduceNames()) names.emplace_back(o.name);
+    for (std::string_view n : expandedOpNames()) names.emplace_back(n);
+    for (std::string_view n : indexOpNames()) names.emplace_back(n);
+    return names;
   }
 
   void readOp(const Json& op, size_t index) {
