@@ -37,9 +37,7 @@
 #ifndef POLYRED_VERSION
 #define POLYRED_VERSION "unknown"
 #endif
-#ifndef POLYRED_GIT_HASH
-#define POLYRED_GIT_HASH "unknown"
-#endif
+#include "git_hash.h"  // POLYRED_GIT_HASH, written at build time
 
 using namespace polyred;
 using cli::Args;

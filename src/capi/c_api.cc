@@ -108,7 +108,7 @@ bool badProgram(const polyred_program* p) { return p == nullptr; }
 
 extern "C" {
 
-const char* polyred_version(void) { return "0.3.0"; }
+const char* polyred_version(void) { return POLYRED_VERSION; }
 int polyred_api_version(void) { return POLYRED_API_VERSION; }
 const char* polyred_last_error(void) { return lastError.c_str(); }
 
