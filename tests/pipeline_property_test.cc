@@ -10,6 +10,8 @@
 // A failure prints the seed, the graph and the partition, enough to reproduce it.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include <algorithm>
 #include <cstdint>
 #include <map>
@@ -22,6 +24,7 @@
 #include "canon/partition.h"
 #include "driver/cpu_check.h"
 #include "driver/pipeline.h"
+#include "runtime/nvrtc.h"
 #include "frontend/builder.h"
 #include "frontend/composite_reader.h"
 #include "interp/point_reference.h"
@@ -378,7 +381,7 @@ std::string describe(const Features& f) {
 }
 
 struct RunStats {
-  int checked = 0, skipped = 0;
+  int checked = 0, skipped = 0, fusedLaunches = 0;
   std::vector<uint64_t> failedSeeds;
 };
 
@@ -412,6 +415,16 @@ void compileAndCheck(const Generated& gen, uint64_t seed, RunStats& stats) {
     CpuCheckReport r = checkOnCpu(c, seed, /*maxPoints=*/0, options.deterministic);
     if (!r.ok) return fail("CPU check mismatch:\n" + r.message);
     if (r.sampled) return fail("CPU check was sampled although maxPoints is 0");
+    // Horizontally fused launches (the parts are what the CPU check ran) must compile.
+    for (const KernelSpec& k : c.program.kernels) {
+      if (k.parts.empty()) continue;
+      ++stats.fusedLaunches;
+      try {
+        compileCuda(k.source, k.name, 9, 0);
+      } catch (const CompileError& e) {
+        return fail("NVRTC rejected the fused launch " + k.name + ":\n" + e.log() + "\n" + k.source);
+      }
+    }
     ++stats.checked;
   } catch (const UnsupportedError&) {
     ++stats.skipped;
@@ -435,6 +448,8 @@ TEST(PipelineProperty, RandomReductionGraphsMatchTheReference) {
   // test silently checks little.
   EXPECT_LT(stats.skipped * 10, kReductionGraphs) << stats.skipped << " graphs rejected as unsupported";
   EXPECT_EQ(stats.checked + stats.skipped + static_cast<int>(stats.failedSeeds.size()), kReductionGraphs);
+  std::printf("%d random reduction graphs checked, %d fused launches compiled by NVRTC\n", stats.checked,
+              stats.fusedLaunches);
 }
 
 TEST(PipelineProperty, RandomElementwiseGraphsMatchTheReference) {
@@ -496,6 +511,63 @@ TEST(PipelineProperty, PointReferenceEqualsTheWholeReference) {
       }
   }
   EXPECT_GT(compared, 100000);
+}
+
+}  // namespace
+}  // namespace polyred
+
+namespace polyred {
+namespace {
+
+// Independent random graphs side by side in one graph (a MindSpore "parallel" file):
+// tensors renamed per part, ids and producers shifted.
+Graph sideBySide(const std::vector<Graph>& parts) {
+  Graph g;
+  g.name = "parallel";
+  for (size_t p = 0; p < parts.size(); ++p) {
+    const Graph& part = parts[p];
+    const auto tensorBase = static_cast<TensorId>(g.tensors.size());
+    const auto nodeBase = static_cast<int32_t>(g.nodes.size());
+    for (Tensor t : part.tensors) {
+      t.name = "p" + std::to_string(p) + "_" + t.name;
+      if (t.producer >= 0) t.producer += nodeBase;
+      g.tensors.push_back(std::move(t));
+    }
+    for (Node n : part.nodes) {
+      for (TensorId& in : n.inputs) in += tensorBase;
+      n.output += tensorBase;
+      g.nodes.push_back(std::move(n));
+    }
+    for (TensorId in : part.inputs) g.inputs.push_back(in + tensorBase);
+    for (Output o : part.outputs) {
+      o.tensor += tensorBase;
+      if (o.aliasOfInput) *o.aliasOfInput += tensorBase;
+      g.outputs.push_back(o);
+    }
+  }
+  g.verify();
+  return g;
+}
+
+// Random parallel graphs: every part's kernels share launches with the other parts'
+// (horizontal fusion); the parts pass the CPU check and every fused launch compiles.
+TEST(PipelineProperty, RandomParallelGraphsFuseCheckAndCompile) {
+  RunStats stats;
+  constexpr int kParallelGraphs = 30;
+  for (uint64_t seed = 1; seed <= kParallelGraphs; ++seed) {
+    std::vector<Graph> parts;
+    Features features;
+    for (uint64_t k = 0; k < 2 + seed % 3; ++k) {
+      Generated part = GraphGenerator(1000 * seed + k).reductionGraph();
+      parts.push_back(part.graph);
+      features = part.features;
+    }
+    compileAndCheck(Generated{sideBySide(parts), features}, seed, stats);
+  }
+  EXPECT_TRUE(stats.failedSeeds.empty()) << "failing seeds:" << seedList(stats.failedSeeds);
+  EXPECT_GE(stats.fusedLaunches, kParallelGraphs / 2) << "too few graphs were fused horizontally";
+  std::printf("%d random parallel graphs checked, %d fused launches compiled by NVRTC\n", stats.checked,
+              stats.fusedLaunches);
 }
 
 }  // namespace
