@@ -69,6 +69,10 @@ class Kernel:
         raise_for(_lib.lib.polyred_check_cpu(self._handle, seed, max_points), _lib.last_error())
         return _lib.last_error()
 
+    def as_torch_op(self, name):
+        """The kernel as the custom op torch.ops.polyred.<name> (see as_torch_op)."""
+        return as_torch_op(self, name)
+
     def __call__(self, *tensors):
         """Runs on torch CUDA tensors (or DLPack arrays) in input order; returns the
         output tensor, or a tuple of them. In-place outputs are their input tensors."""
@@ -106,6 +110,37 @@ class Kernel:
             stream = torch.cuda.current_stream(device).cuda_stream
             raise_for(_lib.lib.polyred_launch(self._handle, ins, outs, ctypes.c_void_p(stream)), _lib.last_error())
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+
+def as_torch_op(kernel, name):
+    """Registers `kernel` as the PyTorch custom op polyred::<name> (torch >= 2.4:
+    torch.library.custom_op, CUDA, with a fake implementation for tracing), so that it
+    composes with torch.compile graphs. Programs with in-place outputs are refused (a
+    custom op that mutates its inputs needs a schema that says so)."""
+    import torch
+
+    if not hasattr(torch.library, "custom_op"):
+        raise BadInputError(f"as_torch_op needs torch >= 2.4 (torch.library.custom_op); this is {torch.__version__}")
+    if any(o.in_place_of_input >= 0 for o in kernel.outputs):
+        raise BadInputError("as_torch_op: the program writes an input in place")
+    if not name.isidentifier():
+        raise BadInputError(f"as_torch_op: {name!r} is not an identifier")
+    args = ", ".join(f"Tensor x{k}" for k in range(len(kernel.inputs)))
+    rets = "Tensor" if len(kernel.outputs) == 1 else "(" + ", ".join("Tensor" for _ in kernel.outputs) + ")"
+
+    def run(*xs):
+        return kernel(*xs)
+
+    op = torch.library.custom_op(f"polyred::{name}", run, mutates_args=(), device_types="cuda",
+                                 schema=f"({args}) -> {rets}")
+
+    def fake(*xs):
+        outs = tuple(torch.empty(o.shape, dtype=getattr(torch, _TORCH_DTYPES[o.dtype]), device=xs[0].device)
+                     for o in kernel.outputs)
+        return outs[0] if len(outs) == 1 else outs
+
+    op.register_fake(fake)
+    return op
 
 
 def _load(fn, *args, deterministic=False, horizontal_fusion=True, target=None):

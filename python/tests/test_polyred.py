@@ -114,3 +114,14 @@ def test_tensor_arguments_are_checked_before_any_launch(torch_or_skip):
         k(torch.zeros(768, 8192).t(), good)
     with pytest.raises(polyred.BadInputError, match="not on a CUDA device"):
         k(good, good)
+
+
+def test_custom_op_registration_is_refused_where_it_cannot_work(torch_or_skip):
+    torch = torch_or_skip
+    k = polyred.load(SG09)
+    if hasattr(torch.library, "custom_op"):
+        with pytest.raises(polyred.BadInputError, match="not an identifier"):
+            k.as_torch_op("not an identifier")
+    else:
+        with pytest.raises(polyred.BadInputError, match="torch >= 2.4"):
+            k.as_torch_op("sg09")

@@ -36,3 +36,15 @@ def test_tensor_on_another_device_is_refused():
     k = polyred.load(polyred.__file__.rsplit("/python/", 1)[0] + "/examples/table2/sg09_sum_sum.json", target="gpu")
     with pytest.raises(polyred.BadInputError, match="the others on"):
         k(torch.zeros(8192, 768, device="cuda:0"), torch.zeros(8192, 768, device="cuda:1"))
+
+
+def test_custom_op_composes_with_torch_compile():
+    import torch
+    if not hasattr(torch.library, "custom_op"):
+        pytest.skip("torch.library.custom_op needs torch >= 2.4")
+    b = polyred.Builder("row_max")
+    b.output(b.reduce_max(b.input("x", "float32", (512, 1000)), axes=[1]))
+    op = b.compile(target="gpu").as_torch_op("row_max_512x1000")
+    x = torch.randn(512, 1000, device="cuda")
+    f = torch.compile(lambda a: op(a) * 2 + 1)
+    torch.testing.assert_close(f(x), x.amax(1) * 2 + 1)
