@@ -134,6 +134,9 @@ TEST(IndexOps, MalformedAttributesAreErrorsNamingTheOp) {
   rejects([] { return oneOp("UnPadAkg", {desc("x", {2, 2}, "float32")}, desc("y", {1, 2}, "float32"),
                             {attr("tail", {3, 0})}); },
           "tail removes more than axis 0 holds");
+  rejects([] { return oneOp("PadAkg", {desc("x", {2, 2}, "float32")}, desc("y", {3, 2}, "float32"),
+                            {attr("head", {int64_t{1} << 62, 0}), attr("tail", {0, 0})}); },
+          "larger than any tensor extent");
   rejects([] { return oneOp("PadAkg", {desc("x", {2, 2}, "float32")}, desc("y", {2, 2}, "float32"),
                             {attr("head", {1, 0}), attr("tail", {0, 0})}); },
           "but PadAkg computes");

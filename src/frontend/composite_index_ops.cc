@@ -50,6 +50,8 @@ class IndexExpansion {
     if (v.size() != rank) fail(std::string(what) + " has " + std::to_string(v.size()) + " entries for a rank-" +
                                std::to_string(rank) + " input");
     if (std::any_of(v.begin(), v.end(), [](int64_t e) { return e < 0; })) fail(std::string(what) + " has a negative entry");
+    if (std::any_of(v.begin(), v.end(), [](int64_t e) { return e > (int64_t{1} << 40); }))
+      fail(std::string(what) + " has an entry larger than any tensor extent");
   }
 
   IndexOpResult pad(const std::vector<TensorId>& ins, const IndexOpAttrs& a) {

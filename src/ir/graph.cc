@@ -236,12 +236,18 @@ class Verifier {
       case OpKind::Window:
         if (n.begin.size() != is.size() || os.size() != is.size())
           fail(n.name, "Window needs one begin per axis and an output of the input's rank");
-        for (size_t d = 0; d < is.size(); ++d)
+        for (size_t d = 0; d < is.size(); ++d) {
           if (is[d] == 0 && os[d] > 0) fail(n.name, "Window reads an empty axis");
+          if (n.begin[d] < -kMaxWindowOffset || n.begin[d] > kMaxWindowOffset)
+            fail(n.name, "Window begin " + std::to_string(n.begin[d]) + " is out of range");
+        }
         return;
       default: fail(n.name, "unexpected op kind");
     }
   }
+
+  // Far beyond any tensor extent; keeps begin + extent arithmetic far from overflow.
+  static constexpr int64_t kMaxWindowOffset = int64_t{1} << 48;
 
   void checkIota(const Node& n) const {
     arity(n, 0);
