@@ -56,7 +56,7 @@ class IndexExpansion {
 
   IndexOpResult pad(const std::vector<TensorId>& ins, const IndexOpAttrs& a) {
     needInputs(ins, 1, "the tensor to pad");
-    const Tensor& x = info(ins[0]);
+    const Tensor x = info(ins[0]);  // a copy: adding nodes below may move the graph's tensors
     needPerAxis(a.head, "head", x.shape.size());
     needPerAxis(a.tail, "tail", x.shape.size());
     Shape out = x.shape;
@@ -84,7 +84,7 @@ class IndexExpansion {
 
   IndexOpResult unpad(const std::vector<TensorId>& ins, const IndexOpAttrs& a) {
     needInputs(ins, 1, "the tensor to unpad");
-    const Tensor& x = info(ins[0]);
+    const Tensor x = info(ins[0]);  // a copy: adding nodes below may move the graph's tensors
     needPerAxis(a.tail, "tail", x.shape.size());
     Shape out = x.shape;
     for (size_t d = 0; d < out.size(); ++d) {
@@ -98,7 +98,7 @@ class IndexExpansion {
 
   IndexOpResult oneHot(const std::vector<TensorId>& ins, const IndexOpAttrs& a) {
     needInputs(ins, 3, "indices, on_value, off_value");
-    const Tensor& indices = info(ins[0]);
+    const Tensor indices = info(ins[0]);  // a copy: adding nodes below may move the graph's tensors
     if (indices.dtype != DType::Int32 && indices.dtype != DType::Int64)
       fail("indices must be int32 or int64, got " + std::string(dtypeName(indices.dtype)));
     const DType t = info(ins[1]).dtype;
@@ -121,7 +121,7 @@ class IndexExpansion {
 
   IndexOpResult elemAny(const std::vector<TensorId>& ins, const IndexOpAttrs& a) {
     needInputs(ins, 1, "the tensor to test");
-    const Tensor& x = info(ins[0]);
+    const Tensor x = info(ins[0]);  // a copy: adding nodes below may move the graph's tensors
     const DType t = a.dstType.value_or(x.dtype);
     TensorId positive = apply(OpKind::Greater, {ins[0], sink_.constant(0, x.dtype)});
     TensorId any = positive;
