@@ -3,9 +3,11 @@ elementwise ops and reductions into a polyred graph, compiled once per input
 signature (shapes, dtypes, device) since polyred's kernels are shape-specialized.
 
 Supported: + - * / (tensors and Python numbers), neg, abs, exp, log, sqrt, rsqrt,
-tanh, sigmoid, relu, gelu (tanh form), maximum, minimum, comparisons, where, casts
-(.float(), .half(), .to(dtype)), sum, mean, amax, amin, prod, var and std (with
-`correction`/`unbiased`), softmax, log_softmax, logsumexp, layer_norm. Anything else
+tanh, sigmoid, relu, gelu (tanh form), pow, square, maximum, minimum, comparisons,
+where, casts (.float(), .half(), .to(dtype)), reshape/view/unsqueeze, sum, mean, amax,
+amin, prod, var and std (with `correction`/`unbiased`), softmax, log_softmax,
+logsumexp, layer_norm, rms_norm (F.rms_norm, or written out as
+x * rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * w). Anything else
 raises BadInputError naming it; compile(fn, fallback=True) runs such a function
 eagerly instead (for all its calls)."""
 import math
@@ -127,6 +129,13 @@ class _Lowering:
             return self.b.softmax(a[0], dim, log=target in (t.log_softmax, F.log_softmax))
         if target is t.logsumexp:
             return self.logsumexp(a[0], a[1] if len(a) > 1 else kw["dim"], kw.get("keepdim", False))
+        if target is t.square:
+            return self.b.binary("mul", a[0], a[0])
+        if hasattr(F, "rms_norm") and target is F.rms_norm:
+            names = ["normalized_shape", "weight", "eps"]
+            extra = dict(zip(names, a[1:]))
+            extra.update({k: v for k, v in kw.items() if k in names})
+            return self.rms_norm(a[0], **extra)
         if target is F.layer_norm:
             names = ["normalized_shape", "weight", "bias", "eps"]
             extra = dict(zip(names, a[1:]))
@@ -134,6 +143,26 @@ class _Lowering:
             return self.layer_norm(a[0], **extra)
         raise BadInputError(f"polyred.compile: {getattr(target, '__name__', target)} is not supported "
                             "(compile(fn, fallback=True) runs unsupported functions eagerly)")
+
+    @staticmethod
+    def resolve_shape(x, shape):
+        """A view's shape with its -1 filled in."""
+        if -1 in shape:
+            known = math.prod(n for n in shape if n != -1)
+            shape = [math.prod(x.shape) // known if n == -1 else n for n in shape]
+        return shape
+
+    def rms_norm(self, x, normalized_shape, weight=None, eps=None):
+        x = self.arg(x)
+        axes = list(range(len(x.shape) - len(normalized_shape), len(x.shape)))
+        xf = self.b.cast(x, "float32") if x.dtype in ("float16", "bfloat16") else x
+        eps = eps if eps is not None else 1.1920928955078125e-07  # torch: finfo(float32).eps by default
+        ms = self.b.reduce("mean", self.b.binary("mul", xf, xf), axes, True)
+        y = self.b.binary("mul", xf, self.b.unary("rsqrt", self.b.binary("add", ms, self.b.constant(eps, xf.dtype))))
+        if weight is not None:
+            w = self.arg(weight)
+            y = self.b.binary("mul", y, self.b.cast(w, xf.dtype) if w.dtype != xf.dtype else w)
+        return self.b.cast(y, x.dtype) if y.dtype != x.dtype else y
 
     @staticmethod
     def _correction(kw):
@@ -160,8 +189,16 @@ class _Lowering:
             return self.b.softmax(x, rest[0] if rest else kwargs.get("dim", -1), log=name == "log_softmax")
         if name in ("exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "relu", "abs", "neg"):
             return self.b.unary(name, x)
-        if name in ("add", "sub", "mul", "div"):
+        if name in ("add", "sub", "mul", "div", "pow", "maximum", "minimum"):
             return self.binary(name, x, rest[0])
+        if name == "square":
+            return self.b.binary("mul", x, x)
+        if name in ("reshape", "view"):
+            shape = list(rest[0]) if len(rest) == 1 and isinstance(rest[0], (tuple, list)) else list(rest)
+            return self.b.reshape(x, self.resolve_shape(x, shape))
+        if name == "unsqueeze":
+            dim = rest[0] % (len(x.shape) + 1)
+            return self.b.reshape(x, list(x.shape[:dim]) + [1] + list(x.shape[dim:]))
         if name == "contiguous":
             return x
         raise BadInputError(f"polyred.compile: Tensor.{name} is not supported "

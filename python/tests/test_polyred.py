@@ -71,6 +71,8 @@ def test_traced_functions_lower_and_match_the_reference(torch_or_skip):
         "var and std": (lambda a: (torch.var(a, 1), a.std(dim=0, unbiased=False)), (x,)),
         "layer norm": (lambda a, g, c: torch.nn.functional.layer_norm(a, (300,), g, c, 1e-5), (x, w, bias)),
         "scalar arithmetic": (lambda a: torch.exp(-(a * 2.0 + 1)) - 3, (x,)),
+        "rms norm written out": (lambda a, g: a * torch.rsqrt(a.pow(2).mean(-1, keepdim=True) + 1e-6) * g, (x, w)),
+        "views": (lambda a: a.view(8, -1).sum(1).unsqueeze(0), (x,)),
     }
     for name, (fn, args) in cases.items():
         k = trace(fn, *args)
