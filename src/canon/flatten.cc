@@ -193,7 +193,7 @@ class BodyLowering {
     v.kind = BodyValue::Kind::Load;
     v.dtype = x.dtype;
     v.label = x.name;
-    v.input = static_cast<int>(std::find(g_.inputs.begin(), g_.inputs.end(), t) - g_.inputs.begin());
+    v.input = g_.inputIndex(t);
     v.offset = linearize(idx, x.shape);
     return v;
   }

@@ -15,15 +15,10 @@ struct Access {
   std::set<Buffer> reads, writes;
 };
 
-int inputIndex(const Graph& g, TensorId t) {
-  auto it = std::find(g.inputs.begin(), g.inputs.end(), t);
-  return it == g.inputs.end() ? -1 : static_cast<int>(it - g.inputs.begin());
-}
-
 Buffer outputBuffer(const Graph& g, int output) {
   const Output& o = g.outputs[static_cast<size_t>(output)];
   if (o.aliasOfInput) {
-    int in = inputIndex(g, *o.aliasOfInput);
+    int in = g.inputIndex(*o.aliasOfInput);
     if (in >= 0) return {0, in};
   }
   return {1, output};

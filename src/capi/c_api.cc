@@ -92,12 +92,8 @@ polyred_status finishLoad(Graph g, const polyred_options* options, polyred_progr
   p->deterministic = o.deterministic;
   const Graph& graph = p->compiled.graph;
   for (TensorId id : graph.inputs) p->inputs.push_back(infoOf(graph, id, -1));
-  for (const Output& o : graph.outputs) {
-    int inPlace = -1;
-    for (size_t k = 0; k < graph.inputs.size(); ++k)
-      if (o.aliasOfInput && graph.inputs[k] == *o.aliasOfInput) inPlace = static_cast<int>(k);
-    p->outputs.push_back(infoOf(graph, o.tensor, inPlace));
-  }
+  for (const Output& o : graph.outputs)
+    p->outputs.push_back(infoOf(graph, o.tensor, o.aliasOfInput ? graph.inputIndex(*o.aliasOfInput) : -1));
   *out = p.release();
   return POLYRED_OK;
 }

@@ -30,12 +30,6 @@ Json tensorJson(const Graph& g, TensorId id) {
   return {{"name", t.name}, {"dtype", std::string(dtypeName(t.dtype))}, {"shape", t.shape}};
 }
 
-int inputIndex(const Graph& g, TensorId t) {
-  for (size_t k = 0; k < g.inputs.size(); ++k)
-    if (g.inputs[k] == t) return static_cast<int>(k);
-  return -1;
-}
-
 std::string paramKind(KernelParam::Kind k) {
   switch (k) {
     case KernelParam::Kind::Input: return "input";
@@ -109,7 +103,7 @@ std::string launchManifest(const CompiledGraph& c, const CompileOptions& options
   for (TensorId id : g.inputs) inputs.push_back(tensorJson(g, id));
   for (const Output& o : g.outputs) {
     Json j = tensorJson(g, o.tensor);
-    j["in_place_of_input"] = o.aliasOfInput ? Json(inputIndex(g, *o.aliasOfInput)) : Json(nullptr);
+    j["in_place_of_input"] = o.aliasOfInput ? Json(g.inputIndex(*o.aliasOfInput)) : Json(nullptr);
     outputs.push_back(std::move(j));
   }
   for (const TemporarySpec& t : c.program.temporaries) temporaries.push_back({{"bytes", t.bytes}});

@@ -48,6 +48,11 @@ std::optional<Shape> broadcastShapes(const Shape& a, const Shape& b) {
   return r;
 }
 
+int Graph::inputIndex(TensorId t) const {
+  auto it = std::find(inputs.begin(), inputs.end(), t);
+  return it == inputs.end() ? -1 : static_cast<int>(it - inputs.begin());
+}
+
 std::optional<TensorId> Graph::findTensor(const std::string& n) const {
   for (size_t i = 0; i < tensors.size(); ++i)
     if (tensors[i].name == n) return static_cast<TensorId>(i);

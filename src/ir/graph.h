@@ -81,6 +81,8 @@ class Graph {
     return p < 0 ? nullptr : &nodes[static_cast<size_t>(p)];
   }
   std::optional<TensorId> findTensor(const std::string& name) const;
+  // The position of `t` in `inputs`, or -1 when it is not a graph input.
+  int inputIndex(TensorId t) const;
 
   // Checks shapes, dtypes, ids, topological order and axes; throws polyred::Error
   // naming sourceFile and the offending op.
