@@ -16,27 +16,11 @@ constexpr std::string_view kExpanded[] = {"ReduceMean", "ReLU",    "Square",    
 bool isHalf(DType t) { return t == DType::Float16 || t == DType::BFloat16; }
 
 // Emits nodes for one expansion, in the compute type (float32 for 16-bit floats).
-class Expansion {
+class Expansion : public ExpansionBuilder {
  public:
-  Expansion(ExpansionSink& sink, const std::string& op) : sink_(sink), op_(op) {}
+  using ExpansionBuilder::ExpansionBuilder;
 
-  const Tensor& info(TensorId t) const { return sink_.tensor(t); }
-
-  Node node(OpKind k, std::vector<TensorId> ins) const {
-    Node n;
-    n.kind = k;
-    n.name = op_;
-    n.inputs = std::move(ins);
-    return n;
-  }
-  // An elementwise node over operands of one dtype (numpy broadcasting).
-  TensorId apply(OpKind k, std::vector<TensorId> ins) {
-    Shape shape = info(ins[0]).shape;
-    for (TensorId in : ins) shape = *broadcastShapes(shape, info(in).shape);
-    DType t = isComparison(k) ? DType::Bool : info(ins[0]).dtype;
-    return sink_.add(node(k, std::move(ins)), shape, t);
-  }
-  TensorId scalar(double v, TensorId like) { return sink_.constant(v, info(like).dtype); }
+  TensorId scalar(double v, TensorId like) { return constant(v, info(like).dtype); }
   TensorId cast(TensorId x, DType t) {
     if (info(x).dtype == t) return x;
     return sink_.add(node(OpKind::Cast, {x}), info(x).shape, t);
@@ -54,11 +38,24 @@ class Expansion {
     }
     return sink_.add(std::move(n), shape, info(x).dtype);
   }
-  ExpansionSink& sink_;
-  std::string op_;
 };
 
 }  // namespace
+
+Node ExpansionBuilder::node(OpKind k, std::vector<TensorId> ins) const {
+  Node n;
+  n.kind = k;
+  n.name = op_;
+  n.inputs = std::move(ins);
+  return n;
+}
+
+TensorId ExpansionBuilder::apply(OpKind k, std::vector<TensorId> ins) {
+  Shape shape = info(ins[0]).shape;
+  for (TensorId in : ins) shape = *broadcastShapes(shape, info(in).shape);
+  DType t = isComparison(k) || isLogical(k) ? DType::Bool : info(ins[0]).dtype;
+  return add(node(k, std::move(ins)), shape, t);
+}
 
 std::span<const std::string_view> expandedOpNames() { return kExpanded; }
 

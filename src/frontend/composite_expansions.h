@@ -33,6 +33,25 @@ class ExpansionSink {
   virtual TensorId add(Node n, Shape shape, DType t) = 0;   // an intermediate tensor
 };
 
+// The node-making steps every expansion uses: nodes named after the source op, added
+// through the sink. (frontend/composite_index_ops builds on it too.)
+class ExpansionBuilder {
+ public:
+  ExpansionBuilder(ExpansionSink& sink, const std::string& op) : sink_(sink), op_(op) {}
+
+  const Tensor& info(TensorId t) const { return sink_.tensor(t); }
+  Node node(OpKind k, std::vector<TensorId> ins) const;
+  TensorId add(Node n, Shape shape, DType t) { return sink_.add(std::move(n), std::move(shape), t); }
+  // An elementwise node over operands of one dtype (numpy broadcasting); comparisons
+  // and logical ops give bool.
+  TensorId apply(OpKind k, std::vector<TensorId> ins);
+  TensorId constant(double v, DType t) { return sink_.constant(v, t); }
+
+ protected:
+  ExpansionSink& sink_;
+  std::string op_;
+};
+
 struct ExpansionAttrs {
   std::vector<int64_t> axes;  // normalized; every axis when the attribute is absent or empty
   bool axisGiven = false;     // the op carried a non-empty "axis"

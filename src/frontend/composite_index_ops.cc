@@ -10,28 +10,11 @@ namespace {
 
 constexpr std::string_view kIndexOps[] = {"PadAkg", "UnPadAkg", "OneHot", "ElemAny"};
 
-class IndexExpansion {
+class IndexExpansion : public ExpansionBuilder {
  public:
-  IndexExpansion(ExpansionSink& sink, const std::string& op) : sink_(sink), op_(op) {}
+  using ExpansionBuilder::ExpansionBuilder;
 
   [[noreturn]] void fail(const std::string& why) const { throw Error("", op_, why); }
-  const Tensor& info(TensorId t) const { return sink_.tensor(t); }
-
-  Node node(OpKind k, std::vector<TensorId> ins) const {
-    Node n;
-    n.kind = k;
-    n.name = op_;
-    n.inputs = std::move(ins);
-    return n;
-  }
-  TensorId add(Node n, Shape shape, DType t) { return sink_.add(std::move(n), std::move(shape), t); }
-  // An elementwise node over operands of one dtype (numpy broadcasting).
-  TensorId apply(OpKind k, std::vector<TensorId> ins) {
-    Shape shape = info(ins[0]).shape;
-    for (TensorId in : ins) shape = *broadcastShapes(shape, info(in).shape);
-    DType t = isComparison(k) || isLogical(k) ? DType::Bool : info(ins[0]).dtype;
-    return add(node(k, std::move(ins)), shape, t);
-  }
   TensorId iota(const Shape& shape, int64_t axis, DType t) {
     Node n = node(OpKind::Iota, {});
     n.axes = {axis};
@@ -71,7 +54,7 @@ class IndexExpansion {
       if (!a.head[d] && !a.tail[d]) continue;
       TensorId c = iota(out, static_cast<int64_t>(d), DType::Int64);
       auto test = [&](OpKind k, int64_t bound) {
-        TensorId t = apply(k, {c, sink_.constant(static_cast<double>(bound), DType::Int64)});
+        TensorId t = apply(k, {c, constant(static_cast<double>(bound), DType::Int64)});
         inside = inside < 0 ? t : apply(OpKind::LogicalAnd, {inside, t});
       };
       if (a.head[d]) test(OpKind::GreaterEqual, a.head[d]);
@@ -79,7 +62,7 @@ class IndexExpansion {
     }
     TensorId shifted = window(ins[0], out, begin);
     if (inside < 0) return {node(OpKind::Cast, {shifted}), out, x.dtype};  // nothing padded: a copy
-    return {node(OpKind::Select, {inside, shifted, sink_.constant(a.padValue, x.dtype)}), out, x.dtype};
+    return {node(OpKind::Select, {inside, shifted, constant(a.padValue, x.dtype)}), out, x.dtype};
   }
 
   IndexOpResult unpad(const std::vector<TensorId>& ins, const IndexOpAttrs& a) {
@@ -123,7 +106,7 @@ class IndexExpansion {
     needInputs(ins, 1, "the tensor to test");
     const Tensor x = info(ins[0]);  // a copy: adding nodes below may move the graph's tensors
     const DType t = a.dstType.value_or(x.dtype);
-    TensorId positive = apply(OpKind::Greater, {ins[0], sink_.constant(0, x.dtype)});
+    TensorId positive = apply(OpKind::Greater, {ins[0], constant(0, x.dtype)});
     TensorId any = positive;
     if (!x.shape.empty()) {
       Node r = node(OpKind::Reduce, {positive});
@@ -134,10 +117,6 @@ class IndexExpansion {
     TensorId value = t == DType::Bool ? any : add(node(OpKind::Cast, {any}), {}, t);
     return {node(OpKind::Reshape, {value}), {1}, t};
   }
-
- private:
-  ExpansionSink& sink_;
-  std::string op_;
 };
 
 }  // namespace
