@@ -95,9 +95,7 @@ Json writeTestData(const CompiledGraph& c, const fs::path& dir, uint64_t seed) {
           {"comparison", "|got - expected| <= atol + rtol * |expected|; NaN matches NaN; integers and bool exactly"}};
 }
 
-}  // namespace
-
-std::string launchManifest(const CompiledGraph& c, const CompileOptions& options) {
+Json manifestJson(const CompiledGraph& c, const CompileOptions& options) {
   const Graph& g = c.graph;
   Json inputs = Json::array(), outputs = Json::array(), temporaries = Json::array(), kernels = Json::array();
   for (TensorId id : g.inputs) inputs.push_back(tensorJson(g, id));
@@ -121,7 +119,13 @@ std::string launchManifest(const CompiledGraph& c, const CompileOptions& options
              "launch in order on one stream; pointer parameters only, in `params` order; allocate each workspace "
              "once per stream, fill it with its pattern (repeated; empty = zeros) before the first launch, never "
              "again; an in-place output is passed as its input's pointer"}};
-  return m.dump(1) + "\n";
+  return m;
+}
+
+}  // namespace
+
+std::string launchManifest(const CompiledGraph& c, const CompileOptions& options) {
+  return manifestJson(c, options).dump(1) + "\n";
 }
 
 void writeArtifacts(const CompiledGraph& c, const CompileOptions& options, const fs::path& dir,
@@ -137,7 +141,7 @@ void writeArtifacts(const CompiledGraph& c, const CompileOptions& options, const
     KernelCache::Cubin cubin = KernelCache::global().cubin(request);
     writeFile(dir / (k.name + ".cubin"), cubin->data(), cubin->size());
   }
-  Json manifest = Json::parse(launchManifest(c, options));
+  Json manifest = manifestJson(c, options);
   if (!artifacts.cubin)
     for (Json& k : manifest["launches"]) k["cubin"] = nullptr;
   if (artifacts.testData) manifest["test"] = writeTestData(c, dir, artifacts.seed);
