@@ -132,16 +132,7 @@ TEST(LaunchGroups, SmallerBlocksAreBoundAgainWithTheLargest) {
 // launch later; an independent output joins the first launch.
 TEST(LaunchGroups, DependencesThroughTemporariesSplitLaunches) {
   Graph ln = testgraphs::layerNorm(DType::Float32, {3, 70000});
-  GraphBuilder b("layer_norm_and_more");
-  // Rebuild the layer norm with one more, independent output.
-  Value x = b.cast(b.input("x", DType::Float32, {3, 70000}), DType::Float32);
-  auto scalar = [&](double v) { return b.constant(Scalar::ofFloat(DType::Float32, v)); };
-  Value mean = b.mul(b.reduceSum(x, {-1}, true), scalar(1.0 / 70000));
-  Value centered = b.sub(x, mean);
-  Value var = b.mul(b.reduceSum(b.mul(centered, centered), {-1}, true), scalar(1.0 / 70000));
-  b.output(b.mul(centered, b.unary(OpKind::Rsqrt, b.add(var, scalar(1e-5)))));
-  b.output(b.unary(OpKind::Neg, b.input("other", DType::Float16, {7, 9})));
-  Graph g = b.build();
+  Graph g = testgraphs::longRowLayerNormBesideIndependentOutputs(false);
   CompiledGraph c = compile(g, false);
   std::vector<LaunchGroup> groups = groupIndependentKernels(c.partition, g);
   ASSERT_GE(c.partition.kernels.size(), 3u) << c.partition.toString(g);

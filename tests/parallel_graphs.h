@@ -36,4 +36,20 @@ inline Graph softmaxBesideOtherReductions() {
   return b.build();
 }
 
+// A layer norm over long rows (its mean and variance are materialized and read by later
+// kernels: dependent launches) beside an independent elementwise output, and, with
+// `largeMax`, an independent bfloat16 max over 2^20 elements.
+inline Graph longRowLayerNormBesideIndependentOutputs(bool largeMax) {
+  GraphBuilder b(largeMax ? "layer_norm_long_rows_and_more" : "layer_norm_and_more");
+  Value x = b.input("x", DType::Float32, {3, 70000});
+  auto scalar = [&](double v) { return b.constant(Scalar::ofFloat(DType::Float32, v)); };
+  Value mean = b.mul(b.reduceSum(x, {-1}, true), scalar(1.0 / 70000));
+  Value centered = b.sub(x, mean);
+  Value var = b.mul(b.reduceSum(b.mul(centered, centered), {-1}, true), scalar(1.0 / 70000));
+  b.output(b.mul(centered, b.unary(OpKind::Rsqrt, b.add(var, scalar(1e-5)))));
+  b.output(b.unary(OpKind::Neg, b.input("other", DType::Float16, {7, 9})));
+  if (largeMax) b.output(b.reduceMax(b.input("big", DType::BFloat16, {1 << 20}), {0}));
+  return b.build();
+}
+
 }  // namespace polyred::testgraphs

@@ -23,19 +23,6 @@ struct Case {
   size_t launches;
 };
 
-Graph dependentAndIndependent() {
-  GraphBuilder b("layer_norm_long_rows_and_more");
-  Value x = b.input("x", DType::Float32, {3, 70000});
-  auto scalar = [&](double v) { return b.constant(Scalar::ofFloat(DType::Float32, v)); };
-  Value mean = b.mul(b.reduceSum(x, {-1}, true), scalar(1.0 / 70000));
-  Value centered = b.sub(x, mean);
-  Value var = b.mul(b.reduceSum(b.mul(centered, centered), {-1}, true), scalar(1.0 / 70000));
-  b.output(b.mul(centered, b.unary(OpKind::Rsqrt, b.add(var, scalar(1e-5)))));
-  b.output(b.unary(OpKind::Neg, b.input("other", DType::Float16, {7, 9})));
-  b.output(b.reduceMax(b.input("big", DType::BFloat16, {1 << 20}), {0}));
-  return b.build();
-}
-
 Graph differentBlockSizes() {
   GraphBuilder b("blocks");
   b.output(b.reduceSum(b.input("a", DType::Float32, {2, 40}), {1}));
@@ -50,7 +37,7 @@ TEST(HorizontalFusionGpu, FusedLaunchesMatchTheReference) {
   const std::vector<Case> cases = {{"four independent parts", testgraphs::fourIndependentParts(), 1},
                                    {"softmax beside other reductions", testgraphs::softmaxBesideOtherReductions(), 1},
                                    {"parts bound again with a larger block", differentBlockSizes(), 1},
-                                   {"dependent kernels and independent ones", dependentAndIndependent(), 0}};
+                                   {"dependent kernels and independent ones", testgraphs::longRowLayerNormBesideIndependentOutputs(true), 0}};
   for (const Case& c : cases) {
     for (bool deterministic : {false, true}) {
       SCOPED_TRACE(c.name + (deterministic ? ", deterministic" : ""));
