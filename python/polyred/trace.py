@@ -40,7 +40,8 @@ class _Lowering:
         b = self.tensor_or_constant(b, a)
         return self.b.binary(op, a, b)
 
-    def axes(self, x, dim):
+    @staticmethod
+    def axes(dim):
         if dim is None:
             return None
         return [dim] if isinstance(dim, int) else list(dim)
@@ -48,9 +49,9 @@ class _Lowering:
     def reduce(self, kind, x, dim=None, keepdim=False):
         x = self.arg(x)
         if kind in ("sum", "mean", "prod") and x.dtype in ("float16", "bfloat16"):
-            r = self.b.reduce(kind, self.b.cast(x, "float32"), self.axes(x, dim), keepdim)
+            r = self.b.reduce(kind, self.b.cast(x, "float32"), self.axes(dim), keepdim)
             return self.b.cast(r, x.dtype)
-        return self.b.reduce(kind, x, self.axes(x, dim), keepdim)
+        return self.b.reduce(kind, x, self.axes(dim), keepdim)
 
     def count(self, x, dim):
         axes = range(len(x.shape)) if dim is None else ([dim] if isinstance(dim, int) else dim)
@@ -59,9 +60,9 @@ class _Lowering:
     def var(self, x, dim=None, correction=1, keepdim=False, sqrt=False):
         x = self.arg(x)
         xf = self.b.cast(x, "float32") if x.dtype in ("float16", "bfloat16") else x
-        mean = self.b.reduce("mean", xf, self.axes(x, dim), True)
+        mean = self.b.reduce("mean", xf, self.axes(dim), True)
         d = self.b.binary("sub", xf, mean)
-        s = self.b.reduce("sum", self.b.binary("mul", d, d), self.axes(x, dim), keepdim)
+        s = self.b.reduce("sum", self.b.binary("mul", d, d), self.axes(dim), keepdim)
         n = max(self.count(x, dim) - correction, 0)
         v = self.b.binary("div", s, self.b.constant(float(n), xf.dtype))
         if sqrt:
@@ -70,11 +71,11 @@ class _Lowering:
 
     def logsumexp(self, x, dim, keepdim=False):
         x = self.arg(x)
-        m = self.b.reduce("max", x, self.axes(x, dim), True)
-        s = self.b.reduce("sum", self.b.unary("exp", self.b.binary("sub", x, m)), self.axes(x, dim), True)
+        m = self.b.reduce("max", x, self.axes(dim), True)
+        s = self.b.reduce("sum", self.b.unary("exp", self.b.binary("sub", x, m)), self.axes(dim), True)
         r = self.b.binary("add", self.b.unary("log", s), m)
         if not keepdim:
-            r = self.b.reshape(r, [n for k, n in enumerate(x.shape) if k not in [a % len(x.shape) for a in self.axes(x, dim)]] or [1])
+            r = self.b.reshape(r, [n for k, n in enumerate(x.shape) if k not in [a % len(x.shape) for a in self.axes(dim)]] or [1])
         return r
 
     def layer_norm(self, x, normalized_shape, weight=None, bias=None, eps=1e-5):
