@@ -65,16 +65,18 @@ CompileOptions compileOptions(const polyred_options* given) {
   CompileOptions c;
   c.deterministic = o.deterministic != 0;
   c.horizontalFusion = o.horizontal_fusion != 0;
-  if (o.cc_major == 0 || o.sm_count == 0) {
-    Target current = currentTarget();  // throws NoGpuError without a GPU
-    if (o.cc_major == 0) c.target = current;
-    if (o.sm_count != 0) c.target.smCount = o.sm_count;
-    else c.target.smCount = current.smCount;
-  } else {
-    c.target.ccMajor = o.cc_major;
-    c.target.ccMinor = o.cc_minor;
-    c.target.smCount = o.sm_count;
-    c.target.name = "sm_" + std::to_string(o.cc_major) + std::to_string(o.cc_minor) + " (given)";
+  c.target.ccMajor = o.cc_major;
+  c.target.ccMinor = o.cc_minor;
+  c.target.smCount = o.sm_count;
+  c.target.name = "sm_" + std::to_string(o.cc_major) + std::to_string(o.cc_minor) + " (given)";
+  if (o.cc_major == 0 || o.sm_count == 0) {  // 0: the current GPU's
+    const Target current = currentTarget();  // throws NoGpuError without a GPU
+    if (o.cc_major == 0) {
+      c.target.ccMajor = current.ccMajor;
+      c.target.ccMinor = current.ccMinor;
+      c.target.name = current.name;
+    }
+    if (o.sm_count == 0) c.target.smCount = current.smCount;
   }
   return c;
 }
@@ -97,8 +99,6 @@ polyred_status finishLoad(Graph g, const polyred_options* options, polyred_progr
   *out = p.release();
   return POLYRED_OK;
 }
-
-bool badProgram(const polyred_program* p) { return p == nullptr; }
 
 }  // namespace
 
@@ -166,18 +166,18 @@ static polyred_status tensorInfo(const std::vector<polyred_tensor_info>& list, c
 }
 
 polyred_status polyred_input_info(const polyred_program* p, int index, polyred_tensor_info* info) {
-  if (badProgram(p)) return fail(POLYRED_BAD_INPUT, "polyred_input_info: null program");
+  if (!p) return fail(POLYRED_BAD_INPUT, "polyred_input_info: null program");
   return tensorInfo(p->inputs, "polyred_input_info", index, info);
 }
 
 polyred_status polyred_output_info(const polyred_program* p, int index, polyred_tensor_info* info) {
-  if (badProgram(p)) return fail(POLYRED_BAD_INPUT, "polyred_output_info: null program");
+  if (!p) return fail(POLYRED_BAD_INPUT, "polyred_output_info: null program");
   return tensorInfo(p->outputs, "polyred_output_info", index, info);
 }
 
 polyred_status polyred_launch(polyred_program* p, void* const* inputs, void* const* outputs, void* stream) {
   return guarded([&] {
-    if (badProgram(p)) return fail(POLYRED_BAD_INPUT, "polyred_launch: null program");
+    if (!p) return fail(POLYRED_BAD_INPUT, "polyred_launch: null program");
     if ((!inputs && !p->inputs.empty()) || (!outputs && !p->outputs.empty()))
       return fail(POLYRED_BAD_INPUT, "polyred_launch: null pointer array");
     std::vector<void*> in(inputs, inputs + p->inputs.size()), out(outputs, outputs + p->outputs.size());
@@ -197,7 +197,7 @@ polyred_status polyred_launch(polyred_program* p, void* const* inputs, void* con
 
 polyred_status polyred_check_cpu(const polyred_program* p, uint64_t seed, int64_t maxPoints) {
   return guarded([&] {
-    if (badProgram(p)) return fail(POLYRED_BAD_INPUT, "polyred_check_cpu: null program");
+    if (!p) return fail(POLYRED_BAD_INPUT, "polyred_check_cpu: null program");
     CpuCheckOptions o;
     o.seed = seed;
     o.maxPoints = maxPoints;
