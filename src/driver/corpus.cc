@@ -6,7 +6,6 @@
 #include <ostream>
 #include <sstream>
 
-#include "canon/launch_groups.h"
 #include "driver/cpu_check.h"
 #include "driver/gpu_run.h"
 #include "driver/pipeline.h"
@@ -63,8 +62,10 @@ CorpusSummary runCorpus(const std::string& dir, const CorpusOptions& o, std::ost
       ++s.kernelsPerGraph[static_cast<int>(c.partition.kernels.size())];
       for (const KernelPlan& k : c.partition.kernels) ++s.forms[std::string(formName(k.form))];
       if (launches > 1) {
-        std::string why = toString(groupIndependentKernels(c.partition, c.graph), c.partition);
-        for (const KernelPlan& k : c.partition.kernels) why += "\n    " + k.name + ": " + printable(k.why, 400);
+        std::string why, line;
+        for (std::istringstream launches(describeLaunches(c.program)); std::getline(launches, line);)
+          why += "    " + line + "\n";
+        for (const KernelPlan& k : c.partition.kernels) why += "    " + k.name + ": " + printable(k.why, 400) + "\n";
         s.multiLaunch.emplace_back(rel, why);
         if (o.maxLaunches > 0 && launches > o.maxLaunches && !o.launchExceptions.count(rel))
           s.failures.emplace_back(rel, std::to_string(launches) + " launches, more than --max-launches=" +
@@ -134,7 +135,7 @@ std::string CorpusSummary::toString() const {
   for (const auto& [f, n] : forms) os << "  " << f << ": " << n << "\n";
   if (!multiLaunch.empty()) {
     os << "sub-graphs with more than one launch:\n";
-    for (const auto& [f, why] : multiLaunch) os << "  " << f << "\n    " << why << "\n";
+    for (const auto& [f, why] : multiLaunch) os << "  " << f << "\n" << why;
   }
   os << "failures: " << failures.size() << "\n";
   for (const auto& [f, what] : failures) os << "  " << f << ": " << what << "\n";

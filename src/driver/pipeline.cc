@@ -101,6 +101,8 @@ std::vector<std::vector<int>> splitBySharedMemory(const LaunchGroup& group, cons
   return launches;
 }
 
+}  // namespace
+
 std::string describeLaunches(const Program& program) {
   std::ostringstream os;
   for (size_t l = 0; l < program.kernels.size(); ++l) {
@@ -115,8 +117,6 @@ std::string describeLaunches(const Program& program) {
   }
   return os.str();
 }
-
-}  // namespace
 
 CompiledGraph compileGraph(const Graph& g, const CompileOptions& options) {
   Dumper dump(options);

@@ -44,4 +44,8 @@ const std::vector<std::string>& dumpStages();
 
 CompiledGraph compileGraph(const Graph& g, const CompileOptions& options);
 
+// The launches of a program, one per line, with the parts of fused ones and their block
+// ranges (--dump=launches).
+std::string describeLaunches(const Program& program);
+
 }  // namespace polyred
