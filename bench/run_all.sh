@@ -12,9 +12,10 @@
 # the run goes on, so the report shows whatever was measured):
 #   workloads  bench/make_workloads.py: the single-op composite files and cases.txt
 #   manifest   bench/run_polyred.py manifest: every file, in polyred's scope or not
-#   build      nvcc builds bench/peers_cub.cu (in the background, during polyred's runs)
+#   build      nvcc builds bench/peers_cub.cu and bench/stream_meter.cu (in the background)
 #   ctimes     polyred compile times (cold: with NVRTC; cached: without)
 #   polyred    polyred run on every in-scope file (GPU)
+#   meter      bench/stream_meter.cu: the practical limit of every case polyred ran
 #   cub        CUB and cuDNN on the single-op cases (GPU)
 #   warm       torch.compile of every file in WARM_JOBS processes (fills Inductor's cache)
 #   torch      PyTorch eager and torch.compile timings, plus the read ceiling and launch floor
@@ -49,7 +50,7 @@ OUTDIR=$(cd "$OUTDIR" && pwd)
 export POLYRED_BIN=$(realpath -m "${POLYRED_BIN:-build/tools/polyred}")
 CORPUS_DIR=$(realpath -m "${CORPUS_DIR:-tests/data/akg}")
 WORK=$(realpath -m "${WORK_DIR:-/tmp/polyred-bench}")
-STAGES=${STAGES:-workloads,manifest,build,ctimes,polyred,cub,warm,torch,report}
+STAGES=${STAGES:-workloads,manifest,build,ctimes,polyred,meter,cub,warm,torch,report}
 TOTAL_BUDGET_S=${TOTAL_BUDGET_S:-480}
 HARD_LIMIT_S=${HARD_LIMIT_S:-570}
 WARM_JOBS=${WARM_JOBS:-12}
@@ -105,6 +106,7 @@ EOF
 }
 
 build_cub() {
+  nvcc -O3 -arch=sm_90 -std=c++17 bench/stream_meter.cu -o "$WORK/stream_meter" || echo "build: stream_meter failed"
   local common=(-O3 -arch=sm_90 -std=c++17 bench/peers_cub.cu -o "$WORK/peers_cub")
   nvcc "${common[@]}" -Xcompiler -Wno-deprecated-declarations -diag-suppress 1444 \
        -L/usr/local/cuda/lib64 -lcudnn -Xlinker -rpath=/usr/local/cuda/lib64 && return 0
@@ -116,6 +118,21 @@ run_cub() {
   cat "$LOGS/build.log" 2>/dev/null
   if [ ! -x "$WORK/peers_cub" ]; then echo "cub: peers_cub was not built"; return 3; fi
   timeout "$(min 300 "$(time_left 60)")" "$WORK/peers_cub" bench/workloads/cases.txt "$WORK/cub.json" \
+    --iterations="$ITERATIONS"
+}
+
+# The practical limit of every case polyred ran: its bytes read and written, streamed.
+run_meter() {
+  if [ ! -x "$WORK/stream_meter" ]; then echo "meter: stream_meter was not built"; return 3; fi
+  python3 - "$WORK/polyred.json" "$WORK/meter_cases.txt" <<'EOF'
+import json, sys
+results = json.load(open(sys.argv[1])).get("results", [])
+with open(sys.argv[2], "w") as out:
+    for r in results:
+        if r.get("bytes_read") is not None:
+            out.write(f"{r['file']} {r['bytes_read']} {r['bytes_written']}\n")
+EOF
+  timeout "$(min 200 "$(time_left 60)")" "$WORK/stream_meter" "$WORK/meter_cases.txt" "$WORK/meter.jsonl" \
     --iterations="$ITERATIONS"
 }
 
@@ -147,7 +164,7 @@ run_report() {
   local require=()
   # Plots are required where a GPU is (the GPU machine has matplotlib), optional elsewhere.
   if nvidia-smi -L >/dev/null 2>&1; then require=(--require-plots); fi
-  tar czf "$OUTDIR/raw.tar.gz" -C "$WORK" --exclude=cache --exclude=peers_cub . 2>/dev/null
+  tar czf "$OUTDIR/raw.tar.gz" -C "$WORK" --exclude=cache --exclude=peers_cub --exclude=stream_meter . 2>/dev/null
   python3 bench/report.py --work "$WORK" --out "$OUTDIR" "${require[@]}"
 }
 
@@ -159,7 +176,7 @@ stage workloads python3 bench/make_workloads.py
 stage manifest python3 bench/run_polyred.py manifest --out "$WORK/manifest.json" --corpus "$CORPUS_DIR"
 if want build; then
   echo "=== build (in the background)"
-  rm -f "$WORK/peers_cub"
+  rm -f "$WORK/peers_cub" "$WORK/stream_meter"
   ( t0=$(date +%s); build_cub; rc=$?; echo "[build: exit $rc after $(( $(date +%s) - t0 )) s]"; exit $rc ) \
     > "$LOGS/build.log" 2>&1 &
   BUILD_PID=$!
@@ -171,6 +188,7 @@ if [ -n "${BUILD_PID:-}" ]; then  # the build ran beside the polyred stages
   STAGE_LINES+=("$(sed -n 's/^\[build: exit \([0-9]*\) after \([0-9]*\) s\]$/build     \2 s  exit \1 (in the background)/p' \
                  "$LOGS/build.log")")
 fi
+stage meter run_meter
 stage cub run_cub
 stage warm run_warm
 stage torch run_torch

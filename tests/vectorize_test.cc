@@ -11,9 +11,11 @@
 namespace polyred {
 namespace {
 
-CompiledGraph compileAndCheck(const Graph& g) {
-  CompiledGraph c = compileGraph(g, CompileOptions{});
-  CpuCheckReport r = checkOnCpu(c, 7, 1 << 20, false);
+CompiledGraph compileAndCheck(const Graph& g, bool deterministic = false) {
+  CompileOptions o;
+  o.deterministic = deterministic;
+  CompiledGraph c = compileGraph(g, o);
+  CpuCheckReport r = checkOnCpu(c, 7, 1 << 20, deterministic);
   EXPECT_TRUE(r.ok) << r.message;
   for (const KernelSpec& k : c.program.kernels) EXPECT_NO_THROW(compileCuda(k.source, k.name, 9, 0));
   return c;
@@ -54,12 +56,40 @@ TEST(Vectorize, NoLanesWhereTheyCannotApply) {
   GraphBuilder odd("odd");  // the reduced extent is not a multiple of any width
   odd.output(odd.reduceSum(odd.input("x", DType::Float32, {300, 1023}), {1}));
   EXPECT_EQ(width(odd.build()), 1);
-  GraphBuilder column("column");  // y-reduce: lanes would need one accumulator each
-  column.output(column.reduceSum(column.input("x", DType::Float32, {1024, 300}), {0}));
+  GraphBuilder column("column");  // y-reduce: 301 kept columns, not a multiple of 2
+  column.output(column.reduceSum(column.input("x", DType::Float32, {1024, 301}), {0}));
   EXPECT_EQ(width(column.build()), 1);
   GraphBuilder tiny("tiny");  // launch-bound size
   tiny.output(tiny.reduceSum(tiny.input("x", DType::Float32, {4096}), {0}));
   EXPECT_EQ(width(tiny.build()), 1);
+}
+
+// y-reduce: the lanes run along the kept, contiguous axis and each is a column with
+// its own accumulator, block reduction, cross-block combine and epilogue (here a
+// per-column scale read at the column: the epilogue offsets are per lane). Single- and
+// multi-block grids, atomics and the deterministic combine, 16-byte loads of every width.
+TEST(Vectorize, YReduceLanesAreColumnsOfTheirOwn) {
+  struct Case {
+    DType t;
+    int64_t rows, cols;
+    int width;
+  };
+  for (Case k : {Case{DType::Float32, 8192, 768, 4}, Case{DType::Float16, 4096, 256, 8},
+                 Case{DType::BFloat16, 64, 2048, 8}, Case{DType::Int32, 2000, 96, 4}, Case{DType::Float64, 512, 130, 2}})
+    for (bool deterministic : {false, true}) {
+      GraphBuilder b("columns");
+      Value x = b.input("x", k.t, {k.rows, k.cols});
+      Value scale = b.input("scale", k.t, {k.cols});
+      b.output(b.mul(b.reduceSum(x, {0}), scale));
+      b.output(b.reduceMax(x, {0}));
+      CompiledGraph c = compileAndCheck(b.build(), deterministic);
+      ASSERT_EQ(c.kernels.size(), 1u);
+      const Vectorization& v = c.kernels[0].vector;
+      EXPECT_EQ(v.axis, 'i') << dtypeName(k.t);
+      EXPECT_EQ(v.width, k.width) << dtypeName(k.t);
+      EXPECT_EQ(v.accumulatorLanes, k.width) << dtypeName(k.t);
+      EXPECT_NE(c.program.kernels[0].source.find("pr_load_lanes<" + std::to_string(k.width) + ">"), std::string::npos);
+    }
 }
 
 }  // namespace

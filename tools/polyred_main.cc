@@ -222,7 +222,8 @@ Exit cmdRun(const Args& a) {
       o.limits = resourceLimits(a);
       GpuRunReport r = timings.measure("gpu run", [&] { return runOnGpu(c, o); });
       results.push_back({{"file", file}, {"kernels", r.kernels}, {"ok", r.ok}, {"micros", r.micros},
-                         {"bytes", r.bytes}, {"bitwise_repeatable", r.bitwiseRepeatable},
+                         {"bytes", r.bytes}, {"bytes_read", r.bytesRead}, {"bytes_written", r.bytesWritten},
+                         {"bitwise_repeatable", r.bitwiseRepeatable},
                          {"deterministic", a.has("deterministic")}});
       std::cout << label(file) << ": " << r.kernels << " kernel(s), GPU result " << (r.ok ? "matches" : "DOES NOT MATCH")
                 << " the reference" << (r.bitwiseRepeatable ? "" : " (repeat launch differed bitwise)");

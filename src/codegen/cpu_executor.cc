@@ -118,8 +118,9 @@ class BlockMachine {
       : g_(g), k_(k), p_(k.plan), b_(k.binding), inputs_(inputs), temporaries_(temporaries), o_(o), slots_(slots),
         result_(result) {
     threads_ = b_.BX * b_.BY;
+    lanes_ = k.vector.accumulatorLanes;
     vars_.assign(static_cast<size_t>(threads_ * slots_), 0);
-    acc_.assign(static_cast<size_t>(threads_) * p_.reductions.size(), Scalar{});
+    acc_.assign(static_cast<size_t>(threads_) * p_.reductions.size() * static_cast<size_t>(lanes_), Scalar{});
     holdsTotal_.assign(acc_.size(), false);
     for (const auto& r : p_.reductions) {
       workspace_.emplace_back(static_cast<size_t>(p_.M), r.reduction.identity);
@@ -157,11 +158,16 @@ class BlockMachine {
 
  private:
   int64_t* vars(int t) { return &vars_[static_cast<size_t>(t * slots_)]; }
-  Scalar& acc(int t, size_t r) { return acc_[static_cast<size_t>(t) * p_.reductions.size() + r]; }
-  // Whether thread t's accumulator r holds the row's total (after a block reduction).
-  std::vector<bool>::reference holdsTotal(int t, size_t r) {
-    return holdsTotal_[static_cast<size_t>(t) * p_.reductions.size() + r];
+  // Accumulator r of thread t for accumulator lane `lane` (a y-reduce thread owns
+  // lanes_ consecutive columns, each with its own accumulator).
+  size_t accIndex(int t, size_t r, int lane) const {
+    return (static_cast<size_t>(t) * p_.reductions.size() + r) * static_cast<size_t>(lanes_) + static_cast<size_t>(lane);
   }
+  Scalar& acc(int t, size_t r, int lane = 0) { return acc_[accIndex(t, r, lane)]; }
+  // Whether thread t's accumulator r holds the row's total (after a block reduction).
+  std::vector<bool>::reference holdsTotal(int t, size_t r, int lane = 0) { return holdsTotal_[accIndex(t, r, lane)]; }
+  // The row (column) that lane `lane` of a Store/Contribute/Final at i handles.
+  int64_t rowOf(int64_t i, int lane) const { return lanes_ == 1 ? i : i * lanes_ + lane; }
 
   void exec(const ExecNode& n, const std::vector<int>& active) {
     if (active.empty()) return;
@@ -205,22 +211,26 @@ class BlockMachine {
     for (int t : active) {
       int64_t* v = vars(t);
       if (s == "Init") {
-        for (size_t r = 0; r < p_.reductions.size(); ++r) {
-          acc(t, r) = p_.reductions[r].reduction.identity;
-          holdsTotal(t, r) = false;
-        }
+        for (size_t r = 0; r < p_.reductions.size(); ++r)
+          for (int l = 0; l < lanes_; ++l) {
+            acc(t, r, l) = p_.reductions[r].reduction.identity;
+            holdsTotal(t, r, l) = false;
+          }
       } else if ((s == "Elem" || s == "Red") && k_.vector.width > 1) {
         lanes(n, t);
       } else if (s == "Red" || s == "Apply" || s == "Elem") {
         point(n, t);
       } else if (s == "Store") {
-        std::vector<Scalar> totals;
-        for (size_t r = 0; r < p_.reductions.size(); ++r) totals.push_back(acc(t, r));
-        finish(n, t, totals);
+        for (int l = 0; l < lanes_; ++l) {
+          std::vector<Scalar> totals;
+          for (size_t r = 0; r < p_.reductions.size(); ++r) totals.push_back(acc(t, r, l));
+          finish(n, t, totals, l);
+        }
       } else if (s == "Contribute") {
-        contribute(eval(n.coords[0], v), t);
+        for (int l = 0; l < lanes_; ++l) contribute(rowOf(eval(n.coords[0], v), l), t, l);
       } else if (s == "Final") {
-        if (lastBlock_) finalize(n, t);
+        if (lastBlock_)
+          for (int l = 0; l < lanes_; ++l) finalize(n, t, l);
       } else {
         POLYRED_CHECK(false, "unknown statement " << s);
       }
@@ -229,15 +239,16 @@ class BlockMachine {
 
   // Evaluates a value DAG (body or epilogue) for one statement instance: the values
   // `evaluated` marks (all if null); `lane` >= 0 selects one lane of a vectorized
-  // instance (loads per Vectorization). The values live in a buffer per DAG, reused
-  // from point to point (valid until the next evaluation of the same DAG).
+  // instance (loads per Vectorization). Offsets are read from number `firstOffset` on.
+  // The values live in a buffer per DAG, reused from point to point (valid until the
+  // next evaluation of the same DAG).
   const std::vector<Scalar>& evaluate(const std::vector<BodyValue>& dag, const ExecNode& n, int t,
                                       const std::vector<Scalar>& reduced, int lane = -1,
-                                      const std::vector<bool>* evaluated = nullptr) {
+                                      const std::vector<bool>* evaluated = nullptr, size_t firstOffset = 0) {
     const int64_t* v = vars(t);
     std::vector<Scalar>& values = &dag == &p_.epilogue ? epilogueValues_ : bodyValues_;
     values.resize(dag.size());
-    size_t load = 0, offset = 0;
+    size_t load = 0, offset = firstOffset;
     for (size_t k = 0; k < dag.size(); ++k) {
       const BodyValue& b = dag[k];
       if (evaluated && !(*evaluated)[k]) continue;
@@ -284,7 +295,8 @@ class BlockMachine {
   }
 
   // A vectorized instance: every lane evaluated on its own, then folded into the
-  // accumulators (Red) or stored at base + lane (Elem).
+  // accumulators (Red: the thread's one, or the lane's own in a y-reduce) or stored at
+  // base + lane (Elem).
   void lanes(const ExecNode& n, int t) {
     const int V = k_.vector.width;
     size_t storeOffsets = n.offsets.size() - p_.stores.size();
@@ -292,7 +304,8 @@ class BlockMachine {
       const std::vector<Scalar>& values = evaluate(p_.body, n, t, {}, lane);
       for (size_t r = 0; r < p_.reductions.size(); ++r) {
         const auto& ro = p_.reductions[r];
-        acc(t, r) = ro.reduction.combine(acc(t, r), values[static_cast<size_t>(ro.value)].castTo(ro.reduction.accType));
+        Scalar& a = acc(t, r, lanes_ > 1 ? lane : 0);
+        a = ro.reduction.combine(a, values[static_cast<size_t>(ro.value)].castTo(ro.reduction.accType));
       }
       for (size_t s = 0; s < p_.stores.size(); ++s) {
         const ElementwiseOutput& out = p_.stores[s];
@@ -304,9 +317,10 @@ class BlockMachine {
     }
   }
 
-  // Row i is complete: store the reduction outputs and the epilogue's.
-  void finish(const ExecNode& n, int t, const std::vector<Scalar>& totals) {
-    int64_t i = eval(n.coords[0], vars(t));
+  // Row i is complete: store the reduction outputs and the epilogue's (of accumulator
+  // lane `lane`, whose epilogue offsets follow those of the lanes before it).
+  void finish(const ExecNode& n, int t, const std::vector<Scalar>& totals, int lane) {
+    int64_t i = rowOf(eval(n.coords[0], vars(t)), lane);
     std::vector<Scalar> results;
     for (size_t r = 0; r < p_.reductions.size(); ++r) {
       const auto& ro = p_.reductions[r];
@@ -315,7 +329,8 @@ class BlockMachine {
       if (ro.temporary >= 0) temporaries_.at(static_cast<size_t>(ro.temporary)).set(i, results.back());
     }
     if (p_.epilogue.empty()) return;
-    const std::vector<Scalar>& e = evaluate(p_.epilogue, n, t, results);
+    const size_t offsetsPerLane = n.offsets.size() / static_cast<size_t>(lanes_);
+    const std::vector<Scalar>& e = evaluate(p_.epilogue, n, t, results, -1, nullptr, offsetsPerLane * static_cast<size_t>(lane));
     for (const ElementwiseOutput& s : p_.epilogueStores)
       store(s.output, i, e[static_cast<size_t>(s.value)], g_.tensor(g_.outputs[static_cast<size_t>(s.output)].tensor).dtype);
   }
@@ -372,25 +387,27 @@ class BlockMachine {
       if (p_.reductions[r].stage != n.pass) continue;
       const Reduction& red = p_.reductions[r].reduction;
       bool everyThread = p_.reductions[r].stage + 1 < p_.passes();
-      for (int g = 0; g < groups; ++g) {
-        auto thread = [&](int lane) { return y ? lane * b_.BX + g : g * b_.BX + lane; };
-        Scalar total = acc(thread(0), r);
-        for (int lane = 1; lane < lanes; ++lane) total = red.combine(total, acc(thread(lane), r));
-        for (int lane = 0; lane < (everyThread ? lanes : 1); ++lane) {
-          acc(thread(lane), r) = total;
-          holdsTotal(thread(lane), r) = true;
+      for (int l = 0; l < lanes_; ++l)
+        for (int g = 0; g < groups; ++g) {
+          auto thread = [&](int lane) { return y ? lane * b_.BX + g : g * b_.BX + lane; };
+          Scalar total = acc(thread(0), r, l);
+          for (int lane = 1; lane < lanes; ++lane) total = red.combine(total, acc(thread(lane), r, l));
+          for (int lane = 0; lane < (everyThread ? lanes : 1); ++lane) {
+            acc(thread(lane), r, l) = total;
+            holdsTotal(thread(lane), r, l) = true;
+          }
         }
-      }
     }
   }
 
-  void contribute(int64_t i, int t) {
+  void contribute(int64_t i, int t, int lane) {
     POLYRED_CHECK(i >= 0 && i < p_.M, "Contribute row " << i << " out of range");
     int64_t bx = vars(t)[kBx];
     for (size_t r = 0; r < p_.reductions.size(); ++r) {
       const Reduction& red = p_.reductions[r].reduction;
-      if (o_.deterministic) partials_[r][static_cast<size_t>(i * b_.GX + bx)] = acc(t, r);
-      else workspace_[r][static_cast<size_t>(i)] = red.combine(workspace_[r][static_cast<size_t>(i)], acc(t, r));
+      const Scalar& a = acc(t, r, lane);
+      if (o_.deterministic) partials_[r][static_cast<size_t>(i * b_.GX + bx)] = a;
+      else workspace_[r][static_cast<size_t>(i)] = red.combine(workspace_[r][static_cast<size_t>(i)], a);
     }
   }
 
@@ -403,8 +420,8 @@ class BlockMachine {
     if (lastBlock_) ticket = 0;
   }
 
-  void finalize(const ExecNode& n, int t) {
-    int64_t i = eval(n.coords[0], vars(t));
+  void finalize(const ExecNode& n, int t, int lane) {
+    int64_t i = rowOf(eval(n.coords[0], vars(t)), lane);
     std::vector<Scalar> totals;
     for (size_t r = 0; r < p_.reductions.size(); ++r) {
       const auto& ro = p_.reductions[r];
@@ -418,7 +435,7 @@ class BlockMachine {
       }
       totals.push_back(total);
     }
-    finish(n, t, totals);
+    finish(n, t, totals, lane);
   }
 
   void store(int output, int64_t i, const Scalar& v, DType type) {
@@ -440,6 +457,7 @@ class BlockMachine {
   int slots_;
   CpuExecResult& result_;
   int threads_ = 0;
+  int lanes_ = 1;  // accumulator lanes (Vectorization::accumulatorLanes)
   std::vector<int64_t> vars_;
   std::vector<Scalar> acc_;
   std::vector<std::vector<Scalar>> workspace_, partials_;

@@ -214,6 +214,7 @@ class KernelEmitter {
   KernelEmitter(const Graph& g, const PolyKernel& k, const CodegenOptions& o) : g_(g), k_(k), p_(k.plan), o_(o) {
     idx_ = k.index64 ? "long long" : "int";
     y_ = p_.form == CanonicalForm::YReduce;
+    lanes_ = k.vector.accumulatorLanes;
   }
 
   KernelSpec run() {
@@ -271,6 +272,17 @@ class KernelEmitter {
     return "Combine" + std::to_string(r);
   }
   std::string op(size_t r) const { return functor(r) + "()"; }
+  // Accumulator r of lane `lane` (a y-reduce thread owns lanes_ consecutive columns).
+  std::string acc(size_t r, const std::string& lane) const {
+    return "acc" + std::to_string(r) + (lanes_ > 1 ? "[" + lane + "]" : "");
+  }
+  std::string acc(size_t r, int lane) const { return acc(r, std::to_string(lane)); }
+  // The row (column) a Store/Contribute/Final of lane `lane` handles: i counts groups of
+  // lanes_ columns.
+  std::string row(const std::string& i, int lane) const {
+    if (lanes_ == 1) return i;
+    return "(" + std::to_string(lanes_) + " * (" + i + ") + " + std::to_string(lane) + ")";
+  }
 
   void emitCombiners(std::ostream& os) {
     for (size_t r = 0; r < p_.reductions.size(); ++r) {
@@ -377,7 +389,7 @@ class KernelEmitter {
       os << "  __shared__ " << accType(r) << " smem" << r << "[polyred_dev::" << smemFn << "<" << shape() << ">()];\n";
       if (broadcastsTotal(r))
         os << "  __shared__ " << accType(r) << " totals" << r << "[" << (y_ ? k_.binding.BX : k_.binding.BY) << "];\n";
-      os << "  " << accType(r) << " acc" << r << ";\n";
+      os << "  " << accType(r) << " acc" << r << (lanes_ > 1 ? "[" + std::to_string(lanes_) + "]" : "") << ";\n";
     }
     if (k_.binding.multiBlock()) os << "  __shared__ bool last_block;\n";
     if (k_.vector.width > 1) emitAlignmentCheck(os);
@@ -441,26 +453,34 @@ class KernelEmitter {
     std::string in = indent(d);
     if (s == "Init") {
       for (size_t r = 0; r < p_.reductions.size(); ++r)
-        os << in << "acc" << r << " = " << emitLiteral(p_.reductions[r].reduction.identity) << ";  // Init\n";
+        for (int l = 0; l < lanes_; ++l)
+          os << in << acc(r, l) << " = " << emitLiteral(p_.reductions[r].reduction.identity) << ";  // Init\n";
     } else if (s == "BlockReduce") {
+      // Lanes reduce one after another through the same shared memory (each block
+      // reduction begins with a barrier).
       for (size_t r = 0; r < p_.reductions.size(); ++r) {
         if (p_.reductions[r].stage != u.pass) continue;
         bool everyThread = broadcastsTotal(r);
-        os << in << "acc" << r << " = polyred_dev::" << blockReduceFn(everyThread) << "<" << accType(r) << ", "
-           << functor(r) << ", " << shape() << ">(acc" << r << ", " << op(r) << ", smem" << r
-           << (everyThread ? ", totals" + std::to_string(r) : "") << ");\n";
+        for (int l = 0; l < lanes_; ++l)
+          os << in << acc(r, l) << " = polyred_dev::" << blockReduceFn(everyThread) << "<" << accType(r) << ", "
+             << functor(r) << ", " << shape() << ">(" << acc(r, l) << ", " << op(r) << ", smem" << r
+             << (everyThread ? ", totals" + std::to_string(r) : "") << ");\n";
       }
     } else if (s == "Store") {
-      std::vector<std::string> totals;
-      for (size_t r = 0; r < p_.reductions.size(); ++r) totals.push_back("acc" + std::to_string(r));
-      emitFinish(os, u, totals, i, d);
-    } else if (s == "Contribute") {
-      for (size_t r = 0; r < p_.reductions.size(); ++r) {
-        if (o_.deterministic)
-          os << in << "ws" << r << "[(" << i << ") * " << k_.binding.GX << " + bx] = acc" << r << ";\n";
-        else
-          os << in << "polyred_dev::atomic_combine(&ws" << r << "[" << i << "], acc" << r << ", " << op(r) << ");\n";
+      for (int l = 0; l < lanes_; ++l) {
+        std::vector<std::string> totals;
+        for (size_t r = 0; r < p_.reductions.size(); ++r) totals.push_back(acc(r, l));
+        emitFinish(os, u, totals, row(i, l), l, d);
       }
+    } else if (s == "Contribute") {
+      for (size_t r = 0; r < p_.reductions.size(); ++r)
+        for (int l = 0; l < lanes_; ++l) {
+          if (o_.deterministic)
+            os << in << "ws" << r << "[(" << row(i, l) << ") * " << k_.binding.GX << " + bx] = " << acc(r, l) << ";\n";
+          else
+            os << in << "polyred_dev::atomic_combine(&ws" << r << "[" << row(i, l) << "], " << acc(r, l) << ", "
+               << op(r) << ");\n";
+        }
     } else if (s == "Arrive") {
       os << in << "__threadfence();\n" << in << "__syncthreads();\n";
       os << in << "if (tx == 0 && ty == 0) last_block = polyred_dev::arrive_last(&tickets[" << i << "], " << k_.binding.GX
@@ -468,29 +488,33 @@ class KernelEmitter {
       os << in << "__syncthreads();\n";
     } else if (s == "Final") {
       os << in << "if (last_block) {\n" << in << "  __threadfence();\n";
-      std::vector<std::string> totals;
-      for (size_t r = 0; r < p_.reductions.size(); ++r) {
-        std::string v = "total" + std::to_string(r);
-        totals.push_back(v);
-        if (o_.deterministic) {
-          os << in << "  " << accType(r) << " " << v << " = ws" << r << "[(" << i << ") * " << k_.binding.GX << "];\n";
-          os << in << "  for (" << idx_ << " b = 1; b < " << k_.binding.GX << "; ++b) " << v << " = " << op(r) << "("
-             << v << ", ws" << r << "[(" << i << ") * " << k_.binding.GX << " + b]);\n";
-        } else {
-          os << in << "  " << accType(r) << " " << v << " = polyred_dev::take_and_reset(&ws" << r << "[" << i
-             << "], " << emitLiteral(p_.reductions[r].reduction.identity) << ");\n";
+      for (int l = 0; l < lanes_; ++l) {
+        const std::string at = row(i, l), suffix = lanes_ > 1 ? "_" + std::to_string(l) : "";
+        std::vector<std::string> totals;
+        for (size_t r = 0; r < p_.reductions.size(); ++r) {
+          std::string v = "total" + std::to_string(r) + suffix;
+          totals.push_back(v);
+          if (o_.deterministic) {
+            os << in << "  " << accType(r) << " " << v << " = ws" << r << "[(" << at << ") * " << k_.binding.GX << "];\n";
+            os << in << "  for (" << idx_ << " b = 1; b < " << k_.binding.GX << "; ++b) " << v << " = " << op(r)
+               << "(" << v << ", ws" << r << "[(" << at << ") * " << k_.binding.GX << " + b]);\n";
+          } else {
+            os << in << "  " << accType(r) << " " << v << " = polyred_dev::take_and_reset(&ws" << r << "[" << at
+               << "], " << emitLiteral(p_.reductions[r].reduction.identity) << ");\n";
+          }
         }
+        emitFinish(os, u, totals, at, l, d + 1);
       }
-      emitFinish(os, u, totals, i, d + 1);
       os << in << "}\n";
     } else {
       POLYRED_CHECK(false, "unknown statement " << s);
     }
   }
 
-  // Row i is complete: store the reduction outputs, then the epilogue's.
+  // Row i is complete: store the reduction outputs, then the epilogue's. The epilogue
+  // of accumulator lane `lane` reads the statement's offsets of that lane.
   void emitFinish(std::ostream& os, const AstUser& u, const std::vector<std::string>& totals, const std::string& i,
-                  int d) {
+                  int lane, int d) {
     std::string in = indent(d);
     std::vector<std::string> results;
     for (size_t r = 0; r < p_.reductions.size(); ++r) {
@@ -501,17 +525,19 @@ class KernelEmitter {
     }
     if (p_.epilogue.empty()) return;
     os << in << "{  // epilogue\n";
-    emitValues(os, p_.epilogue, "e", u, results, d + 1);
+    size_t offsetsPerLane = u.offsets.size() / static_cast<size_t>(lanes_);
+    emitValues(os, p_.epilogue, "e", u, results, d + 1, nullptr, offsetsPerLane * static_cast<size_t>(lane));
     for (const ElementwiseOutput& s : p_.epilogueStores)
       os << in << "  pr_store(out" << s.output << ", " << i << ", e" << s.value << ");\n";
     os << in << "}\n";
   }
 
   // Declares one const variable per value (per `evaluated` one, if given); loads take
-  // their offsets from the statement.
+  // their offsets from the statement, from number `firstOffset` on.
   void emitValues(std::ostream& os, const std::vector<BodyValue>& values, const std::string& prefix, const AstUser& u,
-                  const std::vector<std::string>& reduced, int d, const std::vector<bool>* evaluated = nullptr) {
-    size_t load = 0;
+                  const std::vector<std::string>& reduced, int d, const std::vector<bool>* evaluated = nullptr,
+                  size_t firstOffset = 0) {
+    size_t load = firstOffset;
     for (size_t v = 0; v < values.size(); ++v) {
       const BodyValue& b = values[v];
       if (evaluated && !(*evaluated)[v]) continue;
@@ -537,9 +563,10 @@ class KernelEmitter {
   }
 
   // A vectorized instance: values are arrays over the V lanes of the contiguous axis
-  // (elements V*i .. V*i+V-1 of an Elem, V*j .. V*j+V-1 of a Red); loads are
-  // contiguous (one access), invariant or gathered. A Red folds every lane into the
-  // thread's accumulator; an Elem stores the lanes as one access.
+  // (elements V*i .. V*i+V-1 of an Elem or a y-reduce Red, V*j .. V*j+V-1 of an x/all-
+  // reduce Red); loads are contiguous (one access), invariant or gathered. An x/all-
+  // reduce Red folds every lane into the thread's accumulator, a y-reduce Red each lane
+  // into its own; an Elem stores the lanes as one access.
   void emitLanes(std::ostream& os, const AstUser& u, int d) {
     const int V = k_.vector.width;
     std::string in = indent(d), w = std::to_string(V), each = "#pragma unroll\n" + in + "  for (int l = 0; l < " + w + "; ++l) ";
@@ -588,7 +615,7 @@ class KernelEmitter {
       const ReductionOutput& ro = p_.reductions[r];
       std::string x = emitCast("v" + std::to_string(ro.value) + "[l]", p_.body[static_cast<size_t>(ro.value)].dtype,
                                ro.reduction.accType);
-      os << in << "  " << each << "acc" << r << " = " << op(r) << "(acc" << r << ", " << x << ");\n";
+      os << in << "  " << each << acc(r, "l") << " = " << op(r) << "(" << acc(r, "l") << ", " << x << ");\n";
     }
     for (const ElementwiseOutput& s : p_.stores)
       os << in << "  pr_store_lanes<" << V << ">(out" << s.output << ", " << toC(u.offsets.at(offset++)) << ", v"
@@ -630,6 +657,7 @@ class KernelEmitter {
   CodegenOptions o_;
   std::string idx_;
   bool y_ = false;
+  int lanes_ = 1;  // accumulator lanes (Vectorization::accumulatorLanes)
 };
 
 }  // namespace

@@ -65,10 +65,17 @@ std::vector<HostTensor> download(const Graph& g, const DeviceTensors& d) {
   return out;
 }
 
-int64_t bytesMoved(const Graph& g) {
+int64_t tensorBytes(const Graph& g, TensorId t) { return numElements(g.tensor(t).shape) * dtypeBytes(g.tensor(t).dtype); }
+
+int64_t bytesRead(const Graph& g) {
   int64_t bytes = 0;
-  for (TensorId t : g.inputs) bytes += numElements(g.tensor(t).shape) * dtypeBytes(g.tensor(t).dtype);
-  for (const Output& o : g.outputs) bytes += numElements(g.tensor(o.tensor).shape) * dtypeBytes(g.tensor(o.tensor).dtype);
+  for (TensorId t : g.inputs) bytes += tensorBytes(g, t);
+  return bytes;
+}
+
+int64_t bytesWritten(const Graph& g) {
+  int64_t bytes = 0;
+  for (const Output& o : g.outputs) bytes += tensorBytes(g, o.tensor);
   return bytes;
 }
 
@@ -113,7 +120,9 @@ GpuRunReport runOnGpu(const CompiledGraph& c, const GpuRunOptions& options) {
   }
   if (options.time) {
     report.micros = timeMedianMicros([&](CUstream s) { program.launch(d.inputPtrs, d.outputPtrs, s); }, options.iterations);
-    report.bytes = bytesMoved(g);
+    report.bytesRead = bytesRead(g);
+    report.bytesWritten = bytesWritten(g);
+    report.bytes = report.bytesRead + report.bytesWritten;
   }
   return report;
 }

@@ -29,6 +29,7 @@ struct GpuRunReport {
   int kernels = 0;
   double micros = 0;              // median, when timed
   int64_t bytes = 0;              // inputs read + outputs written, counted once
+  int64_t bytesRead = 0, bytesWritten = 0;  // the two parts (the streaming meter's workload)
   double gbPerSecond() const { return micros > 0 ? static_cast<double>(bytes) / (micros * 1e3) : 0; }
 };
 

@@ -66,13 +66,14 @@ std::string tuple(const Stmt& s) {
   return "";
 }
 
-// With vector lanes, the lane axis (i of Elem, j of Red) counts vectors.
+// With vector lanes, the lane axis (i of Elem and of a y-reduce, j of an x/all-reduce)
+// counts vectors in every statement.
 std::string domainOf(const Stmt& s, const KernelPlan& p, const Binding& b, const Vectorization& vec) {
-  int64_t laneN = vec.axis == 'j' ? p.N / vec.width : p.N;
+  int64_t laneM = vec.axis == 'i' ? p.M / vec.width : p.M, laneN = vec.axis == 'j' ? p.N / vec.width : p.N;
   switch (s.dims) {
     case Stmt::Dims::Tile: return tuple(s) + " : 0 <= t < " + str(b.tiles);
-    case Stmt::Dims::Row: return tuple(s) + " : 0 <= i < " + str(vec.axis == 'i' ? p.M / vec.width : p.M);
-    case Stmt::Dims::Point: return tuple(s) + " : 0 <= i < " + str(p.M) + " and 0 <= j < " + str(laneN);
+    case Stmt::Dims::Row: return tuple(s) + " : 0 <= i < " + str(laneM);
+    case Stmt::Dims::Point: return tuple(s) + " : 0 <= i < " + str(laneM) + " and 0 <= j < " + str(laneN);
   }
   return "";
 }
@@ -164,11 +165,16 @@ std::vector<StatementAccesses> accessesOf(const KernelPlan& p, const std::vector
   std::vector<StatementAccesses> acc;
   for (const Stmt& s : stmts)
     if (s.dims == Stmt::Dims::Point || s.name == "Elem") acc.push_back(pointAccesses(p, vec, s));
-  // Epilogue loads are read where the outputs are stored (Store, or Final).
+  // Epilogue loads are read where the outputs are stored (Store, or Final): with
+  // accumulator lanes, all the offsets of lane 0, then those of lane 1, ...
   for (const char* stmt : {"Store", "Final"}) {
     StatementAccesses e{stmt, {}};
-    for (const BodyValue& v : p.epilogue)
-      if (v.hasOffset()) e.offsets.push_back(std::string("{ ") + stmt + "[i] -> [(" + v.offset + ")] }");
+    for (int lane = 0; lane < vec.accumulatorLanes; ++lane)
+      for (const BodyValue& v : p.epilogue) {
+        if (!v.hasOffset()) continue;
+        std::string offset = vec.accumulatorLanes == 1 ? v.offset : vec.laneOffset(v.offset, lane);
+        e.offsets.push_back(std::string("{ ") + stmt + "[i] -> [(" + offset + ")] }");
+      }
     acc.push_back(std::move(e));
   }
   return acc;

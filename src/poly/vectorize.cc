@@ -52,7 +52,10 @@ Vectorization chooseVectorization(const KernelPlan& plan) {
   Vectorization none;
   bool elementwise = plan.form == CanonicalForm::Elementwise;
   bool alongJ = plan.form == CanonicalForm::XReduce || plan.form == CanonicalForm::AllReduce;
-  if (elementwise ? plan.stores.empty() : (!alongJ || !plan.stores.empty())) return none;
+  // Lanes run along the contiguous axis: i of elementwise and y-reduce kernels, j of
+  // x- and all-reduce kernels.
+  bool alongI = !alongJ;
+  if (elementwise ? plan.stores.empty() : !plan.stores.empty()) return none;
   if (plan.passes() > 1) return none;  // row-resident passes: scalar for now
   for (const BodyValue& v : plan.body)
     if (v.kind == BodyValue::Kind::Index) return none;  // coordinates per lane: not done
@@ -62,11 +65,12 @@ Vectorization chooseVectorization(const KernelPlan& plan) {
   for (const ElementwiseOutput& s : plan.stores) widest = std::max(widest, dtypeBytes(plan.body[static_cast<size_t>(s.value)].dtype));
   IslContext ctx;
   for (int width = std::min(8, kVectorBytes / widest); width >= 2; width /= 2) {
-    int64_t extent = elementwise ? plan.M : plan.N;
+    int64_t extent = alongI ? plan.M : plan.N;
     if (extent % width != 0) continue;
     Vectorization r;
     r.width = width;
-    r.axis = elementwise ? 'i' : 'j';
+    r.axis = alongI ? 'i' : 'j';
+    r.accumulatorLanes = alongI && !elementwise ? width : 1;
     bool fits = true, anyContiguous = elementwise;
     for (const BodyValue& v : plan.body) {
       if (v.kind != BodyValue::Kind::Load) continue;

@@ -1,4 +1,4 @@
-// Vector width of elementwise, x-reduce and all-reduce kernels (16-byte accesses).
+// Vector width of every canonical form (16-byte accesses).
 //
 // Takes: a KernelPlan. Gives: how many consecutive elements V of the contiguous axis
 // (i for elementwise kernels, the reduced j for x/all-reduce) one statement instance
@@ -9,11 +9,13 @@
 //               per launch inside the kernel, with a scalar fallback)
 //   Invariant   offset(V*iv + v) = offset(V*iv): one scalar load for all lanes
 //   Gather      anything else: one scalar load per lane
-// Stores of elementwise kernels are at i, hence contiguous; in a reduction the lanes
-// fold into the thread's accumulator. V = 1 (no vectorization) when the axis extent
-// is not a multiple of V, for y-reduce kernels (lanes would need one accumulator
-// each), for reductions that also store point outputs, and for kernels under 2^16
-// elements (launch-bound: lanes only add latency there).
+// Stores of elementwise kernels are at i, hence contiguous. In an x- or all-reduce the
+// lanes run along j and fold into the thread's accumulator; in a y-reduce they run
+// along the kept, contiguous i and each lane is a column of its own, with its own
+// accumulator, block reduction and output (the thread owns V consecutive columns).
+// V = 1 (no vectorization) when the axis extent is not a multiple of V, for
+// reductions that also store point outputs, row-resident kernels, and kernels under
+// 2^16 elements (launch-bound: lanes only add latency there).
 #pragma once
 
 #include <string>
@@ -29,6 +31,9 @@ struct Vectorization {
   int width = 1;
   char axis = 'i';                // the iteration variable the lanes run along
   std::vector<LaneAccess> loads;  // one per Load of plan.body, in order
+  // Accumulators per reduction and thread: V in a y-reduce (a lane per column, i
+  // counts groups of V columns in every statement), else 1.
+  int accumulatorLanes = 1;
 
   // The offset of lane `lane` of an access, with the axis variable counting vectors.
   std::string laneOffset(const std::string& offset, int lane) const;
