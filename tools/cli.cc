@@ -30,6 +30,8 @@ const Option kOptions[] = {
     {"dump", Takes::Value, "STAGES", "print the IR after stages: all, or a comma list of graph,partition,binding,schedule,ast,cuda,launches"},
     {"no-horizontal-fusion", Takes::Nothing, "", "launch independent kernels one after another instead of as one kernel"},
     {"nvrtc", Takes::Nothing, "", "also compile every kernel to CUBIN through NVRTC"},
+    {"config", Takes::Value, "KNOBS", "the policy's knobs for every kernel, e.g. threads=512,items=16,vector=1 (default: tuned, else analytic)"},
+    {"no-tune-db", Takes::Nothing, "", "ignore the tuning database (use the analytic policy or --config)"},
     {"output", Takes::Value, "DIR", "write the artifacts: CUDA, CUBIN, manifest.json (also -o DIR; one subdirectory per file if several)"},
     {"test-data", Takes::Nothing, "", "with --output: also random inputs, reference outputs and tolerances in DIR/test"},
     {"seed", Takes::Value, "N", "seed of the random inputs (default 1)"},
@@ -53,17 +55,21 @@ struct Command {
 
 const Command kCommands[] = {
     {"compile", "FILE...", "print the generated CUDA and launch configuration (no GPU needed)",
-     {"dump", "deterministic", "no-horizontal-fusion", "nvrtc", "output", "test-data", "seed", "arch", "sms", "verbose",
+     {"dump", "deterministic", "no-horizontal-fusion", "config", "no-tune-db", "nvrtc", "output", "test-data", "seed", "arch", "sms", "verbose",
       "help"}},
     {"check", "FILE...", "run the lowered kernels on the CPU and compare them with the reference (no GPU needed)",
-     {"seed", "max-points", "deterministic", "no-horizontal-fusion", "max-memory", "timeout", "arch", "sms", "verbose",
+     {"seed", "max-points", "deterministic", "no-horizontal-fusion", "config", "no-tune-db", "max-memory", "timeout", "arch",
+      "sms", "verbose",
       "help"}},
     {"run", "FILE...", "run on the GPU with random inputs, compare with the reference, time (needs a GPU)",
-     {"seed", "deterministic", "no-horizontal-fusion", "no-time", "iterations", "json", "max-memory", "timeout", "verbose",
+     {"seed", "deterministic", "no-horizontal-fusion", "config", "no-tune-db", "no-time", "iterations", "json", "max-memory",
+      "timeout", "verbose",
       "help"}},
     {"corpus", "DIR", "compile and check every composite file under DIR, with a summary",
      {"max-points", "deterministic", "no-horizontal-fusion", "min-compiled", "max-launches", "launch-exceptions", "nvrtc",
       "arch", "sms", "help"}},
+    {"tune", "FILE...|DIR...", "time candidate configs of each file on the GPU (20 launches each unless --iterations); keep the best in the tuning database (needs a GPU)",
+     {"seed", "deterministic", "no-horizontal-fusion", "iterations", "max-memory", "timeout", "help"}},
     {"cache", "[clear]", "where the kernel cache is, its entries and size; 'clear' removes its entries", {"help"}},
     {"help", "[COMMAND]", "this overview, or one command's options", {}},
 };
@@ -227,6 +233,7 @@ std::string helpText(const std::string& command) {
         "  POLYRED_DISABLE_CACHE  1: no on-disk cache\n"
         "  POLYRED_DUMP_CUDA      a directory: every generated kernel's CUDA source is written there (every command)\n"
         "  POLYRED_DEVICE         GPU index (default 0)\n"
+        "  POLYRED_TUNE_DB        tuning database file (default tuning.json in the kernel cache directory)\n"
         "  POLYRED_CUDA_ROOT      CUDA toolkit for NVRTC's headers (default /usr/local/cuda)\n"
         "\nexit codes:\n"
         "  0 success   1 a result did not match the reference\n"

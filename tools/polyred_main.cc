@@ -7,6 +7,7 @@
 // time budget, and `run` without a GPU), 3 internal error.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
@@ -26,6 +27,7 @@
 #include "driver/gpu_run.h"
 #include "driver/outcome.h"
 #include "driver/pipeline.h"
+#include "driver/tune_run.h"
 #include "frontend/composite_reader.h"
 #include "runtime/executor.h"
 #include "runtime/kernel_cache.h"
@@ -106,6 +108,7 @@ CompileOptions compileOptions(const Args& a, const Target& target, Timings& timi
   o.target = target;
   o.deterministic = a.has("deterministic");
   o.horizontalFusion = !a.has("no-horizontal-fusion");
+  if (a.has("config")) o.config = KernelConfig::parse(a.get("config", ""), "--config");
   std::stringstream stages(a.get("dump", ""));
   for (std::string stage; std::getline(stages, stage, ',');) o.dump.insert(stage);
   o.dumpTo = &std::cout;
@@ -126,9 +129,29 @@ Exit guarded(const std::string& file, F&& body) {
   return runGuarded(file == "-" ? "<stdin>" : file, std::cerr, std::forward<F>(body));
 }
 
+// The tuning database, read once per process; its warnings go to stderr once.
+const TuningDb& tuningDb() {
+  static const TuningDb db = [] {
+    std::vector<std::string> warnings;
+    TuningDb loaded = TuningDb::load(TuningDb::defaultPath(), warnings);
+    for (const std::string& w : warnings) std::cerr << "polyred: warning: " << printable(w, 400) << "\n";
+    return loaded;
+  }();
+  return db;
+}
+
+// Compile options for `g`: the flags, and the tuned config of the graph on this target
+// unless --config or --no-tune-db says otherwise.
+CompileOptions optionsFor(const Graph& g, const Args& a, const Target& target, Timings& timings) {
+  CompileOptions o = compileOptions(a, target, timings);
+  if (!a.has("config") && !a.has("no-tune-db") && applyTuning(g, tuningDb(), o) && a.has("verbose"))
+    std::cerr << "polyred: tuned config " << o.config.toString() << "\n";
+  return o;
+}
+
 CompiledGraph compileFile(const std::string& file, const Args& a, const Target& target, Timings& timings) {
   Graph g = timings.measure("parse", [&] { return readGraph(file); });
-  return compileGraph(g, compileOptions(a, target, timings));
+  return compileGraph(g, optionsFor(g, a, target, timings));
 }
 
 void printLaunch(const CompiledGraph& c) {
@@ -267,6 +290,79 @@ Exit cmdCorpus(const Args& a) {
   return s.failures.empty() ? Exit::Ok : Exit::Mismatch;
 }
 
+// Every composite file named, directories expanded (sorted).
+std::vector<std::string> expandFiles(const std::vector<std::string>& given) {
+  std::vector<std::string> files;
+  for (const std::string& f : given) {
+    std::error_code ec;
+    if (f != "-" && std::filesystem::is_directory(f, ec)) {
+      std::vector<std::string> under = compositeFilesUnder(f);
+      files.insert(files.end(), under.begin(), under.end());
+    } else {
+      files.push_back(f);
+    }
+  }
+  return files;
+}
+
+// polyred tune: the candidate configs of every file timed on this GPU; the winners go
+// to the tuning database, which compile, check and run then use.
+Exit cmdTune(const Args& a) {
+  std::string why;
+  if (!gpuAvailable(&why)) {
+    std::cerr << "polyred: tune needs a GPU and none is usable (" << printable(why, 400) << ")\n";
+    return Exit::BadInput;
+  }
+  const Target target = currentTarget();
+  std::vector<std::string> warnings;
+  TuningDb db = TuningDb::load(TuningDb::defaultPath(), warnings);
+  for (const std::string& w : warnings) std::cerr << "polyred: warning: " << printable(w, 400) << "\n";
+  const std::vector<std::string> files = expandFiles(a.files);
+  std::cout << "tuning " << files.size() << " file(s) on " << target.name << "; database "
+            << printable(TuningDb::defaultPath().string()) << "\n";
+  const auto start = std::chrono::steady_clock::now();
+  Exit worst = Exit::Ok;
+  int tuned = 0, improved = 0, skipped = 0, configs = 0, programs = 0;
+  double logGain = 0;
+  for (size_t k = 0; k < files.size(); ++k) {
+    const std::string& file = files[k];
+    std::cout << "[" << k + 1 << "/" << files.size() << "] " << label(file) << ": " << std::flush;
+    Exit e = guarded(file, [&] {
+      Timings timings(false);
+      Graph g = readGraph(file);
+      CompileOptions o = compileOptions(a, target, timings);
+      GpuRunOptions run;
+      run.seed = static_cast<uint64_t>(a.integer("seed", 1));
+      run.iterations = static_cast<int>(a.integer("iterations", 20));
+      run.limits = resourceLimits(a);
+      TuneReport r = tuneGraph(g, o, run);
+      db.put(tuningKeyOf(g, target, o.deterministic), r.entry);
+      ++tuned;
+      improved += r.improved;
+      configs += r.entry.configsTried;
+      programs += r.distinctPrograms;
+      const double gain = r.entry.defaultMicros / r.entry.tunedMicros;
+      logGain += std::log(gain);
+      std::cout << std::fixed << std::setprecision(2) << r.entry.configsTried << " configs, " << r.distinctPrograms
+                << " programs" << (r.failedVariants ? " (" + std::to_string(r.failedVariants) + " WRONG, dropped)" : "")
+                << ", default " << r.entry.defaultMicros << " us"
+                << (r.improved ? " -> " + r.entry.config.toString() + " " + std::to_string(r.entry.tunedMicros).substr(0, 7) +
+                                     " us (" + std::to_string(gain).substr(0, 4) + "x)"
+                               : " kept") << "\n";
+      return r.failedVariants ? Exit::Mismatch : Exit::Ok;
+    });
+    if (e == Exit::BadInput) ++skipped;
+    else worst = std::max(worst, e);
+  }
+  if (tuned) db.save();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::cout << std::fixed << std::setprecision(2) << "== tuned " << tuned << " file(s) in " << seconds << " s ("
+            << skipped << " skipped: out of scope or bad input); " << configs << " configs, " << programs
+            << " distinct programs timed; " << improved << " improved; geomean gain over the default "
+            << (tuned ? std::exp(logGain / tuned) : 1.0) << "x; database: " << db.size() << " entries\n";
+  return worst;
+}
+
 // The on-disk kernel cache: where it is and why, its entries and size; or clear it.
 Exit cmdCache(const Args& a) {
   KernelCacheConfig config = KernelCache::configFromEnvironment();
@@ -311,5 +407,6 @@ int main(int argc, char** argv) {
   else if (a.command == "run") e = cmdRun(a);
   else if (a.command == "corpus") e = guarded(a.files[0], [&] { return cmdCorpus(a); });
   else if (a.command == "cache") e = guarded("cache", [&] { return cmdCache(a); });
+  else if (a.command == "tune") e = guarded("tune", [&] { return cmdTune(a); });
   return static_cast<int>(e);
 }

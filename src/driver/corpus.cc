@@ -18,9 +18,7 @@ namespace polyred {
 
 namespace fs = std::filesystem;
 
-namespace {
-
-std::vector<std::string> compositeFiles(const std::string& dir) {
+std::vector<std::string> compositeFilesUnder(const std::string& dir) {
   std::vector<std::string> files;
   std::error_code ec;
   for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
@@ -31,6 +29,8 @@ std::vector<std::string> compositeFiles(const std::string& dir) {
   std::sort(files.begin(), files.end());
   return files;
 }
+
+namespace {
 
 // "PadAkg is outside polyred's scope (...)" -> "PadAkg is outside polyred's scope"
 std::string reasonKey(const Error& e) {
@@ -43,7 +43,7 @@ std::string reasonKey(const Error& e) {
 
 CorpusSummary runCorpus(const std::string& dir, const CorpusOptions& o, std::ostream& progress) {
   CorpusSummary s;
-  std::vector<std::string> files = compositeFiles(dir);
+  std::vector<std::string> files = compositeFilesUnder(dir);
   CompileOptions co;
   co.target = o.target;
   co.deterministic = o.deterministic;

@@ -44,4 +44,8 @@ struct CorpusSummary {
 // Walks `dir` recursively (sorted), printing one progress line per file to `progress`.
 CorpusSummary runCorpus(const std::string& dir, const CorpusOptions& options, std::ostream& progress);
 
+// The composite files (.info, .json) under `dir`, recursively, sorted; throws Error
+// when the directory cannot be read.
+std::vector<std::string> compositeFilesUnder(const std::string& dir);
+
 }  // namespace polyred

@@ -127,4 +127,35 @@ GpuRunReport runOnGpu(const CompiledGraph& c, const GpuRunOptions& options) {
   return report;
 }
 
+std::vector<std::optional<double>> timeVariants(const std::vector<const CompiledGraph*>& variants,
+                                                const GpuRunOptions& options) {
+  POLYRED_CHECK(!variants.empty(), "no variants to time");
+  const CompiledGraph& first = *variants.front();
+  const Graph& g = first.graph;
+  DeviceInfo device = currentDevice();
+  const CheckMemory memory = requireCheckMemory(first, options.limits, "checking the tuned variants");
+  Deadline deadline(options.limits.timeoutSeconds);
+  std::vector<HostTensor> inputs = makeRandomInputs(g, options.seed);
+  std::vector<std::vector<bool>> sample;
+  if (memory.sampledReference) sample = sampleOutputElements(g, int64_t{1} << 16, options.seed);
+  PointReference points(g, inputs, &deadline);
+  std::vector<HostTensor> expected;
+  std::vector<std::optional<double>> micros;
+  for (const CompiledGraph* v : variants) {
+    CompiledProgram program = CompiledProgram::load(v->program, device);
+    DeviceTensors d = upload(g, inputs);  // fresh: in-place outputs overwrite inputs
+    program.launch(d.inputPtrs, d.outputPtrs, nullptr);
+    std::vector<HostTensor> got = download(g, d);
+    if (expected.empty())
+      expected = referenceOutputs(g, inputs, got, sample, memory.sampledReference, points, deadline);
+    if (!compareOutputs(g, got, sample, expected, &points).ok) {
+      micros.push_back(std::nullopt);
+      continue;
+    }
+    micros.push_back(
+        timeMedianMicros([&](CUstream s) { program.launch(d.inputPtrs, d.outputPtrs, s); }, options.iterations));
+  }
+  return micros;
+}
+
 }  // namespace polyred

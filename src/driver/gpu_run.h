@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "driver/pipeline.h"
@@ -37,6 +38,12 @@ struct GpuRunReport {
 Target currentTarget();
 
 GpuRunReport runOnGpu(const CompiledGraph& c, const GpuRunOptions& options);
+
+// Variants of one graph (compiled with different KernelConfigs), on the same random
+// inputs: each is launched, checked against the reference (computed once) and timed
+// as runOnGpu times. nullopt for a variant whose result does not match.
+std::vector<std::optional<double>> timeVariants(const std::vector<const CompiledGraph*>& variants,
+                                                const GpuRunOptions& options);
 
 // One launch of `c` on the given inputs (g.inputs order); the outputs, downloaded.
 std::vector<HostTensor> launchOnGpu(const CompiledGraph& c, const std::vector<HostTensor>& inputs);

@@ -58,15 +58,15 @@ struct Bound {
 };
 
 std::vector<Bound> bindKernels(const KernelPartition& partition, const std::vector<LaunchGroup>& groups,
-                               const Target& target) {
+                               const Target& target, const KernelConfig& config) {
   auto perInstance = [](KernelPlan plan, const Vectorization& v) {  // a vectorized instance covers `width` elements
     (v.axis == 'i' ? plan.M : plan.N) /= v.width;
     return plan;
   };
   std::vector<Bound> bound;
   for (const KernelPlan& plan : partition.kernels) {
-    Vectorization v = chooseVectorization(plan);
-    bound.push_back({v, chooseBinding(perInstance(plan, v), target)});
+    Vectorization v = chooseVectorization(plan, config.maxVectorWidth);
+    bound.push_back({v, chooseBinding(perInstance(plan, v), target, config)});
   }
   for (const LaunchGroup& group : groups) {
     int threads = 0;
@@ -74,7 +74,7 @@ std::vector<Bound> bindKernels(const KernelPartition& partition, const std::vect
     for (int k : group.kernels) {
       Bound& b = bound[static_cast<size_t>(k)];
       if (b.binding.threadsPerBlock() != threads)
-        b.binding = chooseBinding(perInstance(partition.kernels[static_cast<size_t>(k)], b.vector), target, threads);
+        b.binding = chooseBinding(perInstance(partition.kernels[static_cast<size_t>(k)], b.vector), target, config, threads);
     }
   }
   return bound;
@@ -134,7 +134,7 @@ CompiledGraph compileGraph(const Graph& g, const CompileOptions& options) {
   dump("partition", c.partition.toString(g) + toString(groups, c.partition));
   for (const Temporary& t : c.partition.temporaries)
     c.program.temporaries.push_back({t.elements * dtypeBytes(t.dtype)});
-  std::vector<Bound> bound = timed(ms, "binding", [&] { return bindKernels(c.partition, groups, options.target); });
+  std::vector<Bound> bound = timed(ms, "binding", [&] { return bindKernels(c.partition, groups, options.target, options.config); });
   for (size_t k = 0; k < c.partition.kernels.size(); ++k) {
     const KernelPlan& plan = c.partition.kernels[k];
     const Bound& b = bound[k];

@@ -24,6 +24,8 @@ namespace polyred {
 struct CompileOptions {
   Target target;
   bool deterministic = false;
+  // The policy's knobs for every kernel of the graph (poly/kernel_config.h).
+  KernelConfig config;
   // Independent kernels of one sub-graph share one launch (codegen/horizontal_fusion.h).
   bool horizontalFusion = true;
   std::set<std::string> dump;       // stage names to print

@@ -8,11 +8,10 @@ namespace polyred {
 
 namespace {
 
-constexpr int kThreadsPerBlock = 256;
-constexpr int kBlocksPerSM = 8;          // 2048 resident threads per SM / 256
+constexpr int kResidentThreadsPerSM = 2048;
 constexpr int kMaxWaves = 8;             // look no further than this many waves
-constexpr int64_t kMinItemsPerThread = 8;
 constexpr int64_t kMaxGridY = 65535;
+const KernelConfig kDefaults;
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -22,12 +21,17 @@ int pow2AtLeast(int64_t n, int cap) {
   return p;
 }
 
+int64_t residentBlocks(const Target& t, int threadsPerBlock) {
+  return static_cast<int64_t>(t.smCount) * std::max(1, kResidentThreadsPerSM / threadsPerBlock);
+}
+
 // Blocks along j: the split with the best wave efficiency -- blocks over the slots
-// their waves occupy -- among those that leave each thread kMinItemsPerThread
-// elements; ties go to the fewest blocks (fewer partial results to combine).
-int64_t splitReduced(int64_t N, int64_t threadsAlongJ, int64_t tilesOfI, const Target& t) {
-  int64_t resident = static_cast<int64_t>(t.smCount) * kBlocksPerSM;
-  int64_t useful = std::max<int64_t>(1, ceilDiv(N, threadsAlongJ * kMinItemsPerThread));
+// their waves occupy -- among those that leave each thread `items` elements; ties go
+// to the fewest blocks (fewer partial results to combine).
+int64_t splitReduced(int64_t N, int64_t threadsAlongJ, int64_t tilesOfI, int threadsPerBlock, int64_t items,
+                     const Target& t) {
+  int64_t resident = residentBlocks(t, threadsPerBlock);
+  int64_t useful = std::max<int64_t>(1, ceilDiv(N, threadsAlongJ * items));
   int64_t limit = std::min(useful, std::max<int64_t>(1, ceilDiv(resident * kMaxWaves, tilesOfI)));
   int64_t best = 1;
   double bestEfficiency = 0;
@@ -56,17 +60,19 @@ namespace {
 // warps once rows are long enough, and the rest of the block on more rows.
 // y-reduce: a warp (or fewer) along the contiguous i, the rest of the block along j.
 // With `threads` > 0 the block has exactly that many threads (the rows or columns
-// beyond the extents idle).
-Binding blockShapeOf(CanonicalForm form, int64_t M, int64_t N, int threads = 0) {
+// beyond the extents idle). `c` gives the block size to aim for and the items per
+// thread.
+Binding blockShapeOf(CanonicalForm form, int64_t M, int64_t N, const KernelConfig& c, int threads = 0) {
   Binding b;
+  const int target = c.threadsPerBlock;
   if (form == CanonicalForm::YReduce) {
-    b.BX = pow2AtLeast(M, 32);
-    b.BY = threads ? threads / b.BX : std::min(kThreadsPerBlock / b.BX, pow2AtLeast(N, kThreadsPerBlock));
+    b.BX = std::min(pow2AtLeast(M, 32), target);
+    b.BY = threads ? threads / b.BX : std::min(target / b.BX, pow2AtLeast(N, target));
     b.tiles = ceilDiv(M, b.BX);
   } else {
-    b.BX = pow2AtLeast(ceilDiv(N, kMinItemsPerThread), kThreadsPerBlock);
-    if (N >= 32) b.BX = std::max(b.BX, 32);
-    b.BY = threads ? threads / b.BX : std::min(kThreadsPerBlock / b.BX, pow2AtLeast(M, kThreadsPerBlock));
+    b.BX = pow2AtLeast(ceilDiv(N, c.itemsPerThread), target);
+    if (N >= 32) b.BX = std::max(b.BX, std::min(32, target));
+    b.BY = threads ? threads / b.BX : std::min(target / b.BX, pow2AtLeast(M, target));
     b.tiles = ceilDiv(M, b.BY);
   }
   b.GY = std::min(b.tiles, kMaxGridY);
@@ -79,26 +85,28 @@ int64_t threadsAlongJ(const Binding& b, CanonicalForm form) { return form == Can
 
 bool rowsFitOneBlock(const CanonicalSpace& space) {
   if (space.form == CanonicalForm::Elementwise) return false;
-  Binding b = blockShapeOf(space.form, space.M, space.N);
-  return space.N <= threadsAlongJ(b, space.form) * kMinItemsPerThread;  // splitReduced() then picks one block
+  Binding b = blockShapeOf(space.form, space.M, space.N, kDefaults);
+  return space.N <= threadsAlongJ(b, space.form) * kDefaults.itemsPerThread;  // splitReduced() then picks one block
 }
 
-Binding chooseBinding(const KernelPlan& plan, const Target& target, int threadsPerBlock) {
+Binding chooseBinding(const KernelPlan& plan, const Target& target, const KernelConfig& config, int threadsPerBlock) {
+  // Row-resident kernels were planned with rowsFitOneBlock(): they keep the defaults.
+  const KernelConfig& c = plan.passes() > 1 ? kDefaults : config;
   POLYRED_CHECK(threadsPerBlock == 0 || (threadsPerBlock <= 1024 && (threadsPerBlock & (threadsPerBlock - 1)) == 0),
                 plan.name << ": blocks of " << threadsPerBlock << " threads asked for");
   if (plan.form == CanonicalForm::Elementwise) {
     Binding b;
     b.reduction = false;
-    b.BX = threadsPerBlock ? threadsPerBlock : kThreadsPerBlock;
-    b.GX = std::min<int64_t>(ceilDiv(plan.M, b.BX), static_cast<int64_t>(target.smCount) * kBlocksPerSM * 4);
+    b.BX = threadsPerBlock ? threadsPerBlock : c.threadsPerBlock;
+    b.GX = std::min<int64_t>(ceilDiv(plan.M, b.BX), residentBlocks(target, b.BX) * 4);
     return b;
   }
-  Binding natural = blockShapeOf(plan.form, plan.M, plan.N);
+  Binding natural = blockShapeOf(plan.form, plan.M, plan.N, c);
   POLYRED_CHECK(threadsPerBlock == 0 || threadsPerBlock >= natural.threadsPerBlock(),
                 plan.name << ": blocks of " << threadsPerBlock << " threads, fewer than its own "
                           << natural.threadsPerBlock());
-  Binding b = threadsPerBlock ? blockShapeOf(plan.form, plan.M, plan.N, threadsPerBlock) : natural;
-  b.GX = splitReduced(plan.N, threadsAlongJ(b, plan.form), b.tiles, target);
+  Binding b = threadsPerBlock ? blockShapeOf(plan.form, plan.M, plan.N, c, threadsPerBlock) : natural;
+  b.GX = splitReduced(plan.N, threadsAlongJ(b, plan.form), b.tiles, b.threadsPerBlock(), c.itemsPerThread, target);
   POLYRED_CHECK(plan.passes() == 1 || b.GX == 1,
                 plan.name << ": a row-resident kernel (" << plan.passes() << " passes) needs each row in one block");
   return b;

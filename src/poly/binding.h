@@ -20,6 +20,7 @@
 
 #include "canon/flatten.h"
 #include "canon/kernel_plan.h"
+#include "poly/kernel_config.h"
 
 namespace polyred {
 
@@ -44,7 +45,10 @@ struct Binding {
 // at least the natural choice's threadsPerBlock()): the parts of a horizontally fused
 // kernel share one block size. The extra threads go to more rows (x-reduce), more of
 // j (y-reduce) or a larger grid stride; isl guards the ones past the extents.
-Binding chooseBinding(const KernelPlan& plan, const Target& target, int threadsPerBlock = 0);
+// `config` holds the knobs of the policy (defaults: the analytic choice); row-resident
+// kernels always use the defaults (rowsFitOneBlock promised their rows one block).
+Binding chooseBinding(const KernelPlan& plan, const Target& target, const KernelConfig& config = {},
+                      int threadsPerBlock = 0);
 
 // Whether chooseBinding gives a reduction of this space one block per row (GX == 1),
 // whatever the target: the rows are short enough for kMinItemsPerThread elements per

@@ -48,7 +48,7 @@ bool laneStep(isl_ctx* ctx, const KernelPlan& p, const std::string& offset, char
 
 }  // namespace
 
-Vectorization chooseVectorization(const KernelPlan& plan) {
+Vectorization chooseVectorization(const KernelPlan& plan, int maxWidth) {
   Vectorization none;
   bool elementwise = plan.form == CanonicalForm::Elementwise;
   bool alongJ = plan.form == CanonicalForm::XReduce || plan.form == CanonicalForm::AllReduce;
@@ -64,7 +64,7 @@ Vectorization chooseVectorization(const KernelPlan& plan) {
   int widest = 1;
   for (const ElementwiseOutput& s : plan.stores) widest = std::max(widest, dtypeBytes(plan.body[static_cast<size_t>(s.value)].dtype));
   IslContext ctx;
-  for (int width = std::min(8, kVectorBytes / widest); width >= 2; width /= 2) {
+  for (int width = std::min({8, kVectorBytes / widest, maxWidth}); width >= 2; width /= 2) {
     int64_t extent = alongI ? plan.M : plan.N;
     if (extent % width != 0) continue;
     Vectorization r;

@@ -39,6 +39,7 @@ struct Vectorization {
   std::string laneOffset(const std::string& offset, int lane) const;
 };
 
-Vectorization chooseVectorization(const KernelPlan& plan);
+// At most `maxWidth` lanes (KernelConfig::maxVectorWidth; 1: scalar code).
+Vectorization chooseVectorization(const KernelPlan& plan, int maxWidth = 16);
 
 }  // namespace polyred

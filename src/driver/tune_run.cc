@@ -1,0 +1,86 @@
+#include "driver/tune_run.h"
+
+#include <chrono>
+#include <ctime>
+#include <map>
+
+#include "runtime/kernel_cache.h"
+#include "tune/config_search.h"
+
+namespace polyred {
+
+namespace {
+
+std::string utcNow() {
+  std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S UTC", std::gmtime(&now));
+  return text;
+}
+
+// What decides a variant's speed: its kernels' sources and launch shapes.
+std::string fingerprint(const CompiledGraph& c) {
+  std::string f;
+  for (const KernelSpec& k : c.program.kernels)
+    f += k.source + "|" + std::to_string(k.launch.grid[0]) + "," + std::to_string(k.launch.grid[1]) + "," +
+         std::to_string(k.launch.block[0]) + "," + std::to_string(k.launch.block[1]) + "\n";
+  return sha256Hex(f);
+}
+
+bool hasReduction(const CompiledGraph& c) {
+  for (const KernelPlan& k : c.partition.kernels)
+    if (k.form != CanonicalForm::Elementwise) return true;
+  return false;
+}
+
+}  // namespace
+
+TuningKey tuningKeyOf(const Graph& g, const Target& target, bool deterministic) {
+  return TuningKey{sha256Hex(g.toString()), target.name, target.ccMajor, target.ccMinor, deterministic};
+}
+
+TuneReport tuneGraph(const Graph& g, const CompileOptions& base, const GpuRunOptions& run) {
+  CompileOptions o = base;
+  o.config = KernelConfig{};
+  std::vector<CompiledGraph> programs;
+  programs.push_back(compileGraph(g, o));
+  std::vector<std::vector<KernelConfig>> configsOf = {{o.config}};  // the configs giving each program
+  std::map<std::string, size_t> seen = {{fingerprint(programs[0]), 0}};
+  for (const KernelConfig& c : candidateConfigs(hasReduction(programs[0]))) {
+    o.config = c;
+    CompiledGraph variant = compileGraph(g, o);
+    auto [it, fresh] = seen.emplace(fingerprint(variant), programs.size());
+    if (fresh) {
+      programs.push_back(std::move(variant));
+      configsOf.emplace_back();
+    }
+    configsOf[it->second].push_back(c);
+  }
+  std::vector<const CompiledGraph*> variants;
+  for (const CompiledGraph& p : programs) variants.push_back(&p);
+  std::vector<std::optional<double>> micros = timeVariants(variants, run);
+
+  TuneReport r;
+  r.distinctPrograms = static_cast<int>(programs.size());
+  std::vector<MeasuredConfig> measured;
+  for (size_t k = 0; k < programs.size(); ++k) {
+    measured.push_back({configsOf[k].front(), micros[k]});
+    if (!micros[k]) ++r.failedVariants;
+  }
+  if (!micros[0]) throw InternalError("tuning " + g.name + ": the default variant's result does not match the reference");
+  const size_t best = pickBest(measured, kTuningNoise);
+  r.improved = best != 0;
+  int tried = 0;
+  for (const auto& configs : configsOf) tried += static_cast<int>(configs.size());
+  r.entry = TuningEntry{measured[best].config, *micros[0], *micros[best], tried, utcNow()};
+  return r;
+}
+
+bool applyTuning(const Graph& g, const TuningDb& db, CompileOptions& options) {
+  auto entry = db.find(tuningKeyOf(g, options.target, options.deterministic));
+  if (!entry) return false;
+  options.config = entry->config;
+  return true;
+}
+
+}  // namespace polyred

@@ -1,0 +1,55 @@
+#include "poly/kernel_config.h"
+
+#include <charconv>
+#include <sstream>
+
+#include "support/error.h"
+
+namespace polyred {
+
+std::string KernelConfig::toString() const {
+  return "threads=" + std::to_string(threadsPerBlock) + ",items=" + std::to_string(itemsPerThread) +
+         ",vector=" + std::to_string(maxVectorWidth);
+}
+
+namespace {
+
+bool isPow2(int v) { return v > 0 && (v & (v - 1)) == 0; }
+
+int parseField(const std::string& key, const std::string& value, const std::string& what) {
+  int v = 0;
+  auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+  if (ec != std::errc() || end != value.data() + value.size())
+    throw Error(what + ": '" + key + "' needs an integer, got '" + value + "'");
+  return v;
+}
+
+}  // namespace
+
+KernelConfig KernelConfig::parse(const std::string& text, const std::string& what) {
+  KernelConfig c;
+  std::stringstream fields(text);
+  std::string field;
+  while (std::getline(fields, field, ',')) {
+    if (field.empty()) continue;
+    const size_t eq = field.find('=');
+    if (eq == std::string::npos) throw Error(what + ": '" + field + "' is not key=value");
+    const std::string key = field.substr(0, eq), value = field.substr(eq + 1);
+    const int v = parseField(key, value, what);
+    if (key == "threads") {
+      if (!isPow2(v) || v < 32 || v > 1024) throw Error(what + ": threads must be a power of two in 32..1024");
+      c.threadsPerBlock = v;
+    } else if (key == "items") {
+      if (v < 1 || v > 4096) throw Error(what + ": items must be in 1..4096");
+      c.itemsPerThread = v;
+    } else if (key == "vector") {
+      if (!isPow2(v) || v > 16) throw Error(what + ": vector must be 1, 2, 4, 8 or 16");
+      c.maxVectorWidth = v;
+    } else {
+      throw Error(what + ": unknown knob '" + key + "' (threads, items, vector)");
+    }
+  }
+  return c;
+}
+
+}  // namespace polyred

@@ -1,0 +1,32 @@
+#include "tune/config_search.h"
+
+#include "support/error.h"
+
+namespace polyred {
+
+std::vector<KernelConfig> candidateConfigs(bool hasReduction) {
+  // Each distinct program costs an NVRTC compile (~0.3 s) and a timing: the grid is
+  // kept to the knobs that moved times on the H100 (docs/design.md, "Code variants").
+  std::vector<KernelConfig> configs = {KernelConfig{}};
+  auto add = [&](KernelConfig c) {
+    for (const KernelConfig& seen : configs)
+      if (seen == c) return;
+    configs.push_back(c);
+  };
+  for (int threads : {256, 512})
+    for (int vector : {1, 16})
+      for (int items : hasReduction ? std::vector<int>{8, 32} : std::vector<int>{8}) add({threads, items, vector});
+  if (hasReduction)
+    for (int items : {4, 16, 64}) add({256, items, 16});
+  return configs;
+}
+
+size_t pickBest(const std::vector<MeasuredConfig>& measured, double noise) {
+  POLYRED_CHECK(!measured.empty() && measured[0].micros, "the default config has no time");
+  size_t best = 0;
+  for (size_t k = 1; k < measured.size(); ++k)
+    if (measured[k].micros && *measured[k].micros < *measured[best].micros) best = k;
+  return *measured[best].micros < *measured[0].micros * (1 - noise) ? best : 0;
+}
+
+}  // namespace polyred

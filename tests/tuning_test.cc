@@ -1,0 +1,191 @@
+// Code variants and tuning without a GPU: the knobs' parser, every candidate config
+// lowering correctly (the CPU executor against the reference, NVRTC compiling it), the
+// rule that picks a winner, and the tuning database's file handling -- round trip,
+// corrupt and foreign entries ignored with a warning, never a crash.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "driver/cpu_check.h"
+#include "driver/pipeline.h"
+#include "driver/tune_run.h"
+#include "frontend/builder.h"
+#include "runtime/nvrtc.h"
+#include "support/error.h"
+#include "tune/config_search.h"
+#include "tune/tuning_db.h"
+
+namespace polyred {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(KernelConfig, ParsesKnobsAndRejectsNonsense) {
+  KernelConfig c = KernelConfig::parse("items=32,vector=1", "--config");
+  EXPECT_EQ(c.threadsPerBlock, 256);
+  EXPECT_EQ(c.itemsPerThread, 32);
+  EXPECT_EQ(c.maxVectorWidth, 1);
+  EXPECT_EQ(KernelConfig::parse(c.toString(), "x"), c);
+  EXPECT_TRUE(KernelConfig::parse("", "x").isDefault());
+  for (const char* bad : {"threads=300", "threads=2048", "items=0", "vector=3", "lanes=4", "items", "items=4x"})
+    EXPECT_THROW(KernelConfig::parse(bad, "--config"), Error) << bad;
+}
+
+// A column reduction (y-reduce, lanes along the kept axis), a row reduction with a
+// fused producer and an epilogue, and an elementwise graph.
+std::vector<Graph> variantGraphs() {
+  std::vector<Graph> graphs;
+  GraphBuilder y("columns");
+  Value x = y.input("x", DType::Float16, {4096, 512});
+  y.output(y.reduceMax(x, {0}));
+  y.output(y.reduceSum(y.cast(x, DType::Float32), {0}));
+  graphs.push_back(y.build());
+  GraphBuilder r("rows");
+  Value a = r.input("a", DType::Float32, {96, 8192});
+  Value b = r.input("b", DType::Float32, {8192});
+  r.output(r.mul(r.reduceSum(r.mul(a, b), {1}), r.constant(Scalar::ofFloat(DType::Float32, 0.5))));
+  graphs.push_back(r.build());
+  GraphBuilder e("elementwise");
+  e.output(e.add(e.input("p", DType::BFloat16, {1024, 768}), e.input("q", DType::BFloat16, {768})));
+  graphs.push_back(e.build());
+  return graphs;
+}
+
+TEST(KernelConfig, EveryCandidateLowersCorrectly) {
+  for (const Graph& g : variantGraphs())
+    for (bool deterministic : {false, true}) {
+      std::set<std::string> programs;
+      const bool reduction = g.name != "elementwise";
+      for (const KernelConfig& config : candidateConfigs(reduction)) {
+        CompileOptions o;
+        o.config = config;
+        o.deterministic = deterministic;
+        CompiledGraph c = compileGraph(g, o);
+        CpuCheckReport r = checkOnCpu(c, 3, 1 << 18, deterministic);
+        EXPECT_TRUE(r.ok) << g.name << " " << config.toString() << ": " << r.message;
+        for (const KernelSpec& k : c.program.kernels) {
+          EXPECT_LE(k.launch.block[0] * k.launch.block[1], static_cast<uint32_t>(config.threadsPerBlock));
+          if (!deterministic) programs.insert(k.source);
+        }
+      }
+      if (!deterministic) EXPECT_GE(programs.size(), reduction ? 4u : 2u) << g.name << ": the knobs change the code";
+    }
+  // NVRTC compiles the extreme configs.
+  for (const Graph& g : variantGraphs())
+    for (const char* knobs : {"threads=512,items=64,vector=1", "threads=128,items=4"}) {
+      CompileOptions o;
+      o.config = KernelConfig::parse(knobs, "test");
+      for (const KernelSpec& k : compileGraph(g, o).program.kernels)
+        EXPECT_NO_THROW(compileCuda(k.source, k.name, 9, 0)) << g.name << " " << knobs;
+    }
+}
+
+TEST(ConfigSearch, DefaultFirstAndKeptUnlessClearlyBeaten) {
+  std::vector<KernelConfig> configs = candidateConfigs(true);
+  ASSERT_GE(configs.size(), 10u);
+  EXPECT_EQ(candidateConfigs(false).size(), 4u);
+  EXPECT_TRUE(configs.front().isDefault());
+  EXPECT_EQ(std::set<std::string>({configs[0].toString()}).count(configs[1].toString()), 0u);
+  KernelConfig other = configs[3];
+  EXPECT_EQ(pickBest({{configs[0], 10.0}, {other, 9.8}}, 0.03), 0u);        // within the noise
+  EXPECT_EQ(pickBest({{configs[0], 10.0}, {other, 9.0}}, 0.03), 1u);        // clearly faster
+  EXPECT_EQ(pickBest({{configs[0], 10.0}, {other, std::nullopt}}, 0.03), 0u);  // failed: never chosen
+  EXPECT_THROW(pickBest({{configs[0], std::nullopt}}, 0.03), InternalError);
+}
+
+class TuningDbTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = fs::temp_directory_path() / ("polyred-tuning-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
+                                         "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".json");
+    fs::remove(path_);
+  }
+  void TearDown() override { fs::remove(path_); }
+  void write(const std::string& text) { std::ofstream(path_) << text; }
+  TuningDb load(std::vector<std::string>& warnings) { return TuningDb::load(path_, warnings); }
+
+  fs::path path_;
+  TuningKey key_{"abc123", "NVIDIA H100 80GB HBM3", 9, 0, false};
+};
+
+TEST_F(TuningDbTest, RoundTripAndExactKeys) {
+  std::vector<std::string> warnings;
+  TuningDb db = load(warnings);  // missing file: empty, no warning
+  EXPECT_EQ(db.size(), 0u);
+  EXPECT_TRUE(warnings.empty());
+  TuningEntry e{KernelConfig::parse("threads=512,items=32", "t"), 20.0, 15.0, 12, "2026-11-23 17:00:00 UTC"};
+  db.put(key_, e);
+  db.save();
+  TuningDb again = load(warnings);
+  EXPECT_TRUE(warnings.empty());
+  auto found = again.find(key_);
+  ASSERT_TRUE(found.has_value());
+  EXPECT_EQ(found->config, e.config);
+  EXPECT_DOUBLE_EQ(found->tunedMicros, 15.0);
+  TuningKey otherGpu = key_;
+  otherGpu.gpuName = "NVIDIA H200";
+  EXPECT_FALSE(again.find(otherGpu).has_value()) << "a config measured on another GPU is never used";
+  TuningKey otherArch = key_;
+  otherArch.ccMinor = 1;
+  EXPECT_FALSE(again.find(otherArch).has_value());
+  TuningKey deterministic = key_;
+  deterministic.deterministic = true;
+  EXPECT_FALSE(again.find(deterministic).has_value());
+}
+
+TEST_F(TuningDbTest, CorruptOrForeignContentIsIgnoredWithAWarning) {
+  const std::string good = "\"" + key_.toString() +
+                           "\": {\"graph_sha256\": \"abc123\", \"gpu\": \"NVIDIA H100 80GB HBM3\", \"cc\": \"9.0\", "
+                           "\"deterministic\": false, \"config\": \"items=16\"}";
+  struct Case {
+    std::string text;
+    bool keepsGood;
+  };
+  for (const Case& c : {Case{"not json {", false}, Case{"[1, 2]", false},
+                        Case{"{\"format\": \"polyred-tuning-db\", \"version\": 99, \"entries\": {}}", false},
+                        Case{"{\"format\": \"other\", \"version\": 1, \"entries\": {}}", false},
+                        Case{"{\"format\": \"polyred-tuning-db\", \"version\": 1, \"entries\": {" + good +
+                                 ", \"bad\": {\"config\": \"items=16\"}}}",
+                             true},
+                        Case{"{\"format\": \"polyred-tuning-db\", \"version\": 1, \"entries\": {" + good +
+                                 ", \"" + key_.toString() + "x\": {\"graph_sha256\": \"abc123\", \"gpu\": \"NVIDIA H100 80GB "
+                                 "HBM3\", \"cc\": \"9.0\", \"deterministic\": false, \"config\": \"items=16\"}}}",
+                             true},
+                        Case{"{\"format\": \"polyred-tuning-db\", \"version\": 1, \"entries\": {\"" + key_.toString() +
+                                 "\": {\"graph_sha256\": \"abc123\", \"gpu\": \"NVIDIA H100 80GB HBM3\", \"cc\": \"9.0\", "
+                                 "\"deterministic\": false, \"config\": \"threads=3\"}}}",
+                             false}}) {
+    write(c.text);
+    std::vector<std::string> warnings;
+    TuningDb db = load(warnings);
+    EXPECT_EQ(warnings.size(), 1u) << c.text;
+    EXPECT_EQ(db.find(key_).has_value(), c.keepsGood) << c.text;
+  }
+}
+
+TEST_F(TuningDbTest, AppliesOnlyToItsGraphAndTarget) {
+  Graph g = variantGraphs()[0];
+  Target t;
+  t.name = "NVIDIA H100 80GB HBM3";
+  std::vector<std::string> warnings;
+  TuningDb db = load(warnings);
+  KernelConfig tuned = KernelConfig::parse("threads=512,items=64,vector=1", "t");
+  db.put(tuningKeyOf(g, t, false), TuningEntry{tuned, 10, 8, 5, "now"});
+  CompileOptions o;
+  o.target = t;
+  ASSERT_TRUE(applyTuning(g, db, o));
+  EXPECT_EQ(o.config, tuned);
+  CompileOptions other;
+  other.target = t;
+  EXPECT_FALSE(applyTuning(variantGraphs()[1], db, other));
+  EXPECT_TRUE(other.config.isDefault());
+  CompileOptions det = other;
+  det.deterministic = true;
+  EXPECT_FALSE(applyTuning(g, db, det));
+}
+
+}  // namespace
+}  // namespace polyred
