@@ -337,6 +337,7 @@ Exit cmdTune(const Args& a) {
       run.limits = resourceLimits(a);
       TuneReport r = tuneGraph(g, o, run);
       db.put(tuningKeyOf(g, target, o.deterministic), r.entry);
+      db.save();  // after every file: an interrupted run keeps what it measured
       ++tuned;
       improved += r.improved;
       configs += r.entry.configsTried;
@@ -354,7 +355,6 @@ Exit cmdTune(const Args& a) {
     if (e == Exit::BadInput) ++skipped;
     else worst = std::max(worst, e);
   }
-  if (tuned) db.save();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::cout << std::fixed << std::setprecision(2) << "== tuned " << tuned << " file(s) in " << seconds << " s ("
             << skipped << " skipped: out of scope or bad input); " << configs << " configs, " << programs
