@@ -24,13 +24,15 @@ namespace {
 namespace fs = std::filesystem;
 
 TEST(KernelConfig, ParsesKnobsAndRejectsNonsense) {
+  EXPECT_EQ(KernelConfig::parse("items=auto,vector=auto", "x"), KernelConfig{});
+  EXPECT_EQ(KernelConfig{}.toString(), "threads=256,items=auto,vector=auto");
   KernelConfig c = KernelConfig::parse("items=32,vector=1", "--config");
   EXPECT_EQ(c.threadsPerBlock, 256);
   EXPECT_EQ(c.itemsPerThread, 32);
   EXPECT_EQ(c.maxVectorWidth, 1);
   EXPECT_EQ(KernelConfig::parse(c.toString(), "x"), c);
   EXPECT_TRUE(KernelConfig::parse("", "x").isDefault());
-  for (const char* bad : {"threads=300", "threads=2048", "items=0", "vector=3", "lanes=4", "items", "items=4x"})
+  for (const char* bad : {"threads=300", "threads=2048", "threads=auto", "items=0", "vector=3", "lanes=4", "items", "items=4x"})
     EXPECT_THROW(KernelConfig::parse(bad, "--config"), Error) << bad;
 }
 
@@ -86,7 +88,7 @@ TEST(KernelConfig, EveryCandidateLowersCorrectly) {
 TEST(ConfigSearch, DefaultFirstAndKeptUnlessClearlyBeaten) {
   std::vector<KernelConfig> configs = candidateConfigs(true);
   ASSERT_GE(configs.size(), 10u);
-  EXPECT_EQ(candidateConfigs(false).size(), 4u);
+  EXPECT_EQ(candidateConfigs(false).size(), 5u);  // the default, then block size x lanes
   EXPECT_TRUE(configs.front().isDefault());
   EXPECT_EQ(std::set<std::string>({configs[0].toString()}).count(configs[1].toString()), 0u);
   KernelConfig other = configs[3];

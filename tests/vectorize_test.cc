@@ -11,9 +11,10 @@
 namespace polyred {
 namespace {
 
-CompiledGraph compileAndCheck(const Graph& g, bool deterministic = false) {
+CompiledGraph compileAndCheck(const Graph& g, bool deterministic = false, KernelConfig config = {}) {
   CompileOptions o;
   o.deterministic = deterministic;
+  o.config = config;
   CompiledGraph c = compileGraph(g, o);
   CpuCheckReport r = checkOnCpu(c, 7, 1 << 20, deterministic);
   EXPECT_TRUE(r.ok) << r.message;
@@ -64,11 +65,14 @@ TEST(Vectorize, NoLanesWhereTheyCannotApply) {
   EXPECT_EQ(width(tiny.build()), 1);
 }
 
-// y-reduce: the lanes run along the kept, contiguous axis and each is a column with
-// its own accumulator, block reduction, cross-block combine and epilogue (here a
+// y-reduce: the lanes (a variant: the analytic policy keeps y-reduces scalar, tuning
+// picks lanes where they win) run along the kept, contiguous axis and each is a column
+// with its own accumulator, block reduction, cross-block combine and epilogue (here a
 // per-column scale read at the column: the epilogue offsets are per lane). Single- and
 // multi-block grids, atomics and the deterministic combine, 16-byte loads of every width.
 TEST(Vectorize, YReduceLanesAreColumnsOfTheirOwn) {
+  KernelConfig lanes;
+  lanes.maxVectorWidth = 16;
   struct Case {
     DType t;
     int64_t rows, cols;
@@ -82,7 +86,9 @@ TEST(Vectorize, YReduceLanesAreColumnsOfTheirOwn) {
       Value scale = b.input("scale", k.t, {k.cols});
       b.output(b.mul(b.reduceSum(x, {0}), scale));
       b.output(b.reduceMax(x, {0}));
-      CompiledGraph c = compileAndCheck(b.build(), deterministic);
+      const Graph g = b.build();
+      EXPECT_EQ(compileGraph(g, CompileOptions{}).kernels.at(0).vector.width, 1) << "the default is scalar";
+      CompiledGraph c = compileAndCheck(g, deterministic, lanes);
       ASSERT_EQ(c.kernels.size(), 1u);
       const Vectorization& v = c.kernels[0].vector;
       EXPECT_EQ(v.axis, 'i') << dtypeName(k.t);

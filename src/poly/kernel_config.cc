@@ -7,9 +7,13 @@
 
 namespace polyred {
 
+namespace {
+std::string knob(int v) { return v == KernelConfig::kAuto ? "auto" : std::to_string(v); }
+}  // namespace
+
 std::string KernelConfig::toString() const {
-  return "threads=" + std::to_string(threadsPerBlock) + ",items=" + std::to_string(itemsPerThread) +
-         ",vector=" + std::to_string(maxVectorWidth);
+  return "threads=" + std::to_string(threadsPerBlock) + ",items=" + knob(itemsPerThread) +
+         ",vector=" + knob(maxVectorWidth);
 }
 
 namespace {
@@ -35,15 +39,16 @@ KernelConfig KernelConfig::parse(const std::string& text, const std::string& wha
     const size_t eq = field.find('=');
     if (eq == std::string::npos) throw Error(what + ": '" + field + "' is not key=value");
     const std::string key = field.substr(0, eq), value = field.substr(eq + 1);
-    const int v = parseField(key, value, what);
+    const bool automatic = value == "auto" && key != "threads";
+    const int v = automatic ? kAuto : parseField(key, value, what);
     if (key == "threads") {
       if (!isPow2(v) || v < 32 || v > 1024) throw Error(what + ": threads must be a power of two in 32..1024");
       c.threadsPerBlock = v;
     } else if (key == "items") {
-      if (v < 1 || v > 4096) throw Error(what + ": items must be in 1..4096");
+      if (!automatic && (v < 1 || v > 4096)) throw Error(what + ": items must be auto or in 1..4096");
       c.itemsPerThread = v;
     } else if (key == "vector") {
-      if (!isPow2(v) || v > 16) throw Error(what + ": vector must be 1, 2, 4, 8 or 16");
+      if (!automatic && (!isPow2(v) || v > 16)) throw Error(what + ": vector must be auto, 1, 2, 4, 8 or 16");
       c.maxVectorWidth = v;
     } else {
       throw Error(what + ": unknown knob '" + key + "' (threads, items, vector)");

@@ -1,13 +1,16 @@
 // The knobs of the binding and vectorization policy: what a code variant is made of.
 //
-// Takes: text "threads=256,items=8,vector=16" (any subset, any order). Gives: a
-// KernelConfig that chooseBinding and chooseVectorization read. The defaults are the
-// analytic policy's choice (docs/design.md, "Code variants and tuning"); `polyred tune`
-// times other values per graph on the GPU and keeps the best in the tuning database.
+// Takes: text "threads=256,items=8,vector=16" (any subset, any order; "auto" for the
+// policy's own choice). Gives: a KernelConfig that chooseBinding and
+// chooseVectorization read. The defaults are the analytic policy (docs/design.md,
+// "Code variants and tuning"); `polyred tune` times other values per graph on the GPU
+// and keeps the best in the tuning database.
 //   threads  threads per block (a power of two, 32..1024)
 //   items    the fewest statement instances (vectors, with lanes) each thread handles
-//            along the reduced axis: bounds how many blocks split one row or column
-//   vector   the most vector lanes (1: scalar code; the 16-byte rule still applies)
+//            along the reduced axis: bounds how many blocks split one row or column.
+//            auto: 4 for all-reduces, 8 otherwise (itemsFor)
+//   vector   the most vector lanes (1: scalar code; the 16-byte rule still applies).
+//            auto: 16-byte lanes, except y-reduces, which are scalar (laneLimitFor)
 #pragma once
 
 #include <string>
@@ -15,13 +18,14 @@
 namespace polyred {
 
 struct KernelConfig {
+  static constexpr int kAuto = 0;
   int threadsPerBlock = 256;
-  int itemsPerThread = 8;
-  int maxVectorWidth = 16;
+  int itemsPerThread = kAuto;
+  int maxVectorWidth = kAuto;
 
   bool operator==(const KernelConfig&) const = default;
   bool isDefault() const { return *this == KernelConfig{}; }
-  std::string toString() const;  // "threads=256,items=8,vector=16"
+  std::string toString() const;  // "threads=256,items=auto,vector=16"
   // Throws polyred::Error naming the bad field; `what` names the source (an option,
   // a database entry) in the message.
   static KernelConfig parse(const std::string& text, const std::string& what);

@@ -48,7 +48,17 @@ bool laneStep(isl_ctx* ctx, const KernelPlan& p, const std::string& offset, char
 
 }  // namespace
 
+int laneLimitFor(int maxWidth, CanonicalForm form) {
+  if (maxWidth != KernelConfig::kAuto) return maxWidth;
+  // y-reduce lanes (a thread owning V columns) lost to scalar code on 27 of 29 y-reduce
+  // cases on the H100 (2026-11-23, polyred tune): fewer threads along the kept axis and
+  // V block reductions per thread. They stay a variant that tuning picks where it wins
+  // (f16/bool with 100K+ rows).
+  return form == CanonicalForm::YReduce ? 1 : 16;
+}
+
 Vectorization chooseVectorization(const KernelPlan& plan, int maxWidth) {
+  maxWidth = laneLimitFor(maxWidth, plan.form);
   Vectorization none;
   bool elementwise = plan.form == CanonicalForm::Elementwise;
   bool alongJ = plan.form == CanonicalForm::XReduce || plan.form == CanonicalForm::AllReduce;

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "canon/kernel_plan.h"
+#include "poly/kernel_config.h"
 
 namespace polyred {
 
@@ -39,7 +40,9 @@ struct Vectorization {
   std::string laneOffset(const std::string& offset, int lane) const;
 };
 
-// At most `maxWidth` lanes (KernelConfig::maxVectorWidth; 1: scalar code).
-Vectorization chooseVectorization(const KernelPlan& plan, int maxWidth = 16);
+// At most `maxWidth` lanes (KernelConfig::maxVectorWidth; 1: scalar code; kAuto: the
+// policy's limit for the form, laneLimitFor).
+Vectorization chooseVectorization(const KernelPlan& plan, int maxWidth = KernelConfig::kAuto);
+int laneLimitFor(int maxWidth, CanonicalForm form);
 
 }  // namespace polyred
