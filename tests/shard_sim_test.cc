@@ -7,11 +7,14 @@
 // control showing that a wrong combine is caught.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include "driver/cpu_check.h"
 #include "driver/shard_check.h"
 #include "frontend/builder.h"
 #include "interp/random_inputs.h"
 #include "interp/reference.h"
+#include "multigpu/nccl_library.h"
 #include "support/error.h"
 
 using namespace polyred;
@@ -289,3 +292,14 @@ TEST(ShardLowering, BadShardingsAreRefusedWithTheReason) {
 }
 
 }  // namespace
+
+// Where libnccl.so.2 cannot be loaded, multi-GPU calls fail with the reason (the rest of
+// polyred runs): the library is loaded with dlopen, never linked.
+TEST(NcclLoader, MissingLibraryIsAClearError) {
+  setenv("POLYRED_NCCL_LIBRARY", "/nonexistent/libnccl.so.2", 1);
+  std::string why;
+  EXPECT_FALSE(multigpu::ncclAvailable(&why));
+  EXPECT_NE(why.find("/nonexistent/libnccl.so.2"), std::string::npos) << why;
+  EXPECT_NE(why.find("NCCL could not be loaded"), std::string::npos) << why;
+  EXPECT_THROW(multigpu::nccl(), NoGpuError);
+}
