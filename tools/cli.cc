@@ -47,6 +47,7 @@ const Option kOptions[] = {
     {"shard", Takes::Value, "IN:AXIS[:SIZES]", "split input IN along AXIS across ranks (SIZES: comma list, default even; several joined by ';'); docs/multigpu.md"},
     {"ranks", Takes::Value, "N", "check --shard: ranks the CPU simulation of the sharded run uses"},
     {"gpus", Takes::Value, "N", "run --shard: GPUs (one rank each, one process, NCCL)"},
+    {"no-check", Takes::Nothing, "", "run --shard: skip the reference comparison (benchmarks); ranks must still agree"},
     {"help", Takes::Nothing, "", "this help"},
 };
 
@@ -64,7 +65,7 @@ const Command kCommands[] = {
       "shard", "ranks", "help"}},
     {"run", "FILE...", "run on the GPU with random inputs, compare with the reference, time (needs a GPU)",
      {"seed", "deterministic", "no-horizontal-fusion", "no-time", "iterations", "json", "max-memory", "timeout", "verbose",
-      "shard", "gpus", "help"}},
+      "shard", "gpus", "no-check", "help"}},
     {"corpus", "DIR", "compile and check every composite file under DIR, with a summary",
      {"max-points", "deterministic", "no-horizontal-fusion", "min-compiled", "max-launches", "launch-exceptions", "nvrtc",
       "arch", "sms", "help"}},
@@ -212,6 +213,7 @@ Args parse(int argc, char** argv) {
   if (a.has("test-data") && !a.has("output")) throw UsageError("--test-data goes with --output=DIR (or -o DIR)");
   if (a.has("shard") && a.command == "check" && !a.has("ranks")) throw UsageError("check --shard needs --ranks=N");
   if (a.has("shard") && a.command == "run" && !a.has("gpus")) throw UsageError("run --shard needs --gpus=N");
+  if (a.has("no-check") && !a.has("shard")) throw UsageError("--no-check goes with run --shard");
   if ((a.has("ranks") || a.has("gpus")) && !a.has("shard"))
     throw UsageError("--" + std::string(a.has("ranks") ? "ranks" : "gpus") + " goes with --shard=INPUT:AXIS[:SIZES]");
   if (a.command == "corpus" && a.files.size() != 1) throw UsageError("corpus takes one directory");

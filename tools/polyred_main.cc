@@ -213,6 +213,7 @@ Exit cmdRunSharded(const Args& a) {
       o.deterministic = a.has("deterministic");
       o.time = !a.has("no-time");
       o.iterations = static_cast<int>(a.integer("iterations", 20));
+      o.check = !a.has("no-check");
       ShardedGpuRunReport r;
       try {
         r = runShardedOnGpus(g, spec, o);

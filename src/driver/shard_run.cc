@@ -65,7 +65,12 @@ ShardedGpuRunReport runShardedOnGpus(const Graph& g, const ShardSpec& spec, cons
   multigpu::ShardedExecutor executor(program, local);
 
   std::vector<HostTensor> inputs = makeRandomInputs(g, options.seed);
-  std::vector<HostTensor> expected = evaluateReference(g, inputs);
+  std::vector<HostTensor> expected;
+  if (options.check) {
+    expected = evaluateReference(g, inputs);
+  } else {  // the outputs' shapes only
+    for (const Output& o : g.outputs) expected.push_back(HostTensor::zeros(g.tensor(o.tensor).dtype, g.tensor(o.tensor).shape));
+  }
   struct RankState {
     std::vector<DeviceBuffer> inputs, outputs;
     CUstream stream = nullptr;
@@ -110,7 +115,9 @@ ShardedGpuRunReport runShardedOnGpus(const Graph& g, const ShardSpec& spec, cons
     std::vector<HostTensor> other = download(r);
     for (size_t o = 0; o < first.size(); ++o) report.ranksAgree = report.ranksAgree && other[o].bytes == first[o].bytes;
   }
-  CpuCheckReport check = compareOutputs(g, first, {}, expected);
+  CpuCheckReport check;
+  if (options.check) check = compareOutputs(g, first, {}, expected);
+  else check.message = "  (reference check skipped: --no-check)\n";
   executor.launch(io);
   syncAll();
   std::vector<HostTensor> again = download(0);

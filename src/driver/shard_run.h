@@ -27,6 +27,8 @@ struct ShardedGpuRunOptions {
   bool deterministic = false;
   bool time = true;
   int iterations = 20;
+  // false: skip the reference (benchmarks of GiB-sized inputs); ranks must still agree.
+  bool check = true;
 };
 
 struct ShardedGpuRunReport {
