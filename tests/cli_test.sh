@@ -91,5 +91,20 @@ ls "$tmp"/dump/*.cu >/dev/null 2>&1 || { echo "FAIL POLYRED_DUMP_CUDA wrote noth
 expect_ok "-v" "kernel(s)" compile -v "$example"
 grep -q "stage times:.*partition" "$tmp/err" || { echo "FAIL -v printed no stage times"; failures=$((failures + 1)); }
 
+# Sharded reductions (docs/multigpu.md): check --shard --ranks simulates on the CPU;
+# bad shardings exit 2 naming the file and the input.
+expect_error "--shard without --ranks" check --shard=input_0:0 "$example"
+expect_error "--ranks without --shard" check --ranks=2 "$example"
+expect_error "--gpus without --shard" run --gpus=2 "$example"
+expect_error "malformed --shard" check --shard=input_0 --ranks=2 "$example"
+expect_error "--ranks 0" check --shard=input_0:0 --ranks=0 "$example"
+expect_error "--shard unknown input" check --shard=nope:0 --ranks=2 "$example"
+grep -q "sg09_sum_sum.json: input 'nope': no graph input" "$tmp/err" || { echo "FAIL unknown input not named"; failures=$((failures + 1)); }
+expect_error "--shard axis out of range" check --shard=input_0:7 --ranks=2 "$example"
+expect_error "--shard sizes not summing" check "--shard=input_0:0:1,2;input_1:0:1,2" --ranks=2 "$example"
+expect_error "--shard more ranks than elements" check "--shard=input_0:1;input_1:1" --ranks=1000 "$example"
+expect_error "run --shard without a GPU" run --shard=input_0:0 --gpus=2 "$example"
+expect_ok "check --shard" "CPU simulation over 2 ranks.*passed" check "--shard=input_0:1:700,68;input_1:1:700,68" --ranks=2 "$example"
+
 echo "cli: $passed passed, $failures failed"
 [[ $failures -eq 0 ]]

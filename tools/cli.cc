@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "driver/pipeline.h"
+#include "shard/shard_spec.h"
 #include "support/budget.h"
 #include "support/suggest.h"
 #include "support/printable.h"
@@ -45,6 +46,10 @@ const Option kOptions[] = {
     {"max-launches", Takes::Value, "N", "fail if a file needs more than N launches, unless --launch-exceptions lists it"},
     {"launch-exceptions", Takes::Value, "FILE", "files allowed more launches: one path (relative to DIR) per line, # comments"},
     {"verbose", Takes::Nothing, "", "print per-stage timings to stderr (also -v)"},
+    {"shard", Takes::Value, "IN:AXIS[:SIZES]", "split input IN along AXIS across ranks (SIZES: comma list, default even; several joined by ';'); docs/multigpu.md"},
+    {"ranks", Takes::Value, "N", "check --shard: ranks the CPU simulation of the sharded run uses"},
+    {"gpus", Takes::Value, "N", "run --shard: GPUs (one rank each, one process, NCCL)"},
+    {"no-check", Takes::Nothing, "", "run --shard: skip the reference comparison (benchmarks); ranks must still agree"},
     {"help", Takes::Nothing, "", "this help"},
 };
 
@@ -59,12 +64,10 @@ const Command kCommands[] = {
       "help"}},
     {"check", "FILE...", "run the lowered kernels on the CPU and compare them with the reference (no GPU needed)",
      {"seed", "max-points", "deterministic", "no-horizontal-fusion", "config", "no-tune-db", "max-memory", "timeout", "arch",
-      "sms", "verbose",
-      "help"}},
+      "sms", "verbose", "shard", "ranks", "help"}},
     {"run", "FILE...", "run on the GPU with random inputs, compare with the reference, time (needs a GPU)",
      {"seed", "deterministic", "no-horizontal-fusion", "config", "no-tune-db", "no-time", "iterations", "json", "max-memory",
-      "timeout", "verbose",
-      "help"}},
+      "timeout", "verbose", "shard", "gpus", "no-check", "help"}},
     {"corpus", "DIR", "compile and check every composite file under DIR, with a summary",
      {"max-points", "deterministic", "no-horizontal-fusion", "min-compiled", "max-launches", "launch-exceptions", "nvrtc",
       "arch", "sms", "help"}},
@@ -123,6 +126,14 @@ void validate(const std::string& name, const std::string& v) {
       if (std::find(stages.begin(), stages.end(), stage) == stages.end())
         throw UsageError("unknown --dump stage " + quotedName(stage) + suggestionFor(stage, stages, ""));
     if (v.empty() || v.back() == ',') bad("a comma list of stages");
+  } else if (name == "ranks" || name == "gpus") {
+    if (!allDigits(v) || std::stoll(v) < 1 || std::stoll(v) > 1024) bad("a count from 1 to 1024");
+  } else if (name == "shard") {
+    try {
+      parseShardText(v);
+    } catch (const Error& e) {
+      throw UsageError(e.reason());
+    }
   } else if (name == "json" || name == "launch-exceptions" || name == "output") {
     if (v.empty()) bad("a file name");
   }
@@ -204,6 +215,11 @@ Args parse(int argc, char** argv) {
   }
   if (a.files.empty()) throw UsageError(a.command + " needs " + std::string(c->operands));
   if (a.has("test-data") && !a.has("output")) throw UsageError("--test-data goes with --output=DIR (or -o DIR)");
+  if (a.has("shard") && a.command == "check" && !a.has("ranks")) throw UsageError("check --shard needs --ranks=N");
+  if (a.has("shard") && a.command == "run" && !a.has("gpus")) throw UsageError("run --shard needs --gpus=N");
+  if (a.has("no-check") && !a.has("shard")) throw UsageError("--no-check goes with run --shard");
+  if ((a.has("ranks") || a.has("gpus")) && !a.has("shard"))
+    throw UsageError("--" + std::string(a.has("ranks") ? "ranks" : "gpus") + " goes with --shard=INPUT:AXIS[:SIZES]");
   if (a.command == "corpus" && a.files.size() != 1) throw UsageError("corpus takes one directory");
   return a;
 }

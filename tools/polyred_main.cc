@@ -27,6 +27,8 @@
 #include "driver/gpu_run.h"
 #include "driver/outcome.h"
 #include "driver/pipeline.h"
+#include "driver/shard_check.h"
+#include "driver/shard_run.h"
 #include "driver/tune_run.h"
 #include "frontend/composite_reader.h"
 #include "runtime/executor.h"
@@ -201,7 +203,58 @@ Exit cmdCompile(const Args& a) {
   return worst;
 }
 
+// check --shard: the CPU simulation of the sharded run (driver/shard_check.h).
+Exit cmdCheckSharded(const Args& a) {
+  Exit worst = Exit::Ok;
+  for (const std::string& file : a.files)
+    worst = std::max(worst, guarded(file, [&] {
+      Graph g = readGraph(file);
+      ShardSpec spec{static_cast<int>(a.integer("ranks", 1)), parseShardText(a.get("shard", ""))};
+      ShardCheckOptions o;
+      o.seed = static_cast<uint64_t>(a.integer("seed", 1));
+      o.deterministic = a.has("deterministic");
+      o.target = targetFromFlags(a);
+      o.timeoutSeconds = resourceLimits(a).timeoutSeconds;
+      ShardCheckReport r = checkShardedOnCpu(g, spec, o);
+      std::cout << label(file) << ": CPU simulation over " << spec.ranks << " ranks, " << r.simulation.localKernels
+                << " lowered kernel(s) run, " << (r.ok ? "passed" : "FAILED") << "\n"
+                << r.plan << r.message;
+      return r.ok ? Exit::Ok : Exit::Mismatch;
+    }));
+  return worst;
+}
+
+// run --shard --gpus=N: one process driving N GPUs through NCCL (driver/shard_run.h).
+Exit cmdRunSharded(const Args& a) {
+  Exit worst = Exit::Ok;
+  for (const std::string& file : a.files)
+    worst = std::max(worst, guarded(file, [&] {
+      Graph g = readGraph(file);
+      ShardSpec spec{static_cast<int>(a.integer("gpus", 1)), parseShardText(a.get("shard", ""))};
+      ShardedGpuRunOptions o;
+      o.seed = static_cast<uint64_t>(a.integer("seed", 1));
+      o.deterministic = a.has("deterministic");
+      o.time = !a.has("no-time");
+      o.iterations = static_cast<int>(a.integer("iterations", 20));
+      o.check = !a.has("no-check");
+      ShardedGpuRunReport r;
+      try {
+        r = runShardedOnGpus(g, spec, o);
+      } catch (const NoGpuError& e) {  // no NCCL, or a GPU missing: the user's setup, exit 2
+        throw Error(file, "", e.what());
+      }
+      std::cout << label(file) << ": sharded over " << spec.ranks << " GPUs, result "
+                << (r.ok ? "matches" : "DOES NOT MATCH") << " the reference"
+                << (r.ranksAgree ? "" : " (ranks disagree)") << (r.bitwiseRepeatable ? "" : " (repeat launch differed bitwise)");
+      if (o.time) std::cout << std::fixed << std::setprecision(2) << ", " << r.micros << " us (wall, all GPUs synchronized)";
+      std::cout << "\n" << r.plan << r.message;
+      return r.ok ? Exit::Ok : Exit::Mismatch;
+    }));
+  return worst;
+}
+
 Exit cmdCheck(const Args& a) {
+  if (a.has("shard")) return cmdCheckSharded(a);
   Exit worst = Exit::Ok;
   Target target = targetFromFlags(a);
   for (const std::string& file : a.files)
@@ -230,6 +283,7 @@ Exit cmdRun(const Args& a) {
               << "); 'polyred check FILE' runs the lowered kernels on the CPU\n";
     return Exit::BadInput;
   }
+  if (a.has("shard")) return cmdRunSharded(a);
   Target target = currentTarget();
   std::cout << "device: " << target.name << ", " << target.smCount << " SMs\n";
   Exit worst = Exit::Ok;

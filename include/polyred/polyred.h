@@ -111,6 +111,50 @@ POLYRED_API polyred_status polyred_launch(polyred_program* program, void* const*
  * POLYRED_OK when they match, POLYRED_MISMATCH (message: the comparison) when not. */
 POLYRED_API polyred_status polyred_check_cpu(const polyred_program* program, uint64_t seed, int64_t max_points);
 
+/* ---- Reductions over tensors sharded across GPUs (docs/multigpu.md) ----
+ * A sharded program is a loaded program lowered for `ranks` ranks: the inputs named in
+ * `shards` are split along one axis (all the same way); every other input is held
+ * whole by every rank. Each rank computes its local part, NCCL combines the partials,
+ * and every rank ends with every output whole. NCCL (libnccl.so.2) is loaded at the
+ * first launch; without it launches return POLYRED_NO_GPU saying so. */
+typedef struct polyred_input_shard {
+  const char* input;     /* a graph input's name */
+  int axis;              /* negative counts from the end */
+  const int64_t* sizes;  /* `ranks` extents (uneven splits), or NULL: even */
+} polyred_input_shard;
+
+typedef struct polyred_sharded polyred_sharded;
+
+#define POLYRED_NCCL_UNIQUE_ID_BYTES 128
+
+/* Lowers `program` (its options: deterministic mode gathers partials and combines them
+ * in rank order, bitwise repeatable) for `ranks` ranks. POLYRED_BAD_INPUT names the
+ * input and the reason for a sharding that cannot be (unknown input, axis out of
+ * range, sizes not summing to the extent, more ranks than elements, ...). */
+POLYRED_API polyred_status polyred_shard(const polyred_program* program, int ranks, const polyred_input_shard* shards,
+                                         int count, polyred_sharded** sharded);
+POLYRED_API void polyred_sharded_free(polyred_sharded* sharded);
+/* The plan: rounds, the collective per reduction and why, outputs (valid while it lives). */
+POLYRED_API const char* polyred_sharded_plan(const polyred_sharded* sharded);
+/* The CPU simulation: every rank's lowered kernels on the CPU, partials combined in rank
+ * order, compared with the unsharded reference on seeded random inputs. */
+POLYRED_API polyred_status polyred_sharded_check_cpu(const polyred_sharded* sharded, uint64_t seed);
+/* One process per GPU: rank 0 makes the id, the caller sends its bytes to the others. */
+POLYRED_API polyred_status polyred_nccl_unique_id(unsigned char id[POLYRED_NCCL_UNIQUE_ID_BYTES]);
+/* One process per GPU: enqueues this process's rank on `stream` (a CUstream on `device`).
+ * The first call makes the communicator (ncclCommInitRank: every rank must call it) and
+ * keeps it in `sharded`, whose later launches reuse it. inputs[k]: the rank's slice of a
+ * split input, else the whole input; outputs[k]: the whole output. */
+POLYRED_API polyred_status polyred_sharded_launch_rank(polyred_sharded* sharded,
+                                                       const unsigned char id[POLYRED_NCCL_UNIQUE_ID_BYTES], int rank,
+                                                       int device, void* const* inputs, void* const* outputs,
+                                                       void* stream);
+/* One process driving every rank: rank r on devices[r] (ncclCommInitAll at the first
+ * call), inputs[r] / outputs[r] / streams[r] as above. */
+POLYRED_API polyred_status polyred_sharded_launch_all(polyred_sharded* sharded, const int* devices,
+                                                      void* const* const* inputs, void* const* const* outputs,
+                                                      void* const* streams);
+
 #ifdef __cplusplus
 }
 #endif

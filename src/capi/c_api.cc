@@ -3,6 +3,7 @@
 // the same classes as the CLI's exit codes (driver/outcome.h).
 #include "polyred/polyred.h"
 
+#include <cstring>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -12,7 +13,13 @@
 
 #include "driver/cpu_check.h"
 #include "driver/gpu_run.h"
+#include "interp/random_inputs.h"
+#include "interp/reference.h"
 #include "driver/pipeline.h"
+#include "driver/shard_check.h"
+#include "driver/shard_run.h"
+#include "multigpu/nccl_library.h"
+#include "multigpu/sharded_runtime.h"
 #include "frontend/composite_reader.h"
 #include "runtime/executor.h"
 #include "support/error.h"
@@ -20,6 +27,7 @@
 
 struct polyred_program {
   polyred::CompiledGraph compiled;
+  polyred::CompileOptions options;  // what it was compiled with (sharded programs reuse them)
   bool deterministic = false;
   std::vector<polyred_tensor_info> inputs, outputs;
   std::mutex loading;                                // guards `loaded`
@@ -92,6 +100,7 @@ polyred_status finishLoad(Graph g, const polyred_options* options, polyred_progr
   const CompileOptions o = compileOptions(options);
   p->compiled = compileGraph(g, o);
   p->deterministic = o.deterministic;
+  p->options = o;
   const Graph& graph = p->compiled.graph;
   for (TensorId id : graph.inputs) p->inputs.push_back(infoOf(graph, id, -1));
   for (const Output& o : graph.outputs)
@@ -205,6 +214,144 @@ polyred_status polyred_check_cpu(const polyred_program* p, uint64_t seed, int64_
     CpuCheckReport r = checkOnCpu(p->compiled, o);
     if (!r.ok) return fail(POLYRED_MISMATCH, r.message);
     lastError = printable(r.message, 4096);  // the comparison, for callers who want it
+    return POLYRED_OK;
+  });
+}
+
+}  // extern "C"
+
+struct polyred_sharded {
+  polyred::Graph graph;
+  polyred::ShardSpec spec;
+  polyred::CompileOptions options;
+  polyred::ShardedLowering lowering;
+  std::string plan;
+  std::mutex loading;  // guards the members below
+  std::unique_ptr<polyred::multigpu::ShardedProgram> program;
+  std::vector<polyred::multigpu::Communicator> comms;
+  std::unique_ptr<polyred::multigpu::ShardedExecutor> executor;
+};
+
+namespace {
+
+// Compiles the sharded program once (at the first launch).
+void ensureCompiled(polyred_sharded& s) {
+  if (!s.program)
+    s.program = std::make_unique<multigpu::ShardedProgram>(compileSharded(s.lowering, s.options));
+}
+
+}  // namespace
+
+extern "C" {
+
+polyred_status polyred_shard(const polyred_program* p, int ranks, const polyred_input_shard* shards, int count,
+                             polyred_sharded** out) {
+  return guarded([&] {
+    if (!p || !out || (count > 0 && !shards)) return fail(POLYRED_BAD_INPUT, "polyred_shard: null argument");
+    *out = nullptr;
+    if (count < 1) return fail(POLYRED_BAD_INPUT, "polyred_shard: no input is sharded (count < 1)");
+    auto s = std::make_unique<polyred_sharded>();
+    s->graph = p->compiled.graph;
+    s->options = p->options;
+    s->spec.ranks = ranks;
+    for (int k = 0; k < count; ++k) {
+      if (!shards[k].input) return fail(POLYRED_BAD_INPUT, "polyred_shard: shard " + std::to_string(k) + " names no input");
+      InputShard in{shards[k].input, shards[k].axis, {}};
+      if (shards[k].sizes && ranks > 0) in.sizes.assign(shards[k].sizes, shards[k].sizes + ranks);
+      s->spec.inputs.push_back(std::move(in));
+    }
+    ShardLoweringOptions lo;
+    lo.deterministic = p->deterministic;
+    s->lowering = lowerSharded(s->graph, s->spec, lo);
+    s->plan = s->lowering.toString();
+    *out = s.release();
+    return POLYRED_OK;
+  });
+}
+
+void polyred_sharded_free(polyred_sharded* s) { delete s; }
+
+const char* polyred_sharded_plan(const polyred_sharded* s) { return s ? s->plan.c_str() : nullptr; }
+
+polyred_status polyred_sharded_check_cpu(const polyred_sharded* s, uint64_t seed) {
+  return guarded([&] {
+    if (!s) return fail(POLYRED_BAD_INPUT, "polyred_sharded_check_cpu: null argument");
+    ShardCheckOptions o;
+    o.seed = seed;
+    o.deterministic = s->options.deterministic;
+    o.target = s->options.target;
+    std::vector<HostTensor> inputs = makeRandomInputs(s->graph, seed);
+    ShardSimulation sim = simulateSharded(s->graph, s->lowering, inputs, o);
+    CpuCheckReport r = compareOutputs(s->graph, sim.outputs, {}, evaluateReference(s->graph, inputs));
+    if (!r.ok) return fail(POLYRED_MISMATCH, r.message);
+    lastError = printable(r.message, 4096);
+    return POLYRED_OK;
+  });
+}
+
+polyred_status polyred_nccl_unique_id(unsigned char id[POLYRED_NCCL_UNIQUE_ID_BYTES]) {
+  return guarded([&] {
+    if (!id) return fail(POLYRED_BAD_INPUT, "polyred_nccl_unique_id: null argument");
+    static_assert(sizeof(ncclUniqueId) == POLYRED_NCCL_UNIQUE_ID_BYTES);
+    ncclUniqueId u = multigpu::Communicator::newUniqueId();
+    std::memcpy(id, &u, sizeof u);
+    return POLYRED_OK;
+  });
+}
+
+polyred_status polyred_sharded_launch_rank(polyred_sharded* s, const unsigned char id[POLYRED_NCCL_UNIQUE_ID_BYTES],
+                                           int rank, int device, void* const* inputs, void* const* outputs,
+                                           void* stream) {
+  return guarded([&] {
+    if (!s || !id || !inputs || !outputs) return fail(POLYRED_BAD_INPUT, "polyred_sharded_launch_rank: null argument");
+    if (rank < 0 || rank >= s->spec.ranks)
+      return fail(POLYRED_BAD_INPUT, "polyred_sharded_launch_rank: rank " + std::to_string(rank) + " out of range [0, " +
+                                         std::to_string(s->spec.ranks) + ")");
+    std::lock_guard lock(s->loading);
+    if (!s->executor) {
+      ensureCompiled(*s);
+      ncclUniqueId u;
+      std::memcpy(&u, id, sizeof u);
+      s->comms.push_back(multigpu::Communicator::initRank(u, s->spec.ranks, rank, device));
+      s->executor = std::make_unique<multigpu::ShardedExecutor>(*s->program,
+                                                                std::vector<const multigpu::Communicator*>{&s->comms[0]});
+    } else if (s->comms.size() != 1 || s->comms[0].rank() != rank) {
+      return fail(POLYRED_BAD_INPUT, "polyred_sharded_launch_rank: this sharded program already runs as another rank "
+                                     "or in polyred_sharded_launch_all mode");
+    }
+    multigpu::ShardedExecutor::RankIo io;
+    io.inputs.assign(inputs, inputs + s->graph.inputs.size());
+    io.outputs.assign(outputs, outputs + s->graph.outputs.size());
+    io.stream = static_cast<CUstream>(stream);
+    s->executor->launch({io});
+    return POLYRED_OK;
+  });
+}
+
+polyred_status polyred_sharded_launch_all(polyred_sharded* s, const int* devices, void* const* const* inputs,
+                                          void* const* const* outputs, void* const* streams) {
+  return guarded([&] {
+    if (!s || !devices || !inputs || !outputs || !streams)
+      return fail(POLYRED_BAD_INPUT, "polyred_sharded_launch_all: null argument");
+    const int ranks = s->spec.ranks;
+    std::lock_guard lock(s->loading);
+    if (!s->executor) {
+      ensureCompiled(*s);
+      s->comms = multigpu::Communicator::initAll(std::vector<int>(devices, devices + ranks));
+      std::vector<const multigpu::Communicator*> local;
+      for (const auto& c : s->comms) local.push_back(&c);
+      s->executor = std::make_unique<multigpu::ShardedExecutor>(*s->program, local);
+    } else if (static_cast<int>(s->comms.size()) != ranks) {
+      return fail(POLYRED_BAD_INPUT, "polyred_sharded_launch_all: this sharded program already runs as one rank");
+    }
+    std::vector<multigpu::ShardedExecutor::RankIo> io(static_cast<size_t>(ranks));
+    for (int r = 0; r < ranks; ++r) {
+      if (!inputs[r] || !outputs[r]) return fail(POLYRED_BAD_INPUT, "polyred_sharded_launch_all: null pointer array");
+      io[static_cast<size_t>(r)].inputs.assign(inputs[r], inputs[r] + s->graph.inputs.size());
+      io[static_cast<size_t>(r)].outputs.assign(outputs[r], outputs[r] + s->graph.outputs.size());
+      io[static_cast<size_t>(r)].stream = static_cast<CUstream>(streams[r]);
+    }
+    s->executor->launch(io);
     return POLYRED_OK;
   });
 }

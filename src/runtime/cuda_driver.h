@@ -38,7 +38,8 @@ namespace polyred::cuda {
   X(cuGraphInstantiateWithFlags, 11040) X(cuGraphLaunch, 10000) \
   X(cuGraphDestroy, 10000) X(cuGraphExecDestroy, 10000) X(cuEventCreate, 2000) \
   X(cuEventRecord, 2000) X(cuEventSynchronize, 2000) X(cuEventElapsedTime, 12080) \
-  X(cuEventDestroy, 4000)
+  X(cuEventDestroy, 4000) \
+  X(cuMemcpy2DAsync, 3020) X(cuMemcpyDtoDAsync, 3020)
 // clang-format on
 
 struct Driver {

@@ -73,3 +73,36 @@ TEST(CApi, WithoutAGpuLaunchesSayWhy) {
 }
 
 }  // namespace
+
+namespace {
+
+// Sharding through the C API: the plan, the CPU simulation, and bad shardings named.
+TEST(CApi, ShardsAProgramAndSimulatesIt) {
+  polyred_program* p = nullptr;
+  ASSERT_EQ(polyred_load_file(kSg09.c_str(), nullptr, &p), POLYRED_OK) << lastError();
+  polyred_sharded* s = nullptr;
+  const int64_t sizes[] = {100, 668};
+  // sg09 sums both [8192, 768] inputs over axis 0: split the kept axis 1, unevenly.
+  polyred_input_shard shards[] = {{"input_0", 1, sizes}, {"input_1", 1, sizes}};
+  ASSERT_EQ(polyred_shard(p, 2, shards, 2, &s), POLYRED_OK) << lastError();
+  EXPECT_NE(std::string(polyred_sharded_plan(s)).find("sharded over 2 ranks, sizes 100 668"), std::string::npos)
+      << polyred_sharded_plan(s);
+  EXPECT_EQ(polyred_sharded_check_cpu(s, 3), POLYRED_OK) << lastError();
+  polyred_sharded_free(s);
+  // Split the reduced axis 0 evenly: one round of combines.
+  polyred_input_shard rows[] = {{"input_0", 0, nullptr}, {"input_1", 0, nullptr}};
+  ASSERT_EQ(polyred_shard(p, 4, rows, 2, &s), POLYRED_OK) << lastError();
+  EXPECT_NE(std::string(polyred_sharded_plan(s)).find("all-reduce"), std::string::npos) << polyred_sharded_plan(s);
+  EXPECT_EQ(polyred_sharded_check_cpu(s, 4), POLYRED_OK) << lastError();
+  polyred_sharded_free(s);
+  polyred_input_shard bad[] = {{"nope", 0, nullptr}};
+  EXPECT_EQ(polyred_shard(p, 2, bad, 1, &s), POLYRED_BAD_INPUT);
+  EXPECT_NE(lastError().find("'nope'"), std::string::npos) << lastError();
+  polyred_input_shard tooMany[] = {{"input_0", 0, nullptr}, {"input_1", 0, nullptr}};
+  EXPECT_EQ(polyred_shard(p, 9000, tooMany, 2, &s), POLYRED_BAD_INPUT);
+  EXPECT_NE(lastError().find("more ranks than elements"), std::string::npos) << lastError();
+  EXPECT_EQ(polyred_shard(p, 2, nullptr, 0, &s), POLYRED_BAD_INPUT);
+  polyred_program_free(p);
+}
+
+}  // namespace
