@@ -12,6 +12,7 @@ constexpr int kResidentThreadsPerSM = 2048;
 constexpr int kMaxWaves = 8;             // look no further than this many waves
 constexpr int64_t kMaxGridY = 65535;
 const KernelConfig kDefaults;
+constexpr int64_t kLargeAllReduce = int64_t{1} << 16;  // statement instances (vectors with lanes)
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -48,11 +49,12 @@ int64_t splitReduced(int64_t N, int64_t threadsAlongJ, int64_t tilesOfI, int thr
 
 }  // namespace
 
-int itemsFor(const KernelConfig& c, CanonicalForm form) {
+int itemsFor(const KernelConfig& c, CanonicalForm form, int64_t N) {
   if (c.itemsPerThread != KernelConfig::kAuto) return c.itemsPerThread;
   // An all-reduce of a few MB fills its one wave only with 4 items per thread (H100,
-  // 2026-11-23: max f32 [1024,1024] 12.8 -> 10.4 us); the others keep 8.
-  return form == CanonicalForm::AllReduce ? 4 : 8;
+  // 2026-11-23: max f32 [1024,1024] 12.8 -> 10.4 us); smaller ones keep 8, which leaves
+  // them one block (a 1280-element sum: 4.8 us with 8, 6.4 us with 4, split over two).
+  return form == CanonicalForm::AllReduce && N >= kLargeAllReduce ? 4 : 8;
 }
 
 std::string Binding::toString() const {
@@ -77,7 +79,7 @@ Binding blockShapeOf(CanonicalForm form, int64_t M, int64_t N, const KernelConfi
     b.BY = threads ? threads / b.BX : std::min(target / b.BX, pow2AtLeast(N, target));
     b.tiles = ceilDiv(M, b.BX);
   } else {
-    b.BX = pow2AtLeast(ceilDiv(N, itemsFor(c, form)), target);
+    b.BX = pow2AtLeast(ceilDiv(N, itemsFor(c, form, N)), target);
     if (N >= 32) b.BX = std::max(b.BX, std::min(32, target));
     b.BY = threads ? threads / b.BX : std::min(target / b.BX, pow2AtLeast(M, target));
     b.tiles = ceilDiv(M, b.BY);
@@ -93,7 +95,7 @@ int64_t threadsAlongJ(const Binding& b, CanonicalForm form) { return form == Can
 bool rowsFitOneBlock(const CanonicalSpace& space) {
   if (space.form == CanonicalForm::Elementwise) return false;
   Binding b = blockShapeOf(space.form, space.M, space.N, kDefaults);
-  return space.N <= threadsAlongJ(b, space.form) * itemsFor(kDefaults, space.form);  // splitReduced() then picks one block
+  return space.N <= threadsAlongJ(b, space.form) * itemsFor(kDefaults, space.form, space.N);  // splitReduced() then picks one block
 }
 
 Binding chooseBinding(const KernelPlan& plan, const Target& target, const KernelConfig& config, int threadsPerBlock) {
@@ -113,7 +115,7 @@ Binding chooseBinding(const KernelPlan& plan, const Target& target, const Kernel
                 plan.name << ": blocks of " << threadsPerBlock << " threads, fewer than its own "
                           << natural.threadsPerBlock());
   Binding b = threadsPerBlock ? blockShapeOf(plan.form, plan.M, plan.N, c, threadsPerBlock) : natural;
-  b.GX = splitReduced(plan.N, threadsAlongJ(b, plan.form), b.tiles, b.threadsPerBlock(), itemsFor(c, plan.form), target);
+  b.GX = splitReduced(plan.N, threadsAlongJ(b, plan.form), b.tiles, b.threadsPerBlock(), itemsFor(c, plan.form, plan.N), target);
   POLYRED_CHECK(plan.passes() == 1 || b.GX == 1,
                 plan.name << ": a row-resident kernel (" << plan.passes() << " passes) needs each row in one block");
   return b;

@@ -41,8 +41,9 @@ struct Binding {
   std::string toString() const;
 };
 
-// The items per thread of `config` for a kernel of this form (resolving "auto").
-int itemsFor(const KernelConfig& config, CanonicalForm form);
+// The items per thread of `config` for a kernel of this form reducing N elements per
+// row (resolving "auto").
+int itemsFor(const KernelConfig& config, CanonicalForm form, int64_t N);
 
 // threadsPerBlock > 0 asks for blocks of exactly that many threads (a power of two,
 // at least the natural choice's threadsPerBlock()): the parts of a horizontally fused

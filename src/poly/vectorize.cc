@@ -48,17 +48,20 @@ bool laneStep(isl_ctx* ctx, const KernelPlan& p, const std::string& offset, char
 
 }  // namespace
 
-int laneLimitFor(int maxWidth, CanonicalForm form) {
+// y-reduce lanes (a thread owning V columns) lost to scalar code on the H100 wherever
+// the kept axis is narrow (2026-11-23, polyred tune: [8192,768] and [21128,768] columns
+// 1.2-4x slower): V times fewer threads along it, too few column tiles to fill the GPU,
+// and V block reductions per thread. With many columns they won (sg02, 21128 columns:
+// 61.5 -> 52.5 us). Below that width tuning may still pick them (bool [131072,1024]).
+constexpr int64_t kMinColumnsForLanes = 8192;
+
+int laneLimitFor(int maxWidth, const KernelPlan& plan) {
   if (maxWidth != KernelConfig::kAuto) return maxWidth;
-  // y-reduce lanes (a thread owning V columns) lost to scalar code on 27 of 29 y-reduce
-  // cases on the H100 (2026-11-23, polyred tune): fewer threads along the kept axis and
-  // V block reductions per thread. They stay a variant that tuning picks where it wins
-  // (f16/bool with 100K+ rows).
-  return form == CanonicalForm::YReduce ? 1 : 16;
+  return plan.form == CanonicalForm::YReduce && plan.M < kMinColumnsForLanes ? 1 : 16;
 }
 
 Vectorization chooseVectorization(const KernelPlan& plan, int maxWidth) {
-  maxWidth = laneLimitFor(maxWidth, plan.form);
+  maxWidth = laneLimitFor(maxWidth, plan);
   Vectorization none;
   bool elementwise = plan.form == CanonicalForm::Elementwise;
   bool alongJ = plan.form == CanonicalForm::XReduce || plan.form == CanonicalForm::AllReduce;

@@ -41,8 +41,9 @@ struct Vectorization {
 };
 
 // At most `maxWidth` lanes (KernelConfig::maxVectorWidth; 1: scalar code; kAuto: the
-// policy's limit for the form, laneLimitFor).
+// policy's limit for the kernel, laneLimitFor: no lanes for y-reduces of fewer than
+// 8192 columns).
 Vectorization chooseVectorization(const KernelPlan& plan, int maxWidth = KernelConfig::kAuto);
-int laneLimitFor(int maxWidth, CanonicalForm form);
+int laneLimitFor(int maxWidth, const KernelPlan& plan);
 
 }  // namespace polyred
