@@ -494,6 +494,10 @@ def bandwidth_plot(plt, cases, ceil, outdir):
         if pts:
             ax.scatter([p[0] for p in pts], [p[1] for p in pts], s=14 if label != "polyred" else 24,
                        label=label, alpha=0.8 if label == "polyred" else 0.5)
+    limit = sorted((c["bytes"], c["bytes"] / c["limit_us"] / 1e3) for c in ran if c.get("limit_us"))
+    if limit:  # the streaming meter over each case's bytes (bench/stream_meter.cu)
+        ax.plot([p[0] for p in limit], [p[1] for p in limit], color="black", linewidth=1, marker=".",
+                label="practical limit (streaming meter)")
     if ceil["read_ceiling_GBps"] and ran:
         ax.axhline(ceil["read_ceiling_GBps"], color="red", linestyle="--", label="read ceiling")
         lo, hi = min(c["bytes"] for c in ran), max(c["bytes"] for c in ran)

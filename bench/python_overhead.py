@@ -1,0 +1,52 @@
+#!/usr/bin/env python3
+"""Host overhead of one polyred kernel call from Python (issue #15): the wall time of
+N back-to-back calls of a tiny kernel (a sum of 1280 floats, Table 2 sg05), enqueue
+only (no synchronization inside the loop), per call, against the same for the
+equivalent torch op (torch.sum of the same tensors' product) and for an empty
+torch op (x.add_(0)) as the floor of what PyTorch itself costs per call.
+
+    PYTHONPATH=python POLYRED_LIBRARY=build/src/libpolyred.so python3 bench/python_overhead.py
+"""
+import os
+import statistics
+import time
+
+import torch
+
+import polyred
+
+N = 2000
+
+
+def per_call_us(fn, *args):
+    for _ in range(50):
+        fn(*args)
+    torch.cuda.synchronize()
+    samples = []
+    for _ in range(5):
+        start = time.perf_counter()
+        for _ in range(N):
+            fn(*args)
+        end = time.perf_counter()
+        torch.cuda.synchronize()
+        samples.append((end - start) / N * 1e6)
+    return statistics.median(samples)
+
+
+def main():
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    k = polyred.load(os.path.join(root, "examples/table2/sg05_neg_mul_sum.json"), target="gpu")
+    a, b = (torch.randn(1280, device="cuda") for _ in range(2))
+    (got,) = k(a, b) if isinstance(k(a, b), (tuple, list)) else (k(a, b),)
+    torch.testing.assert_close(got.reshape(-1), (-a * b).sum().reshape(-1), rtol=1e-5, atol=1e-4)
+    x = torch.zeros(1, device="cuda")
+    rows = [("polyred kernel call (sg05)", per_call_us(k, a, b)),
+            ("torch (-a * b).sum(): 3 ops", per_call_us(lambda p, q: (-p * q).sum(), a, b)),
+            ("torch x.add_(0): 1 op", per_call_us(lambda t: t.add_(0), x))]
+    print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}, {N} calls per sample, median of 5")
+    for name, us in rows:
+        print(f"{name:32} {us:7.2f} us per call (enqueue, host)")
+
+
+if __name__ == "__main__":
+    main()
