@@ -37,6 +37,7 @@ class Kernel:
 
     def __init__(self, handle):
         self._handle = ctypes.c_void_p(handle)
+        self._specs = None
         lib = _lib.lib
         self.inputs = [self._info(lib.polyred_input_info, k) for k in range(lib.polyred_num_inputs(self._handle))]
         self.outputs = [self._info(lib.polyred_output_info, k) for k in range(lib.polyred_num_outputs(self._handle))]
@@ -73,42 +74,57 @@ class Kernel:
         """The kernel as the custom op torch.ops.polyred.<name> (see as_torch_op)."""
         return as_torch_op(self, name)
 
+    def _torch_specs(self):
+        """Per input (torch dtype, shape) and per output (torch dtype, shape, in-place
+        input or -1), resolved once: the per-call path only compares."""
+        if self._specs is None:
+            import torch
+            self._specs = ([(getattr(torch, _TORCH_DTYPES[s.dtype]), s.shape) for s in self.inputs],
+                           [(getattr(torch, _TORCH_DTYPES[s.dtype]), s.shape, s.in_place_of_input)
+                            for s in self.outputs])
+        return self._specs
+
+    def _refuse(self, k, t, device):
+        """The BadInputError for input k (only built when a check failed)."""
+        spec = self.inputs[k]
+        where = f"input {k} ({spec.name!r})"
+        if str(t.dtype) != "torch." + _TORCH_DTYPES[spec.dtype]:
+            return BadInputError(f"{where} is {t.dtype}, the kernel takes {spec.dtype}")
+        if tuple(t.shape) != spec.shape:
+            return BadInputError(f"{where} has shape {tuple(t.shape)}, the kernel takes {spec.shape}")
+        if not t.is_contiguous():
+            return BadInputError(f"{where} is not contiguous (call .contiguous())")
+        if t.device.type != "cuda":
+            return BadInputError(f"{where} is on {t.device}, not on a CUDA device")
+        return BadInputError(f"{where} is on {t.device}, the others on {device}")
+
     def __call__(self, *tensors):
         """Runs on torch CUDA tensors (or DLPack arrays) in input order; returns the
         output tensor, or a tuple of them. In-place outputs are their input tensors."""
         import torch
 
+        ins_spec, outs_spec = self._torch_specs()
+        if len(tensors) != len(ins_spec):
+            raise BadInputError(f"the kernel takes {len(ins_spec)} tensors, got {len(tensors)}")
         tensors = [t if isinstance(t, torch.Tensor) else torch.from_dlpack(t) for t in tensors]
-        if len(tensors) != len(self.inputs):
-            raise BadInputError(f"the kernel takes {len(self.inputs)} tensors, got {len(tensors)}")
-        device = None
-        for k, (t, spec) in enumerate(zip(tensors, self.inputs)):
-            where = f"input {k} ({spec.name!r})"
-            if str(t.dtype) != "torch." + _TORCH_DTYPES[spec.dtype]:
-                raise BadInputError(f"{where} is {t.dtype}, the kernel takes {spec.dtype}")
-            if tuple(t.shape) != spec.shape:
-                raise BadInputError(f"{where} has shape {tuple(t.shape)}, the kernel takes {spec.shape}")
-            if not t.is_contiguous():
-                raise BadInputError(f"{where} is not contiguous (call .contiguous())")
-            if t.device.type != "cuda":
-                raise BadInputError(f"{where} is on {t.device}, not on a CUDA device")
-            if device is None:
-                device = t.device
-            elif t.device != device:
-                raise BadInputError(f"{where} is on {t.device}, the others on {device}")
-        if device is None:
-            device = torch.device("cuda", torch.cuda.current_device())
-        outputs = []
-        for spec in self.outputs:
-            if spec.in_place_of_input >= 0:
-                outputs.append(tensors[spec.in_place_of_input])
-            else:
-                outputs.append(torch.empty(spec.shape, dtype=getattr(torch, _TORCH_DTYPES[spec.dtype]), device=device))
+        device = tensors[0].device if tensors else torch.device("cuda", torch.cuda.current_device())
+        for k, t in enumerate(tensors):
+            dtype, shape = ins_spec[k]
+            if (t.dtype != dtype or t.shape != shape or not t.is_contiguous() or t.device.type != "cuda"
+                    or t.device != device):
+                raise self._refuse(k, t, device)
+        outputs = [tensors[alias] if alias >= 0 else torch.empty(shape, dtype=dtype, device=device)
+                   for dtype, shape, alias in outs_spec]
         ins = (ctypes.c_void_p * max(1, len(tensors)))(*[t.data_ptr() for t in tensors])
         outs = (ctypes.c_void_p * max(1, len(outputs)))(*[t.data_ptr() for t in outputs])
-        with torch.cuda.device(device):
-            stream = torch.cuda.current_stream(device).cuda_stream
-            raise_for(_lib.lib.polyred_launch(self._handle, ins, outs, ctypes.c_void_p(stream)), _lib.last_error())
+        stream = torch.cuda.current_stream(device).cuda_stream
+        if device.index == torch.cuda.current_device():
+            status = _lib.lib.polyred_launch(self._handle, ins, outs, ctypes.c_void_p(stream))
+        else:  # the launch uses the current CUDA context: make it the tensors' device
+            with torch.cuda.device(device):
+                status = _lib.lib.polyred_launch(self._handle, ins, outs, ctypes.c_void_p(stream))
+        if status:
+            raise_for(status, _lib.last_error())
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
 
