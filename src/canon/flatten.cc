@@ -4,7 +4,7 @@
 #include <map>
 #include <sstream>
 
-#include "poly/isl_support.h"
+#include "support/isl_support.h"
 #include "support/error.h"
 #include "support/printable.h"
 

@@ -10,6 +10,7 @@
 // and the last block combines them in block order.
 #pragma once
 
+#include "codegen/cuda_expr.h"
 #include "codegen/kernel_spec.h"
 #include "ir/graph.h"
 #include "poly/poly_kernel.h"
@@ -46,12 +47,5 @@ struct KernelPart {
   std::vector<WorkspaceSpec> workspaces;
 };
 KernelPart emitCudaPart(const Graph& g, const PolyKernel& k, const CodegenOptions& options, int part);
-
-// Expression helpers shared with tests: the C++ compute type of a dtype, and an
-// elementwise op applied to already-emitted operand expressions.
-std::string computeType(DType t);
-std::string emitElementwise(OpKind op, const std::vector<std::string>& operands,
-                            const std::vector<DType>& operandTypes, DType result);
-std::string emitLiteral(const Scalar& v);
 
 }  // namespace polyred

@@ -19,7 +19,7 @@
 #include <cmath>
 #include <map>
 
-#include "poly/isl_support.h"
+#include "support/isl_support.h"
 #include "poly/poly_kernel.h"
 #include "poly/schedule.h"
 #include "support/error.h"

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "poly/isl_support.h"
+#include "support/isl_support.h"
 #include "support/error.h"
 
 namespace polyred {

@@ -1,0 +1,189 @@
+#include "codegen/cuda_expr.h"
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <limits>
+
+#include "support/error.h"
+
+namespace polyred {
+
+std::string computeType(DType t) {
+  switch (t) {
+    case DType::Bool: return "bool";
+    case DType::Int8:
+    case DType::UInt8:
+    case DType::Int32: return "int";
+    case DType::Int64: return "long long";
+    case DType::Float16:
+    case DType::BFloat16:
+    case DType::Float32: return "float";
+    case DType::Float64: return "double";
+  }
+  return "?";
+}
+
+namespace {
+
+bool isDouble(DType t) { return t == DType::Float64; }
+
+// Rounds or wraps a compute-type expression to dtype `t`.
+std::string fit(DType t, const std::string& e) {
+  switch (t) {
+    case DType::Float16: return "pr_fit_float16(" + e + ")";
+    case DType::BFloat16: return "pr_fit_bfloat16(" + e + ")";
+    case DType::Int8: return "pr_fit_int8(" + e + ")";
+    case DType::UInt8: return "pr_fit_uint8(" + e + ")";
+    default: return e;
+  }
+}
+
+}  // namespace
+
+std::string emitCast(const std::string& e, DType from, DType to) {
+  if (from == to) return e;
+  if (to == DType::Bool) return "(" + e + " != 0)";
+  std::string ct = computeType(to);
+  if (isFloat(from) && isInteger(to)) {
+    IntRange r = intRange(to);
+    // The int64 minimum has no literal of its own: write it as an expression.
+    std::string lo = r.lo == std::numeric_limits<int64_t>::min() ? "(-9223372036854775807LL - 1)"
+                                                                  : std::to_string(r.lo) + "LL";
+    return "(" + ct + ")pr_f2int(" + e + ", " + lo + ", " + std::to_string(r.hi) + "LL)";
+  }
+  // Integers past float's 24-bit significand would be rounded twice on the way.
+  if (!isFloat(from) && to == DType::BFloat16) return "pr_int_to_bfloat16((long long)(" + e + "))";
+  return fit(to, "(" + ct + ")(" + e + ")");
+}
+
+namespace {
+
+std::string mathFn(const char* name, DType t, const std::string& a) {
+  return std::string(name) + (isDouble(t) ? "" : "f") + "(" + a + ")";
+}
+
+std::string emitFloatOp(OpKind op, const std::vector<std::string>& a, DType t) {
+  std::string one = isDouble(t) ? "1.0" : "1.0f";
+  switch (op) {
+    case OpKind::Neg: return "(-" + a[0] + ")";
+    case OpKind::Abs: return mathFn("fabs", t, a[0]);
+    case OpKind::Exp: return mathFn("exp", t, a[0]);
+    case OpKind::Log: return mathFn("log", t, a[0]);
+    case OpKind::Sqrt: return mathFn("sqrt", t, a[0]);
+    case OpKind::Rsqrt: return "(" + one + " / " + mathFn("sqrt", t, a[0]) + ")";
+    case OpKind::Reciprocal: return "(" + one + " / " + a[0] + ")";
+    case OpKind::Tanh: return mathFn("tanh", t, a[0]);
+    case OpKind::Sin: return mathFn("sin", t, a[0]);
+    case OpKind::Cos: return mathFn("cos", t, a[0]);
+    case OpKind::Erf: return mathFn("erf", t, a[0]);
+    case OpKind::Floor: return mathFn("floor", t, a[0]);
+    case OpKind::Ceil: return mathFn("ceil", t, a[0]);
+    case OpKind::Round: return mathFn("rint", t, a[0]);
+    case OpKind::Sign: return "pr_sign(" + a[0] + ")";
+    case OpKind::IsNan: return "(" + a[0] + " != " + a[0] + ")";
+    case OpKind::IsInf: return "isinf(" + a[0] + ")";
+    case OpKind::IsFinite: return "isfinite(" + a[0] + ")";
+    case OpKind::Add: return "(" + a[0] + " + " + a[1] + ")";
+    case OpKind::Sub: return "(" + a[0] + " - " + a[1] + ")";
+    case OpKind::Mul: return "(" + a[0] + " * " + a[1] + ")";
+    case OpKind::Div: return "(" + a[0] + " / " + a[1] + ")";
+    case OpKind::Pow: return std::string(isDouble(t) ? "pow(" : "powf(") + a[0] + ", " + a[1] + ")";
+    case OpKind::Maximum: return "pr_max(" + a[0] + ", " + a[1] + ")";
+    case OpKind::Minimum: return "pr_min(" + a[0] + ", " + a[1] + ")";
+    default: return "";
+  }
+}
+
+std::string emitIntOp(OpKind op, const std::vector<std::string>& a, DType t) {
+  std::string ct = computeType(t);
+  switch (op) {
+    case OpKind::Neg: return "pr_sub((" + ct + ")0, " + a[0] + ")";
+    case OpKind::Abs: return "(" + a[0] + " < 0 ? pr_sub((" + ct + ")0, " + a[0] + ") : " + a[0] + ")";
+    case OpKind::Sign: return "pr_sign(" + a[0] + ")";
+    case OpKind::Floor:
+    case OpKind::Ceil:
+    case OpKind::Round: return a[0];
+    case OpKind::IsNan:
+    case OpKind::IsInf: return "false";
+    case OpKind::IsFinite: return "true";
+    case OpKind::Add: return "pr_add(" + a[0] + ", " + a[1] + ")";
+    case OpKind::Sub: return "pr_sub(" + a[0] + ", " + a[1] + ")";
+    case OpKind::Mul: return "pr_mul(" + a[0] + ", " + a[1] + ")";
+    case OpKind::Div: return "pr_idiv(" + a[0] + ", " + a[1] + ")";
+    case OpKind::Pow: return "pr_ipow(" + a[0] + ", " + a[1] + ")";
+    case OpKind::Maximum: return "pr_max(" + a[0] + ", " + a[1] + ")";
+    case OpKind::Minimum: return "pr_min(" + a[0] + ", " + a[1] + ")";
+    default: POLYRED_CHECK(false, "float math on integers (the verifier refuses it): " << opName(op));
+  }
+}
+
+std::string comparison(OpKind op) {
+  switch (op) {
+    case OpKind::Equal: return "==";
+    case OpKind::NotEqual: return "!=";
+    case OpKind::Less: return "<";
+    case OpKind::LessEqual: return "<=";
+    case OpKind::Greater: return ">";
+    case OpKind::GreaterEqual: return ">=";
+    default: return "";
+  }
+}
+
+}  // namespace
+
+std::string emitLiteral(const Scalar& v) {
+  if (v.type == DType::Bool) return v.i ? "true" : "false";
+  if (isInteger(v.type)) {
+    // The most negative values are written as differences: "-2147483648" would be the
+    // negation of a long literal, not an int.
+    if (v.i == INT64_MIN) return "(-9223372036854775807LL - 1)";
+    if (v.type != DType::Int64 && v.i == INT32_MIN) return "(-2147483647 - 1)";
+    return std::to_string(v.i) + (v.type == DType::Int64 ? "LL" : "");
+  }
+  bool dbl = isDouble(v.type);
+  if (std::isnan(v.f)) return dbl ? "__longlong_as_double(0x7ff8000000000000LL)" : "__int_as_float(0x7fc00000)";
+  if (std::isinf(v.f)) {
+    std::string inf = dbl ? "__longlong_as_double(0x7ff0000000000000LL)" : "__int_as_float(0x7f800000)";
+    return v.f < 0 ? "(-" + inf + ")" : inf;
+  }
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%a", v.f);  // exact hexadecimal float literal
+  return std::string(buf) + (dbl ? "" : "f");
+}
+
+std::string emitElementwise(OpKind op, const std::vector<std::string>& a, const std::vector<DType>& types,
+                            DType result) {
+  if (op == OpKind::Cast) return emitCast(a[0], types[0], result);
+  if (op == OpKind::Select) return fit(result, "(" + a[0] + " ? " + a[1] + " : " + a[2] + ")");
+  if (isComparison(op)) return "(" + a[0] + " " + comparison(op) + " " + a[1] + ")";
+  if (op == OpKind::LogicalNot) return "(" + a[0] + " == 0)";
+  if (op == OpKind::LogicalAnd) return "((" + a[0] + " != 0) && (" + a[1] + " != 0))";
+  if (op == OpKind::LogicalOr) return "((" + a[0] + " != 0) || (" + a[1] + " != 0))";
+  DType in = types[0];
+  std::string e = isFloat(in) ? emitFloatOp(op, a, in) : emitIntOp(op, a, in);
+  POLYRED_CHECK(!e.empty(), "no CUDA for op " << opName(op));
+  if (isPredicate(op)) return e;
+  return fit(result, e);
+}
+
+std::string scalarExprToCuda(const ScalarExpr& e, DType t) {
+  switch (e.kind) {
+    case ScalarExpr::Kind::Arg: return e.arg == 0 ? "a" : "b";
+    case ScalarExpr::Kind::Const: return emitLiteral(e.value.castTo(t));
+    case ScalarExpr::Kind::Op: {
+      std::vector<std::string> a;
+      std::vector<DType> ts;
+      for (const auto& o : e.operands) {
+        a.push_back(scalarExprToCuda(*o, t));
+        ts.push_back(t);
+      }
+      bool boolean = isComparison(e.op) || isPredicate(e.op) || isLogical(e.op);
+      std::string r = emitElementwise(e.op, a, ts, boolean ? DType::Bool : t);
+      return boolean ? emitCast(r, DType::Bool, t) : r;
+    }
+  }
+  return "";
+}
+
+}  // namespace polyred

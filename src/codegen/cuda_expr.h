@@ -1,0 +1,31 @@
+// CUDA expressions for the IR's values.
+//
+// Takes: dtypes, literals, ops with already-emitted operand expressions, and a user
+// combiner's scalar expression. Gives: CUDA C++ expression text in the compute type
+// (float for f16/bf16, int for the narrow integers, with pr_fit_* rounding or wrapping
+// back to the dtype where the IR's semantics need it; docs/format.md). The kernel
+// emitter (codegen/cuda_emitter) and the tests use these; the device-side helpers they
+// call (pr_add, pr_f2int, ...) are in src/device/polyred_elementwise.cuh.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/dtype.h"
+#include "ir/ops.h"
+#include "ir/reduction.h"
+
+namespace polyred {
+
+// The C++ type a dtype computes in.
+std::string computeType(DType t);
+// An exact literal (hexadecimal floats; NaN and infinities through bit patterns).
+std::string emitLiteral(const Scalar& v);
+// `e` (a `from` value in its compute type) converted to `to` with the IR's rules.
+std::string emitCast(const std::string& e, DType from, DType to);
+std::string emitElementwise(OpKind op, const std::vector<std::string>& operands,
+                            const std::vector<DType>& operandTypes, DType result);
+// A user combiner over a (arg 0) and b (arg 1), in accumulator type t.
+std::string scalarExprToCuda(const ScalarExpr& e, DType t);
+
+}  // namespace polyred
