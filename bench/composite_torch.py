@@ -75,6 +75,26 @@ class Composite:
     def has_writes(self):
         return any(op["name"] in ("Assign", "InplaceAssign") for op in self.ops)
 
+    THRESHOLDS = ("Less", "LessEqual", "Greater", "GreaterEqual", "GkDropout")
+
+    def thresholded_outputs(self):
+        """Indices of the outputs that depend on a comparison against a threshold (a
+        dropout mask: LessEqual of a random tensor and the keep probability, GkDropout).
+        A peer that reorders the arithmetic before the comparison may flip the few
+        elements that lie on the threshold, so these are compared by their kept
+        fraction, not element by element (bench/peers_torch.py, check)."""
+        producer = {d["tensor_name"]: op for op in self.ops for d in op["output_desc"]}
+        memo = {}
+
+        def depends(name):
+            if name not in memo:
+                op = producer.get(name)
+                memo[name] = False
+                memo[name] = op is not None and (op["name"] in self.THRESHOLDS or any(
+                    depends(d["tensor_name"]) for arg in (op.get("input_desc") or []) for d in arg))
+            return memo[name]
+        return [k for k, name in enumerate(self.outputs) if depends(name)]
+
     def dtypes(self):
         """Every dtype name the graph mentions."""
         names = {d["data_type"] for d in self.inputs}

@@ -21,7 +21,9 @@ floor the fastest trivial kernel of the run; SoL efficiency = SoL / polyred time
 limit = the practical limit (bench/stream_meter.cu: the best plain streaming kernel
 reading the case's input bytes and writing its output bytes, same run) / polyred time;
 speedup over a peer = peer time / polyred time. A peer's time counts only if its result
-passed its check; a wrong result is shown as WRONG and listed at the end.
+passed its check; a wrong result is shown as WRONG and listed at the end. "(mask)": a
+dropout mask that a peer's reordered arithmetic flips on the threshold, compared by its
+kept fraction and the other outputs (bench/peers_torch.py).
 
 Pure Python (no numpy); plots need matplotlib, optional unless --require-plots.
 """
@@ -89,7 +91,8 @@ def torch_peers(rec):
         if rec.get(label + "_error"):
             out[label] = dict(error=rec[label + "_error"])
         elif rec.get(label + "_us") is not None:
-            out[label] = peer_entry(rec[label + "_us"], rec.get(label + "_ok"), rec.get(label + "_rel_err"))
+            out[label] = peer_entry(rec[label + "_us"], rec.get(label + "_ok"), rec.get(label + "_rel_err"),
+                                    check=rec.get(label + "_check", "elementwise"))
         elif rec.get("error") or rec.get("skipped"):
             out[label] = dict(error=rec.get("error") or "skipped: " + rec["skipped"])
     return out
@@ -332,7 +335,9 @@ def peer_cell(p):
         return "-"
     if p.get("error"):
         return "skipped" if "budget" in p["error"] else "timeout" if "Timeout" in p["error"] else "error"
-    return fmt_us(p["us"]) if p.get("ok") else f"WRONG ({fmt_us(p['us'])})"
+    # "mask": a dropout mask compared by its kept fraction (bench/peers_torch.py, check)
+    mark = " (mask)" if p.get("check") == "mask" else ""
+    return (fmt_us(p["us"]) + mark) if p.get("ok") else f"WRONG ({fmt_us(p['us'])})"
 
 
 def polyred_cell(c):
