@@ -92,7 +92,9 @@ struct CompareResult {
 // Compares elementwise; a dtype or shape difference is a mismatch of the whole tensor
 // (ok = false, mismatches = expected.size()).
 // `magnitude`, when given, is asked only about elements outside the plain bound.
+// `only`, when given (one flag per element), restricts the comparison to the flagged
+// elements: a sampled check compares what it ran without touching the rest.
 CompareResult compareTensors(const HostTensor& got, const HostTensor& expected, Tolerance tol,
-                             const MagnitudeAt& magnitude = {});
+                             const MagnitudeAt& magnitude = {}, const std::vector<bool>* only = nullptr);
 
 }  // namespace polyred
