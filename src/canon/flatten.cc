@@ -379,6 +379,13 @@ CanonicalSpace canonicalSpace(const Shape& shape, const std::vector<int64_t>& ax
 
 KernelPlan flattenReductions(const Graph& g, const ReductionGroup& group, const Materialized& materialized) {
   POLYRED_CHECK(!group.nodes.empty(), "flattenReductions without reductions");
+  for (int n : group.nodes) {
+    const Node& node = g.nodes[static_cast<size_t>(n)];
+    if (node.reduction && node.reduction->isTuple())
+      throw UnsupportedError(g.sourceFile, node.name.empty() ? node.reduction->name : node.name,
+                             "tuple reductions (" + node.reduction->name +
+                                 ") are computed by the reference interpreter but not lowered to kernels yet");
+  }
   const Node& first = g.nodes[static_cast<size_t>(group.nodes[0])];
   const Shape& shape = g.tensor(first.inputs[0]).shape;
   AxisSplit split = splitAxes(shape, first.axes);
