@@ -46,6 +46,7 @@
 #include "frontend/builder.h"
 #include "frontend/composite_expansions.h"
 #include "frontend/composite_index_ops.h"
+#include "frontend/composite_tuple_ops.h"
 #include "frontend/composite_names.h"
 #include "support/error.h"
 #include "support/printable.h"
@@ -378,6 +379,7 @@ class Reader : public ExpansionSink {
     for (const CompositeReduceName& o : compositeReduceNames()) names.emplace_back(o.name);
     for (std::string_view n : expandedOpNames()) names.emplace_back(n);
     for (std::string_view n : indexOpNames()) names.emplace_back(n);
+    for (std::string_view n : tupleOpNames()) names.emplace_back(n);
     return names;
   }
 
@@ -388,13 +390,17 @@ class Reader : public ExpansionSink {
     op_ = name + " #" + std::to_string(index);
     const CompositeReduceName* reduce = findCompositeReduce(name);
     const CompositeOpName* plain = findCompositeOp(name);
-    const bool expanded = isExpandedOp(name), indexOp = isIndexOp(name);
-    if (!reduce && !plain && !expanded && !indexOp && name != "InplaceAssign") rejectOp(name);
+    const bool expanded = isExpandedOp(name), indexOp = isIndexOp(name), tupleOp = isTupleOp(name);
+    if (!reduce && !plain && !expanded && !indexOp && !tupleOp && name != "InplaceAssign") rejectOp(name);
 
     const Attrs attrs = readAttrs(op);
     std::vector<TensorId> ins;
     for (const TensorDesc& d : readDescLists(optionalField(op, "input_desc"), "input_desc"))
       ins.push_back(resolve(d));
+    if (tupleOp) {
+      readTupleOp(name, attrs, ins, op);
+      return;
+    }
     const TensorDesc out = readOutputDesc(op);
     if (reduce) readReduce(reduce->combiner, attrs, ins, out);
     else if (plain) readPlain(plain->kind, attrs, ins, out);
@@ -545,6 +551,42 @@ class Reader : public ExpansionSink {
       fail("output is declared " + std::string(dtypeName(out.dtype)) + toString(out.shape) + " but " + name +
            " computes " + std::string(dtypeName(r.dtype)) + toString(r.shape));
     addNode(std::move(r.last), out);
+  }
+
+  // Argmax, Argmin, ArgMaxWithValue, ArgMinWithValue (frontend/composite_tuple_ops):
+  // one Reduce node per declared output, in order.
+  void readTupleOp(const std::string& name, const Attrs& attrs, const std::vector<TensorId>& ins, const Json& op) {
+    TupleOpAttrs a;
+    if (const Json* v = attr(attrs, "axis")) a.axis = readInt(*v, "axis");
+    if (const Json* v = attr(attrs, "output_type")) a.outputType = dtypeNamed(readString(*v, "output_type"));
+    if (const Json* v = attr(attrs, "keep_dims")) a.keepDims = readBool(*v, "keep_dims");
+    std::vector<TupleOpOutput> results;
+    try {
+      results = expandTupleOp(name, ins, a, *this, op_);
+    } catch (const Error& err) {
+      throw err.inFile(file_);
+    }
+    const Json& outs = array(field(op, "output_desc"), "output_desc");
+    if (outs.size() != results.size())
+      fail("must have " + std::to_string(results.size()) + " output(s), has " + std::to_string(outs.size()));
+    for (size_t k = 0; k < results.size(); ++k) {
+      const TensorDesc out = readDesc(outs[k]);
+      TupleOpOutput& r = results[k];
+      if (r.dtype != out.dtype)
+        fail("output " + std::to_string(k) + " is declared " + std::string(dtypeName(out.dtype)) + " but " + name +
+             " computes " + std::string(dtypeName(r.dtype)));
+      if (r.shape == out.shape) {
+        addNode(std::move(r.node), out);
+        continue;
+      }
+      if (!r.shape.empty() || out.shape != Shape{1})
+        fail("output " + std::to_string(k) + " is declared " + toString(out.shape) + " but " + name + " computes " +
+             toString(r.shape));
+      Node reshape;  // a full reduction declared [1], as for ReduceSum
+      reshape.kind = OpKind::Reshape;
+      reshape.inputs = {add(std::move(r.node), {}, out.dtype)};
+      addNode(std::move(reshape), out);
+    }
   }
 
   void readExpanded(const std::string& name, const Attrs& attrs, const std::vector<TensorId>& ins,
