@@ -4,6 +4,7 @@
 #include <map>
 #include <sstream>
 
+#include "ir/tuple_reduction.h"
 #include "poly/isl_support.h"
 #include "support/error.h"
 #include "support/printable.h"
@@ -253,12 +254,15 @@ void assignPasses(KernelPlan& plan) {
     const BodyValue& b = plan.body[v];
     if (b.kind == BodyValue::Kind::Reduced) {
       const ReductionOutput& r = plan.reductions[static_cast<size_t>(b.reduction)];
-      POLYRED_CHECK(static_cast<size_t>(r.value) < v, "a total is read before its reduction is lowered");
-      pass[v] = pass[static_cast<size_t>(r.value)] + 1;
+      for (int x : r.values.empty() ? std::vector<int>{r.value} : r.values) {
+        POLYRED_CHECK(static_cast<size_t>(x) < v, "a total is read before its reduction is lowered");
+        pass[v] = std::max(pass[v], pass[static_cast<size_t>(x)] + 1);
+      }
     }
     for (int o : b.operands) pass[v] = std::max(pass[v], pass[static_cast<size_t>(o)]);
   }
-  for (ReductionOutput& r : plan.reductions) r.stage = pass[static_cast<size_t>(r.value)];
+  for (ReductionOutput& r : plan.reductions)
+    for (int x : r.values.empty() ? std::vector<int>{r.value} : r.values) r.stage = std::max(r.stage, pass[static_cast<size_t>(x)]);
   for (ElementwiseOutput& s : plan.stores) s.pass = pass[static_cast<size_t>(s.value)];
 }
 
@@ -379,13 +383,6 @@ CanonicalSpace canonicalSpace(const Shape& shape, const std::vector<int64_t>& ax
 
 KernelPlan flattenReductions(const Graph& g, const ReductionGroup& group, const Materialized& materialized) {
   POLYRED_CHECK(!group.nodes.empty(), "flattenReductions without reductions");
-  for (int n : group.nodes) {
-    const Node& node = g.nodes[static_cast<size_t>(n)];
-    if (node.reduction && node.reduction->isTuple())
-      throw UnsupportedError(g.sourceFile, node.name.empty() ? node.reduction->name : node.name,
-                             "tuple reductions (" + node.reduction->name +
-                                 ") are computed by the reference interpreter but not lowered to kernels yet");
-  }
   const Node& first = g.nodes[static_cast<size_t>(group.nodes[0])];
   const Shape& shape = g.tensor(first.inputs[0]).shape;
   AxisSplit split = splitAxes(shape, first.axes);
@@ -406,6 +403,12 @@ KernelPlan flattenReductions(const Graph& g, const ReductionGroup& group, const 
     ReductionOutput r;
     r.reduction = *n.reduction;
     r.value = body.lower(n.inputs[0], idx);
+    if (n.reduction->isTuple() && !n.reduction->tuple->commutative)
+      throw UnsupportedError(g.sourceFile, n.name.empty() ? n.reduction->name : n.name,
+                             "an ordered (non-commutative) tuple reduction is not lowered to kernels yet: threads "
+                             "accumulate interleaved elements (the reference interpreter computes it)");
+    r.values = {r.value};
+    for (size_t k = 1; k < n.inputs.size(); ++k) r.values.push_back(body.lower(n.inputs[k], idx));
     r.outType = g.tensor(n.output).dtype;
     if (auto m = materialized.find(node); m != materialized.end()) r.temporary = m->second;
     slotOf[node] = static_cast<int>(plan.reductions.size());

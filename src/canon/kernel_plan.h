@@ -64,6 +64,9 @@ struct BodyValue {
 struct ReductionOutput {
   Reduction reduction;
   int value = -1;      // the body value combined over j
+  // A tuple reduction (reduction.tuple): its element inputs, one body value each
+  // (values[0] == value); a scalar reduction has values == {value}.
+  std::vector<int> values;
   int output = -1;     // index into Graph::outputs (stored at flat offset i), or -1
   int temporary = -1;  // index into KernelPartition::temporaries (also stored at i), or -1
   DType outType = DType::Float32;  // the reduction node's declared result type
@@ -103,6 +106,10 @@ struct KernelPlan {
   int loadsOfPass(int pass) const;
 
   std::string toString(const Graph& g) const;
+  // Whether a reduction is a tuple (ir/tuple_reduction.h): such a kernel combines its
+  // blocks in block order through the partials (the deterministic protocol) and is
+  // not vectorized.
+  bool hasTupleReduction() const;
 };
 
 // A reduction result materialized in global memory for later kernels.

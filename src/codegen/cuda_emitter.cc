@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "codegen/tuple_emitter.h"
 #include "device/polyred_reduce_layout.cuh"
 #include "support/error.h"
 #include "support/printable.h"
@@ -49,6 +50,8 @@ std::string fit(DType t, const std::string& e) {
   }
 }
 
+}  // namespace
+
 std::string emitCast(const std::string& e, DType from, DType to) {
   if (from == to) return e;
   if (to == DType::Bool) return "(" + e + " != 0)";
@@ -64,6 +67,8 @@ std::string emitCast(const std::string& e, DType from, DType to) {
   if (!isFloat(from) && to == DType::BFloat16) return "pr_int_to_bfloat16((long long)(" + e + "))";
   return fit(to, "(" + ct + ")(" + e + ")");
 }
+
+namespace {
 
 std::string mathFn(const char* name, DType t, const std::string& a) {
   return std::string(name) + (isDouble(t) ? "" : "f") + "(" + a + ")";
@@ -215,6 +220,9 @@ class KernelEmitter {
     idx_ = k.index64 ? "long long" : "int";
     y_ = p_.form == CanonicalForm::YReduce;
     lanes_ = k.vector.accumulatorLanes;
+    // Tuples cannot use atomics: their blocks always combine through the partials, in
+    // block order (device/polyred_reduce.cuh, "Protocol").
+    o_.deterministic = o_.deterministic || p_.hasTupleReduction();
   }
 
   KernelSpec run() {
@@ -264,7 +272,29 @@ class KernelEmitter {
 
  private:
   bool isReduction() const { return p_.form != CanonicalForm::Elementwise; }
-  std::string accType(size_t r) const { return computeType(p_.reductions[r].reduction.accType); }
+  bool tuple(size_t r) const { return p_.reductions[r].reduction.isTuple(); }
+  std::string accType(size_t r) const {
+    return tuple(r) ? tupleTypeName(static_cast<int>(r)) : computeType(p_.reductions[r].reduction.accType);
+  }
+  std::string identity(size_t r) const {
+    const Reduction& red = p_.reductions[r].reduction;
+    return tuple(r) ? tupleIdentityLiteral(red, static_cast<int>(r)) : emitLiteral(red.identity);
+  }
+  // The accumulator's value as the Reduce node's result type (before its cast).
+  std::string result(size_t r, const std::string& total) const {
+    const ReductionOutput& ro = p_.reductions[r];
+    return emitCast(tuple(r) ? tupleFinalizeCall(static_cast<int>(r), total) : total, ro.reduction.accType, ro.outType);
+  }
+  // What element (value) contributes: the lifted tuple, or the value in accType.
+  std::string element(size_t r, const std::string& prefix) const {
+    const ReductionOutput& ro = p_.reductions[r];
+    if (tuple(r)) {
+      std::vector<std::string> args;
+      for (int v : ro.values) args.push_back(prefix + std::to_string(v));
+      return tupleLiftCall(static_cast<int>(r), args);
+    }
+    return emitCast(prefix + std::to_string(ro.value), p_.body[static_cast<size_t>(ro.value)].dtype, ro.reduction.accType);
+  }
   std::string functor(size_t r) const {
     const Reduction& red = p_.reductions[r].reduction;
     BuiltinCombiner c = red.builtin();
@@ -287,6 +317,10 @@ class KernelEmitter {
   void emitCombiners(std::ostream& os) {
     for (size_t r = 0; r < p_.reductions.size(); ++r) {
       const Reduction& red = p_.reductions[r].reduction;
+      if (red.isTuple()) {
+        os << tupleDefinitions(red, static_cast<int>(r));
+        continue;
+      }
       if (red.builtin() != BuiltinCombiner::None) continue;
       os << "// user-defined reduction " << comment(quotedName(red.name) + ": " + toString(*red.combiner)) << "\n";
       os << "struct Combine" << r << " {\n  __device__ " << accType(r) << " operator()(" << accType(r) << " a, "
@@ -357,7 +391,7 @@ class KernelEmitter {
     for (size_t r = 0; r < p_.reductions.size(); ++r) {
       const Reduction& red = p_.reductions[r].reduction;
       WorkspaceSpec ws;
-      int bytes = dtypeBytes(red.accType);
+      int bytes = red.isTuple() ? static_cast<int>(tupleBytes(red)) : dtypeBytes(red.accType);
       if (o_.deterministic) {
         ws.bytes = p_.M * k_.binding.GX * bytes;  // partials; contents never read before written
       } else {
@@ -454,7 +488,7 @@ class KernelEmitter {
     if (s == "Init") {
       for (size_t r = 0; r < p_.reductions.size(); ++r)
         for (int l = 0; l < lanes_; ++l)
-          os << in << acc(r, l) << " = " << emitLiteral(p_.reductions[r].reduction.identity) << ";  // Init\n";
+          os << in << acc(r, l) << " = " << identity(r) << ";  // Init\n";
     } else if (s == "BlockReduce") {
       // Lanes reduce one after another through the same shared memory (each block
       // reduction begins with a barrier).
@@ -519,7 +553,7 @@ class KernelEmitter {
     std::vector<std::string> results;
     for (size_t r = 0; r < p_.reductions.size(); ++r) {
       const ReductionOutput& ro = p_.reductions[r];
-      results.push_back(emitCast(totals[r], ro.reduction.accType, ro.outType));
+      results.push_back(result(r, totals[r]));
       if (ro.output >= 0) os << in << "pr_store(out" << ro.output << ", " << i << ", " << results.back() << ");\n";
       if (ro.temporary >= 0) os << in << "pr_store(tmp" << ro.temporary << ", " << i << ", " << results.back() << ");\n";
     }
@@ -568,6 +602,7 @@ class KernelEmitter {
   // reduce Red folds every lane into the thread's accumulator, a y-reduce Red each lane
   // into its own; an Elem stores the lanes as one access.
   void emitLanes(std::ostream& os, const AstUser& u, int d) {
+    POLYRED_CHECK(!p_.hasTupleReduction(), "a vectorized tuple reduction (vectorize.cc refuses them)");
     const int V = k_.vector.width;
     std::string in = indent(d), w = std::to_string(V), each = "#pragma unroll\n" + in + "  for (int l = 0; l < " + w + "; ++l) ";
     os << in << "{\n";
@@ -629,19 +664,14 @@ class KernelEmitter {
     if (k_.vector.width > 1) return emitLanes(os, u, d);  // Elem or Red
     std::string in = indent(d);
     std::vector<std::string> totals;
-    for (size_t r = 0; r < p_.reductions.size(); ++r) {
-      const ReductionOutput& ro = p_.reductions[r];
-      totals.push_back(emitCast("acc" + std::to_string(r), ro.reduction.accType, ro.outType));
-    }
+    for (size_t r = 0; r < p_.reductions.size(); ++r) totals.push_back(result(r, "acc" + std::to_string(r)));
     std::vector<bool> evaluated = p_.valuesOfPass(u.pass);
     os << in << "{\n";
     emitValues(os, p_.body, "v", u, totals, d + 1, &evaluated);
     for (size_t r = 0; r < p_.reductions.size(); ++r) {
       const ReductionOutput& ro = p_.reductions[r];
       if (ro.stage != u.pass) continue;
-      std::string x = emitCast("v" + std::to_string(ro.value), p_.body[static_cast<size_t>(ro.value)].dtype,
-                               ro.reduction.accType);
-      os << in << "  acc" << r << " = " << op(r) << "(acc" << r << ", " << x << ");\n";
+      os << in << "  acc" << r << " = " << op(r) << "(acc" << r << ", " << element(r, "v") << ");\n";
     }
     // Store offsets follow the load offsets in the statement's annotation.
     size_t store = static_cast<size_t>(p_.loadsOfPass(u.pass));
@@ -671,7 +701,7 @@ int64_t staticSharedBytes(const PolyKernel& k) {
                           : std::max(1, polyred_dev::RowsLayout::make(b.BX, b.BY).partial_slots());
   int64_t bytes = 0;
   for (const ReductionOutput& r : p.reductions) {
-    const int64_t acc = dtypeBytes(r.reduction.accType);
+    const int64_t acc = r.reduction.isTuple() ? tupleBytes(r.reduction) : dtypeBytes(r.reduction.accType);
     bytes += slots * acc;
     if (r.stage + 1 < p.passes()) bytes += (y ? b.BX : b.BY) * acc;  // totals of a row-resident pass
   }

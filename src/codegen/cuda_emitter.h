@@ -53,5 +53,8 @@ std::string computeType(DType t);
 std::string emitElementwise(OpKind op, const std::vector<std::string>& operands,
                             const std::vector<DType>& operandTypes, DType result);
 std::string emitLiteral(const Scalar& v);
+// Converts a compute-type expression of dtype `from` to dtype `to` (rounded, wrapped or
+// saturated as Scalar::castTo does).
+std::string emitCast(const std::string& e, DType from, DType to);
 
 }  // namespace polyred

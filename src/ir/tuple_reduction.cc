@@ -131,6 +131,11 @@ DType promoteTupleTypes(DType a, DType b, bool widen) {
   return DType::Int32;
 }
 
+TupleOpTyping tupleOpTyping(OpKind op, std::span<const DType> types) {
+  OpTyping t = typeOp(op, types, false);
+  return {t.result, t.operand};
+}
+
 DType tupleExprType(const ScalarExpr& e, std::span<const DType> a, std::span<const DType> b, std::span<const DType> in) {
   switch (e.kind) {
     case ScalarExpr::Kind::Arg: return (e.arg == 0 ? a : e.arg == 1 ? b : in)[static_cast<size_t>(e.field)];
