@@ -233,6 +233,27 @@ TEST(TupleKernels, CompositeFilesPassTheCpuCheckAndCompile) {
   EXPECT_GE(files, 4);
 }
 
+// The dtypes the CPU tests above do not run (float64, int64, bf16 and uint8 fields or
+// inputs) still give kernels NVRTC accepts (tests/gpu/tuple_gpu_test.cc runs them).
+TEST(TupleKernels, EveryAccumulatorTypeCompilesWithNvrtc) {
+  for (DType t : {DType::Float64, DType::Int64, DType::BFloat16, DType::UInt8, DType::Int32, DType::Bool}) {
+    GraphBuilder b("arg");
+    Value x = b.input("x", t, {5, 70001});
+    auto [imax, vmax] = b.argmaxWithValue(x, 1);
+    b.output(imax);
+    b.output(vmax);
+    b.output(b.argmin(x, 1, DType::Int64));
+    if (isFloat(t)) {
+      auto [var, mean] = b.varMean(x, {1}, 1);
+      b.output(var);
+      b.output(b.logSumExp(x, {1}));
+    }
+    CompiledGraph c = compileGraph(b.build(), CompileOptions{});
+    EXPECT_GT(blocksAlongJ(c), 1) << dtypeName(t);
+    expectNvrtcCompiles(c, std::string(dtypeName(t)));
+  }
+}
+
 TEST(TupleKernels, OrderedTuplesAreRefusedNotMiscompiled) {
   auto t = std::make_shared<TupleReduction>();
   t->name = "last";
