@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "frontend/composite_reader.h"
+#include "frontend/composite_writer.h"
 #include "interp/reference.h"
 #include "support/error.h"
 
@@ -117,4 +118,9 @@ TEST(CompositeTupleOps, BadDeclarationsAreRefusedWithAReason) {
     EXPECT_NE(e.find(c.reason), std::string::npos) << "want \"" << c.reason << "\", got \"" << e << "\"\n" << c.json;
     EXPECT_EQ(e.find("internal error"), std::string::npos) << e;
   }
+}
+
+TEST(CompositeTupleOps, TheWriterRefusesTupleReductions) {
+  Graph g = parseComposite(oneOp("Argmax", {2, 3}, "float32", {desc("i", {2}, "int32")}, Json::array()), "t.info");
+  EXPECT_THROW(writeComposite(g), UnsupportedError);
 }
