@@ -233,6 +233,33 @@ TEST(TupleKernels, CompositeFilesPassTheCpuCheckAndCompile) {
   EXPECT_GE(files, 4);
 }
 
+// A tuple total read by a later pass of the same kernel (layer norm from Welford: the
+// block allreduce of a tuple) and by a later kernel through a temporary (a y-reduce).
+TEST(TupleKernels, TupleTotalsFeedLaterPassesAndKernels) {
+  int rowResident = 0, materialized = 0;
+  for (Shape shape : {Shape{64, 1024}, Shape{8, 30000}, Shape{5000, 24}}) {
+    for (int64_t axis : {int64_t{1}, int64_t{0}}) {
+      GraphBuilder b("norm");
+      Value x = b.input("x", DType::Float32, shape);
+      auto [var, mean] = b.varMean(x, {axis}, 0, true);
+      Value eps = b.constant(Scalar::ofFloat(DType::Float32, 1e-5));
+      Value y = b.mul(b.sub(x, mean), b.unary(OpKind::Rsqrt, b.add(var, eps)));
+      b.output(y);
+      Value idx = b.argmax(y, axis, DType::Int32, true);
+      b.output(b.add(idx, b.constant(Scalar::ofInt(DType::Int32, 1))));
+      const std::string what = toString(shape) + " axis " + std::to_string(axis);
+      CompiledGraph c = compileGraph(b.build(), CompileOptions{});
+      CpuCheckReport r = checkOnCpu(c, /*seed=*/4, /*maxPoints=*/0, false);
+      EXPECT_TRUE(r.ok) << what << "\n" << r.message << c.partition.toString(c.graph);
+      expectNvrtcCompiles(c, what);
+      for (const PolyKernel& k : c.kernels) rowResident += k.plan.passes() > 1 && k.plan.hasTupleReduction();
+      materialized += !c.partition.temporaries.empty();
+    }
+  }
+  EXPECT_GT(rowResident, 0);
+  EXPECT_GT(materialized, 0);
+}
+
 // The dtypes the CPU tests above do not run (float64, int64, bf16 and uint8 fields or
 // inputs) still give kernels NVRTC accepts (tests/gpu/tuple_gpu_test.cc runs them).
 TEST(TupleKernels, EveryAccumulatorTypeCompilesWithNvrtc) {

@@ -253,6 +253,8 @@ class KernelEmitter {
   // BX * BY threads: the caller (a horizontally fused kernel) gives the block coordinates.
   KernelPart part(int n) {
     KernelPart kp;
+    // The parameters are also declared by the fused kernel, outside the namespace.
+    qualifier_ = "polyred_part" + std::to_string(n) + "::";
     kp.params = emitParams(kp.workspaces);
     std::ostringstream os;
     emitHeaderComment(os);
@@ -399,7 +401,7 @@ class KernelEmitter {
         ws.initPattern.resize(static_cast<size_t>(bytes));
         storeScalar(ws.initPattern.data(), red.accType, 0, red.identity);
       }
-      add(accType(r) + "* __restrict__ ", "ws" + std::to_string(r), std::move(ws));
+      add((tuple(r) ? qualifier_ : "") + accType(r) + "* __restrict__ ", "ws" + std::to_string(r), std::move(ws));
     }
     WorkspaceSpec tickets;
     tickets.bytes = k_.binding.tiles * 4;
@@ -688,6 +690,7 @@ class KernelEmitter {
   std::string idx_;
   bool y_ = false;
   int lanes_ = 1;  // accumulator lanes (Vectorization::accumulatorLanes)
+  std::string qualifier_;  // "polyred_part<n>::" for the types of a part's parameters
 };
 
 }  // namespace
