@@ -14,6 +14,9 @@
 
 namespace polyred {
 
+// The static shared memory one block may declare.
+constexpr int64_t kMaxStaticSharedBytes = 48 * 1024;
+
 std::string computeType(DType t) {
   switch (t) {
     case DType::Bool: return "bool";
@@ -226,6 +229,7 @@ class KernelEmitter {
   }
 
   KernelSpec run() {
+    checkSharedMemory();
     KernelSpec spec;
     spec.name = p_.name;
     spec.launch.grid = {static_cast<uint32_t>(k_.binding.GX), static_cast<uint32_t>(k_.binding.GY), 1};
@@ -252,6 +256,7 @@ class KernelEmitter {
   // The kernel as namespace polyred_part<n> { run(bx, by, params...) } for flat blocks of
   // BX * BY threads: the caller (a horizontally fused kernel) gives the block coordinates.
   KernelPart part(int n) {
+    checkSharedMemory();
     KernelPart kp;
     // The parameters are also declared by the fused kernel, outside the namespace.
     qualifier_ = "polyred_part" + std::to_string(n) + "::";
@@ -274,6 +279,15 @@ class KernelEmitter {
 
  private:
   bool isReduction() const { return p_.form != CanonicalForm::Elementwise; }
+  // Tuple accumulators are wider than scalars: a kernel with many of them could ask
+  // for more static shared memory than a block may declare.
+  void checkSharedMemory() const {
+    if (p_.hasTupleReduction() && staticSharedBytes(k_) > kMaxStaticSharedBytes)
+      throw UnsupportedError(g_.sourceFile, p_.name,
+                             "its tuple reductions need " + std::to_string(staticSharedBytes(k_)) +
+                                 " bytes of shared memory, more than a block's 48 KiB");
+  }
+
   bool tuple(size_t r) const { return p_.reductions[r].reduction.isTuple(); }
   std::string accType(size_t r) const {
     return tuple(r) ? tupleTypeName(static_cast<int>(r)) : computeType(p_.reductions[r].reduction.accType);

@@ -77,6 +77,8 @@ std::string tupleDefinitions(const Reduction& red, int r) {
      << "  static constexpr bool polyred_commutative = " << (t.commutative ? "true" : "false") << ";\n";
   for (size_t k = 0; k < f.size(); ++k) os << "  " << computeType(f[k]) << " f" << k << ";\n";
   os << "};\n";
+  // The host sizes workspaces and shared memory with tupleBytes: hold the device to it.
+  os << "static_assert(sizeof(" << T << ") == " << tupleBytes(red) << ", \"polyred: tuple layout differs from the host's\");\n";
   Sides combine;
   combine.names[0] = fieldNames("a", f.size());
   combine.names[1] = fieldNames("b", f.size());

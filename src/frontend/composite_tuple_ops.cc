@@ -6,11 +6,13 @@
 #include "frontend/builder.h"
 #include "ir/tuple_reduction.h"
 #include "support/error.h"
+#include "support/printable.h"
 
 namespace polyred {
 
 namespace {
-constexpr std::array<std::string_view, 4> kTupleOps = {"Argmax", "Argmin", "ArgMaxWithValue", "ArgMinWithValue"};
+constexpr std::array<std::string_view, 5> kTupleOps = {"Argmax", "Argmin", "ArgMaxWithValue", "ArgMinWithValue",
+                                                       "TupleReduce"};
 }  // namespace
 
 std::span<const std::string_view> tupleOpNames() { return kTupleOps; }
@@ -21,6 +23,7 @@ bool isTupleOp(std::string_view name) {
 
 std::vector<TupleOpOutput> expandTupleOp(std::string_view name, const std::vector<TensorId>& ins,
                                          const TupleOpAttrs& attrs, ExpansionSink& sink, const std::string& op) {
+  POLYRED_CHECK(name != "TupleReduce", "TupleReduce goes through expandDeclaredTuple");
   if (ins.size() != 1) throw Error("", op, "takes 1 input (the tensor to reduce), got " + std::to_string(ins.size()));
   const Tensor x = sink.tensor(ins[0]);  // a copy: adding the Iota may move the tensors
   const bool withValue = name == "ArgMaxWithValue" || name == "ArgMinWithValue";
@@ -59,6 +62,42 @@ std::vector<TupleOpOutput> expandTupleOp(std::string_view name, const std::vecto
     r.accType = tupleResultType(*tuple, result);
     n.reduction = std::move(r);
     outs.push_back({std::move(n), shape, result == 0 ? index : x.dtype});
+  }
+  return outs;
+}
+
+std::vector<TupleOpOutput> expandDeclaredTuple(const std::shared_ptr<const TupleReduction>& t,
+                                               const std::vector<TensorId>& ins, const std::vector<int64_t>& axes,
+                                               bool keepDims, ExpansionSink& sink, const std::string& op) {
+  if (ins.size() != t->inputs.size())
+    throw Error("", op, "tuple reduction " + quotedName(t->name) + " takes " + std::to_string(t->inputs.size()) +
+                            " input(s), got " + std::to_string(ins.size()));
+  const Shape shape = sink.tensor(ins[0]).shape;
+  for (size_t k = 0; k < ins.size(); ++k) {
+    const Tensor& x = sink.tensor(ins[k]);
+    if (x.dtype != t->inputs[k])
+      throw Error("", op, "input " + std::to_string(k) + " is " + std::string(dtypeName(x.dtype)) + ", tuple reduction " +
+                              quotedName(t->name) + " takes " + std::string(dtypeName(t->inputs[k])));
+    if (x.shape != shape) throw Error("", op, "the inputs of a tuple reduction must have one shape");
+  }
+  Shape out;
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (std::find(axes.begin(), axes.end(), static_cast<int64_t>(d)) == axes.end()) out.push_back(shape[d]);
+    else if (keepDims) out.push_back(1);
+  std::vector<TupleOpOutput> outs;
+  for (int result = 0; result < static_cast<int>(t->results.size()); ++result) {
+    Node n;
+    n.kind = OpKind::Reduce;
+    n.inputs = ins;
+    n.axes = axes;
+    n.keepDims = keepDims;
+    Reduction r;
+    r.name = t->name;
+    r.tuple = t;
+    r.result = result;
+    r.accType = tupleResultType(*t, result);
+    n.reduction = std::move(r);
+    outs.push_back({std::move(n), out, tupleResultType(*t, result)});
   }
   return outs;
 }
