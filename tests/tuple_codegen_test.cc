@@ -281,6 +281,31 @@ TEST(TupleKernels, EveryAccumulatorTypeCompilesWithNvrtc) {
   }
 }
 
+// The results of one tuple over the same values (ArgMaxWithValue, varMean) share one
+// accumulator: one Tuple struct, one block reduction, one workspace.
+TEST(TupleKernels, ResultsOfOneTupleShareTheAccumulator) {
+  GraphBuilder b("share");
+  Value x = b.input("x", DType::Float32, {4, 50000});
+  auto [idx, val] = b.argmaxWithValue(x, 1);
+  auto [var, mean] = b.varMean(x, {1}, 1);
+  for (Value v : {idx, val, var, mean}) b.output(v);
+  CompiledGraph c = compileGraph(b.build(), CompileOptions{});
+  ASSERT_EQ(c.kernels.size(), 1u);
+  const KernelPlan& p = c.kernels[0].plan;
+  ASSERT_EQ(p.reductions.size(), 4u);
+  EXPECT_EQ(p.reductions[0].sharesAccumulatorOf, -1);
+  EXPECT_EQ(p.reductions[1].sharesAccumulatorOf, 0);
+  EXPECT_EQ(p.reductions[2].sharesAccumulatorOf, -1);
+  EXPECT_EQ(p.reductions[3].sharesAccumulatorOf, 2);
+  const std::string& source = c.program.kernels.at(0).source;
+  EXPECT_EQ(source.find("struct alignas(8) Tuple1"), std::string::npos);
+  EXPECT_EQ(source.find("struct alignas(8) Tuple3"), std::string::npos);
+  EXPECT_EQ(c.program.kernels[0].workspaces.size(), 3u);  // two tuples' partials and the tickets
+  CpuCheckReport r = checkOnCpu(c, /*seed=*/8, /*maxPoints=*/0, false);
+  EXPECT_TRUE(r.ok) << r.message;
+  expectNvrtcCompiles(c, "share");
+}
+
 TEST(TupleKernels, OrderedTuplesAreRefusedNotMiscompiled) {
   auto t = std::make_shared<TupleReduction>();
   t->name = "last";

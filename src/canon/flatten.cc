@@ -411,6 +411,13 @@ KernelPlan flattenReductions(const Graph& g, const ReductionGroup& group, const 
     for (size_t k = 1; k < n.inputs.size(); ++k) r.values.push_back(body.lower(n.inputs[k], idx));
     r.outType = g.tensor(n.output).dtype;
     if (auto m = materialized.find(node); m != materialized.end()) r.temporary = m->second;
+    for (size_t q = 0; q < plan.reductions.size() && r.reduction.isTuple(); ++q) {
+      const ReductionOutput& o = plan.reductions[q];
+      if (o.sharesAccumulatorOf < 0 && o.reduction.tuple == r.reduction.tuple && o.values == r.values) {
+        r.sharesAccumulatorOf = static_cast<int>(q);
+        break;
+      }
+    }
     slotOf[node] = static_cast<int>(plan.reductions.size());
     plan.reductions.push_back(std::move(r));
   }

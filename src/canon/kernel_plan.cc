@@ -90,6 +90,7 @@ std::string KernelPlan::toString(const Graph& g) const {
       os << "  r" << r << ":" << dtypeName(ro.outType) << " = reduce." << printable(ro.reduction.name) << "<result "
          << ro.reduction.result << " of " << printable(ro.reduction.tuple->toString()) << "> over j of";
       for (int v : ro.values) os << " v" << v;
+      if (ro.sharesAccumulatorOf >= 0) os << " (the accumulator of r" << ro.sharesAccumulatorOf << ")";
     } else {
       os << "  r" << r << ":" << dtypeName(ro.outType) << " = reduce." << printable(ro.reduction.name) << "<acc "
          << dtypeName(ro.reduction.accType) << ", identity " << ro.reduction.identity.toString() << ", combiner "

@@ -71,6 +71,12 @@ struct ReductionOutput {
   int temporary = -1;  // index into KernelPartition::temporaries (also stored at i), or -1
   DType outType = DType::Float32;  // the reduction node's declared result type
   int stage = 0;  // the pass that accumulates it (row-resident kernels; else 0)
+  // A tuple reduction whose tuple and element values an earlier reduction of the plan
+  // already accumulates (ArgMaxWithValue's value beside its index, varMean's mean
+  // beside its variance): that one's index; this result is finalized from its total.
+  int sharesAccumulatorOf = -1;
+  // The reduction whose accumulator holds this one's total.
+  int holder(int self) const { return sharesAccumulatorOf >= 0 ? sharesAccumulatorOf : self; }
 };
 
 struct ElementwiseOutput {

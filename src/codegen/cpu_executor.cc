@@ -177,8 +177,11 @@ class BlockMachine {
   // caller casts to the output type).
   Scalar total(int t, size_t r, int lane = 0) {
     if (!isTuple(r)) return acc(t, r, lane);
-    return finalizeTuple(tupleOf(r), tupleAcc(t, r, lane), p_.reductions[r].reduction.result);
+    return finalizeTuple(tupleOf(r), tupleAcc(t, holder(r), lane), p_.reductions[r].reduction.result);
   }
+  // Whether reduction r accumulates (else it reads the tuple of its holder).
+  bool owns(size_t r) const { return p_.reductions[r].sharesAccumulatorOf < 0; }
+  size_t holder(size_t r) const { return static_cast<size_t>(p_.reductions[r].holder(static_cast<int>(r))); }
   // Whether thread t's accumulator r holds the row's total (after a block reduction).
   std::vector<bool>::reference holdsTotal(int t, size_t r, int lane = 0) { return holdsTotal_[accIndex(t, r, lane)]; }
   // The row (column) that lane `lane` of a Store/Contribute/Final at i handles.
@@ -361,7 +364,7 @@ class BlockMachine {
     totals.assign(p_.reductions.size(), Scalar{});
     for (size_t r = 0; r < p_.reductions.size(); ++r) {
       if (p_.reductions[r].stage >= n.pass) continue;
-      POLYRED_CHECK(holdsTotal(t, r), "pass " << n.pass << " reads the total of reduction " << r
+      POLYRED_CHECK(holdsTotal(t, holder(r)), "pass " << n.pass << " reads the total of reduction " << r
                                               << " in a thread that does not hold it");
       totals[r] = total(t, r).castTo(p_.reductions[r].outType);
     }
@@ -369,7 +372,7 @@ class BlockMachine {
     const std::vector<Scalar>& values = evaluate(p_.body, n, t, totals, -1, &evaluated);
     for (size_t r = 0; r < p_.reductions.size(); ++r) {
       const auto& ro = p_.reductions[r];
-      if (ro.stage != n.pass) continue;
+      if (ro.stage != n.pass || !owns(r)) continue;
       if (isTuple(r)) {
         std::array<Scalar, 8> element;
         POLYRED_CHECK(ro.values.size() <= element.size(), "a tuple with " << ro.values.size() << " element inputs");
@@ -409,7 +412,7 @@ class BlockMachine {
     bool y = p_.form == CanonicalForm::YReduce;
     int lanes = y ? b_.BY : b_.BX, groups = y ? b_.BX : b_.BY;
     for (size_t r = 0; r < p_.reductions.size(); ++r) {
-      if (p_.reductions[r].stage != n.pass) continue;
+      if (p_.reductions[r].stage != n.pass || !owns(r)) continue;
       const Reduction& red = p_.reductions[r].reduction;
       bool everyThread = p_.reductions[r].stage + 1 < p_.passes();
       for (int l = 0; l < lanes_; ++l)
@@ -440,7 +443,7 @@ class BlockMachine {
     for (size_t r = 0; r < p_.reductions.size(); ++r) {
       const Reduction& red = p_.reductions[r].reduction;
       if (isTuple(r)) {
-        tuplePartials_[r][static_cast<size_t>(i * b_.GX + bx)] = tupleAcc(t, r, lane);
+        if (owns(r)) tuplePartials_[r][static_cast<size_t>(i * b_.GX + bx)] = tupleAcc(t, r, lane);
         continue;
       }
       const Scalar& a = acc(t, r, lane);
@@ -465,7 +468,7 @@ class BlockMachine {
       const auto& ro = p_.reductions[r];
       Scalar total;
       if (isTuple(r)) {  // the partials of blocks 0, 1, ... in that order
-        const std::vector<TupleValue>& parts = tuplePartials_[r];
+        const std::vector<TupleValue>& parts = tuplePartials_[holder(r)];
         TupleValue sum = parts[static_cast<size_t>(i * b_.GX)];
         for (int64_t b = 1; b < b_.GX; ++b) sum = combineTuples(tupleOf(r), sum, parts[static_cast<size_t>(i * b_.GX + b)]);
         totals.push_back(finalizeTuple(tupleOf(r), sum, ro.reduction.result));

@@ -289,8 +289,11 @@ class KernelEmitter {
   }
 
   bool tuple(size_t r) const { return p_.reductions[r].reduction.isTuple(); }
+  // Whether reduction r has an accumulator of its own (else it reads its holder's).
+  bool owns(size_t r) const { return p_.reductions[r].sharesAccumulatorOf < 0; }
+  size_t holder(size_t r) const { return static_cast<size_t>(p_.reductions[r].holder(static_cast<int>(r))); }
   std::string accType(size_t r) const {
-    return tuple(r) ? tupleTypeName(static_cast<int>(r)) : computeType(p_.reductions[r].reduction.accType);
+    return tuple(r) ? tupleTypeName(static_cast<int>(holder(r))) : computeType(p_.reductions[r].reduction.accType);
   }
   std::string identity(size_t r) const {
     const Reduction& red = p_.reductions[r].reduction;
@@ -334,7 +337,7 @@ class KernelEmitter {
     for (size_t r = 0; r < p_.reductions.size(); ++r) {
       const Reduction& red = p_.reductions[r].reduction;
       if (red.isTuple()) {
-        os << tupleDefinitions(red, static_cast<int>(r));
+        os << tupleDefinitions(red, static_cast<int>(r), static_cast<int>(holder(r)));
         continue;
       }
       if (red.builtin() != BuiltinCombiner::None) continue;
@@ -405,6 +408,7 @@ class KernelEmitter {
       workspaces.push_back(std::move(ws));
     };
     for (size_t r = 0; r < p_.reductions.size(); ++r) {
+      if (!owns(r)) continue;
       const Reduction& red = p_.reductions[r].reduction;
       WorkspaceSpec ws;
       int bytes = red.isTuple() ? static_cast<int>(tupleBytes(red)) : dtypeBytes(red.accType);
@@ -436,6 +440,7 @@ class KernelEmitter {
   void emitDeclarations(std::ostream& os) {
     std::string smemFn = y_ ? "smem_y" : "smem_x";
     for (size_t r = 0; r < p_.reductions.size(); ++r) {
+      if (!owns(r)) continue;
       os << "  __shared__ " << accType(r) << " smem" << r << "[polyred_dev::" << smemFn << "<" << shape() << ">()];\n";
       if (broadcastsTotal(r))
         os << "  __shared__ " << accType(r) << " totals" << r << "[" << (y_ ? k_.binding.BX : k_.binding.BY) << "];\n";
@@ -503,13 +508,13 @@ class KernelEmitter {
     std::string in = indent(d);
     if (s == "Init") {
       for (size_t r = 0; r < p_.reductions.size(); ++r)
-        for (int l = 0; l < lanes_; ++l)
+        for (int l = 0; l < lanes_ && owns(r); ++l)
           os << in << acc(r, l) << " = " << identity(r) << ";  // Init\n";
     } else if (s == "BlockReduce") {
       // Lanes reduce one after another through the same shared memory (each block
       // reduction begins with a barrier).
       for (size_t r = 0; r < p_.reductions.size(); ++r) {
-        if (p_.reductions[r].stage != u.pass) continue;
+        if (p_.reductions[r].stage != u.pass || !owns(r)) continue;
         bool everyThread = broadcastsTotal(r);
         for (int l = 0; l < lanes_; ++l)
           os << in << acc(r, l) << " = polyred_dev::" << blockReduceFn(everyThread) << "<" << accType(r) << ", "
@@ -519,12 +524,12 @@ class KernelEmitter {
     } else if (s == "Store") {
       for (int l = 0; l < lanes_; ++l) {
         std::vector<std::string> totals;
-        for (size_t r = 0; r < p_.reductions.size(); ++r) totals.push_back(acc(r, l));
+        for (size_t r = 0; r < p_.reductions.size(); ++r) totals.push_back(acc(holder(r), l));
         emitFinish(os, u, totals, row(i, l), l, d);
       }
     } else if (s == "Contribute") {
       for (size_t r = 0; r < p_.reductions.size(); ++r)
-        for (int l = 0; l < lanes_; ++l) {
+        for (int l = 0; l < lanes_ && owns(r); ++l) {
           if (o_.deterministic)
             os << in << "ws" << r << "[(" << row(i, l) << ") * " << k_.binding.GX << " + bx] = " << acc(r, l) << ";\n";
           else
@@ -542,8 +547,9 @@ class KernelEmitter {
         const std::string at = row(i, l), suffix = lanes_ > 1 ? "_" + std::to_string(l) : "";
         std::vector<std::string> totals;
         for (size_t r = 0; r < p_.reductions.size(); ++r) {
-          std::string v = "total" + std::to_string(r) + suffix;
+          std::string v = "total" + std::to_string(holder(r)) + suffix;
           totals.push_back(v);
+          if (!owns(r)) continue;
           if (o_.deterministic) {
             os << in << "  " << accType(r) << " " << v << " = ws" << r << "[(" << at << ") * " << k_.binding.GX << "];\n";
             os << in << "  for (" << idx_ << " b = 1; b < " << k_.binding.GX << "; ++b) " << v << " = " << op(r)
@@ -680,13 +686,13 @@ class KernelEmitter {
     if (k_.vector.width > 1) return emitLanes(os, u, d);  // Elem or Red
     std::string in = indent(d);
     std::vector<std::string> totals;
-    for (size_t r = 0; r < p_.reductions.size(); ++r) totals.push_back(result(r, "acc" + std::to_string(r)));
+    for (size_t r = 0; r < p_.reductions.size(); ++r) totals.push_back(result(r, "acc" + std::to_string(holder(r))));
     std::vector<bool> evaluated = p_.valuesOfPass(u.pass);
     os << in << "{\n";
     emitValues(os, p_.body, "v", u, totals, d + 1, &evaluated);
     for (size_t r = 0; r < p_.reductions.size(); ++r) {
       const ReductionOutput& ro = p_.reductions[r];
-      if (ro.stage != u.pass) continue;
+      if (ro.stage != u.pass || !owns(r)) continue;
       os << in << "  acc" << r << " = " << op(r) << "(acc" << r << ", " << element(r, "v") << ");\n";
     }
     // Store offsets follow the load offsets in the statement's annotation.
@@ -718,6 +724,7 @@ int64_t staticSharedBytes(const PolyKernel& k) {
                           : std::max(1, polyred_dev::RowsLayout::make(b.BX, b.BY).partial_slots());
   int64_t bytes = 0;
   for (const ReductionOutput& r : p.reductions) {
+    if (r.sharesAccumulatorOf >= 0) continue;  // no storage of its own
     const int64_t acc = r.reduction.isTuple() ? tupleBytes(r.reduction) : dtypeBytes(r.reduction.accType);
     bytes += slots * acc;
     if (r.stage + 1 < p.passes()) bytes += (y ? b.BX : b.BY) * acc;  // totals of a row-resident pass

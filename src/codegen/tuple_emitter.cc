@@ -67,7 +67,22 @@ std::vector<std::string> fieldNames(const std::string& var, size_t n) {
 
 std::string tupleTypeName(int r) { return "Tuple" + std::to_string(r); }
 
-std::string tupleDefinitions(const Reduction& red, int r) {
+namespace {
+std::string finalizeDefinition(const Reduction& red, int r, int holder) {
+  const std::vector<DType> f = fieldTypes(*red.tuple);
+  Sides fin;
+  fin.names[0] = fieldNames("a", f.size());
+  fin.types[0] = f;
+  Typed e = emitExpr(*red.tuple->results.at(static_cast<size_t>(red.result)).finalize, fin);
+  return "__device__ __forceinline__ " + computeType(e.type) + " finalize" + std::to_string(r) + "(const " +
+         tupleTypeName(holder) + "& a) { return " + e.code + "; }\n\n";
+}
+}  // namespace
+
+std::string tupleDefinitions(const Reduction& red, int r, int holder) {
+  if (holder != r)
+    return "// result " + std::to_string(red.result) + " of the tuple accumulated by reduction " + std::to_string(holder) +
+           "\n" + finalizeDefinition(red, r, holder);
   const TupleReduction& t = *red.tuple;
   const std::string T = tupleTypeName(r), R = std::to_string(r);
   const std::vector<DType> f = fieldTypes(t);
@@ -103,12 +118,7 @@ std::string tupleDefinitions(const Reduction& red, int r) {
     os << "  r.f" << k << " = " << emitCast(e.code, e.type, f[k]) << ";\n";
   }
   os << "  return r;\n}\n";
-  Sides fin;
-  fin.names[0] = fieldNames("a", f.size());
-  fin.types[0] = f;
-  Typed e = emitExpr(*t.results.at(static_cast<size_t>(red.result)).finalize, fin);
-  os << "__device__ __forceinline__ " << computeType(e.type) << " finalize" << R << "(const " << T << "& a) { return "
-     << e.code << "; }\n\n";
+  os << finalizeDefinition(red, r, r);
   return os.str();
 }
 

@@ -19,7 +19,9 @@
 namespace polyred {
 
 std::string tupleTypeName(int r);
-std::string tupleDefinitions(const Reduction& red, int r);
+// `holder`: the reduction whose Tuple<holder> accumulates r's tuple (r itself, or an
+// earlier one with the same tuple and values: then only finalize<r> is emitted).
+std::string tupleDefinitions(const Reduction& red, int r, int holder);
 std::string tupleIdentityLiteral(const Reduction& red, int r);
 // lift<r>(args...), `args` being compute-type expressions of the element inputs.
 std::string tupleLiftCall(int r, const std::vector<std::string>& args);
