@@ -405,6 +405,46 @@ TEST(DeviceLibraryCompile, BlockReductionsForEveryTypeCombinerAndShape) {
   }
 }
 
+// Tuple accumulators (generated Tuple<r> structs): every block reduction and allreduce
+// for odd block shapes, an 8-byte and a 24-byte tuple, shuffled word by word.
+TEST(DeviceLibraryCompile, TupleBlockReductionsForOddShapes) {
+  std::string source = std::string(kPrelude) + R"(
+struct alignas(8) ArgT { static constexpr bool polyred_tuple = true; static constexpr bool polyred_commutative = true;
+  float v; int i; };
+struct ArgOp { __device__ ArgT operator()(const ArgT& a, const ArgT& b) const {
+  const bool pick = a.v > b.v || (a.v == b.v && a.i < b.i); return pick ? a : b; } };
+struct alignas(8) WelT { static constexpr bool polyred_tuple = true; static constexpr bool polyred_commutative = true;
+  double n, m, q; };
+struct WelOp { __device__ WelT operator()(const WelT& a, const WelT& b) const {
+  const double n = a.n + b.n, d = b.m - a.m;
+  return n == 0 ? a : WelT{n, a.m + d * b.n / n, a.q + b.q + d * d * (a.n * b.n / n)}; } };
+)";
+  const std::vector<std::pair<int, int>> shapes = {{32, 1}, {96, 3}, {31, 33}, {1, 256}, {7, 1}, {16, 8}};
+  for (auto [bx, by] : shapes)
+    for (const char* t : {"ArgT", "WelT"}) {
+      const std::string T = t, Op = T == "ArgT" ? "ArgOp" : "WelOp", dims = std::to_string(bx) + ", " + std::to_string(by);
+      const std::string name = "tuple_" + T + "_" + std::to_string(bx) + "x" + std::to_string(by);
+      source += "extern \"C\" __global__ void " + name + "(" + T + "* p) {\n"
+                "  __shared__ " + T + " sx[smem_x<" + dims + ">()], sy[smem_y<" + dims + ">()], sa[smem_all<" + dims + ">()];\n"
+                "  __shared__ " + T + " tx[" + std::to_string(by) + "], ty[" + std::to_string(bx) + "];\n"
+                "  const int t = threadIdx.y * " + std::to_string(bx) + " + threadIdx.x;\n"
+                "  " + T + " v = p[t];\n"
+                "  p[t] = block_reduce_x<" + T + ", " + Op + ", " + dims + ">(v, " + Op + "(), sx);\n"
+                "  p[t + 2048] = block_reduce_y<" + T + ", " + Op + ", " + dims + ">(v, " + Op + "(), sy);\n"
+                "  p[t + 4096] = block_reduce_all<" + T + ", " + Op + ", " + dims + ">(v, " + Op + "(), sa);\n"
+                "  p[t + 6144] = block_allreduce_x<" + T + ", " + Op + ", " + dims + ">(v, " + Op + "(), sx, tx);\n"
+                "  p[t + 8192] = block_allreduce_y<" + T + ", " + Op + ", " + dims + ">(v, " + Op + "(), sy, ty);\n}\n";
+    }
+  const NvrtcResult r = compile(source, "tuple_block_reductions.cu");
+  EXPECT_EQ(r.log, "");
+  for (auto [bx, by] : shapes)
+    for (const char* t : {"ArgT", "WelT"}) {
+      const std::string kernel = "tuple_" + std::string(t) + "_" + std::to_string(bx) + "x" + std::to_string(by);
+      EXPECT_FALSE(kernelPtx(r.ptx, kernel).empty()) << kernel;
+    }
+  EXPECT_NE(kernelPtx(r.ptx, "tuple_WelT_96x3").find("shfl.sync"), std::string::npos);
+}
+
 TEST(DeviceLibraryCompile, CrossBlockProtocolsForEveryTypeAndCombiner) {
   const NvrtcResult r = compile(crossBlockSource(), "cross_block.cu");
   EXPECT_EQ(r.log, "");
@@ -459,6 +499,19 @@ TEST(DeviceLibraryCompile, UnsupportedUsesFailWithTheLibrarysMessage) {
        "__global__ void k(Pair* p) { atomic_combine(p, Pair{}, AddPairs{}); }",
        "polyred: accumulator type must be int, long long, float or double"},
       {"__global__ void k(short* p) { __shared__ short s[4]; p[0] = block_reduce_x<short, Sum<short>, 32, 1>(p[0], {}, s); }",
+       "polyred: a block reduction takes int, long long, float, double or a commutative tuple"},
+      // A tuple accumulator declared ordered (non-commutative): the butterflies would
+      // combine its lanes out of order.
+      {"struct alignas(8) Last { static constexpr bool polyred_tuple = true; static constexpr bool polyred_commutative = false;"
+       " float v; int seen; };\n"
+       "struct TakeLater { __device__ Last operator()(Last a, Last b) const { return b.seen ? b : a; } };\n"
+       "__global__ void k(Last* p) { __shared__ Last s[32]; p[0] = block_reduce_x<Last, TakeLater, 32, 1>(p[0], {}, s); }",
+       "polyred: a block reduction takes int, long long, float, double or a commutative tuple"},
+      // Tuples never take atomics (their blocks combine through the partials).
+      {"struct alignas(8) Arg { static constexpr bool polyred_tuple = true; static constexpr bool polyred_commutative = true;"
+       " float v; int i; };\n"
+       "struct Pick { __device__ Arg operator()(Arg a, Arg b) const { return a.v >= b.v ? a : b; } };\n"
+       "__global__ void k(Arg* p) { atomic_combine(p, Arg{}, Pick{}); }",
        "polyred: accumulator type must be int, long long, float or double"},
       {"__global__ void k(float* p) { __shared__ float s[64]; p[0] = block_reduce_y<float, Sum<float>, 64, 32>(p[0], {}, s); }",
        "polyred: block shape must have 1..1024 threads"},

@@ -19,6 +19,7 @@
 #include "driver/pipeline.h"
 #include "edge_value_cases.h"
 #include "frontend/composite_index_ops.h"
+#include "frontend/composite_tuple_ops.h"
 #include "frontend/builder.h"
 #include "frontend/composite_expansions.h"
 #include "frontend/composite_reader.h"
@@ -221,6 +222,7 @@ TEST(FormatDoc, ListsEveryOp) {
   EXPECT_TRUE(listed("InplaceAssign"));
   for (std::string_view name : expandedOpNames()) EXPECT_TRUE(listed(name)) << name;
   for (std::string_view name : indexOpNames()) EXPECT_TRUE(listed(name)) << name;
+  for (std::string_view name : tupleOpNames()) EXPECT_TRUE(listed(name)) << name;
   for (DType t : {DType::Bool, DType::Int8, DType::UInt8, DType::Int32, DType::Int64, DType::Float16, DType::BFloat16,
                   DType::Float32, DType::Float64})
     EXPECT_TRUE(listed(dtypeName(t))) << dtypeName(t);

@@ -4,6 +4,7 @@
 #include <map>
 #include <sstream>
 
+#include "ir/tuple_reduction.h"
 #include "support/isl_support.h"
 #include "support/error.h"
 #include "support/printable.h"
@@ -253,12 +254,15 @@ void assignPasses(KernelPlan& plan) {
     const BodyValue& b = plan.body[v];
     if (b.kind == BodyValue::Kind::Reduced) {
       const ReductionOutput& r = plan.reductions[static_cast<size_t>(b.reduction)];
-      POLYRED_CHECK(static_cast<size_t>(r.value) < v, "a total is read before its reduction is lowered");
-      pass[v] = pass[static_cast<size_t>(r.value)] + 1;
+      for (int x : r.values.empty() ? std::vector<int>{r.value} : r.values) {
+        POLYRED_CHECK(static_cast<size_t>(x) < v, "a total is read before its reduction is lowered");
+        pass[v] = std::max(pass[v], pass[static_cast<size_t>(x)] + 1);
+      }
     }
     for (int o : b.operands) pass[v] = std::max(pass[v], pass[static_cast<size_t>(o)]);
   }
-  for (ReductionOutput& r : plan.reductions) r.stage = pass[static_cast<size_t>(r.value)];
+  for (ReductionOutput& r : plan.reductions)
+    for (int x : r.values.empty() ? std::vector<int>{r.value} : r.values) r.stage = std::max(r.stage, pass[static_cast<size_t>(x)]);
   for (ElementwiseOutput& s : plan.stores) s.pass = pass[static_cast<size_t>(s.value)];
 }
 
@@ -399,8 +403,21 @@ KernelPlan flattenReductions(const Graph& g, const ReductionGroup& group, const 
     ReductionOutput r;
     r.reduction = *n.reduction;
     r.value = body.lower(n.inputs[0], idx);
+    if (n.reduction->isTuple() && !n.reduction->tuple->commutative)
+      throw UnsupportedError(g.sourceFile, n.name.empty() ? n.reduction->name : n.name,
+                             "an ordered (non-commutative) tuple reduction is not lowered to kernels yet: threads "
+                             "accumulate interleaved elements (the reference interpreter computes it)");
+    r.values = {r.value};
+    for (size_t k = 1; k < n.inputs.size(); ++k) r.values.push_back(body.lower(n.inputs[k], idx));
     r.outType = g.tensor(n.output).dtype;
     if (auto m = materialized.find(node); m != materialized.end()) r.temporary = m->second;
+    for (size_t q = 0; q < plan.reductions.size() && r.reduction.isTuple(); ++q) {
+      const ReductionOutput& o = plan.reductions[q];
+      if (o.sharesAccumulatorOf < 0 && o.reduction.tuple == r.reduction.tuple && o.values == r.values) {
+        r.sharesAccumulatorOf = static_cast<int>(q);
+        break;
+      }
+    }
     slotOf[node] = static_cast<int>(plan.reductions.size());
     plan.reductions.push_back(std::move(r));
   }

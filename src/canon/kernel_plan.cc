@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "ir/tuple_reduction.h"
 #include "support/printable.h"
 
 namespace polyred {
@@ -14,6 +15,10 @@ int KernelPlan::passes() const {
   return last + 1;
 }
 
+bool KernelPlan::hasTupleReduction() const {
+  return std::any_of(reductions.begin(), reductions.end(), [](const ReductionOutput& r) { return r.reduction.isTuple(); });
+}
+
 bool KernelPlan::hasStage(int s) const {
   return std::any_of(reductions.begin(), reductions.end(), [&](const ReductionOutput& r) { return r.stage == s; });
 }
@@ -21,7 +26,10 @@ bool KernelPlan::hasStage(int s) const {
 std::vector<bool> KernelPlan::valuesOfPass(int pass) const {
   std::vector<bool> used(body.size(), false);
   for (const ReductionOutput& r : reductions)
-    if (r.stage == pass) used[static_cast<size_t>(r.value)] = true;
+    if (r.stage == pass) {
+      used[static_cast<size_t>(r.value)] = true;
+      for (int v : r.values) used[static_cast<size_t>(v)] = true;
+    }
   for (const ElementwiseOutput& s : stores)
     if (s.pass == pass) used[static_cast<size_t>(s.value)] = true;
   for (size_t v = body.size(); v-- > 0;)  // operands precede their users
@@ -78,9 +86,16 @@ std::string KernelPlan::toString(const Graph& g) const {
   printValues(os, g, body, "v");
   for (size_t r = 0; r < reductions.size(); ++r) {
     const ReductionOutput& ro = reductions[r];
-    os << "  r" << r << ":" << dtypeName(ro.outType) << " = reduce." << printable(ro.reduction.name) << "<acc "
-       << dtypeName(ro.reduction.accType) << ", identity " << ro.reduction.identity.toString() << ", combiner "
-       << polyred::toString(*ro.reduction.combiner) << "> over j of v" << ro.value;
+    if (ro.reduction.isTuple()) {
+      os << "  r" << r << ":" << dtypeName(ro.outType) << " = reduce." << printable(ro.reduction.name) << "<result "
+         << ro.reduction.result << " of " << printable(ro.reduction.tuple->toString()) << "> over j of";
+      for (int v : ro.values) os << " v" << v;
+      if (ro.sharesAccumulatorOf >= 0) os << " (the accumulator of r" << ro.sharesAccumulatorOf << ")";
+    } else {
+      os << "  r" << r << ":" << dtypeName(ro.outType) << " = reduce." << printable(ro.reduction.name) << "<acc "
+         << dtypeName(ro.reduction.accType) << ", identity " << ro.reduction.identity.toString() << ", combiner "
+         << polyred::toString(*ro.reduction.combiner) << "> over j of v" << ro.value;
+    }
     if (passes() > 1) os << " (pass " << ro.stage << ")";
     if (ro.output >= 0) os << "  -> out %" << printable(g.tensor(g.outputs[static_cast<size_t>(ro.output)].tensor).name) << "[i]";
     if (ro.temporary >= 0) os << "  -> temporary" << ro.temporary << "[i]";

@@ -64,10 +64,19 @@ struct BodyValue {
 struct ReductionOutput {
   Reduction reduction;
   int value = -1;      // the body value combined over j
+  // A tuple reduction (reduction.tuple): its element inputs, one body value each
+  // (values[0] == value); a scalar reduction has values == {value}.
+  std::vector<int> values;
   int output = -1;     // index into Graph::outputs (stored at flat offset i), or -1
   int temporary = -1;  // index into KernelPartition::temporaries (also stored at i), or -1
   DType outType = DType::Float32;  // the reduction node's declared result type
   int stage = 0;  // the pass that accumulates it (row-resident kernels; else 0)
+  // A tuple reduction whose tuple and element values an earlier reduction of the plan
+  // already accumulates (ArgMaxWithValue's value beside its index, varMean's mean
+  // beside its variance): that one's index; this result is finalized from its total.
+  int sharesAccumulatorOf = -1;
+  // The reduction whose accumulator holds this one's total.
+  int holder(int self) const { return sharesAccumulatorOf >= 0 ? sharesAccumulatorOf : self; }
 };
 
 struct ElementwiseOutput {
@@ -103,6 +112,10 @@ struct KernelPlan {
   int loadsOfPass(int pass) const;
 
   std::string toString(const Graph& g) const;
+  // Whether a reduction is a tuple (ir/tuple_reduction.h): such a kernel combines its
+  // blocks in block order through the partials (the deterministic protocol) and is
+  // not vectorized.
+  bool hasTupleReduction() const;
 };
 
 // A reduction result materialized in global memory for later kernels.

@@ -43,7 +43,8 @@ std::map<int, int> reductionLevels(const Graph& g, const std::vector<std::set<in
   for (size_t n = 0; n < g.nodes.size(); ++n) {
     if (g.nodes[n].kind != OpKind::Reduce) continue;
     int l = 0;
-    for (int r : feeding[static_cast<size_t>(g.nodes[n].inputs[0])]) l = std::max(l, level.at(r) + 1);
+    for (TensorId in : g.nodes[n].inputs)  // a tuple reduction has several element inputs
+      for (int r : feeding[static_cast<size_t>(in)]) l = std::max(l, level.at(r) + 1);
     level[static_cast<int>(n)] = l;
   }
   return level;

@@ -6,6 +6,7 @@
 #include <numeric>
 #include <random>
 
+#include "ir/tuple_reduction.h"
 #include "poly/vectorize.h"
 #include "support/error.h"
 
@@ -117,6 +118,8 @@ class BlockMachine {
                std::vector<HostTensor>& temporaries, const CpuExecOptions& o, int slots, CpuExecResult& result)
       : g_(g), k_(k), p_(k.plan), b_(k.binding), inputs_(inputs), temporaries_(temporaries), o_(o), slots_(slots),
         result_(result) {
+    // Tuples combine their blocks through the partials, in block order (as the emitter).
+    det_ = o.deterministic || p_.hasTupleReduction();
     threads_ = b_.BX * b_.BY;
     lanes_ = k.vector.accumulatorLanes;
     vars_.assign(static_cast<size_t>(threads_ * slots_), 0);
@@ -124,8 +127,10 @@ class BlockMachine {
     holdsTotal_.assign(acc_.size(), false);
     for (const auto& r : p_.reductions) {
       workspace_.emplace_back(static_cast<size_t>(p_.M), r.reduction.identity);
-      partials_.emplace_back(o.deterministic ? static_cast<size_t>(p_.M * b_.GX) : 0, r.reduction.identity);
+      partials_.emplace_back(det_ && !r.reduction.isTuple() ? static_cast<size_t>(p_.M * b_.GX) : 0, r.reduction.identity);
+      tuplePartials_.emplace_back(r.reduction.isTuple() ? static_cast<size_t>(p_.M * b_.GX) : 0);
     }
+    if (p_.hasTupleReduction()) tupleAcc_.assign(acc_.size(), TupleValue{});
     tickets_.assign(static_cast<size_t>(b_.tiles), 0);
     for (int pass = 0; pass < p_.passes(); ++pass) {
       passValues_.push_back(p_.valuesOfPass(pass));
@@ -150,7 +155,7 @@ class BlockMachine {
   // After all blocks: the workspace must be back in its initial state.
   void checkWorkspaceRestored() const {
     for (unsigned t : tickets_) POLYRED_CHECK(t == 0, "a ticket counter was not reset");
-    if (o_.deterministic) return;
+    if (det_) return;
     for (size_t r = 0; r < workspace_.size(); ++r)
       for (const Scalar& s : workspace_[r])
         POLYRED_CHECK(s.identical(p_.reductions[r].reduction.identity), "workspace not restored to the identity");
@@ -164,6 +169,19 @@ class BlockMachine {
     return (static_cast<size_t>(t) * p_.reductions.size() + r) * static_cast<size_t>(lanes_) + static_cast<size_t>(lane);
   }
   Scalar& acc(int t, size_t r, int lane = 0) { return acc_[accIndex(t, r, lane)]; }
+  // A tuple reduction's accumulator (ir/tuple_reduction.h), evaluated in its field types.
+  TupleValue& tupleAcc(int t, size_t r, int lane = 0) { return tupleAcc_[accIndex(t, r, lane)]; }
+  bool isTuple(size_t r) const { return p_.reductions[r].reduction.isTuple(); }
+  const TupleReduction& tupleOf(size_t r) const { return *p_.reductions[r].reduction.tuple; }
+  // Thread t's accumulator r as the Reduce node's result (a tuple is finalized; the
+  // caller casts to the output type).
+  Scalar total(int t, size_t r, int lane = 0) {
+    if (!isTuple(r)) return acc(t, r, lane);
+    return finalizeTuple(tupleOf(r), tupleAcc(t, holder(r), lane), p_.reductions[r].reduction.result);
+  }
+  // Whether reduction r accumulates (else it reads the tuple of its holder).
+  bool owns(size_t r) const { return p_.reductions[r].sharesAccumulatorOf < 0; }
+  size_t holder(size_t r) const { return static_cast<size_t>(p_.reductions[r].holder(static_cast<int>(r))); }
   // Whether thread t's accumulator r holds the row's total (after a block reduction).
   std::vector<bool>::reference holdsTotal(int t, size_t r, int lane = 0) { return holdsTotal_[accIndex(t, r, lane)]; }
   // The row (column) that lane `lane` of a Store/Contribute/Final at i handles.
@@ -214,6 +232,7 @@ class BlockMachine {
         for (size_t r = 0; r < p_.reductions.size(); ++r)
           for (int l = 0; l < lanes_; ++l) {
             acc(t, r, l) = p_.reductions[r].reduction.identity;
+            if (isTuple(r)) tupleAcc(t, r, l) = tupleIdentity(tupleOf(r));
             holdsTotal(t, r, l) = false;
           }
       } else if ((s == "Elem" || s == "Red") && k_.vector.width > 1) {
@@ -223,7 +242,7 @@ class BlockMachine {
       } else if (s == "Store") {
         for (int l = 0; l < lanes_; ++l) {
           std::vector<Scalar> totals;
-          for (size_t r = 0; r < p_.reductions.size(); ++r) totals.push_back(acc(t, r, l));
+          for (size_t r = 0; r < p_.reductions.size(); ++r) totals.push_back(total(t, r, l));
           finish(n, t, totals, l);
         }
       } else if (s == "Contribute") {
@@ -298,6 +317,7 @@ class BlockMachine {
   // accumulators (Red: the thread's one, or the lane's own in a y-reduce) or stored at
   // base + lane (Elem).
   void lanes(const ExecNode& n, int t) {
+    POLYRED_CHECK(!p_.hasTupleReduction(), "a vectorized tuple reduction (vectorize.cc refuses them)");
     const int V = k_.vector.width;
     size_t storeOffsets = n.offsets.size() - p_.stores.size();
     for (int lane = 0; lane < V; ++lane) {
@@ -344,15 +364,23 @@ class BlockMachine {
     totals.assign(p_.reductions.size(), Scalar{});
     for (size_t r = 0; r < p_.reductions.size(); ++r) {
       if (p_.reductions[r].stage >= n.pass) continue;
-      POLYRED_CHECK(holdsTotal(t, r), "pass " << n.pass << " reads the total of reduction " << r
+      POLYRED_CHECK(holdsTotal(t, holder(r)), "pass " << n.pass << " reads the total of reduction " << r
                                               << " in a thread that does not hold it");
-      totals[r] = acc(t, r).castTo(p_.reductions[r].outType);
+      totals[r] = total(t, r).castTo(p_.reductions[r].outType);
     }
     const std::vector<bool>& evaluated = passValues_.at(static_cast<size_t>(n.pass));
     const std::vector<Scalar>& values = evaluate(p_.body, n, t, totals, -1, &evaluated);
     for (size_t r = 0; r < p_.reductions.size(); ++r) {
       const auto& ro = p_.reductions[r];
-      if (ro.stage != n.pass) continue;
+      if (ro.stage != n.pass || !owns(r)) continue;
+      if (isTuple(r)) {
+        std::array<Scalar, 8> element;
+        POLYRED_CHECK(ro.values.size() <= element.size(), "a tuple with " << ro.values.size() << " element inputs");
+        for (size_t k = 0; k < ro.values.size(); ++k) element[k] = values[static_cast<size_t>(ro.values[k])];
+        const TupleReduction& tr = tupleOf(r);
+        tupleAcc(t, r) = combineTuples(tr, tupleAcc(t, r), liftTuple(tr, std::span<const Scalar>(element.data(), ro.values.size())));
+        continue;
+      }
       Scalar x = values[static_cast<size_t>(ro.value)].castTo(ro.reduction.accType);
       acc(t, r) = ro.reduction.combine(acc(t, r), x);
     }
@@ -384,12 +412,21 @@ class BlockMachine {
     bool y = p_.form == CanonicalForm::YReduce;
     int lanes = y ? b_.BY : b_.BX, groups = y ? b_.BX : b_.BY;
     for (size_t r = 0; r < p_.reductions.size(); ++r) {
-      if (p_.reductions[r].stage != n.pass) continue;
+      if (p_.reductions[r].stage != n.pass || !owns(r)) continue;
       const Reduction& red = p_.reductions[r].reduction;
       bool everyThread = p_.reductions[r].stage + 1 < p_.passes();
       for (int l = 0; l < lanes_; ++l)
         for (int g = 0; g < groups; ++g) {
           auto thread = [&](int lane) { return y ? lane * b_.BX + g : g * b_.BX + lane; };
+          if (isTuple(r)) {
+            TupleValue sum = tupleAcc(thread(0), r, l);
+            for (int lane = 1; lane < lanes; ++lane) sum = combineTuples(tupleOf(r), sum, tupleAcc(thread(lane), r, l));
+            for (int lane = 0; lane < (everyThread ? lanes : 1); ++lane) {
+              tupleAcc(thread(lane), r, l) = sum;
+              holdsTotal(thread(lane), r, l) = true;
+            }
+            continue;
+          }
           Scalar total = acc(thread(0), r, l);
           for (int lane = 1; lane < lanes; ++lane) total = red.combine(total, acc(thread(lane), r, l));
           for (int lane = 0; lane < (everyThread ? lanes : 1); ++lane) {
@@ -405,8 +442,12 @@ class BlockMachine {
     int64_t bx = vars(t)[kBx];
     for (size_t r = 0; r < p_.reductions.size(); ++r) {
       const Reduction& red = p_.reductions[r].reduction;
+      if (isTuple(r)) {
+        if (owns(r)) tuplePartials_[r][static_cast<size_t>(i * b_.GX + bx)] = tupleAcc(t, r, lane);
+        continue;
+      }
       const Scalar& a = acc(t, r, lane);
-      if (o_.deterministic) partials_[r][static_cast<size_t>(i * b_.GX + bx)] = a;
+      if (det_) partials_[r][static_cast<size_t>(i * b_.GX + bx)] = a;
       else workspace_[r][static_cast<size_t>(i)] = red.combine(workspace_[r][static_cast<size_t>(i)], a);
     }
   }
@@ -426,7 +467,14 @@ class BlockMachine {
     for (size_t r = 0; r < p_.reductions.size(); ++r) {
       const auto& ro = p_.reductions[r];
       Scalar total;
-      if (o_.deterministic) {
+      if (isTuple(r)) {  // the partials of blocks 0, 1, ... in that order
+        const std::vector<TupleValue>& parts = tuplePartials_[holder(r)];
+        TupleValue sum = parts[static_cast<size_t>(i * b_.GX)];
+        for (int64_t b = 1; b < b_.GX; ++b) sum = combineTuples(tupleOf(r), sum, parts[static_cast<size_t>(i * b_.GX + b)]);
+        totals.push_back(finalizeTuple(tupleOf(r), sum, ro.reduction.result));
+        continue;
+      }
+      if (det_) {
         total = partials_[r][static_cast<size_t>(i * b_.GX)];
         for (int64_t b = 1; b < b_.GX; ++b) total = ro.reduction.combine(total, partials_[r][static_cast<size_t>(i * b_.GX + b)]);
       } else {
@@ -461,6 +509,9 @@ class BlockMachine {
   std::vector<int64_t> vars_;
   std::vector<Scalar> acc_;
   std::vector<std::vector<Scalar>> workspace_, partials_;
+  std::vector<TupleValue> tupleAcc_;                    // like acc_, for tuple reductions
+  std::vector<std::vector<TupleValue>> tuplePartials_;  // per reduction: M * GX partials of tuples
+  bool det_ = false;  // the deterministic protocol (asked for, or a tuple reduction)
   std::vector<unsigned> tickets_;
   std::vector<Scalar> bodyValues_, epilogueValues_, passTotals_;  // reused buffers
   std::vector<std::vector<bool>> passValues_;  // the body values each pass evaluates

@@ -7,11 +7,15 @@
 #include <set>
 #include <sstream>
 
+#include "codegen/tuple_emitter.h"
 #include "device/polyred_reduce_layout.cuh"
 #include "support/error.h"
 #include "support/printable.h"
 
 namespace polyred {
+
+// The static shared memory one block may declare.
+constexpr int64_t kMaxStaticSharedBytes = 48 * 1024;
 
 namespace {
 
@@ -42,9 +46,13 @@ class KernelEmitter {
     idx_ = k.index64 ? "long long" : "int";
     y_ = p_.form == CanonicalForm::YReduce;
     lanes_ = k.vector.accumulatorLanes;
+    // Tuples cannot use atomics: their blocks always combine through the partials, in
+    // block order (device/polyred_reduce.cuh, "Protocol").
+    o_.deterministic = o_.deterministic || p_.hasTupleReduction();
   }
 
   KernelSpec run() {
+    checkSharedMemory();
     KernelSpec spec;
     spec.name = p_.name;
     spec.launch.grid = {static_cast<uint32_t>(k_.binding.GX), static_cast<uint32_t>(k_.binding.GY), 1};
@@ -71,7 +79,10 @@ class KernelEmitter {
   // The kernel as namespace polyred_part<n> { run(bx, by, params...) } for flat blocks of
   // BX * BY threads: the caller (a horizontally fused kernel) gives the block coordinates.
   KernelPart part(int n) {
+    checkSharedMemory();
     KernelPart kp;
+    // The parameters are also declared by the fused kernel, outside the namespace.
+    qualifier_ = "polyred_part" + std::to_string(n) + "::";
     kp.params = emitParams(kp.workspaces);
     std::ostringstream os;
     emitHeaderComment(os);
@@ -91,7 +102,41 @@ class KernelEmitter {
 
  private:
   bool isReduction() const { return p_.form != CanonicalForm::Elementwise; }
-  std::string accType(size_t r) const { return computeType(p_.reductions[r].reduction.accType); }
+  // Tuple accumulators are wider than scalars: a kernel with many of them could ask
+  // for more static shared memory than a block may declare.
+  void checkSharedMemory() const {
+    if (p_.hasTupleReduction() && staticSharedBytes(k_) > kMaxStaticSharedBytes)
+      throw UnsupportedError(g_.sourceFile, p_.name,
+                             "its tuple reductions need " + std::to_string(staticSharedBytes(k_)) +
+                                 " bytes of shared memory, more than a block's 48 KiB");
+  }
+
+  bool tuple(size_t r) const { return p_.reductions[r].reduction.isTuple(); }
+  // Whether reduction r has an accumulator of its own (else it reads its holder's).
+  bool owns(size_t r) const { return p_.reductions[r].sharesAccumulatorOf < 0; }
+  size_t holder(size_t r) const { return static_cast<size_t>(p_.reductions[r].holder(static_cast<int>(r))); }
+  std::string accType(size_t r) const {
+    return tuple(r) ? tupleTypeName(static_cast<int>(holder(r))) : computeType(p_.reductions[r].reduction.accType);
+  }
+  std::string identity(size_t r) const {
+    const Reduction& red = p_.reductions[r].reduction;
+    return tuple(r) ? tupleIdentityLiteral(red, static_cast<int>(r)) : emitLiteral(red.identity);
+  }
+  // The accumulator's value as the Reduce node's result type (before its cast).
+  std::string result(size_t r, const std::string& total) const {
+    const ReductionOutput& ro = p_.reductions[r];
+    return emitCast(tuple(r) ? tupleFinalizeCall(static_cast<int>(r), total) : total, ro.reduction.accType, ro.outType);
+  }
+  // What element (value) contributes: the lifted tuple, or the value in accType.
+  std::string element(size_t r, const std::string& prefix) const {
+    const ReductionOutput& ro = p_.reductions[r];
+    if (tuple(r)) {
+      std::vector<std::string> args;
+      for (int v : ro.values) args.push_back(prefix + std::to_string(v));
+      return tupleLiftCall(static_cast<int>(r), args);
+    }
+    return emitCast(prefix + std::to_string(ro.value), p_.body[static_cast<size_t>(ro.value)].dtype, ro.reduction.accType);
+  }
   std::string functor(size_t r) const {
     const Reduction& red = p_.reductions[r].reduction;
     BuiltinCombiner c = red.builtin();
@@ -114,6 +159,10 @@ class KernelEmitter {
   void emitCombiners(std::ostream& os) {
     for (size_t r = 0; r < p_.reductions.size(); ++r) {
       const Reduction& red = p_.reductions[r].reduction;
+      if (red.isTuple()) {
+        os << tupleDefinitions(red, static_cast<int>(r), static_cast<int>(holder(r)));
+        continue;
+      }
       if (red.builtin() != BuiltinCombiner::None) continue;
       os << "// user-defined reduction " << comment(quotedName(red.name) + ": " + toString(*red.combiner)) << "\n";
       os << "struct Combine" << r << " {\n  __device__ " << accType(r) << " operator()(" << accType(r) << " a, "
@@ -182,9 +231,10 @@ class KernelEmitter {
       workspaces.push_back(std::move(ws));
     };
     for (size_t r = 0; r < p_.reductions.size(); ++r) {
+      if (!owns(r)) continue;
       const Reduction& red = p_.reductions[r].reduction;
       WorkspaceSpec ws;
-      int bytes = dtypeBytes(red.accType);
+      int bytes = red.isTuple() ? static_cast<int>(tupleBytes(red)) : dtypeBytes(red.accType);
       if (o_.deterministic) {
         ws.bytes = p_.M * k_.binding.GX * bytes;  // partials; contents never read before written
       } else {
@@ -192,7 +242,7 @@ class KernelEmitter {
         ws.initPattern.resize(static_cast<size_t>(bytes));
         storeScalar(ws.initPattern.data(), red.accType, 0, red.identity);
       }
-      add(accType(r) + "* __restrict__ ", "ws" + std::to_string(r), std::move(ws));
+      add((tuple(r) ? qualifier_ : "") + accType(r) + "* __restrict__ ", "ws" + std::to_string(r), std::move(ws));
     }
     WorkspaceSpec tickets;
     tickets.bytes = k_.binding.tiles * 4;
@@ -213,6 +263,7 @@ class KernelEmitter {
   void emitDeclarations(std::ostream& os) {
     std::string smemFn = y_ ? "smem_y" : "smem_x";
     for (size_t r = 0; r < p_.reductions.size(); ++r) {
+      if (!owns(r)) continue;
       os << "  __shared__ " << accType(r) << " smem" << r << "[polyred_dev::" << smemFn << "<" << shape() << ">()];\n";
       if (broadcastsTotal(r))
         os << "  __shared__ " << accType(r) << " totals" << r << "[" << (y_ ? k_.binding.BX : k_.binding.BY) << "];\n";
@@ -280,13 +331,13 @@ class KernelEmitter {
     std::string in = indent(d);
     if (s == "Init") {
       for (size_t r = 0; r < p_.reductions.size(); ++r)
-        for (int l = 0; l < lanes_; ++l)
-          os << in << acc(r, l) << " = " << emitLiteral(p_.reductions[r].reduction.identity) << ";  // Init\n";
+        for (int l = 0; l < lanes_ && owns(r); ++l)
+          os << in << acc(r, l) << " = " << identity(r) << ";  // Init\n";
     } else if (s == "BlockReduce") {
       // Lanes reduce one after another through the same shared memory (each block
       // reduction begins with a barrier).
       for (size_t r = 0; r < p_.reductions.size(); ++r) {
-        if (p_.reductions[r].stage != u.pass) continue;
+        if (p_.reductions[r].stage != u.pass || !owns(r)) continue;
         bool everyThread = broadcastsTotal(r);
         for (int l = 0; l < lanes_; ++l)
           os << in << acc(r, l) << " = polyred_dev::" << blockReduceFn(everyThread) << "<" << accType(r) << ", "
@@ -296,12 +347,12 @@ class KernelEmitter {
     } else if (s == "Store") {
       for (int l = 0; l < lanes_; ++l) {
         std::vector<std::string> totals;
-        for (size_t r = 0; r < p_.reductions.size(); ++r) totals.push_back(acc(r, l));
+        for (size_t r = 0; r < p_.reductions.size(); ++r) totals.push_back(acc(holder(r), l));
         emitFinish(os, u, totals, row(i, l), l, d);
       }
     } else if (s == "Contribute") {
       for (size_t r = 0; r < p_.reductions.size(); ++r)
-        for (int l = 0; l < lanes_; ++l) {
+        for (int l = 0; l < lanes_ && owns(r); ++l) {
           if (o_.deterministic)
             os << in << "ws" << r << "[(" << row(i, l) << ") * " << k_.binding.GX << " + bx] = " << acc(r, l) << ";\n";
           else
@@ -319,8 +370,9 @@ class KernelEmitter {
         const std::string at = row(i, l), suffix = lanes_ > 1 ? "_" + std::to_string(l) : "";
         std::vector<std::string> totals;
         for (size_t r = 0; r < p_.reductions.size(); ++r) {
-          std::string v = "total" + std::to_string(r) + suffix;
+          std::string v = "total" + std::to_string(holder(r)) + suffix;
           totals.push_back(v);
+          if (!owns(r)) continue;
           if (o_.deterministic) {
             os << in << "  " << accType(r) << " " << v << " = ws" << r << "[(" << at << ") * " << k_.binding.GX << "];\n";
             os << in << "  for (" << idx_ << " b = 1; b < " << k_.binding.GX << "; ++b) " << v << " = " << op(r)
@@ -346,7 +398,7 @@ class KernelEmitter {
     std::vector<std::string> results;
     for (size_t r = 0; r < p_.reductions.size(); ++r) {
       const ReductionOutput& ro = p_.reductions[r];
-      results.push_back(emitCast(totals[r], ro.reduction.accType, ro.outType));
+      results.push_back(result(r, totals[r]));
       if (ro.output >= 0) os << in << "pr_store(out" << ro.output << ", " << i << ", " << results.back() << ");\n";
       if (ro.temporary >= 0) os << in << "pr_store(tmp" << ro.temporary << ", " << i << ", " << results.back() << ");\n";
     }
@@ -395,6 +447,7 @@ class KernelEmitter {
   // reduce Red folds every lane into the thread's accumulator, a y-reduce Red each lane
   // into its own; an Elem stores the lanes as one access.
   void emitLanes(std::ostream& os, const AstUser& u, int d) {
+    POLYRED_CHECK(!p_.hasTupleReduction(), "a vectorized tuple reduction (vectorize.cc refuses them)");
     const int V = k_.vector.width;
     std::string in = indent(d), w = std::to_string(V), each = "#pragma unroll\n" + in + "  for (int l = 0; l < " + w + "; ++l) ";
     os << in << "{\n";
@@ -456,19 +509,14 @@ class KernelEmitter {
     if (k_.vector.width > 1) return emitLanes(os, u, d);  // Elem or Red
     std::string in = indent(d);
     std::vector<std::string> totals;
-    for (size_t r = 0; r < p_.reductions.size(); ++r) {
-      const ReductionOutput& ro = p_.reductions[r];
-      totals.push_back(emitCast("acc" + std::to_string(r), ro.reduction.accType, ro.outType));
-    }
+    for (size_t r = 0; r < p_.reductions.size(); ++r) totals.push_back(result(r, "acc" + std::to_string(holder(r))));
     std::vector<bool> evaluated = p_.valuesOfPass(u.pass);
     os << in << "{\n";
     emitValues(os, p_.body, "v", u, totals, d + 1, &evaluated);
     for (size_t r = 0; r < p_.reductions.size(); ++r) {
       const ReductionOutput& ro = p_.reductions[r];
-      if (ro.stage != u.pass) continue;
-      std::string x = emitCast("v" + std::to_string(ro.value), p_.body[static_cast<size_t>(ro.value)].dtype,
-                               ro.reduction.accType);
-      os << in << "  acc" << r << " = " << op(r) << "(acc" << r << ", " << x << ");\n";
+      if (ro.stage != u.pass || !owns(r)) continue;
+      os << in << "  acc" << r << " = " << op(r) << "(acc" << r << ", " << element(r, "v") << ");\n";
     }
     // Store offsets follow the load offsets in the statement's annotation.
     size_t store = static_cast<size_t>(p_.loadsOfPass(u.pass));
@@ -485,6 +533,7 @@ class KernelEmitter {
   std::string idx_;
   bool y_ = false;
   int lanes_ = 1;  // accumulator lanes (Vectorization::accumulatorLanes)
+  std::string qualifier_;  // "polyred_part<n>::" for the types of a part's parameters
 };
 
 }  // namespace
@@ -498,7 +547,8 @@ int64_t staticSharedBytes(const PolyKernel& k) {
                           : std::max(1, polyred_dev::RowsLayout::make(b.BX, b.BY).partial_slots());
   int64_t bytes = 0;
   for (const ReductionOutput& r : p.reductions) {
-    const int64_t acc = dtypeBytes(r.reduction.accType);
+    if (r.sharesAccumulatorOf >= 0) continue;  // no storage of its own
+    const int64_t acc = r.reduction.isTuple() ? tupleBytes(r.reduction) : dtypeBytes(r.reduction.accType);
     bytes += slots * acc;
     if (r.stage + 1 < p.passes()) bytes += (y ? b.BX : b.BY) * acc;  // totals of a row-resident pass
   }

@@ -8,6 +8,13 @@
 //   - combiners Sum, Prod, Max, Min (NaN-propagating on floats, like torch.amax), And,
 //     Or (logical, 0/1), with combiner_kind<Op> naming them; a user combiner is any
 //     functor `T operator()(T, T) const` (associative and commutative);
+//   - tuple accumulators (argmax's (value, index), Welford's (count, mean, m2), ...):
+//     a generated struct with `static constexpr bool polyred_tuple = true` and
+//     `polyred_commutative`, 8-byte aligned, combined by a functor like any combiner;
+//     warp shuffles move it word by word (shuffle_xor / shuffle_down). The block
+//     reductions accept it only when commutative (static_assert): their trees combine
+//     lanes in butterfly order. Across blocks a tuple always takes the deterministic
+//     protocol below, whose last block combines the partials in block order;
 //   - block reductions along x, along y or over the whole block, for any BX x BY block
 //     of 1..1024 threads (index arithmetic in polyred_reduce_layout.cuh), and
 //     "allreduce" forms that leave the total in every thread of the row/column;
@@ -59,6 +66,22 @@ inline constexpr bool is_accumulator_v = is_same_v<T, int> || is_same_v<T, long 
                                          is_same_v<T, float> || is_same_v<T, double>;
 template <class T>
 inline constexpr bool is_float_accumulator_v = is_same_v<T, float> || is_same_v<T, double>;
+
+// Tuple accumulators (see the contents above).
+template <class T, class = void> struct is_tuple_accumulator { static constexpr bool value = false; };
+template <class T> struct is_tuple_accumulator<T, decltype(void(T::polyred_tuple))> {
+  static constexpr bool value = T::polyred_tuple;
+};
+template <class T> inline constexpr bool is_tuple_accumulator_v = is_tuple_accumulator<T>::value;
+template <class T> constexpr bool commutative_tuple() {
+  if constexpr (is_tuple_accumulator_v<T>) return T::polyred_commutative;
+  else return false;
+}
+
+// What a block reduction accepts: a scalar accumulator or a commutative tuple.
+#define POLYRED_CHECK_BLOCK_ACCUMULATOR(T)                                                \
+  static_assert(::polyred_dev::is_accumulator_v<T> || ::polyred_dev::commutative_tuple<T>(), \
+                "polyred: a block reduction takes int, long long, float, double or a commutative tuple")
 
 #define POLYRED_CHECK_ACCUMULATOR(T)                                                      \
   static_assert(::polyred_dev::is_accumulator_v<T>,                                     \
@@ -184,6 +207,35 @@ template <int BX>
 __device__ __forceinline__ int thread_y() { return thread_linear<BX>() / BX; }
 
 // ---------------------------------------------------------------------------------
+// Warp shuffles of any accumulator: the intrinsic for a scalar, word by word for a
+// tuple (a trivially copyable struct whose size is a multiple of 4 bytes).
+
+template <class T>
+__device__ __forceinline__ T shuffle_words(T v, unsigned mask, int arg, bool xor_mode) {
+  static_assert(sizeof(T) % 4 == 0, "polyred: a tuple accumulator's size must be a multiple of 4 bytes");
+  constexpr int kWords = static_cast<int>(sizeof(T) / 4);
+  // Word aliases of the struct, as CUB's ShuffleIndex does (NVRTC has no memcpy).
+  T r;
+  const unsigned* in = reinterpret_cast<const unsigned*>(&v);
+  unsigned* out = reinterpret_cast<unsigned*>(&r);
+#pragma unroll
+  for (int k = 0; k < kWords; ++k) out[k] = xor_mode ? __shfl_xor_sync(mask, in[k], arg) : __shfl_down_sync(mask, in[k], arg);
+  return r;
+}
+
+template <class T>
+__device__ __forceinline__ T shuffle_xor(T v, unsigned mask, int offset) {
+  if constexpr (is_tuple_accumulator_v<T>) return shuffle_words(v, mask, offset, true);
+  else return __shfl_xor_sync(mask, v, offset);
+}
+
+template <class T>
+__device__ __forceinline__ T shuffle_down(T v, unsigned mask, int offset) {
+  if constexpr (is_tuple_accumulator_v<T>) return shuffle_words(v, mask, offset, false);
+  else return __shfl_down_sync(mask, v, offset);
+}
+
+// ---------------------------------------------------------------------------------
 // Warp-level trees (the lane arithmetic is in polyred_reduce_layout.cuh).
 
 // Xor butterfly over aligned groups of Width lanes (a power of two <= 32); `mask` names
@@ -191,7 +243,7 @@ __device__ __forceinline__ int thread_y() { return thread_linear<BX>() / BX; }
 template <int Width, class T, class Op>
 __device__ __forceinline__ T warp_butterfly(T v, Op op, unsigned mask) {
 #pragma unroll
-  for (int offset = Width / 2; offset > 0; offset /= 2) v = op(v, __shfl_xor_sync(mask, v, offset));
+  for (int offset = Width / 2; offset > 0; offset /= 2) v = op(v, shuffle_xor(v, mask, offset));
   return v;
 }
 
@@ -202,7 +254,7 @@ template <int MaxLen, class T, class Op>
 __device__ __forceinline__ T warp_run_tree(T v, Op op, unsigned mask, Segment s) {
 #pragma unroll
   for (int offset = 1; offset < MaxLen; offset *= 2) {
-    const T other = __shfl_down_sync(mask, v, offset);
+    const T other = shuffle_down(v, mask, offset);
     if (tree_absorbs(s, offset)) v = op(v, other);
   }
   return v;
@@ -253,7 +305,7 @@ __device__ __forceinline__ T reduce_rows(T v, Op op, T* smem, int t) {
 // threads of the block (BX * BY of them) must call it.
 template <class T, class Op, int BX, int BY>
 __device__ __forceinline__ T block_reduce_x(T v, Op op, T* smem) {
-  POLYRED_CHECK_ACCUMULATOR(T);
+  POLYRED_CHECK_BLOCK_ACCUMULATOR(T);
   POLYRED_CHECK_BLOCK_SHAPE(BX, BY);
   return detail::reduce_rows<T, Op, BX, BY, true>(v, op, smem, thread_linear<BX>());
 }
@@ -262,7 +314,7 @@ __device__ __forceinline__ T block_reduce_x(T v, Op op, T* smem) {
 // threads of the block (BX * BY of them) must call it.
 template <class T, class Op, int BX, int BY>
 __device__ __forceinline__ T block_reduce_y(T v, Op op, T* smem) {
-  POLYRED_CHECK_ACCUMULATOR(T);
+  POLYRED_CHECK_BLOCK_ACCUMULATOR(T);
   POLYRED_CHECK_BLOCK_SHAPE(BX, BY);
   constexpr ColumnsLayout C = ColumnsLayout::make(BX, BY);
   if constexpr (BY == 1) {
@@ -286,7 +338,7 @@ __device__ __forceinline__ T block_reduce_y(T v, Op op, T* smem) {
 // All threads of the block (BX * BY of them) must call it.
 template <class T, class Op, int BX, int BY>
 __device__ __forceinline__ T block_reduce_all(T v, Op op, T* smem) {
-  POLYRED_CHECK_ACCUMULATOR(T);
+  POLYRED_CHECK_BLOCK_ACCUMULATOR(T);
   POLYRED_CHECK_BLOCK_SHAPE(BX, BY);
   return detail::reduce_rows<T, Op, BX * BY, 1, true>(v, op, smem, thread_linear<BX>());
 }

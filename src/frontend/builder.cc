@@ -176,6 +176,74 @@ Value GraphBuilder::reduceMax(Value x, std::vector<int64_t> axes, bool keepDims)
   return reduce(x, Reduction::max(info(x).dtype), std::move(axes), keepDims);
 }
 
+Value GraphBuilder::reduceTuple(std::vector<Value> ins, std::shared_ptr<const TupleReduction> t, int result,
+                                std::vector<int64_t> axes, bool keepDims, DType outType) {
+  Reduction r;
+  r.name = t->name;
+  r.tuple = std::move(t);
+  r.result = result;
+  r.accType = tupleResultType(*r.tuple, result);
+  Value v = reduce(ins.at(0), std::move(r), std::move(axes), keepDims, outType);
+  Node& n = g_.nodes.at(static_cast<size_t>(g_.tensor(v.id).producer));
+  n.inputs.clear();
+  for (Value in : ins) n.inputs.push_back(in.id);
+  return v;
+}
+
+namespace {
+int64_t oneAxis(int64_t axis, size_t rank, const std::string& op) {
+  if (rank == 0) throw Error("", op, "needs an input of rank 1 or more");
+  return normalizeAxes({axis}, rank, op).at(0);
+}
+}  // namespace
+
+std::pair<Value, Value> GraphBuilder::argmaxWithValue(Value x, int64_t axis, DType index, bool keepDims) {
+  const Tensor& in = info(x);
+  int64_t a = oneAxis(axis, in.shape.size(), "ArgMaxWithValue");
+  DType xt = in.dtype;
+  Shape shape = in.shape;
+  auto t = argExtremumTuple(true, xt, index);
+  Value j = iota(shape, a, index);
+  return {reduceTuple({x, j}, t, 0, {a}, keepDims, index), reduceTuple({x, j}, t, 1, {a}, keepDims, xt)};
+}
+
+std::pair<Value, Value> GraphBuilder::argminWithValue(Value x, int64_t axis, DType index, bool keepDims) {
+  const Tensor& in = info(x);
+  int64_t a = oneAxis(axis, in.shape.size(), "ArgMinWithValue");
+  DType xt = in.dtype;
+  Shape shape = in.shape;
+  auto t = argExtremumTuple(false, xt, index);
+  Value j = iota(shape, a, index);
+  return {reduceTuple({x, j}, t, 0, {a}, keepDims, index), reduceTuple({x, j}, t, 1, {a}, keepDims, xt)};
+}
+
+Value GraphBuilder::argmax(Value x, int64_t axis, DType index, bool keepDims) {
+  int64_t a = oneAxis(axis, info(x).shape.size(), "Argmax");
+  Shape shape = info(x).shape;
+  auto t = argExtremumTuple(true, info(x).dtype, index);
+  return reduceTuple({x, iota(shape, a, index)}, t, 0, {a}, keepDims, index);
+}
+
+Value GraphBuilder::argmin(Value x, int64_t axis, DType index, bool keepDims) {
+  int64_t a = oneAxis(axis, info(x).shape.size(), "Argmin");
+  Shape shape = info(x).shape;
+  auto t = argExtremumTuple(false, info(x).dtype, index);
+  return reduceTuple({x, iota(shape, a, index)}, t, 0, {a}, keepDims, index);
+}
+
+std::pair<Value, Value> GraphBuilder::varMean(Value x, std::vector<int64_t> axes, int64_t correction, bool keepDims) {
+  DType xt = info(x).dtype;
+  if (!isFloat(xt)) throw Error("", "VarMean", "takes a float input, got " + std::string(dtypeName(xt)));
+  auto t = welfordTuple(xt, correction);
+  return {reduceTuple({x}, t, 0, axes, keepDims, xt), reduceTuple({x}, t, 1, axes, keepDims, xt)};
+}
+
+Value GraphBuilder::logSumExp(Value x, std::vector<int64_t> axes, bool keepDims) {
+  DType xt = info(x).dtype;
+  if (!isFloat(xt)) throw Error("", "LogSumExp", "takes a float input, got " + std::string(dtypeName(xt)));
+  return reduceTuple({x}, logSumExpTuple(xt), 0, std::move(axes), keepDims, xt);
+}
+
 void GraphBuilder::output(Value v) { g_.outputs.push_back({v.id, std::nullopt}); }
 void GraphBuilder::outputInto(Value v, Value in) { g_.outputs.push_back({v.id, in.id}); }
 

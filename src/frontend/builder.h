@@ -9,10 +9,13 @@
 // Shapes and dtypes of results are inferred; build() runs the verifier.
 #pragma once
 
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ir/graph.h"
+#include "ir/tuple_reduction.h"
 
 namespace polyred {
 
@@ -44,6 +47,23 @@ class GraphBuilder {
                std::optional<DType> outType = std::nullopt);
   Value reduceSum(Value x, std::vector<int64_t> axes, bool keepDims = false);
   Value reduceMax(Value x, std::vector<int64_t> axes, bool keepDims = false);
+
+  // Tuple reductions (ir/tuple_reduction.h). argmax/argmin reduce one axis (negative
+  // counts from the end) with PyTorch's rules: ties give the smallest index, NaN wins
+  // and gives the first NaN's index; the index is `index` (int32 or int64).
+  // argmaxWithValue/argminWithValue give {index, value} (value in x's dtype).
+  Value argmax(Value x, int64_t axis, DType index = DType::Int32, bool keepDims = false);
+  Value argmin(Value x, int64_t axis, DType index = DType::Int32, bool keepDims = false);
+  std::pair<Value, Value> argmaxWithValue(Value x, int64_t axis, DType index = DType::Int32, bool keepDims = false);
+  std::pair<Value, Value> argminWithValue(Value x, int64_t axis, DType index = DType::Int32, bool keepDims = false);
+  // Welford over `axes` (float input): {variance with m2 / (n - correction), mean},
+  // both in x's dtype; accumulates in float32 (float64 for float64 input).
+  std::pair<Value, Value> varMean(Value x, std::vector<int64_t> axes, int64_t correction = 1, bool keepDims = false);
+  // log(sum(exp(x))) over `axes` by the online max-and-sum (float input), in x's dtype.
+  Value logSumExp(Value x, std::vector<int64_t> axes, bool keepDims = false);
+  // Result `result` of the tuple reduction `t` over the element inputs `ins` (one shape).
+  Value reduceTuple(std::vector<Value> ins, std::shared_ptr<const TupleReduction> t, int result,
+                    std::vector<int64_t> axes, bool keepDims, DType outType);
 
   void output(Value v);
   void outputInto(Value v, Value input);  // Assign: write v into input's buffer

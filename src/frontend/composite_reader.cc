@@ -9,8 +9,8 @@
 // axes are not the logical ones. Every other attribute (is_backed_cast,
 // enable_atomic_add, parallel_fusion_type, stitch, cross_batch, n, dyn_input_sizes,
 // keep_value_node_input, ...) is a scheduling hint that does not change what is
-// computed, and so are the top-level keys other than "op", "input_desc", "op_desc" and "output_desc"
-// (process, platform, parallel_fusion, buffer_stitch, ...).
+// computed, and so are the top-level keys other than "op", "input_desc", "op_desc", "output_desc"
+// and polyred's own "tuple_reductions" (process, platform, parallel_fusion, buffer_stitch, ...).
 //
 // Conventions of MindSpore's dumps that the reader follows:
 // - A tensor descriptor with "value" is a constant scalar (a number, a one-element
@@ -46,6 +46,8 @@
 #include "frontend/builder.h"
 #include "frontend/composite_expansions.h"
 #include "frontend/composite_index_ops.h"
+#include "frontend/composite_tuple_decl.h"
+#include "frontend/composite_tuple_ops.h"
 #include "frontend/composite_names.h"
 #include "support/error.h"
 #include "support/printable.h"
@@ -123,6 +125,7 @@ class Reader : public ExpansionSink {
     g_.sourceFile = file_;
     g_.name = readString(field(doc, "op"), "op");
     readInputs(optionalField(doc, "input_desc"));
+    if (const Json* t = optionalField(doc, "tuple_reductions")) tuples_ = readTupleDeclarations(*t, file_);
     size_t index = 0;
     for (const Json& op : array(field(doc, "op_desc"), "op_desc")) readOp(op, index++);
     op_.clear();
@@ -378,6 +381,7 @@ class Reader : public ExpansionSink {
     for (const CompositeReduceName& o : compositeReduceNames()) names.emplace_back(o.name);
     for (std::string_view n : expandedOpNames()) names.emplace_back(n);
     for (std::string_view n : indexOpNames()) names.emplace_back(n);
+    for (std::string_view n : tupleOpNames()) names.emplace_back(n);
     return names;
   }
 
@@ -388,13 +392,17 @@ class Reader : public ExpansionSink {
     op_ = name + " #" + std::to_string(index);
     const CompositeReduceName* reduce = findCompositeReduce(name);
     const CompositeOpName* plain = findCompositeOp(name);
-    const bool expanded = isExpandedOp(name), indexOp = isIndexOp(name);
-    if (!reduce && !plain && !expanded && !indexOp && name != "InplaceAssign") rejectOp(name);
+    const bool expanded = isExpandedOp(name), indexOp = isIndexOp(name), tupleOp = isTupleOp(name);
+    if (!reduce && !plain && !expanded && !indexOp && !tupleOp && name != "InplaceAssign") rejectOp(name);
 
     const Attrs attrs = readAttrs(op);
     std::vector<TensorId> ins;
     for (const TensorDesc& d : readDescLists(optionalField(op, "input_desc"), "input_desc"))
       ins.push_back(resolve(d));
+    if (tupleOp) {
+      readTupleOp(name, attrs, ins, op);
+      return;
+    }
     const TensorDesc out = readOutputDesc(op);
     if (reduce) readReduce(reduce->combiner, attrs, ins, out);
     else if (plain) readPlain(plain->kind, attrs, ins, out);
@@ -547,6 +555,59 @@ class Reader : public ExpansionSink {
     addNode(std::move(r.last), out);
   }
 
+  // Argmax, Argmin, ArgMaxWithValue, ArgMinWithValue (frontend/composite_tuple_ops):
+  // one Reduce node per declared output, in order.
+  void readTupleOp(const std::string& name, const Attrs& attrs, const std::vector<TensorId>& ins, const Json& op) {
+    TupleOpAttrs a;
+    if (const Json* v = attr(attrs, "keep_dims")) a.keepDims = readBool(*v, "keep_dims");
+    std::vector<TupleOpOutput> results;
+    if (name == "TupleReduce") {
+      const std::string which = readString(required(attrs, "reduction"), "reduction");
+      auto t = tuples_.find(which);
+      if (t == tuples_.end()) fail("no tuple reduction " + quotedName(which) + " is declared under \"tuple_reductions\"");
+      if (ins.empty()) fail("needs at least one input");
+      const std::vector<int64_t> axes = readAxes(attrs, g_.tensor(ins[0]).shape.size());
+      try {
+        results = expandDeclaredTuple(t->second, ins, axes, a.keepDims, *this, op_);
+      } catch (const Error& err) {
+        throw err.inFile(file_);
+      }
+      return addTupleOutputs(name, std::move(results), op);
+    }
+    if (const Json* v = attr(attrs, "axis")) a.axis = readInt(*v, "axis");
+    if (const Json* v = attr(attrs, "output_type")) a.outputType = dtypeNamed(readString(*v, "output_type"));
+    try {
+      results = expandTupleOp(name, ins, a, *this, op_);
+    } catch (const Error& err) {
+      throw err.inFile(file_);
+    }
+    addTupleOutputs(name, std::move(results), op);
+  }
+
+  void addTupleOutputs(const std::string& name, std::vector<TupleOpOutput> results, const Json& op) {
+    const Json& outs = array(field(op, "output_desc"), "output_desc");
+    if (outs.size() != results.size())
+      fail("must have " + std::to_string(results.size()) + " output(s), has " + std::to_string(outs.size()));
+    for (size_t k = 0; k < results.size(); ++k) {
+      const TensorDesc out = readDesc(outs[k]);
+      TupleOpOutput& r = results[k];
+      if (r.dtype != out.dtype)
+        fail("output " + std::to_string(k) + " is declared " + std::string(dtypeName(out.dtype)) + " but " + name +
+             " computes " + std::string(dtypeName(r.dtype)));
+      if (r.shape == out.shape) {
+        addNode(std::move(r.node), out);
+        continue;
+      }
+      if (!r.shape.empty() || out.shape != Shape{1})
+        fail("output " + std::to_string(k) + " is declared " + toString(out.shape) + " but " + name + " computes " +
+             toString(r.shape));
+      Node reshape;  // a full reduction declared [1], as for ReduceSum
+      reshape.kind = OpKind::Reshape;
+      reshape.inputs = {add(std::move(r.node), {}, out.dtype)};
+      addNode(std::move(reshape), out);
+    }
+  }
+
   void readExpanded(const std::string& name, const Attrs& attrs, const std::vector<TensorId>& ins,
                     const TensorDesc& out) {
     ExpansionAttrs e;
@@ -624,6 +685,7 @@ class Reader : public ExpansionSink {
   Graph g_;
   std::unordered_map<std::string, TensorId> byName_;
   std::vector<std::pair<TensorId, TensorId>> writes_;  // Assign result, destination input
+  TupleDeclarations tuples_;  // "tuple_reductions" (frontend/composite_tuple_decl)
 };
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <limits>
 #include <unordered_map>
 
+#include "ir/tuple_reduction.h"
 #include "support/error.h"
 #include "support/printable.h"
 
@@ -248,8 +249,34 @@ struct PointReference::Impl {
     }
   }
 
+  // A tuple reduction: the element inputs share one shape, so one walk serves them
+  // all; folded in row-major order with float32 fields in float64 (reference.cc).
+  Element reduceTuple(size_t n, int64_t k) {
+    const Node& node = g.nodes[n];
+    const TupleReduction& t = *node.reduction->tuple;
+    const ReduceWalk& w = walks[n];
+    const int64_t base = w.base(k);
+    TupleValue acc = tupleIdentity(t, true);
+    std::vector<Scalar> element(node.inputs.size());
+    std::vector<int64_t> digit(w.reducedExtents.size(), 0);
+    for (int64_t step = 0; step < w.length; ++step) {
+      if (deadline && (step & 4095) == 4095) deadline->check();
+      int64_t offset = base;
+      for (size_t d = 0; d < digit.size(); ++d) offset += digit[d] * w.reducedStrides[d];
+      for (size_t m = 0; m < element.size(); ++m) element[m] = at(node.inputs[m], offset).value;
+      acc = combineTuples(t, acc, liftTuple(t, element, true), true);
+      for (size_t d = digit.size(); d-- > 0;) {
+        if (++digit[d] < w.reducedExtents[d]) break;
+        digit[d] = 0;
+      }
+    }
+    Scalar v = finalizeTuple(t, acc, node.reduction->result, true).castTo(g.tensor(node.output).dtype);
+    return {v, magnitudeOfValue(v)};
+  }
+
   Element reduce(size_t n, int64_t k) {
     const Node& node = g.nodes[n];
+    if (node.reduction->isTuple()) return reduceTuple(n, k);
     const Reduction& r = *node.reduction;
     const ReduceWalk& w = walks[n];
     const TensorId in = node.inputs[0];

@@ -12,6 +12,7 @@
 #include <optional>
 #include <span>
 
+#include "ir/tuple_reduction.h"
 #include "support/error.h"
 #include "support/printable.h"
 
@@ -401,16 +402,21 @@ Values iota(DType t, int64_t axis, const Shape& s) {
 
 // Walks the input of a reduction; operand 0 is the input element, operand 1 the
 // accumulator (a dense index over the kept dims) it folds into.
-StridedWalk reductionWalk(const Values& in, const std::vector<int64_t>& axes) {
-  std::vector<int64_t> accStrides(in.shape.size(), 0);
+// The accumulator's stride along each input dim (0 along the reduced ones).
+std::vector<int64_t> accumulatorStrides(const Shape& shape, const std::vector<int64_t>& axes) {
+  std::vector<int64_t> accStrides(shape.size(), 0);
   int64_t step = 1;
-  for (size_t d = in.shape.size(); d-- > 0;) {
+  for (size_t d = shape.size(); d-- > 0;) {
     bool reduced = std::find(axes.begin(), axes.end(), static_cast<int64_t>(d)) != axes.end();
     if (reduced) continue;
     accStrides[d] = step;
-    step *= in.shape[d];
+    step *= shape[d];
   }
-  return StridedWalk(in.shape, {broadcastStrides(in, in.shape), accStrides});
+  return accStrides;
+}
+
+StridedWalk reductionWalk(const Values& in, const std::vector<int64_t>& axes) {
+  return StridedWalk(in.shape, {broadcastStrides(in, in.shape), accumulatorStrides(in.shape, axes)});
 }
 
 // One accumulator per output element, each folded over its input elements with
@@ -499,6 +505,31 @@ Values reduce(const Node& n, const Values& in, DType t, const Shape& s) {
   return out;
 }
 
+// A tuple reduction (ir/tuple_reduction.h): every accumulator starts at the identity and
+// folds the lifted elements in row-major order, float32 fields computed in float64
+// (widen: the oracle is more exact than a kernel); finalize result `result`, cast.
+Values reduceTuple(const Node& n, const std::vector<const Values*>& ins, DType t, const Shape& s) {
+  const TupleReduction& tuple = *n.reduction->tuple;
+  std::vector<std::vector<int64_t>> strides;
+  for (const Values* in : ins) strides.push_back(broadcastStrides(*in, in->shape));
+  strides.push_back(accumulatorStrides(ins[0]->shape, n.axes));
+  StridedWalk walk(ins[0]->shape, strides);
+  const size_t outCount = static_cast<size_t>(numElements(s)), m = ins.size();
+  std::vector<TupleValue> acc(outCount, tupleIdentity(tuple, true));
+  std::vector<Scalar> element(m);
+  walk.forEachRow([&](const int64_t* offset, int64_t len) {
+    for (int64_t j = 0; j < len; ++j) {
+      for (size_t k = 0; k < m; ++k) element[k] = ins[k]->at(offset[k] + j * walk.inner(k));
+      TupleValue& a = acc[static_cast<size_t>(offset[m] + j * walk.inner(m))];
+      a = combineTuples(tuple, a, liftTuple(tuple, element, true), true);
+    }
+  });
+  Values out = Values::make(t, s, false);
+  for (size_t k = 0; k < outCount; ++k)
+    out.put(static_cast<int64_t>(k), finalizeTuple(tuple, acc[k], n.reduction->result, true).castTo(t));
+  return out;
+}
+
 // ---- Graph evaluation ------------------------------------------------------------
 
 class Evaluator {
@@ -584,7 +615,9 @@ class Evaluator {
       case OpKind::Transpose: return transpose(*operands[0], n.perm, out.shape);
       case OpKind::Window: return window(*operands[0], n.begin, out.shape);
       case OpKind::Iota: return iota(out.dtype, n.axes.at(0), out.shape);
-      case OpKind::Reduce: return reduce(n, *operands[0], out.dtype, out.shape);
+      case OpKind::Reduce:
+        if (n.reduction->isTuple()) return reduceTuple(n, operands, out.dtype, out.shape);
+        return reduce(n, *operands[0], out.dtype, out.shape);
       default: return elementwise(n.kind, operands, out.dtype, out.shape);
     }
   }

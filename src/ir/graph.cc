@@ -4,6 +4,7 @@
 #include <set>
 #include <sstream>
 
+#include "ir/tuple_reduction.h"
 #include "support/error.h"
 #include "support/printable.h"
 
@@ -266,6 +267,10 @@ class Verifier {
   }
 
   void checkReduce(const Node& n) const {
+    if (n.reduction && n.reduction->isTuple()) {
+      checkTupleReduce(n);
+      return;
+    }
     arity(n, 1);
     if (!n.reduction) fail(n.name, "reduction without a combiner");
     DType acc = n.reduction->accType, outType = out(n).dtype;
@@ -277,6 +282,30 @@ class Verifier {
                        " cannot produce a " + std::string(dtypeName(outType)) +
                        " result: it would wrap or round in the narrower type first (accumulate in " +
                        (isFloat(outType) ? "float64 or int64" : "a type at least as wide") + ")");
+    checkReducedShape(n);
+  }
+
+  // A tuple reduction: its inputs are the tuple's element inputs (one shape, the
+  // declared dtypes), its output a finalize result (cast to the output dtype).
+  void checkTupleReduce(const Node& n) const {
+    const TupleReduction& t = *n.reduction->tuple;
+    arity(n, t.inputs.size());
+    try {
+      t.validate(n.name);
+    } catch (const Error& e) {
+      fail(n.name, e.reason());
+    }
+    for (size_t k = 0; k < n.inputs.size(); ++k) {
+      if (in(n, k).shape != in(n, 0).shape) fail(n.name, "the element inputs of a tuple reduction must have one shape");
+      if (in(n, k).dtype != t.inputs[k])
+        fail(n.name, "element input " + std::to_string(k) + " should be " + std::string(dtypeName(t.inputs[k])));
+    }
+    if (n.reduction->result < 0 || static_cast<size_t>(n.reduction->result) >= t.results.size())
+      fail(n.name, "the tuple reduction has no result " + std::to_string(n.reduction->result));
+    checkReducedShape(n);
+  }
+
+  void checkReducedShape(const Node& n) const {
     const Shape& is = in(n, 0).shape;
     Shape want;
     int64_t prev = -1;
@@ -314,7 +343,11 @@ std::string Graph::toString() const {
   for (const Node& n : nodes) {
     os << "  " << t(n.output) << " = " << opName(n.kind);
     if (n.kind == OpKind::Reduce) {
-      os << "." << printable(n.reduction->name) << "<acc " << dtypeName(n.reduction->accType) << ">";
+      if (n.reduction->isTuple())
+        os << "." << printable(n.reduction->tuple->name) << "<result " << n.reduction->result << ": "
+           << printable(n.reduction->tuple->toString()) << ">";
+      else
+        os << "." << printable(n.reduction->name) << "<acc " << dtypeName(n.reduction->accType) << ">";
       os << " axes " << polyred::toString(n.axes) << (n.keepDims ? " keep_dims" : "");
     }
     if (n.kind == OpKind::Transpose) os << " perm " << polyred::toString(n.perm);

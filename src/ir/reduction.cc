@@ -15,6 +15,14 @@ ScalarExprPtr ScalarExpr::argument(int n) {
   return e;
 }
 
+ScalarExprPtr ScalarExpr::tupleArg(int side, int field) {
+  auto e = std::make_shared<ScalarExpr>();
+  e->kind = Kind::Arg;
+  e->arg = side;
+  e->field = field;
+  return e;
+}
+
 ScalarExprPtr ScalarExpr::constant(Scalar v) {
   auto e = std::make_shared<ScalarExpr>();
   e->kind = Kind::Const;
@@ -49,7 +57,10 @@ Scalar evalScalarExpr(const ScalarExpr& e, const Scalar& acc, const Scalar& x, D
 
 std::string toString(const ScalarExpr& e) {
   switch (e.kind) {
-    case ScalarExpr::Kind::Arg: return e.arg == 0 ? "acc" : "x";
+    case ScalarExpr::Kind::Arg:
+      if (e.arg == 2) return "in" + std::to_string(e.field);
+      if (e.field != 0) return std::string(e.arg == 0 ? "a" : "b") + ".f" + std::to_string(e.field);
+      return e.arg == 0 ? "acc" : "x";
     case ScalarExpr::Kind::Const: return e.value.toString();
     case ScalarExpr::Kind::Op: {
       std::string s(opName(e.op));
@@ -139,6 +150,7 @@ Reduction Reduction::logicalOr(DType in, std::optional<DType> out) {
 }
 
 BuiltinCombiner Reduction::builtin() const {
+  if (tuple || !combiner) return BuiltinCombiner::None;
   const ScalarExpr& e = *combiner;
   if (e.kind != ScalarExpr::Kind::Op || e.operands.size() != 2) return BuiltinCombiner::None;
   const auto& a = *e.operands[0];

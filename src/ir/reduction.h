@@ -6,6 +6,13 @@
 // emitter prints it, and the device library recognizes the built-in shapes (a+b,
 // max(a,b), ...) to pick a hardware atomic. A user-defined reduction is just another
 // combiner expression; it must be associative and commutative (not checked).
+//
+// Tuple reductions (argmax, Welford mean/variance, online logsumexp, ...) sit beside
+// the scalar path rather than replacing it: a Reduction whose `tuple` is set combines a
+// tuple of typed fields (ir/tuple_reduction.h) and yields its finalize result number
+// `result`; combiner/identity/accType then describe nothing and builtin() is None. The
+// scalar path is untouched, so every built-in reduction keeps its typed fast paths and
+// hardware atomics; a tuple is never a 1-field scalar in disguise.
 #pragma once
 
 #include <memory>
@@ -24,12 +31,16 @@ using ScalarExprPtr = std::shared_ptr<const ScalarExpr>;
 struct ScalarExpr {
   enum class Kind : uint8_t { Arg, Const, Op };
   Kind kind = Kind::Arg;
-  int arg = 0;        // Kind::Arg: 0 = accumulator, 1 = incoming value
+  int arg = 0;        // Kind::Arg: 0 = accumulator, 1 = incoming value (tuples: 2 = element input)
+  int field = 0;      // Kind::Arg of a tuple expression: the field (or element input) number
   Scalar value;       // Kind::Const
   OpKind op = OpKind::Add;  // Kind::Op (an elementwise op)
   std::vector<ScalarExprPtr> operands;
 
   static ScalarExprPtr argument(int n);
+  // A tuple expression's operand: side 0 (a, the earlier partial), 1 (b, the later one)
+  // or 2 (the element's input number `field`), field `field`.
+  static ScalarExprPtr tupleArg(int side, int field);
   static ScalarExprPtr constant(Scalar v);
   static ScalarExprPtr apply(OpKind op, std::vector<ScalarExprPtr> operands);
 };
@@ -41,11 +52,18 @@ std::string toString(const ScalarExpr& e);
 // The combiners whose shape the code generator knows (for hardware atomics).
 enum class BuiltinCombiner : uint8_t { None, Sum, Prod, Max, Min, And, Or };
 
+struct TupleReduction;
+
 struct Reduction {
   std::string name;        // for dumps and kernel names: "sum", "max", or a user name
   ScalarExprPtr combiner;  // acc' = combiner(acc, x)
   Scalar identity;         // combiner(identity, x) == x, in accType
   DType accType = DType::Float32;
+  // Set for a tuple reduction (see the header comment): the node's inputs are the
+  // tuple's element inputs, and its output is finalize result number `result`.
+  std::shared_ptr<const TupleReduction> tuple;
+  int result = 0;
+  bool isTuple() const { return tuple != nullptr; }
 
   // Built-in reductions for an input of dtype `in` whose result is stored as `out`
   // (default: `in`); accType is accumulatorType(combiner, in, out).

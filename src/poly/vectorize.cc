@@ -70,6 +70,7 @@ Vectorization chooseVectorization(const KernelPlan& plan, int maxWidth) {
   bool alongI = !alongJ;
   if (elementwise ? plan.stores.empty() : !plan.stores.empty()) return none;
   if (plan.passes() > 1) return none;  // row-resident passes: scalar for now
+  if (plan.hasTupleReduction()) return none;  // tuple accumulators: one per thread
   for (const BodyValue& v : plan.body)
     if (v.kind == BodyValue::Kind::Index) return none;  // coordinates per lane: not done
   if (plan.M * plan.N < kMinElements) return none;

@@ -1,0 +1,153 @@
+#include "codegen/tuple_emitter.h"
+
+#include <sstream>
+
+#include "codegen/cuda_emitter.h"
+#include "ir/tuple_reduction.h"
+#include "support/error.h"
+#include "support/printable.h"
+
+namespace polyred {
+
+namespace {
+
+struct Typed {
+  std::string code;
+  DType type;
+};
+
+// The names of the three operand sides and their types.
+struct Sides {
+  std::vector<std::string> names[3];
+  std::vector<DType> types[3];
+};
+
+Typed emitExpr(const ScalarExpr& e, const Sides& s) {
+  switch (e.kind) {
+    case ScalarExpr::Kind::Arg: {
+      const size_t f = static_cast<size_t>(e.field);
+      return {s.names[e.arg].at(f), s.types[e.arg].at(f)};
+    }
+    case ScalarExpr::Kind::Const: return {emitLiteral(e.value), e.value.type};
+    case ScalarExpr::Kind::Op: {
+      std::vector<Typed> ops;
+      std::vector<DType> types;
+      for (const ScalarExprPtr& o : e.operands) {
+        ops.push_back(emitExpr(*o, s));
+        types.push_back(ops.back().type);
+      }
+      TupleOpTyping t = tupleOpTyping(e.op, types);
+      std::vector<std::string> args;
+      std::vector<DType> argTypes;
+      for (size_t k = 0; k < ops.size(); ++k) {
+        DType to = e.op == OpKind::Select && k == 0 ? DType::Bool : t.operand;
+        if (isPredicate(e.op)) to = ops[k].type;  // IsNan & co. take their operand as is
+        args.push_back(emitCast(ops[k].code, ops[k].type, to));
+        argTypes.push_back(to);
+      }
+      return {emitElementwise(e.op, args, argTypes, t.result), t.result};
+    }
+  }
+  return {"", DType::Bool};
+}
+
+std::vector<DType> fieldTypes(const TupleReduction& t) {
+  std::vector<DType> f;
+  for (const TupleField& x : t.fields) f.push_back(x.dtype);
+  return f;
+}
+
+std::vector<std::string> fieldNames(const std::string& var, size_t n) {
+  std::vector<std::string> v;
+  for (size_t k = 0; k < n; ++k) v.push_back(var + ".f" + std::to_string(k));
+  return v;
+}
+
+}  // namespace
+
+std::string tupleTypeName(int r) { return "Tuple" + std::to_string(r); }
+
+namespace {
+std::string finalizeDefinition(const Reduction& red, int r, int holder) {
+  const std::vector<DType> f = fieldTypes(*red.tuple);
+  Sides fin;
+  fin.names[0] = fieldNames("a", f.size());
+  fin.types[0] = f;
+  Typed e = emitExpr(*red.tuple->results.at(static_cast<size_t>(red.result)).finalize, fin);
+  return "__device__ __forceinline__ " + computeType(e.type) + " finalize" + std::to_string(r) + "(const " +
+         tupleTypeName(holder) + "& a) { return " + e.code + "; }\n\n";
+}
+}  // namespace
+
+std::string tupleDefinitions(const Reduction& red, int r, int holder) {
+  if (holder != r)
+    return "// result " + std::to_string(red.result) + " of the tuple accumulated by reduction " + std::to_string(holder) +
+           "\n" + finalizeDefinition(red, r, holder);
+  const TupleReduction& t = *red.tuple;
+  const std::string T = tupleTypeName(r), R = std::to_string(r);
+  const std::vector<DType> f = fieldTypes(t);
+  std::ostringstream os;
+  os << "// tuple reduction " << printable(t.toString(), 400) << "\n";
+  os << "struct alignas(8) " << T << " {\n  static constexpr bool polyred_tuple = true;\n"
+     << "  static constexpr bool polyred_commutative = " << (t.commutative ? "true" : "false") << ";\n";
+  for (size_t k = 0; k < f.size(); ++k) os << "  " << computeType(f[k]) << " f" << k << ";\n";
+  os << "};\n";
+  // The host sizes workspaces and shared memory with tupleBytes: hold the device to it.
+  os << "static_assert(sizeof(" << T << ") == " << tupleBytes(red) << ", \"polyred: tuple layout differs from the host's\");\n";
+  Sides combine;
+  combine.names[0] = fieldNames("a", f.size());
+  combine.names[1] = fieldNames("b", f.size());
+  combine.types[0] = combine.types[1] = f;
+  os << "struct Combine" << R << " {\n  __device__ __forceinline__ " << T << " operator()(const " << T << "& a, const "
+     << T << "& b) const {\n    " << T << " r;\n";
+  for (size_t k = 0; k < f.size(); ++k) {
+    Typed e = emitExpr(*t.fields[k].combine, combine);
+    os << "    r.f" << k << " = " << emitCast(e.code, e.type, f[k]) << ";\n";
+  }
+  os << "    return r;\n  }\n};\n";
+  Sides lift;
+  os << "__device__ __forceinline__ " << T << " lift" << R << "(";
+  for (size_t m = 0; m < t.inputs.size(); ++m) {
+    lift.names[2].push_back("in" + std::to_string(m));
+    lift.types[2].push_back(t.inputs[m]);
+    os << (m ? ", " : "") << computeType(t.inputs[m]) << " in" << m;
+  }
+  os << ") {\n  " << T << " r;\n";
+  for (size_t k = 0; k < f.size(); ++k) {
+    Typed e = emitExpr(*t.fields[k].lift, lift);
+    os << "  r.f" << k << " = " << emitCast(e.code, e.type, f[k]) << ";\n";
+  }
+  os << "  return r;\n}\n";
+  os << finalizeDefinition(red, r, r);
+  return os.str();
+}
+
+std::string tupleIdentityLiteral(const Reduction& red, int r) {
+  std::string s = tupleTypeName(r) + "{";
+  for (size_t k = 0; k < red.tuple->fields.size(); ++k) {
+    const TupleField& x = red.tuple->fields[k];
+    s += (k ? ", " : "") + emitLiteral(x.identity.castTo(x.dtype));
+  }
+  return s + "}";
+}
+
+std::string tupleLiftCall(int r, const std::vector<std::string>& args) {
+  std::string s = "lift" + std::to_string(r) + "(";
+  for (size_t k = 0; k < args.size(); ++k) s += (k ? ", " : "") + args[k];
+  return s + ")";
+}
+
+std::string tupleFinalizeCall(int r, const std::string& total) {
+  return "finalize" + std::to_string(r) + "(" + total + ")";
+}
+
+int64_t tupleBytes(const Reduction& red) {
+  int64_t size = 0;
+  for (const TupleField& x : red.tuple->fields) {
+    const int64_t b = x.dtype == DType::Bool ? 1 : dtypeBytes(x.dtype);
+    size = (size + b - 1) / b * b + b;
+  }
+  return (size + 7) / 8 * 8;
+}
+
+}  // namespace polyred

@@ -1,0 +1,152 @@
+#include "frontend/composite_tuple_decl.h"
+
+#include <cmath>
+#include <limits>
+
+#include <nlohmann/json.hpp>
+
+#include "frontend/composite_names.h"
+#include "support/error.h"
+#include "support/printable.h"
+
+namespace polyred {
+
+namespace {
+
+using Json = nlohmann::json;
+
+class DeclReader {
+ public:
+  DeclReader(const std::string& file, std::string where) : file_(file), where_(std::move(where)) {}
+
+  [[noreturn]] void fail(const std::string& reason) const { throw Error(file_, where_, reason); }
+
+  const Json& field(const Json& j, const char* key) const {
+    if (!j.is_object()) fail("expected an object with \"" + std::string(key) + "\"");
+    auto it = j.find(key);
+    if (it == j.end()) fail("needs \"" + std::string(key) + "\"");
+    return *it;
+  }
+
+  std::string str(const Json& j, const std::string& what) const {
+    if (!j.is_string()) fail(what + " must be a string");
+    return j.get<std::string>();
+  }
+
+  DType dtype(const Json& j, const std::string& what) const {
+    std::string s = str(j, what);
+    std::optional<DType> t = parseDType(s);
+    if (!t) fail(what + ": unknown data type " + quotedName(s));
+    return *t;
+  }
+
+  Scalar value(const Json& j, DType t, const std::string& what) const {
+    if (j.is_boolean()) return Scalar::convert(int64_t{j.get<bool>()}, t);
+    if (j.is_number_integer()) return Scalar::convert(j.get<int64_t>(), t);
+    if (j.is_number_float()) return Scalar::convert(j.get<double>(), t);
+    if (j.is_string() && isFloat(t)) {
+      const std::string s = j.get<std::string>();
+      if (s == "inf") return Scalar::convert(std::numeric_limits<double>::infinity(), t);
+      if (s == "-inf") return Scalar::convert(-std::numeric_limits<double>::infinity(), t);
+      if (s == "nan") return Scalar::convert(std::numeric_limits<double>::quiet_NaN(), t);
+    }
+    fail(what + " must be a number (or \"inf\", \"-inf\", \"nan\" for a float type)");
+  }
+
+  // "a3", "b0", "in1"
+  ScalarExprPtr operand(const std::string& s, const std::string& what) const {
+    int side = -1;
+    size_t digits = 0;
+    if (s.rfind("in", 0) == 0) side = 2, digits = 2;
+    else if (!s.empty() && s[0] == 'a') side = 0, digits = 1;
+    else if (!s.empty() && s[0] == 'b') side = 1, digits = 1;
+    const std::string number = side < 0 ? "" : s.substr(digits);
+    if (number.empty() || number.size() > 4 || number.find_first_not_of("0123456789") != std::string::npos)
+      fail(what + ": operand " + quotedName(s) + " is not a<k>, b<k> or in<k>");
+    return ScalarExpr::tupleArg(side, std::stoi(number));
+  }
+
+  ScalarExprPtr expr(const Json& j, const std::string& what, int depth = 0) const {
+    if (depth > 64) fail(what + ": expression nested too deeply");
+    if (j.is_string()) return operand(j.get<std::string>(), what);
+    if (j.is_object()) {
+      DType t = dtype(field(j, "data_type"), what + " constant's data_type");
+      return ScalarExpr::constant(value(field(j, "value"), t, what + " constant"));
+    }
+    if (!j.is_array() || j.empty())
+      fail(what + " must be an operand string, a constant object or [op, operands...]");
+    const std::string name = str(j[0], what + " op name");
+    const CompositeOpName* op = findCompositeOp(name);
+    if (!op || !isElementwise(op->kind) || op->kind == OpKind::Cast || op->kind == OpKind::AddN ||
+        op->kind == OpKind::Assign)
+      fail(what + ": " + quotedName(name) + " is not an elementwise op a tuple expression can use");
+    std::vector<ScalarExprPtr> operands;
+    for (size_t k = 1; k < j.size(); ++k) operands.push_back(expr(j[k], what, depth + 1));
+    // TupleReduction::validate checks the arity with the operand types.
+    if (operands.size() > 3) fail(what + ": " + name + " with " + std::to_string(operands.size()) + " operands");
+    auto e = std::make_shared<ScalarExpr>();
+    e->kind = ScalarExpr::Kind::Op;
+    e->op = op->kind;
+    e->operands = std::move(operands);
+    return e;
+  }
+
+  std::shared_ptr<const TupleReduction> read(const Json& d) const {
+    auto t = std::make_shared<TupleReduction>();
+    t->name = str(field(d, "name"), "name");
+    const Json& inputs = field(d, "inputs");
+    if (!inputs.is_array()) fail("\"inputs\" must be a list of data types");
+    for (const Json& i : inputs) t->inputs.push_back(dtype(i, "an input"));
+    if (auto c = d.find("commutative"); c != d.end()) {
+      if (!c->is_boolean()) fail("\"commutative\" must be true or false");
+      t->commutative = c->get<bool>();
+    } else {
+      fail("needs \"commutative\" (true or false): polyred does not guess it");
+    }
+    const Json& fields = field(d, "fields");
+    if (!fields.is_array()) fail("\"fields\" must be a list");
+    for (const Json& f : fields) {
+      TupleField x;
+      x.name = str(field(f, "name"), "a field's name");
+      const std::string what = "field " + quotedName(x.name);
+      x.dtype = dtype(field(f, "data_type"), what + "'s data_type");
+      x.identity = value(field(f, "identity"), x.dtype, what + "'s identity");
+      x.lift = expr(field(f, "lift"), what + "'s lift");
+      x.combine = expr(field(f, "combine"), what + "'s combine");
+      t->fields.push_back(std::move(x));
+    }
+    const Json& results = field(d, "results");
+    if (!results.is_array()) fail("\"results\" must be a list");
+    for (const Json& r : results) {
+      TupleResult x;
+      x.name = str(field(r, "name"), "a result's name");
+      x.finalize = expr(field(r, "value"), "result " + quotedName(x.name));
+      t->results.push_back(std::move(x));
+    }
+    try {
+      t->validate(t->name);
+    } catch (const Error& e) {
+      fail(e.reason());
+    }
+    return t;
+  }
+
+ private:
+  const std::string& file_;
+  std::string where_;
+};
+
+}  // namespace
+
+TupleDeclarations readTupleDeclarations(const nlohmann::json& list, const std::string& file) {
+  if (!list.is_array()) throw Error(file, "tuple_reductions", "must be a list of declarations");
+  TupleDeclarations decls;
+  for (size_t k = 0; k < list.size(); ++k) {
+    DeclReader r(file, "tuple_reductions[" + std::to_string(k) + "]");
+    std::shared_ptr<const TupleReduction> t = r.read(list[k]);
+    if (!decls.emplace(t->name, t).second) r.fail("tuple reduction " + quotedName(t->name) + " is declared twice");
+  }
+  return decls;
+}
+
+}  // namespace polyred

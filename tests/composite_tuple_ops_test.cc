@@ -1,0 +1,218 @@
+// The composite ops Argmax, Argmin, ArgMaxWithValue and ArgMinWithValue
+// (frontend/composite_tuple_ops): their attributes, outputs and defaults, what they
+// compute through the reader, and the bad declarations the reader refuses with a
+// reason (polyred::Error: exit 2); user-defined tuple reductions declared under
+// "tuple_reductions" and used by TupleReduce (frontend/composite_tuple_decl).
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include <nlohmann/json.hpp>
+
+#include "frontend/composite_reader.h"
+#include "frontend/composite_writer.h"
+#include "driver/pipeline.h"
+#include "interp/reference.h"
+#include "support/error.h"
+
+using namespace polyred;
+using Json = nlohmann::json;
+
+namespace {
+
+Json desc(const std::string& name, Shape shape, const std::string& dtype) {
+  return {{"data_type", dtype}, {"format", "DefaultFormat"}, {"shape", shape}, {"tensor_name", name}};
+}
+
+// One op over one input x of `shape` / `dtype`, declaring `outs`.
+std::string oneOp(const std::string& op, Shape shape, const std::string& dtype, const std::vector<Json>& outs,
+                  const Json& attrs) {
+  Json o = {{"name", op}, {"attr", attrs}, {"input_desc", Json::array({Json::array({desc("x", shape, dtype)})})},
+            {"output_desc", outs}};
+  return Json{{"composite", true},
+              {"op", "t"},
+              {"input_desc", Json::array({Json::array({desc("x", shape, dtype)})})},
+              {"op_desc", Json::array({o})},
+              {"output_desc", outs},
+              {"platform", "AKG"},
+              {"process", "cuda"}}
+      .dump();
+}
+
+Json attr(const std::string& name, const Json& value) {
+  return {{"name", name}, {"value", value}, {"data_type", value.is_string() ? "str" : "int"}};
+}
+
+std::string errorOf(const std::string& json) {
+  try {
+    parseComposite(json, "t.info");
+  } catch (const InternalError& e) {
+    return std::string("internal error: ") + e.what();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::vector<double> valuesOf(const HostTensor& t) {
+  std::vector<double> v;
+  for (int64_t k = 0; k < t.size(); ++k) v.push_back(t.get(k).asDouble());
+  return v;
+}
+
+}  // namespace
+
+TEST(CompositeTupleOps, ArgmaxDefaultsToTheLastAxisAndInt32) {
+  Graph g = parseComposite(oneOp("Argmax", {2, 3}, "float32", {desc("i", {2}, "int32")}, Json::array()), "t.info");
+  std::vector<HostTensor> out =
+      evaluateReference(g, {HostTensor::fromValues(DType::Float32, {2, 3}, {1, 5, 5, 9, 2, 9})});
+  EXPECT_EQ(valuesOf(out[0]), (std::vector<double>{1, 0}));
+}
+
+TEST(CompositeTupleOps, ArgminAlongAxisZeroWithInt64) {
+  Graph g = parseComposite(oneOp("Argmin", {2, 3}, "int8", {desc("i", {3}, "int64")},
+                                 Json::array({attr("axis", 0), attr("output_type", "int64")})),
+                           "t.info");
+  std::vector<HostTensor> out = evaluateReference(g, {HostTensor::fromValues(DType::Int8, {2, 3}, {1, 5, -3, 1, 2, 9})});
+  EXPECT_EQ(out[0].dtype, DType::Int64);
+  EXPECT_EQ(valuesOf(out[0]), (std::vector<double>{0, 1, 0}));
+}
+
+TEST(CompositeTupleOps, WithValueGivesIndexThenValue) {
+  // Default axis 0; keep_dims; a vector declared [1].
+  Graph g = parseComposite(oneOp("ArgMaxWithValue", {2, 2}, "float16", {desc("i", {1, 2}, "int32"), desc("v", {1, 2}, "float16")},
+                                 Json::array({attr("keep_dims", true)})),
+                           "t.info");
+  std::vector<HostTensor> out = evaluateReference(g, {HostTensor::fromValues(DType::Float16, {2, 2}, {1, 7, 3, 7})});
+  EXPECT_EQ(valuesOf(out[0]), (std::vector<double>{1, 0}));
+  EXPECT_EQ(valuesOf(out[1]), (std::vector<double>{3, 7}));
+  Graph v = parseComposite(oneOp("ArgMinWithValue", {4}, "float32", {desc("i", {1}, "int32"), desc("v", {1}, "float32")},
+                                 Json::array()),
+                           "t.info");
+  out = evaluateReference(v, {HostTensor::fromValues(DType::Float32, {4}, {4, -2, 8, -2})});
+  EXPECT_EQ(valuesOf(out[0]), (std::vector<double>{1}));
+  EXPECT_EQ(valuesOf(out[1]), (std::vector<double>{-2}));
+}
+
+TEST(CompositeTupleOps, BadDeclarationsAreRefusedWithAReason) {
+  const Json i2 = desc("i", {2}, "int32");
+  struct Case {
+    std::string json, reason;
+  };
+  const Case cases[] = {
+      {oneOp("Argmax", {2, 3}, "float32", {i2}, Json::array({attr("axis", 2)})), "out of range"},
+      {oneOp("Argmax", {2, 3}, "float32", {i2}, Json::array({attr("axis", -3)})), "out of range"},
+      {oneOp("Argmax", {2, 3}, "float32", {desc("i", {2}, "float32")}, Json::array({attr("output_type", "float32")})),
+       "output_type must be int32 or int64"},
+      {oneOp("Argmax", {2, 3}, "float32", {desc("i", {2}, "int64")}, Json::array()), "declared int64"},
+      {oneOp("Argmax", {2, 3}, "float32", {desc("i", {3}, "int32")}, Json::array()), "declared [3]"},
+      {oneOp("Argmax", {2, 3}, "float32", {i2, i2}, Json::array()), "must have 1 output"},
+      {oneOp("ArgMaxWithValue", {2, 3}, "float32", {desc("i", {3}, "int32")}, Json::array()), "must have 2 output"},
+      {oneOp("ArgMaxWithValue", {2, 3}, "float32", {desc("i", {3}, "int32"), desc("v", {3}, "float16")}, Json::array()),
+       "declared float16"},
+      {oneOp("ArgMinWithValue", {2, 3}, "float32", {desc("i", {3}, "int32"), desc("v", {3}, "float32")},
+             Json::array({attr("output_type", "int32")})),
+       "no output_type"},
+      {oneOp("Argmin", {2, 3}, "float32", {i2}, Json::array({attr("keep_dims", true)})), "no keep_dims"},
+      {oneOp("Argmin", {2, 3}, "float32", {i2}, Json::array({attr("axis", "last")})), "axis"},
+      {oneOp("Argmax", {}, "float32", {desc("i", {}, "int32")}, Json::array()), "rank 1 or more"},
+  };
+  for (const Case& c : cases) {
+    std::string e = errorOf(c.json);
+    EXPECT_NE(e.find(c.reason), std::string::npos) << "want \"" << c.reason << "\", got \"" << e << "\"\n" << c.json;
+    EXPECT_EQ(e.find("internal error"), std::string::npos) << e;
+  }
+}
+
+TEST(CompositeTupleOps, TheWriterRefusesTupleReductions) {
+  Graph g = parseComposite(oneOp("Argmax", {2, 3}, "float32", {desc("i", {2}, "int32")}, Json::array()), "t.info");
+  EXPECT_THROW(writeComposite(g), UnsupportedError);
+}
+
+namespace {
+
+// "sum and count": fields (sum, count), results sum / count (a mean) and count.
+Json meanDecl() {
+  return Json::parse(R"({"name": "mean", "inputs": ["float32"], "commutative": true,
+    "fields": [
+      {"name": "sum", "data_type": "float64", "identity": 0, "lift": "in0", "combine": ["Add", "a0", "b0"]},
+      {"name": "count", "data_type": "int64", "identity": 0, "lift": {"value": 1, "data_type": "int64"},
+       "combine": ["Add", "a1", "b1"]}],
+    "results": [{"name": "mean", "value": ["RealDiv", "a0", "a1"]}, {"name": "count", "value": "a1"}]})");
+}
+
+// A document declaring `decls` with one TupleReduce of x[2, 3] (float32) over `axis`.
+std::string tupleDoc(const Json& decls, const std::string& reduction, const std::vector<Json>& outs,
+                     const std::string& xType = "float32", const Json& axis = Json::array({1})) {
+  Json op = {{"name", "TupleReduce"},
+             {"attr", Json::array({attr("reduction", reduction), {{"name", "axis"}, {"value", axis}}})},
+             {"input_desc", Json::array({Json::array({desc("x", {2, 3}, xType)})})},
+             {"output_desc", outs}};
+  return Json{{"composite", true},          {"op", "t"},
+              {"tuple_reductions", decls},  {"input_desc", Json::array({Json::array({desc("x", {2, 3}, xType)})})},
+              {"op_desc", Json::array({op})}, {"output_desc", outs}}
+      .dump();
+}
+
+}  // namespace
+
+TEST(CompositeTupleDecl, AUserTupleComputesItsResults) {
+  const std::vector<Json> outs = {desc("m", {2}, "float64"), desc("n", {2}, "int64")};
+  Graph g = parseComposite(tupleDoc(Json::array({meanDecl()}), "mean", outs), "t.info");
+  std::vector<HostTensor> out = evaluateReference(g, {HostTensor::fromValues(DType::Float32, {2, 3}, {1, 2, 6, -1, 0, 4})});
+  EXPECT_EQ(valuesOf(out[0]), (std::vector<double>{3, 1}));
+  EXPECT_EQ(valuesOf(out[1]), (std::vector<double>{3, 3}));
+}
+
+TEST(CompositeTupleDecl, MalformedDeclarationsAreRefusedWithAReason) {
+  const std::vector<Json> outs = {desc("m", {2}, "float64"), desc("n", {2}, "int64")};
+  auto with = [&](const std::function<void(Json&)>& change) {
+    Json d = meanDecl();
+    change(d);
+    return tupleDoc(Json::array({d}), "mean", outs);
+  };
+  struct Case {
+    std::string json, reason;
+  };
+  const Case cases[] = {
+      {with([](Json& d) { d.erase("commutative"); }), "needs \"commutative\""},
+      {with([](Json& d) { d["fields"][0]["combine"] = Json::array({"Frobnicate", "a0", "b0"}); }), "not an elementwise op"},
+      {with([](Json& d) { d["fields"][0]["combine"] = Json::array({"Add", "c0", "b0"}); }), "is not a<k>, b<k> or in<k>"},
+      {with([](Json& d) { d["fields"][0]["combine"] = Json::array({"Add", "in0", "b0"}); }), "not available here"},
+      {with([](Json& d) { d["results"][0]["value"] = "b0"; }), "not available here"},
+      {with([](Json& d) { d["fields"][1]["combine"] = Json::array({"Add", "a1", "b7"}); }), "missing field"},
+      {with([](Json& d) { d["fields"][0]["data_type"] = "float16"; }), "tuple fields are bool"},
+      {with([](Json& d) { d["fields"][0]["data_type"] = "float128"; }), "unknown data type"},
+      {with([](Json& d) { d["fields"][1]["identity"] = "inf"; }), "must be a number"},
+      {with([](Json& d) { d["fields"][1]["combine"] = Json::array({"IsNan", "a1"}); }), "needs a float operand"},
+      {with([](Json& d) { d["fields"][0]["combine"] = Json::array({"Neg", "a0", "b0"}); }), "Neg with 2 operands"},
+      {with([](Json& d) { d["inputs"] = "float32"; }), "list of data types"},
+      {with([](Json& d) { d.erase("results"); }), "needs \"results\""},
+      {tupleDoc(Json::array({meanDecl(), meanDecl()}), "mean", outs), "declared twice"},
+      {tupleDoc(Json::array({meanDecl()}), "median", outs), "no tuple reduction 'median' is declared"},
+      {tupleDoc(Json::array({meanDecl()}), "mean", outs, "float16"), "takes float32"},
+      {tupleDoc(Json::array({meanDecl()}), "mean", {outs[0]}), "must have 2 output(s)"},
+      {tupleDoc(Json::array({meanDecl()}), "mean", {outs[1], outs[0]}), "computes float64"},
+      {tupleDoc(Json::array({meanDecl()}), "mean", outs, "float32", Json::array({4})), "out of range"},
+      {tupleDoc(Json::object(), "mean", outs), "must be a list"},
+  };
+  for (const Case& c : cases) {
+    std::string e = errorOf(c.json);
+    EXPECT_NE(e.find(c.reason), std::string::npos) << "want \"" << c.reason << "\", got \"" << e << "\"";
+    EXPECT_EQ(e.find("internal error"), std::string::npos) << e;
+  }
+}
+
+TEST(CompositeTupleDecl, AnOrderedTupleIsComputedButNotLowered) {
+  // "last": the later value wins when it is present.
+  Json last = Json::parse(R"({"name": "last", "inputs": ["float32"], "commutative": false,
+    "fields": [
+      {"name": "seen", "data_type": "bool", "identity": false, "lift": {"value": true, "data_type": "bool"},
+       "combine": ["LogicalOr", "a0", "b0"]},
+      {"name": "value", "data_type": "float32", "identity": 0, "lift": "in0", "combine": ["Select", "b0", "b1", "a1"]}],
+    "results": [{"name": "last", "value": "a1"}]})");
+  Graph g = parseComposite(tupleDoc(Json::array({last}), "last", {desc("l", {2}, "float32")}), "t.info");
+  std::vector<HostTensor> out = evaluateReference(g, {HostTensor::fromValues(DType::Float32, {2, 3}, {1, 2, 6, -1, 0, 4})});
+  EXPECT_EQ(valuesOf(out[0]), (std::vector<double>{6, 4}));
+  EXPECT_THROW(compileGraph(g, CompileOptions{}), UnsupportedError);
+}

@@ -1,0 +1,157 @@
+// Tuple reductions on the GPU: the generated Tuple<r> structs, the word-wise warp
+// shuffles of the device library and the in-order cross-block combine, launched and
+// compared with the reference interpreter -- argmax/argmin bit for bit (ties, NaN,
+// every form, several blocks), Welford and logsumexp within the float tolerances --
+// and repeated launches give identical bytes. The CPU half is tests/tuple_codegen_test.cc.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <random>
+#include <string>
+
+#include "driver/cpu_check.h"
+#include "driver/gpu_run.h"
+#include "driver/pipeline.h"
+#include "frontend/builder.h"
+#include "frontend/composite_reader.h"
+#include "interp/reference.h"
+#include "runtime/executor.h"  // gpuAvailable
+
+using namespace polyred;
+
+namespace {
+
+struct FormCase {
+  const char* name;
+  Shape shape;
+  int64_t axis;
+};
+const FormCase kForms[] = {{"all", {1000003}, 0}, {"x", {7, 300001}, 1}, {"y", {300001, 7}, 0}, {"x-short", {4096, 33}, 1}};
+
+HostTensor tiesAndNaNs(DType t, const Shape& s) {
+  HostTensor h = HostTensor::zeros(t, s);
+  for (int64_t k = 0; k < h.size(); ++k) {
+    double v = static_cast<double>((k * 7919) % 13) - 6;
+    if (t == DType::UInt8) v = std::abs(v);
+    h.set(k, Scalar::convert(v, t));
+  }
+  if (isFloat(t))
+    for (int64_t k = 77777; k < h.size(); k += 99991) h.set(k, Scalar::ofFloat(DType::Float64, std::nan("")));
+  return h;
+}
+
+CompiledGraph compileForGpu(const Graph& g) {
+  CompileOptions o;
+  o.target = currentTarget();
+  return compileGraph(g, o);
+}
+
+}  // namespace
+
+TEST(TupleGpu, ArgExtremaAgreeWithTheReferenceBitForBit) {
+  std::string why;
+  if (!gpuAvailable(&why)) GTEST_SKIP() << "no GPU: " << why;
+  for (const FormCase& f : kForms)
+    for (DType t : {DType::Float32, DType::Float16, DType::BFloat16, DType::Float64, DType::Int32, DType::Int8,
+                    DType::UInt8, DType::Int64}) {
+      GraphBuilder b("arg");
+      Value x = b.input("x", t, f.shape);
+      auto [imax, vmax] = b.argmaxWithValue(x, f.axis);
+      auto [imin, vmin] = b.argminWithValue(x, f.axis, DType::Int64);
+      b.output(imax);
+      b.output(vmax);
+      b.output(imin);
+      b.output(vmin);
+      const Graph g = b.build();
+      const std::vector<HostTensor> inputs = {tiesAndNaNs(t, f.shape)};
+      const std::vector<HostTensor> want = evaluateReference(g, inputs);
+      const std::vector<HostTensor> got = launchOnGpu(compileForGpu(g), inputs);
+      const std::string what = std::string(f.name) + " " + std::string(dtypeName(t));
+      for (size_t o = 0; o < want.size(); ++o)
+        for (int64_t k = 0; k < want[o].size(); ++k)
+          if (!got[o].get(k).identical(want[o].get(k))) {
+            ADD_FAILURE() << what << " output " << o << " element " << k << ": GPU " << got[o].get(k).toString()
+                          << ", reference " << want[o].get(k).toString();
+            break;
+          }
+    }
+}
+
+TEST(TupleGpu, WelfordAndLogSumExpWithinTolerance) {
+  std::string why;
+  if (!gpuAvailable(&why)) GTEST_SKIP() << "no GPU: " << why;
+  for (const FormCase& f : kForms)
+    for (DType t : {DType::Float32, DType::Float16, DType::Float64}) {
+      GraphBuilder b("stats");
+      Value x = b.input("x", t, f.shape);
+      auto [var, mean] = b.varMean(x, {f.axis}, 1);
+      b.output(var);
+      b.output(mean);
+      b.output(b.logSumExp(x, {f.axis}));
+      const Graph g = b.build();
+      std::mt19937 rng(11);
+      std::normal_distribution<double> normal(3.0, 2.0);
+      HostTensor in = HostTensor::zeros(t, f.shape);
+      for (int64_t k = 0; k < in.size(); ++k) in.set(k, Scalar::ofFloat(DType::Float64, normal(rng)));
+      const std::vector<HostTensor> got = launchOnGpu(compileForGpu(g), {in});
+      CpuCheckReport r = compareOutputs(g, got, {}, evaluateReference(g, {in}));
+      EXPECT_TRUE(r.ok) << f.name << " " << dtypeName(t) << "\n" << r.message;
+    }
+}
+
+TEST(TupleGpu, WelfordKeepsTheVarianceOfLargeMeans) {
+  std::string why;
+  if (!gpuAvailable(&why)) GTEST_SKIP() << "no GPU: " << why;
+  const int64_t rows = 4, n = 1 << 20;
+  GraphBuilder b("welford");
+  Value x = b.input("x", DType::Float32, {rows, n});
+  b.output(b.varMean(x, {1}, 0).first);
+  const Graph g = b.build();
+  std::mt19937 rng(5);
+  std::normal_distribution<double> normal(1e4, 1.0);
+  HostTensor in = HostTensor::zeros(DType::Float32, {rows, n});
+  for (int64_t k = 0; k < in.size(); ++k) in.set(k, Scalar::ofFloat(DType::Float64, normal(rng)));
+  const std::vector<HostTensor> got = launchOnGpu(compileForGpu(g), {in});
+  const std::vector<HostTensor> exact = evaluateReference(g, {in});  // float64 fields
+  for (int64_t r = 0; r < rows; ++r)
+    EXPECT_LT(std::abs(got[0].get(r).f - exact[0].get(r).f) / exact[0].get(r).f, 1e-3) << "row " << r;
+}
+
+TEST(TupleGpu, RepeatedLaunchesGiveIdenticalBytes) {
+  std::string why;
+  if (!gpuAvailable(&why)) GTEST_SKIP() << "no GPU: " << why;
+  GraphBuilder b("repeat");
+  Value x = b.input("x", DType::Float32, {3, 2000003});
+  auto [var, mean] = b.varMean(x, {1}, 1);
+  b.output(var);
+  b.output(mean);
+  b.output(b.logSumExp(x, {1}));
+  b.output(b.argmax(x, 1));
+  const Graph g = b.build();
+  std::mt19937 rng(2);
+  std::normal_distribution<double> normal(0.0, 5.0);
+  HostTensor in = HostTensor::zeros(DType::Float32, {3, 2000003});
+  for (int64_t k = 0; k < in.size(); ++k) in.set(k, Scalar::ofFloat(DType::Float64, normal(rng)));
+  CompiledGraph c = compileForGpu(g);
+  const std::vector<HostTensor> first = launchOnGpu(c, {in});
+  for (int run = 0; run < 5; ++run) {
+    const std::vector<HostTensor> again = launchOnGpu(c, {in});
+    for (size_t o = 0; o < first.size(); ++o) EXPECT_EQ(again[o].bytes, first[o].bytes) << "output " << o << " run " << run;
+  }
+}
+
+TEST(TupleGpu, CompositeFilesAgreeWithTheReference) {
+  std::string why;
+  if (!gpuAvailable(&why)) GTEST_SKIP() << "no GPU: " << why;
+  namespace fs = std::filesystem;
+  for (const auto& e : fs::directory_iterator(fs::path(POLYRED_SOURCE_DIR) / "tests" / "data" / "tuple")) {
+    if (e.path().extension() != ".info") continue;
+    const Graph g = readCompositeFile(e.path().string());
+    std::vector<HostTensor> inputs;
+    for (TensorId id : g.inputs) inputs.push_back(tiesAndNaNs(g.tensor(id).dtype, g.tensor(id).shape));
+    const std::vector<HostTensor> got = launchOnGpu(compileForGpu(g), inputs);
+    CpuCheckReport r = compareOutputs(g, got, {}, evaluateReference(g, inputs));
+    EXPECT_TRUE(r.ok) << e.path() << "\n" << r.message;
+  }
+}
