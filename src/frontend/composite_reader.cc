@@ -46,6 +46,7 @@
 #include "frontend/builder.h"
 #include "frontend/composite_expansions.h"
 #include "frontend/composite_index_ops.h"
+#include "frontend/composite_json.h"
 #include "frontend/composite_tuple_decl.h"
 #include "frontend/composite_tuple_ops.h"
 #include "frontend/composite_names.h"
@@ -226,17 +227,7 @@ class Reader : public ExpansionSink {
     return readScalarValue(j, t, what);
   }
   Scalar readScalarValue(const Json& j, DType t, const std::string& what) const {
-    if (j.is_boolean()) return Scalar::convert(int64_t{j.get<bool>()}, t);
-    if (j.is_number_unsigned() && j.get<uint64_t>() > uint64_t{std::numeric_limits<int64_t>::max()})
-      return Scalar::convert(static_cast<double>(j.get<uint64_t>()), t);
-    if (j.is_number_integer()) return Scalar::convert(j.get<int64_t>(), t);
-    if (j.is_number_float()) return Scalar::convert(j.get<double>(), t);
-    if (j.is_string() && isFloat(t)) {
-      const std::string s = j.get<std::string>();
-      if (s == "inf") return Scalar::convert(std::numeric_limits<double>::infinity(), t);
-      if (s == "-inf") return Scalar::convert(-std::numeric_limits<double>::infinity(), t);
-      if (s == "nan") return Scalar::convert(std::numeric_limits<double>::quiet_NaN(), t);
-    }
+    if (std::optional<Scalar> v = scalarFromJson(j, t)) return *v;
     fail(what + " must be a number");
   }
 

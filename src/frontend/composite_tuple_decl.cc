@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "frontend/composite_json.h"
 #include "frontend/composite_names.h"
 #include "support/error.h"
 #include "support/printable.h"
@@ -41,15 +42,7 @@ class DeclReader {
   }
 
   Scalar value(const Json& j, DType t, const std::string& what) const {
-    if (j.is_boolean()) return Scalar::convert(int64_t{j.get<bool>()}, t);
-    if (j.is_number_integer()) return Scalar::convert(j.get<int64_t>(), t);
-    if (j.is_number_float()) return Scalar::convert(j.get<double>(), t);
-    if (j.is_string() && isFloat(t)) {
-      const std::string s = j.get<std::string>();
-      if (s == "inf") return Scalar::convert(std::numeric_limits<double>::infinity(), t);
-      if (s == "-inf") return Scalar::convert(-std::numeric_limits<double>::infinity(), t);
-      if (s == "nan") return Scalar::convert(std::numeric_limits<double>::quiet_NaN(), t);
-    }
+    if (std::optional<Scalar> v = scalarFromJson(j, t)) return *v;
     fail(what + " must be a number (or \"inf\", \"-inf\", \"nan\" for a float type)");
   }
 
