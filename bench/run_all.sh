@@ -23,6 +23,10 @@
 #
 # Environment (defaults in brackets):
 #   POLYRED_BIN [build/tools/polyred]   CORPUS_DIR [tests/data/akg]
+#   WORKLOADS_DIR [bench/workloads]     the single-op files and cases.txt (written by the
+#                                       workloads stage, read by manifest and cub)
+#   TABLE2_DIR [examples/table2]        the Table 2 files (manifest); an empty folder and a
+#                                       WORKLOADS_DIR with an empty cases.txt measure the corpus only
 #   WORK_DIR [/tmp/polyred-bench]       raw results, logs and compiler caches
 #   STAGES [all of the above]           a comma list, to rerun part of a run in WORK_DIR
 #   TOTAL_BUDGET_S [480]                the torch stages get what is left of it
@@ -49,6 +53,8 @@ OUTDIR=$(cd "$OUTDIR" && pwd)
 
 export POLYRED_BIN=$(realpath -m "${POLYRED_BIN:-build/tools/polyred}")
 CORPUS_DIR=$(realpath -m "${CORPUS_DIR:-tests/data/akg}")
+WORKLOADS_DIR=$(realpath -m "${WORKLOADS_DIR:-bench/workloads}")
+TABLE2_DIR=$(realpath -m "${TABLE2_DIR:-examples/table2}")
 WORK=$(realpath -m "${WORK_DIR:-/tmp/polyred-bench}")
 STAGES=${STAGES:-workloads,manifest,build,ctimes,polyred,meter,cub,warm,torch,report}
 TOTAL_BUDGET_S=${TOTAL_BUDGET_S:-480}
@@ -117,7 +123,7 @@ build_cub() {
 run_cub() {
   cat "$LOGS/build.log" 2>/dev/null
   if [ ! -x "$WORK/peers_cub" ]; then echo "cub: peers_cub was not built"; return 3; fi
-  timeout "$(min 300 "$(time_left 60)")" "$WORK/peers_cub" bench/workloads/cases.txt "$WORK/cub.json" \
+  timeout "$(min 300 "$(time_left 60)")" "$WORK/peers_cub" "$WORKLOADS_DIR/cases.txt" "$WORK/cub.json" \
     --iterations="$ITERATIONS"
 }
 
@@ -172,8 +178,9 @@ echo "=== polyred benchmark: OUTDIR=$OUTDIR WORK=$WORK STAGES=$STAGES"
 if [ ! -f "$POLYRED_BIN" ]; then echo "=== NO POLYRED BINARY at $POLYRED_BIN (set POLYRED_BIN)"; fi
 if [ -f "$POLYRED_BIN" ] && [ ! -x "$POLYRED_BIN" ]; then chmod +x "$POLYRED_BIN"; fi
 environment | tee "$LOGS/env.log"
-stage workloads python3 bench/make_workloads.py
-stage manifest python3 bench/run_polyred.py manifest --out "$WORK/manifest.json" --corpus "$CORPUS_DIR"
+stage workloads python3 bench/make_workloads.py "$WORKLOADS_DIR"
+stage manifest python3 bench/run_polyred.py manifest --out "$WORK/manifest.json" --corpus "$CORPUS_DIR" \
+  --workloads "$WORKLOADS_DIR" --table2 "$TABLE2_DIR"
 if want build; then
   echo "=== build (in the background)"
   rm -f "$WORK/peers_cub" "$WORK/stream_meter"

@@ -4,6 +4,11 @@
 #   bash tools/gpu_session.sh OUTDIR [steps...]
 # steps (default: all): table2 deterministic gputests corpus parallel oracle loader python
 #   sanitize bench
+# optional steps (not in the default list; each fits one device call of its own):
+#   parallelpeers  bench/run_all.sh on the corpus's MindSpore "*_parallel*" files only, polyred
+#                  against PyTorch eager and torch.compile (issue #12), in under 6 minutes
+#   tuplebench     bench/tuple_bench.py: the tuple-reduction cases of issue #13 against torch
+#                  eager, torch.compile, CUB (argmax) and the practical limit, in under 8 minutes
 # Binaries come from $POLYRED_BIN_DIR (default devbuild/: polyred, polyred_gpu_tests,
 # polyred_loader, libpolyred.so, built on the development machine and carried), the corpus from $CORPUS_DIR
 # (default tests/data/akg). Each step's log goes to OUTDIR/<step>.log; a summary of
@@ -29,6 +34,28 @@ run_step() {
   tail -n 25 "$out/$name.log"
 }
 
+# parallelpeers: bench/run_all.sh on the "*_parallel*" files of the corpus only. A temporary
+# corpus of symlinks (same <network>/<path> keys as the full corpus), no single-op or Table 2
+# files (an empty cases.txt and Table 2 folder), only the stages the comparison needs.
+parallel_peers() {
+  local tmp f rel root n=0
+  root=$(realpath "$corpus")
+  tmp=$(mktemp -d /tmp/polyred-parallelpeers.XXXXXX)
+  mkdir -p "$tmp/corpus" "$tmp/workloads" "$tmp/table2"
+  : >"$tmp/workloads/cases.txt"
+  while IFS= read -r f; do
+    rel=${f#"$root"/}
+    mkdir -p "$tmp/corpus/$(dirname "$rel")"
+    ln -s "$(realpath "$f")" "$tmp/corpus/$rel"
+    n=$((n + 1))
+  done < <(find "$root" -name '*_parallel*' \( -name '*.info' -o -name '*.json' \) | sort)
+  echo "parallelpeers: $n files under $tmp/corpus"
+  env POLYRED_BIN="$bin/polyred" CORPUS_DIR="$tmp/corpus" WORKLOADS_DIR="$tmp/workloads" TABLE2_DIR="$tmp/table2" \
+    WORK_DIR="$tmp/work" STAGES=manifest,polyred,warm,torch,report TORCH_COMPILE_GROUPS=corpus \
+    TOTAL_BUDGET_S="${PARALLELPEERS_BUDGET_S:-300}" HARD_LIMIT_S="${PARALLELPEERS_HARD_LIMIT_S:-345}" \
+    WARM_JOBS="${WARM_JOBS:-12}" bash bench/run_all.sh "$out/parallelpeers"
+}
+
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/device.txt"
 for step in "${steps[@]}"; do
   case $step in
@@ -43,6 +70,8 @@ for step in "${steps[@]}"; do
     python) run_step python env POLYRED_LIBRARY="$bin/libpolyred.so" PYTHONPATH=python PYTHONDONTWRITEBYTECODE=1 \
       python3 -m pytest -q -p no:cacheprovider -m gpu python/tests ;;
     bench) run_step bench env POLYRED_BIN="$bin/polyred" CORPUS_DIR="$corpus" bash bench/run_all.sh "$out/bench" ;;
+    parallelpeers) run_step parallelpeers parallel_peers ;;
+    tuplebench) run_step tuplebench env POLYRED_BIN="$bin/polyred" python3 bench/tuple_bench.py "$out/tuplebench" ;;
     *) echo "unknown step $step"; status[$step]="unknown" ;;
   esac
 done
