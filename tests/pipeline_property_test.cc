@@ -402,7 +402,7 @@ void compileAndCheck(const Generated& gen, uint64_t seed, RunStats& stats) {
     stats.failedSeeds.push_back(seed);
     std::string partition;
     try {
-      partition = partitionGraph(g, rowsFitOneBlock).toString(g);
+      partition = partitionGraph(g, [](const CanonicalSpace& s) { return rowsFitOneBlock(s, Target{}); }).toString(g);
     } catch (const std::exception& e) {
       partition = std::string("(partition failed: ") + e.what() + ")\n";
     }
@@ -472,7 +472,7 @@ TEST(PipelineProperty, GeneratorCoversTheFeatureSpace) {
     maxChain = std::max(maxChain, f.maxChain);
     for (const auto& [name, on] : flags(f)) counts[name] += on;
     try {
-      for (const KernelPlan& k : partitionGraph(gen.graph, rowsFitOneBlock).kernels) {
+      for (const KernelPlan& k : partitionGraph(gen.graph, [](const CanonicalSpace& s) { return rowsFitOneBlock(s, Target{}); }).kernels) {
         ++forms[k.form];
         multiBlock += chooseBinding(k, optionsFor(seed).target).multiBlock();
       }

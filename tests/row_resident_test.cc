@@ -102,9 +102,28 @@ TEST(RowResident, BlocksLoopOverMoreRowTilesThanTheGridHas) {
   EXPECT_TRUE(r.ok) << r.message;
 }
 
+TEST(RowResident, ManyLongRowsStayOneKernelOfOneBlockPerRow) {
+  // Rows longer than a block covers, but enough of them (2113 rows, 2 waves of one
+  // block per row on 132 SMs) that splitting rows gains nothing: one kernel whose
+  // blocks loop over their row in every pass. Both forms: rows (x) and columns (y).
+  for (auto [shape, axis, form] : {std::tuple{Shape{2113, 2501}, int64_t{1}, CanonicalForm::XReduce},
+                                   std::tuple{Shape{70, 67600}, int64_t{0}, CanonicalForm::YReduce}}) {
+    SCOPED_TRACE(toString(shape));
+    Graph g = softmax(DType::Float16, shape, axis);
+    CompiledGraph c = compile(g);
+    const KernelPlan& k = onlyKernel(c);
+    EXPECT_EQ(k.form, form);
+    EXPECT_EQ(k.passes(), 3);
+    EXPECT_EQ(c.kernels[0].binding.GX, 1);
+    CpuCheckReport r = checkOnCpu(c, /*seed=*/5, /*maxPoints=*/100000, false);
+    EXPECT_TRUE(r.ok) << r.message;
+  }
+}
+
 TEST(RowResident, LongRowsFallBackToAKernelSequence) {
-  // 100000 elements per row need several blocks per row: max, sum and the quotient
-  // become three kernels linked by temporaries.
+  // 100000 elements per row need several blocks per row and 4 rows cannot fill the
+  // GPU with one block each: max, sum and the quotient become three kernels linked
+  // by temporaries.
   Graph g = softmax(DType::Float32, {4, 100000}, 1);
   CompiledGraph c = compile(g);
   EXPECT_EQ(c.partition.kernels.size(), 3u) << c.partition.toString(c.graph);

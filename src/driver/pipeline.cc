@@ -124,7 +124,8 @@ CompiledGraph compileGraph(const Graph& g, const CompileOptions& options) {
   CompiledGraph c;
   c.graph = g;
   dump("graph", g.toString());
-  c.partition = timed(ms, "partition", [&] { return partitionGraph(g, rowsFitOneBlock); });
+  const RowsFitOneBlock rowsFit = [&](const CanonicalSpace& space) { return rowsFitOneBlock(space, options.target); };
+  c.partition = timed(ms, "partition", [&] { return partitionGraph(g, rowsFit); });
   std::vector<LaunchGroup> groups;
   if (options.horizontalFusion) {
     groups = groupIndependentKernels(c.partition, g);

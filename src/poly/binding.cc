@@ -13,6 +13,10 @@ constexpr int kMaxWaves = 8;             // look no further than this many waves
 constexpr int64_t kMaxGridY = 65535;
 const KernelConfig kDefaults;
 constexpr int64_t kLargeAllReduce = int64_t{1} << 16;  // statement instances (vectors with lanes)
+// Long rows stay in one block each when there are at least this many waves of them:
+// the GPU is full without splitting rows, and a wave of 2+ loses at most a third to
+// quantization (4 waves: a fifth).
+constexpr int64_t kRowResidentWaves = 2;
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -92,10 +96,12 @@ int64_t threadsAlongJ(const Binding& b, CanonicalForm form) { return form == Can
 
 }  // namespace
 
-bool rowsFitOneBlock(const CanonicalSpace& space) {
+bool rowsFitOneBlock(const CanonicalSpace& space, const Target& target) {
   if (space.form == CanonicalForm::Elementwise) return false;
   Binding b = blockShapeOf(space.form, space.M, space.N, kDefaults);
-  return space.N <= threadsAlongJ(b, space.form) * itemsFor(kDefaults, space.form, space.N);  // splitReduced() then picks one block
+  if (space.N <= threadsAlongJ(b, space.form) * itemsFor(kDefaults, space.form, space.N))
+    return true;  // short rows: splitReduced() picks one block anyway
+  return b.tiles >= kRowResidentWaves * residentBlocks(target, b.threadsPerBlock());
 }
 
 Binding chooseBinding(const KernelPlan& plan, const Target& target, const KernelConfig& config, int threadsPerBlock) {
@@ -115,9 +121,11 @@ Binding chooseBinding(const KernelPlan& plan, const Target& target, const Kernel
                 plan.name << ": blocks of " << threadsPerBlock << " threads, fewer than its own "
                           << natural.threadsPerBlock());
   Binding b = threadsPerBlock ? blockShapeOf(plan.form, plan.M, plan.N, c, threadsPerBlock) : natural;
-  b.GX = splitReduced(plan.N, threadsAlongJ(b, plan.form), b.tiles, b.threadsPerBlock(), itemsFor(c, plan.form, plan.N), target);
-  POLYRED_CHECK(plan.passes() == 1 || b.GX == 1,
-                plan.name << ": a row-resident kernel (" << plan.passes() << " passes) needs each row in one block");
+  // A row-resident kernel (several passes over each row) keeps a row in one block:
+  // rowsFitOneBlock() admitted it because its rows are short or many.
+  b.GX = plan.passes() > 1 ? 1
+                           : splitReduced(plan.N, threadsAlongJ(b, plan.form), b.tiles, b.threadsPerBlock(),
+                                          itemsFor(c, plan.form, plan.N), target);
   return b;
 }
 

@@ -54,9 +54,12 @@ int itemsFor(const KernelConfig& config, CanonicalForm form, int64_t N);
 Binding chooseBinding(const KernelPlan& plan, const Target& target, const KernelConfig& config = {},
                       int threadsPerBlock = 0);
 
-// Whether chooseBinding gives a reduction of this space one block per row (GX == 1),
-// whatever the target: the rows are short enough for kMinItemsPerThread elements per
-// thread. Row-resident kernels (several passes per row) rely on it.
-bool rowsFitOneBlock(const CanonicalSpace& space);
+// Whether a reduction of this space may keep each row in one block (GX == 1) on
+// `target` without losing parallelism: its rows are short (one block's threads with
+// their items per thread cover a row), or there are enough rows for kRowResidentWaves
+// waves of one block per row (a softmax over 4096 rows of 50257). Row-resident kernels
+// (several passes per row) are planned only where this holds; chooseBinding gives
+// them GX == 1.
+bool rowsFitOneBlock(const CanonicalSpace& space, const Target& target);
 
 }  // namespace polyred
