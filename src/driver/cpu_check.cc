@@ -131,8 +131,9 @@ std::vector<std::vector<bool>> sampleOutputElements(const Graph& g, int64_t perO
   uint64_t state = seed * 0x9E3779B97F4A7C15ull + 1;
   for (const Output& o : g.outputs) {
     const int64_t n = numElements(g.tensor(o.tensor).shape);
-    std::vector<bool> m(static_cast<size_t>(n), n <= 2 * kSampleEdge + perOutput);
-    for (int64_t e = 0; e < std::min(n, kSampleEdge); ++e) m[static_cast<size_t>(e)] = m[static_cast<size_t>(n - 1 - e)] = true;
+    const int64_t edge = std::min(kSampleEdge, perOutput / 2);
+    std::vector<bool> m(static_cast<size_t>(n), n <= 2 * edge + perOutput);
+    for (int64_t e = 0; e < std::min(n, edge); ++e) m[static_cast<size_t>(e)] = m[static_cast<size_t>(n - 1 - e)] = true;
     for (int64_t k = 0; k < perOutput && n > 0; ++k) {
       state = state * 6364136223846793005ull + 1442695040888963407ull;  // a fixed LCG: same sample everywhere
       m[static_cast<size_t>((state >> 17) % static_cast<uint64_t>(n))] = true;
@@ -140,6 +141,16 @@ std::vector<std::vector<bool>> sampleOutputElements(const Graph& g, int64_t perO
     marks.push_back(std::move(m));
   }
   return marks;
+}
+
+int64_t referenceSampleSize(const Graph& g) {
+  int64_t longest = 1;  // reduced elements per result element of the longest reduction
+  for (const Node& n : g.nodes) {
+    if (n.kind != OpKind::Reduce || n.inputs.empty()) continue;
+    const int64_t results = std::max<int64_t>(1, numElements(g.tensor(n.output).shape));
+    longest = std::max(longest, numElements(g.tensor(n.inputs[0]).shape) / results);
+  }
+  return std::clamp(kSampledFolds / longest, kMinSample, int64_t{1} << 16);
 }
 
 LoweredRun runLoweredOnCpu(const CompiledGraph& c, const std::vector<HostTensor>& inputs,

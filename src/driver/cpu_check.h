@@ -80,9 +80,18 @@ std::vector<HostTensor> referenceOutputs(const Graph& g, const std::vector<HostT
                                          PointReference& points, Deadline& deadline);
 
 // A sample of each output's elements for checks without an executor (GPU runs): the
-// first and last kSampleEdge elements and `perOutput` pseudo-random others.
+// first and last min(kSampleEdge, perOutput / 2) elements and `perOutput`
+// pseudo-random others.
 inline constexpr int64_t kSampleEdge = 2048;
 std::vector<std::vector<bool>> sampleOutputElements(const Graph& g, int64_t perOutput, uint64_t seed);
+
+// How many elements per output sampleOutputElements should draw so that the point
+// reference folds about kSampledFolds reduced elements: every sampled element may
+// need a whole reduction (an argmax over 50257 logits, a softmax's row totals), so
+// graphs with long reductions get fewer samples (at least kMinSample), others 2^16.
+inline constexpr int64_t kSampledFolds = int64_t{1} << 24;
+inline constexpr int64_t kMinSample = 64;
+int64_t referenceSampleSize(const Graph& g);
 
 // Compares kernel outputs with the reference, only where `written` is set (or all
 // elements if `written` is empty). Tolerances: interp/compare.h; an element outside

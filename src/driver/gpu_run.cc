@@ -105,7 +105,7 @@ GpuRunReport runOnGpu(const CompiledGraph& c, const GpuRunOptions& options) {
   GpuRunReport report;
   report.kernels = program.kernelCount();
   std::vector<std::vector<bool>> sample;
-  if (memory.sampledReference) sample = sampleOutputElements(g, int64_t{1} << 16, options.seed);
+  if (memory.sampledReference) sample = sampleOutputElements(g, referenceSampleSize(g), options.seed);
   PointReference points(g, inputs, &deadline);
   std::vector<HostTensor> expected = referenceOutputs(g, inputs, got, sample, memory.sampledReference, points, deadline);
   CpuCheckReport cmp = compareOutputs(g, got, sample, expected, &points);
@@ -137,7 +137,7 @@ std::vector<std::optional<double>> timeVariants(const std::vector<const Compiled
   Deadline deadline(options.limits.timeoutSeconds);
   std::vector<HostTensor> inputs = makeRandomInputs(g, options.seed);
   std::vector<std::vector<bool>> sample;
-  if (memory.sampledReference) sample = sampleOutputElements(g, int64_t{1} << 16, options.seed);
+  if (memory.sampledReference) sample = sampleOutputElements(g, referenceSampleSize(g), options.seed);
   PointReference points(g, inputs, &deadline);
   std::vector<HostTensor> expected;
   std::vector<std::optional<double>> micros;

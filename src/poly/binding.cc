@@ -105,8 +105,14 @@ bool rowsFitOneBlock(const CanonicalSpace& space, const Target& target) {
 }
 
 Binding chooseBinding(const KernelPlan& plan, const Target& target, const KernelConfig& config, int threadsPerBlock) {
-  // Row-resident kernels were planned with rowsFitOneBlock(): they keep the defaults.
-  const KernelConfig& c = plan.passes() > 1 ? kDefaults : config;
+  // Row-resident kernels were planned with rowsFitOneBlock() under the defaults: larger
+  // blocks keep its promise (they cover more of a row, and fewer of them are resident),
+  // smaller ones might not, and the items per thread do not matter with GX == 1.
+  KernelConfig c = config;
+  if (plan.passes() > 1) {
+    c = kDefaults;
+    c.threadsPerBlock = std::max(config.threadsPerBlock, kDefaults.threadsPerBlock);
+  }
   POLYRED_CHECK(threadsPerBlock == 0 || (threadsPerBlock <= 1024 && (threadsPerBlock & (threadsPerBlock - 1)) == 0),
                 plan.name << ": blocks of " << threadsPerBlock << " threads asked for");
   if (plan.form == CanonicalForm::Elementwise) {
