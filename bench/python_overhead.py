@@ -43,9 +43,40 @@ def main():
     rows = [("polyred kernel call (sg05)", per_call_us(k, a, b)),
             ("torch (-a * b).sum(): 3 ops", per_call_us(lambda p, q: (-p * q).sum(), a, b)),
             ("torch x.add_(0): 1 op", per_call_us(lambda t: t.add_(0), x))]
+    rows += breakdown(k, a, b)
     print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}, {N} calls per sample, median of 5")
     for name, us in rows:
-        print(f"{name:32} {us:7.2f} us per call (enqueue, host)")
+        print(f"{name:44} {us:7.2f} us per call (enqueue, host)")
+
+
+def breakdown(k, a, b):
+    """The parts of one call, each timed alone: where the per-call time goes."""
+    import ctypes
+
+    from polyred import _lib
+
+    device = a.device
+    out_dtype, out_shape, _ = k._torch_specs()[1][0]
+    out = torch.empty(out_shape, dtype=out_dtype, device=device)
+    ins = (ctypes.c_void_p * 2)(a.data_ptr(), b.data_ptr())
+    outs = (ctypes.c_void_p * 1)(out.data_ptr())
+    stream = ctypes.c_void_p(torch.cuda.current_stream(device).cuda_stream)
+    launch = _lib.lib.polyred_launch
+    handle = k._handle
+    parts = [
+        ("part: polyred_launch via ctypes, prebuilt args", lambda: launch(handle, ins, outs, stream)),
+        ("part: torch.empty(output)", lambda: torch.empty(out_shape, dtype=out_dtype, device=device)),
+        ("part: torch.cuda.current_stream().cuda_stream", lambda: torch.cuda.current_stream(device).cuda_stream),
+        ("part: torch.cuda.current_device()", lambda: torch.cuda.current_device()),
+        ("part: 2 x data_ptr + ctypes arrays", lambda: (ctypes.c_void_p * 2)(a.data_ptr(), b.data_ptr())),
+        ("part: input checks (dtype, shape, contiguous, device)",
+         lambda: [t.dtype != out_dtype or t.shape != (1280,) or not t.is_contiguous() or t.device != device
+                  for t in (a, b)]),
+    ]
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if raw is not None:
+        parts.append(("part: torch._C._cuda_getCurrentRawStream(i)", lambda: raw(device.index)))
+    return [(name, per_call_us(fn)) for name, fn in parts]
 
 
 if __name__ == "__main__":

@@ -41,6 +41,9 @@ class Kernel:
         lib = _lib.lib
         self.inputs = [self._info(lib.polyred_input_info, k) for k in range(lib.polyred_num_inputs(self._handle))]
         self.outputs = [self._info(lib.polyred_output_info, k) for k in range(lib.polyred_num_outputs(self._handle))]
+        # ctypes array types of the launch's pointer arguments, made once.
+        self._in_array = ctypes.c_void_p * max(1, len(self.inputs))
+        self._out_array = ctypes.c_void_p * max(1, len(self.outputs))
 
     def _info(self, fn, k):
         info = _lib.TensorInfo()
@@ -103,29 +106,40 @@ class Kernel:
         output tensor, or a tuple of them. In-place outputs are their input tensors."""
         import torch
 
+        # The per-call path (issue #15: host overhead) only compares against specs
+        # resolved once, reads device indices as ints and takes the raw stream handle.
         ins_spec, outs_spec = self._torch_specs()
         if len(tensors) != len(ins_spec):
             raise BadInputError(f"the kernel takes {len(ins_spec)} tensors, got {len(tensors)}")
-        tensors = [t if isinstance(t, torch.Tensor) else torch.from_dlpack(t) for t in tensors]
-        device = tensors[0].device if tensors else torch.device("cuda", torch.cuda.current_device())
+        if not all(type(t) is torch.Tensor for t in tensors):
+            tensors = [t if isinstance(t, torch.Tensor) else torch.from_dlpack(t) for t in tensors]
+        index = tensors[0].get_device() if tensors else torch.cuda.current_device()
         for k, t in enumerate(tensors):
             dtype, shape = ins_spec[k]
-            if (t.dtype != dtype or t.shape != shape or not t.is_contiguous() or t.device.type != "cuda"
-                    or t.device != device):
-                raise self._refuse(k, t, device)
-        outputs = [tensors[alias] if alias >= 0 else torch.empty(shape, dtype=dtype, device=device)
+            if t.dtype != dtype or t.shape != shape or not t.is_contiguous() or t.get_device() != index or index < 0:
+                raise self._refuse(k, t, tensors[0].device)
+        outputs = [tensors[alias] if alias >= 0 else torch.empty(shape, dtype=dtype, device=index)
                    for dtype, shape, alias in outs_spec]
-        ins = (ctypes.c_void_p * max(1, len(tensors)))(*[t.data_ptr() for t in tensors])
-        outs = (ctypes.c_void_p * max(1, len(outputs)))(*[t.data_ptr() for t in outputs])
-        stream = torch.cuda.current_stream(device).cuda_stream
-        if device.index == torch.cuda.current_device():
-            status = _lib.lib.polyred_launch(self._handle, ins, outs, ctypes.c_void_p(stream))
+        ins = self._in_array(*[t.data_ptr() for t in tensors])
+        outs = self._out_array(*[t.data_ptr() for t in outputs])
+        if index == torch.cuda.current_device():
+            status = _lib.lib.polyred_launch(self._handle, ins, outs, _current_stream(index))
         else:  # the launch uses the current CUDA context: make it the tensors' device
-            with torch.cuda.device(device):
-                status = _lib.lib.polyred_launch(self._handle, ins, outs, ctypes.c_void_p(stream))
+            with torch.cuda.device(index):
+                status = _lib.lib.polyred_launch(self._handle, ins, outs, _current_stream(index))
         if status:
             raise_for(status, _lib.last_error())
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+
+def _current_stream(index):
+    """The raw handle of the current stream of device `index`: torch's internal
+    accessor (what Inductor's generated code calls) where it exists, a few us faster
+    than torch.cuda.current_stream(), which builds a Stream object."""
+    import torch
+
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    return raw(index) if raw is not None else torch.cuda.current_stream(index).cuda_stream
 
 
 def as_torch_op(kernel, name):
