@@ -5,6 +5,8 @@
 //   - accumulator types: int, long long, float, double only (float16/bfloat16 inputs
 //     accumulate in float, bool/int8/uint8 in int; the generator converts with
 //     to_float / float_to); anything else is a static_assert, never wrong code;
+//     complex64 (pr_complex) is a commutative tuple flagged polyred_complex: Sum and
+//     Prod use its + and *, a Sum has atomics (two float atomicAdds);
 //   - combiners Sum, Prod, Max, Min (NaN-propagating on floats, like torch.amax), And,
 //     Or (logical, 0/1), with combiner_kind<Op> naming them; a user combiner is any
 //     functor `T operator()(T, T) const` (associative and commutative);
