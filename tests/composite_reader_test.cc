@@ -281,7 +281,7 @@ TEST(CompositeReader, OutOfScopeOpsAndTypesAreUnsupported) {
   EXPECT_NE(reasonFor("ReduceSun").find("did you mean ReduceSum?"), std::string::npos);
   EXPECT_NE(reasonFor("ExpandDims").find("write it as a Reshape"), std::string::npos);
   EXPECT_EQ(reasonFor("Frobnicate").find("did you mean"), std::string::npos);
-  Json c = tensor("c", "complex64", {4});
+  Json c = tensor("c", "complex128", {4});
   EXPECT_THROW(parse(composite({c}, {}, {c})), UnsupportedError);
   Json nz = tensor("nz", "float16", {4, 4, 16, 16});
   nz["format"] = "FRACTAL_NZ";

@@ -50,7 +50,8 @@ typedef enum polyred_dtype {
   POLYRED_FLOAT16 = 5,
   POLYRED_BFLOAT16 = 6,
   POLYRED_FLOAT32 = 7,
-  POLYRED_FLOAT64 = 8
+  POLYRED_FLOAT64 = 8,
+  POLYRED_COMPLEX64 = 9 /* two float32: real, imaginary */
 } polyred_dtype;
 
 typedef struct polyred_options {

@@ -19,6 +19,22 @@ bool KernelPlan::hasTupleReduction() const {
   return std::any_of(reductions.begin(), reductions.end(), [](const ReductionOutput& r) { return r.reduction.isTuple(); });
 }
 
+bool KernelPlan::hasComplexProduct() const {
+  return std::any_of(reductions.begin(), reductions.end(), [](const ReductionOutput& r) {
+    return !r.reduction.isTuple() && isComplex(r.reduction.accType) && r.reduction.builtin() != BuiltinCombiner::Sum;
+  });
+}
+
+bool KernelPlan::hasComplexValue() const {
+  for (const ReductionOutput& r : reductions)
+    if (!r.reduction.isTuple() && isComplex(r.reduction.accType)) return true;
+  for (const BodyValue& v : body)
+    if (isComplex(v.dtype)) return true;
+  for (const BodyValue& v : epilogue)
+    if (isComplex(v.dtype)) return true;
+  return false;
+}
+
 bool KernelPlan::hasStage(int s) const {
   return std::any_of(reductions.begin(), reductions.end(), [&](const ReductionOutput& r) { return r.stage == s; });
 }

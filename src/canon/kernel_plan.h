@@ -116,6 +116,14 @@ struct KernelPlan {
   // blocks in block order through the partials (the deterministic protocol) and is
   // not vectorized.
   bool hasTupleReduction() const;
+  // Whether a reduction multiplies complex64 values: a complex product has no atomic,
+  // so such a kernel takes the deterministic protocol too (a complex sum combines its
+  // blocks with two float atomicAdds, or deterministically when asked).
+  bool hasComplexProduct() const;
+  // Whether a body value or an accumulator is complex64 (not vectorized).
+  bool hasComplexValue() const;
+  // Whether blocks must combine through the partials in block order.
+  bool needsBlockOrderCombine() const { return hasTupleReduction() || hasComplexProduct(); }
 };
 
 // A reduction result materialized in global memory for later kernels.

@@ -119,7 +119,7 @@ class BlockMachine {
       : g_(g), k_(k), p_(k.plan), b_(k.binding), inputs_(inputs), temporaries_(temporaries), o_(o), slots_(slots),
         result_(result) {
     // Tuples combine their blocks through the partials, in block order (as the emitter).
-    det_ = o.deterministic || p_.hasTupleReduction();
+    det_ = o.deterministic || p_.needsBlockOrderCombine();  // and complex products
     threads_ = b_.BX * b_.BY;
     lanes_ = k.vector.accumulatorLanes;
     vars_.assign(static_cast<size_t>(threads_ * slots_), 0);

@@ -48,7 +48,8 @@ class KernelEmitter {
     lanes_ = k.vector.accumulatorLanes;
     // Tuples cannot use atomics: their blocks always combine through the partials, in
     // block order (device/polyred_reduce.cuh, "Protocol").
-    o_.deterministic = o_.deterministic || p_.hasTupleReduction();
+    // So do complex products (no atomic multiplies two floats at once).
+    o_.deterministic = o_.deterministic || p_.needsBlockOrderCombine();
   }
 
   KernelSpec run() {

@@ -20,6 +20,7 @@ std::string computeType(DType t) {
     case DType::BFloat16:
     case DType::Float32: return "float";
     case DType::Float64: return "double";
+    case DType::Complex64: return "pr_complex";
   }
   return "?";
 }
@@ -43,6 +44,11 @@ std::string fit(DType t, const std::string& e) {
 
 std::string emitCast(const std::string& e, DType from, DType to) {
   if (from == to) return e;
+  // complex64: a real value becomes (float32 of it, 0); a complex one gives its real
+  // part (Scalar::castTo; the verifier refuses such a Cast in graphs), bool its != 0.
+  if (isComplex(to)) return "pr_complex_of(" + emitCast(e, from, DType::Float32) + ", 0.0f)";
+  if (isComplex(from) && to == DType::Bool) return "pr_cnonzero(" + e + ")";
+  if (isComplex(from)) return emitCast("(" + e + ").re", DType::Float32, to);
   if (to == DType::Bool) return "(" + e + " != 0)";
   std::string ct = computeType(to);
   if (isFloat(from) && isInteger(to)) {
@@ -133,6 +139,9 @@ std::string comparison(OpKind op) {
 }  // namespace
 
 std::string emitLiteral(const Scalar& v) {
+  if (isComplex(v.type))
+    return "pr_complex_of(" + emitLiteral(Scalar::ofFloat(DType::Float32, v.f)) + ", " +
+           emitLiteral(Scalar::ofFloat(DType::Float32, v.im)) + ")";
   if (v.type == DType::Bool) return v.i ? "true" : "false";
   if (isInteger(v.type)) {
     // The most negative values are written as differences: "-2147483648" would be the
@@ -152,8 +161,28 @@ std::string emitLiteral(const Scalar& v) {
   return std::string(buf) + (dbl ? "" : "f");
 }
 
+// complex64 ops (polyred_elementwise.cuh): each part computed as the host does (in
+// double from the float32 parts where a product or quotient is involved, then rounded).
+static std::string emitComplexOp(OpKind op, const std::vector<std::string>& a) {
+  switch (op) {
+    case OpKind::Complex: return "pr_complex_of(" + a[0] + ", " + a[1] + ")";
+    case OpKind::CReal: return "(" + a[0] + ").re";
+    case OpKind::CImag: return "(" + a[0] + ").im";
+    case OpKind::Conj: return "pr_conj(" + a[0] + ")";
+    case OpKind::Neg: return "pr_cneg(" + a[0] + ")";
+    case OpKind::Abs: return "pr_cabs(" + a[0] + ")";
+    case OpKind::Add: return "pr_cadd(" + a[0] + ", " + a[1] + ")";
+    case OpKind::Sub: return "pr_csub(" + a[0] + ", " + a[1] + ")";
+    case OpKind::Mul: return "pr_cmul(" + a[0] + ", " + a[1] + ")";
+    case OpKind::Div: return "pr_cdiv(" + a[0] + ", " + a[1] + ")";
+    default: POLYRED_CHECK(false, opName(op) << " on complex64 (the verifier refuses it)");
+  }
+}
+
 std::string emitElementwise(OpKind op, const std::vector<std::string>& a, const std::vector<DType>& types,
                             DType result) {
+  if (op == OpKind::Complex || (op != OpKind::Select && op != OpKind::Cast && !types.empty() && isComplex(types[0])))
+    return emitComplexOp(op, a);
   if (op == OpKind::Cast) return emitCast(a[0], types[0], result);
   if (op == OpKind::Select) return fit(result, "(" + a[0] + " ? " + a[1] + " : " + a[2] + ")");
   if (isComparison(op)) return "(" + a[0] + " " + comparison(op) + " " + a[1] + ")";

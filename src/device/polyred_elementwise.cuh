@@ -29,6 +29,50 @@ __device__ __forceinline__ auto polyred_max(A a, B b) -> decltype(a + b) {
   return (T)a > (T)b ? (T)a : (T)b;
 }
 
+// --- complex64 ------------------------------------------------------------------------
+// Two float32 words (real, imaginary), 8 bytes aligned 8: the layout of a complex64
+// tensor element (std::complex<float>, MindSpore's complex64). It is its own compute
+// type. Products, quotients and magnitudes are computed in double from the float32
+// parts and rounded once, exactly as the host's evalElementwise (src/ir/ops.cc) does,
+// so device and CPU agree bit for bit (products of two floats are exact in double).
+// The reduction library sees a commutative tuple (shuffled word by word) that is
+// also `polyred_complex`: a sum combines across blocks with two float atomicAdds.
+struct alignas(8) pr_complex {
+  float re, im;
+  static constexpr bool polyred_tuple = true;
+  static constexpr bool polyred_commutative = true;
+  static constexpr bool polyred_complex = true;
+};
+__device__ __forceinline__ pr_complex pr_complex_of(float re, float im) {
+  pr_complex z;
+  z.re = re;
+  z.im = im;
+  return z;
+}
+__device__ __forceinline__ bool pr_cnonzero(pr_complex a) { return a.re != 0.0f || a.im != 0.0f; }
+__device__ __forceinline__ pr_complex pr_conj(pr_complex a) { return pr_complex_of(a.re, -a.im); }
+__device__ __forceinline__ pr_complex pr_cneg(pr_complex a) { return pr_complex_of(-a.re, -a.im); }
+__device__ __forceinline__ float pr_cabs(pr_complex a) { return (float)hypot((double)a.re, (double)a.im); }
+__device__ __forceinline__ pr_complex pr_cadd(pr_complex a, pr_complex b) { return pr_complex_of(a.re + b.re, a.im + b.im); }
+__device__ __forceinline__ pr_complex pr_csub(pr_complex a, pr_complex b) { return pr_complex_of(a.re - b.re, a.im - b.im); }
+__device__ __forceinline__ pr_complex pr_cmul(pr_complex a, pr_complex b) {
+  const double ar = a.re, ai = a.im, br = b.re, bi = b.im;
+  return pr_complex_of((float)(ar * br - ai * bi), (float)(ar * bi + ai * br));
+}
+// Smith's algorithm (the formula is in src/ir/ops.h, complexDivide).
+__device__ __forceinline__ pr_complex pr_cdiv(pr_complex x, pr_complex y) {
+  const double a = x.re, b = x.im, c = y.re, d = y.im;
+  if (fabs(c) >= fabs(d)) {
+    const double r = d / c, t = c + d * r;
+    return pr_complex_of((float)((a + b * r) / t), (float)((b - a * r) / t));
+  }
+  const double r = c / d, t = c * r + d;
+  return pr_complex_of((float)((a * r + b) / t), (float)((b * r - a) / t));
+}
+__device__ __forceinline__ pr_complex operator+(pr_complex a, pr_complex b) { return pr_cadd(a, b); }
+__device__ __forceinline__ pr_complex operator*(pr_complex a, pr_complex b) { return pr_cmul(a, b); }
+__device__ __forceinline__ pr_complex pr_load(const pr_complex* p, long long k) { return p[k]; }
+
 // --- fitting a computed value to its declared dtype --------------------------------
 __device__ __forceinline__ float pr_fit_float16(float x) { return __half2float(__float2half_rn(x)); }
 __device__ __forceinline__ float pr_fit_bfloat16(float x) { return __bfloat162float(__float2bfloat16_rn(x)); }

@@ -5,6 +5,8 @@
 //   - accumulator types: int, long long, float, double only (float16/bfloat16 inputs
 //     accumulate in float, bool/int8/uint8 in int; the generator converts with
 //     to_float / float_to); anything else is a static_assert, never wrong code;
+//     complex64 (pr_complex) is a commutative tuple flagged polyred_complex: Sum and
+//     Prod use its + and *, a Sum has atomics (two float atomicAdds);
 //   - combiners Sum, Prod, Max, Min (NaN-propagating on floats, like torch.amax), And,
 //     Or (logical, 0/1), with combiner_kind<Op> naming them; a user combiner is any
 //     functor `T operator()(T, T) const` (associative and commutative);
@@ -73,6 +75,13 @@ template <class T> struct is_tuple_accumulator<T, decltype(void(T::polyred_tuple
   static constexpr bool value = T::polyred_tuple;
 };
 template <class T> inline constexpr bool is_tuple_accumulator_v = is_tuple_accumulator<T>::value;
+// complex64 (pr_complex, polyred_elementwise.cuh): a commutative tuple whose sum has
+// atomics (two float atomicAdds) and whose Sum / Prod are its + and *.
+template <class T, class = void> struct is_complex_accumulator { static constexpr bool value = false; };
+template <class T> struct is_complex_accumulator<T, decltype(void(T::polyred_complex))> {
+  static constexpr bool value = T::polyred_complex;
+};
+template <class T> inline constexpr bool is_complex_accumulator_v = is_complex_accumulator<T>::value;
 template <class T> constexpr bool commutative_tuple() {
   if constexpr (is_tuple_accumulator_v<T>) return T::polyred_commutative;
   else return false;
@@ -141,7 +150,7 @@ template <> __device__ __forceinline__ double from_bits<double>(unsigned long lo
 template <class T> struct Sum {
   using value_type = T;
   __device__ __forceinline__ T operator()(T a, T b) const {
-    if constexpr (is_float_accumulator_v<T>) return a + b;
+    if constexpr (is_float_accumulator_v<T> || is_complex_accumulator_v<T>) return a + b;
     else return static_cast<T>(static_cast<bits_t<T>>(a) + static_cast<bits_t<T>>(b));
   }
 };
@@ -149,7 +158,7 @@ template <class T> struct Sum {
 template <class T> struct Prod {
   using value_type = T;
   __device__ __forceinline__ T operator()(T a, T b) const {
-    if constexpr (is_float_accumulator_v<T>) return a * b;
+    if constexpr (is_float_accumulator_v<T> || is_complex_accumulator_v<T>) return a * b;
     else return static_cast<T>(static_cast<bits_t<T>>(a) * static_cast<bits_t<T>>(b));
   }
 };
@@ -378,6 +387,13 @@ __device__ __forceinline__ T block_allreduce_y(T v, Op op, T* smem, T* totals) {
 // identities do, and every combination keeps it so).
 template <class T, class Op>
 __device__ __forceinline__ void atomic_combine(T* addr, T v, Op op) {
+  if constexpr (is_complex_accumulator_v<T>) {
+    static_assert(combiner_kind_v<Op> == CombinerKind::Sum,
+                  "polyred: only a complex sum has atomics; a complex product takes the deterministic protocol");
+    atomicAdd(&addr->re, v.re);
+    atomicAdd(&addr->im, v.im);
+    return;
+  } else {
   POLYRED_CHECK_ACCUMULATOR(T);
   constexpr CombinerKind kind = combiner_kind_v<Op>;
   if constexpr (kind != CombinerKind::Generic)
@@ -403,6 +419,7 @@ __device__ __forceinline__ void atomic_combine(T* addr, T v, Op op) {
       if (prev == seen) return;
       seen = prev;
     }
+  }
   }
 }
 
@@ -431,8 +448,15 @@ __device__ __forceinline__ bool block_arrive_last(unsigned* ticket, unsigned exp
 // Reads the combined value at *addr and puts `identity` back, in one atomic exchange.
 template <class T>
 __device__ __forceinline__ T take_and_reset(T* addr, T identity) {
+  if constexpr (is_complex_accumulator_v<T>) {
+    T r = identity;
+    r.re = atomicExch(&addr->re, identity.re);
+    r.im = atomicExch(&addr->im, identity.im);
+    return r;
+  } else {
   POLYRED_CHECK_ACCUMULATOR(T);
   return from_bits<T>(atomicExch(reinterpret_cast<bits_t<T>*>(addr), to_bits(identity)));
+  }
 }
 
 namespace detail {

@@ -51,6 +51,7 @@ Value GraphBuilder::unary(OpKind k, Value x) {
   n.kind = k;
   n.inputs = {x.id};
   DType t = isPredicate(k) || isLogical(k) ? DType::Bool : info(x).dtype;
+  if (isComplexPart(k) || (k == OpKind::Abs && isComplex(t))) t = DType::Float32;  // a part, the magnitude
   return addNode(std::move(n), info(x).shape, t);
 }
 
@@ -61,6 +62,7 @@ Value GraphBuilder::binary(OpKind k, Value a, Value b) {
   auto s = broadcastShapes(info(a).shape, info(b).shape);
   if (!s) throw Error("", std::string(opName(k)), "shapes " + toString(info(a).shape) + " and " + toString(info(b).shape) + " do not broadcast");
   DType t = isComparison(k) || isLogical(k) ? DType::Bool : info(a).dtype;
+  if (k == OpKind::Complex) t = DType::Complex64;
   return addNode(std::move(n), *s, t);
 }
 

@@ -73,6 +73,12 @@ class GraphBuilder {
   Value mul(Value a, Value b) { return binary(OpKind::Mul, a, b); }
   Value sub(Value a, Value b) { return binary(OpKind::Sub, a, b); }
   Value neg(Value x) { return unary(OpKind::Neg, x); }
+  // complex64: Complex(real, imag) from two float32 (broadcasting); CReal / CImag the
+  // float32 parts; reduceSum / reduce(x, Reduction::prod(DType::Complex64), ...) reduce it.
+  Value complex(Value re, Value im) { return binary(OpKind::Complex, re, im); }
+  Value creal(Value z) { return unary(OpKind::CReal, z); }
+  Value cimag(Value z) { return unary(OpKind::CImag, z); }
+  Value conj(Value z) { return unary(OpKind::Conj, z); }
 
   const Tensor& info(Value v) const { return g_.tensor(v.id); }
   Graph build() const;  // verifies; throws polyred::Error

@@ -21,6 +21,8 @@ constexpr CompositeOpName kOpNames[] = {
     {"LogicalOr", OpKind::LogicalOr}, {"Select", OpKind::Select}, {"Cast", OpKind::Cast},
     {"AddN", OpKind::AddN}, {"Assign", OpKind::Assign}, {"BroadcastTo", OpKind::BroadcastTo},
     {"Reshape", OpKind::Reshape}, {"Transpose", OpKind::Transpose},
+    // complex64 (docs/format.md)
+    {"Complex", OpKind::Complex}, {"CReal", OpKind::CReal}, {"CImag", OpKind::CImag}, {"Conj", OpKind::Conj},
     // polyred's own (what PadAkg, UnPadAkg and OneHot expand into; written back as is)
     {"Window", OpKind::Window}, {"Iota", OpKind::Iota},
 };
@@ -44,12 +46,11 @@ constexpr OutOfScopeOp kOutOfScopeOps[] = {
     {"Gather", "data-dependent indexing"}, {"GatherNd", "data-dependent indexing"},
     {"TensorScatterAdd", "data-dependent indexing"},
     {"UnsortedSegmentSum", "data-dependent indexing"}, {"Custom", "a user-written kernel"},
-    {"Complex", "complex numbers"}, {"CReal", "complex numbers"}, {"CImag", "complex numbers"},
 };
 
 // Element types MindSpore has and polyred does not.
 constexpr std::string_view kUnsupportedDTypes[] = {"int16", "uint16", "uint32", "uint64",
-                                                   "complex64", "complex128"};
+                                                   "complex128"};
 
 // The entry of `table` called `name`, or null.
 template <class Entry, size_t N>

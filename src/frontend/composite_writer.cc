@@ -29,7 +29,10 @@ using Json = nlohmann::json;
 
 Json scalarJson(const Scalar& v) {
   if (v.type == DType::Bool) return v.i != 0;
-  if (!isFloat(v.type)) return v.i;
+  if (isComplex(v.type) && v.im != 0)
+    throw UnsupportedError("", "", "a complex64 constant with a nonzero imaginary part (" + v.toString() +
+                                       ") has no composite JSON form; build it with Complex from two float32");
+  if (!isFloat(v.type) && !isComplex(v.type)) return v.i;
   if (std::isnan(v.f)) return "nan";
   if (std::isinf(v.f)) return v.f > 0 ? "inf" : "-inf";
   return v.f;

@@ -51,6 +51,10 @@ ElementError floatError(double got, double expected, Tolerance tol) {
 }
 
 ElementError elementError(const Scalar& got, const Scalar& expected, Tolerance tol) {
+  if (isComplex(expected.type)) {  // each part as a float32 value
+    ElementError re = floatError(got.f, expected.f, tol), im = floatError(got.im, expected.im, tol);
+    return {re.ok && im.ok, std::max(re.abs, im.abs)};
+  }
   if (isFloat(expected.type)) return floatError(got.f, expected.f, tol);
   return {got.i == expected.i, std::fabs(static_cast<double>(got.i) - static_cast<double>(expected.i))};
 }
@@ -90,6 +94,7 @@ std::string describe(const CompareResult& r, const HostTensor& got, const HostTe
 }  // namespace
 
 Tolerance toleranceFor(DType outputType, int64_t accumulationLength) {
+  if (isComplex(outputType)) outputType = complexPartType(outputType);  // parts compare as float32
   if (!isFloat(outputType)) return {0, 0};
   double rtol = relativeTolerance(outputType);
   double accumulation = relativeTolerance(defaultAccType(outputType)) *
@@ -127,15 +132,16 @@ CompareResult compareTensors(const HostTensor& got, const HostTensor& expected, 
     Scalar e = expected.get(k);
     Scalar g = got.get(k);
     ElementError err = elementError(g, e, tol);
-    if (!err.ok && magnitude && isFloat(e.type)) {
+    if (!err.ok && magnitude && (isFloat(e.type) || isComplex(e.type))) {
       const double m = magnitude(k);
       Tolerance scaled = tol;
       scaled.atol *= std::max(1.0, m / static_cast<double>(tol.length));
       err = elementError(g, e, scaled);
-      if (!err.ok && tol.overflowAt > 0 && m >= tol.overflowAt && !std::isfinite(g.f)) err = {true, 0};
+      if (!err.ok && tol.overflowAt > 0 && m >= tol.overflowAt && !(std::isfinite(g.f) && std::isfinite(g.im)))
+        err = {true, 0};
     }
     r.maxAbsError = std::max(r.maxAbsError, err.abs);
-    double magnitude = std::fabs(e.asDouble());
+    double magnitude = isComplex(e.type) ? std::hypot(e.f, e.im) : std::fabs(e.asDouble());
     if (magnitude > 0 && !std::isinf(magnitude)) r.maxRelError = std::max(r.maxRelError, err.abs / magnitude);
     if (err.ok) continue;
     if (r.mismatches++ == 0) r.firstBadIndex = k;

@@ -19,7 +19,11 @@ struct Element {
 };
 
 double finiteOrZero(double v) { return std::isfinite(v) ? std::fabs(v) : 0.0; }
-double magnitudeOfValue(const Scalar& v) { return finiteOrZero(v.asDouble()); }
+double magnitudeOfValue(const Scalar& v) {
+  return isComplex(v.type) ? finiteOrZero(v.f) + finiteOrZero(v.im) : finiteOrZero(v.asDouble());
+}
+// Values whose rounding errors the magnitude bound follows (float and complex parts).
+bool tracksMagnitude(DType t) { return isFloat(t) || isComplex(t); }
 
 // How an operand's flat index follows from its consumer's: the consumer's flat index
 // k has digits k / outStride[d] % extent[d]; the operand index is the sum of the
@@ -231,7 +235,8 @@ struct PointReference::Impl {
   }
 
   static double magnitudeOf(OpKind kind, const Scalar* args, const double* mags, const Scalar& v) {
-    if (!isFloat(v.type)) return magnitudeOfValue(v);
+    if (!tracksMagnitude(v.type)) return magnitudeOfValue(v);
+    if (isComplex(args[0].type) && !isComplex(v.type)) return std::max(mags[0], magnitudeOfValue(v));  // CReal, CImag, Abs
     switch (kind) {
       case OpKind::Add:
       case OpKind::Sub: return mags[0] + mags[1];
@@ -286,7 +291,8 @@ struct PointReference::Impl {
     const bool floatFold = isFloat(r.accType) && (kind == BuiltinCombiner::Sum || kind == BuiltinCombiner::Prod ||
                                                   kind == BuiltinCombiner::Max || kind == BuiltinCombiner::Min);
     const bool intFold = isInteger(r.accType) && kind != BuiltinCombiner::None;
-    double f = identity.f, mag = kind == BuiltinCombiner::Prod ? 1 : 0;
+    const bool complexFold = isComplex(r.accType);  // sum / prod in double parts
+    double f = identity.f, fi = identity.im, mag = kind == BuiltinCombiner::Prod ? 1 : 0;
     uint64_t i = static_cast<uint64_t>(identity.i);
     Scalar acc = identity;
     // Row-major walk over the reduced dims (the order of interp/reference.cc).
@@ -297,7 +303,16 @@ struct PointReference::Impl {
       for (size_t d = 0; d < digit.size(); ++d) offset += digit[d] * w.reducedStrides[d];
       Element e = at(in, offset);
       Scalar x = e.value.type == r.accType ? e.value : e.value.castTo(r.accType);
-      if (floatFold) {
+      if (complexFold) {
+        if (kind == BuiltinCombiner::Sum) {
+          f += x.f;
+          fi += x.im;
+        } else {
+          const double re = f * x.f - fi * x.im;
+          fi = f * x.im + fi * x.f;
+          f = re;
+        }
+      } else if (floatFold) {
         switch (kind) {
           case BuiltinCombiner::Sum: f += x.f; break;
           case BuiltinCombiner::Prod: f *= x.f; break;
@@ -328,7 +343,8 @@ struct PointReference::Impl {
         digit[d] = 0;
       }
     }
-    if (floatFold) acc = Scalar::ofFloat(DType::Float64, f);
+    if (complexFold) acc = Scalar::ofComplex(DType::Complex64, f, fi);
+    else if (floatFold) acc = Scalar::ofFloat(DType::Float64, f);
     else if (intFold) acc = Scalar::convert(static_cast<int64_t>(i), r.accType);
     Scalar v = acc.castTo(g.tensor(node.output).dtype);
     bool tracked = kind == BuiltinCombiner::Sum || kind == BuiltinCombiner::Prod || kind == BuiltinCombiner::Max ||
@@ -336,7 +352,7 @@ struct PointReference::Impl {
     // An overflowing magnitude stays as large as a double allows: it still says "may
     // have overflowed" to compare.h.
     if (std::isinf(mag)) mag = std::numeric_limits<double>::max();
-    return {v, tracked && isFloat(v.type) ? std::max(mag, magnitudeOfValue(v)) : magnitudeOfValue(v)};
+    return {v, tracked && tracksMagnitude(v.type) ? std::max(mag, magnitudeOfValue(v)) : magnitudeOfValue(v)};
   }
 
   const Graph& g;

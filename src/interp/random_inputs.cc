@@ -66,6 +66,12 @@ HostTensor makeRandomTensor(DType t, const Shape& s, uint64_t seed, ValueRange r
     case DType::UInt8: fill<uint8_t>(h, [&] { return static_cast<uint8_t>(i()); }); break;
     case DType::Int32: fill<int32_t>(h, [&] { return static_cast<int32_t>(i()); }); break;
     case DType::Int64: fill<int64_t>(h, i); break;
+    case DType::Complex64:  // both parts drawn as float32 values (real, then imaginary)
+      for (int64_t k = 0; k < 2 * h.size(); ++k) {
+        const float v = static_cast<float>(f());
+        std::memcpy(h.bytes.data() + k * 4, &v, 4);
+      }
+      break;
   }
   return h;
 }

@@ -27,25 +27,38 @@ struct Values {
   DType dtype = DType::Float32;
   Shape shape;
   bool floating = true;  // isFloat(dtype): elements live in f, else in i
+  bool complex = false;  // isComplex(dtype): real parts in f, imaginary parts in im
   bool splat = false;
   std::vector<double> f;
   std::vector<int64_t> i;
+  std::vector<double> im;
 
   static Values make(DType t, Shape s, bool splat) {
     Values v;
     v.dtype = t;
     v.floating = isFloat(t);
+    v.complex = isComplex(t);
     v.splat = splat;
     size_t n = splat ? 1 : static_cast<size_t>(numElements(s));
-    if (v.floating) v.f.resize(n);
+    if (v.floating || v.complex) v.f.resize(n);
     else v.i.resize(n);
+    if (v.complex) v.im.resize(n);
     v.shape = std::move(s);
     return v;
   }
-  Scalar at(int64_t k) const { return floating ? Scalar::ofFloat(dtype, f[k]) : Scalar::ofInt(dtype, i[k]); }
+  Scalar at(int64_t k) const {
+    if (complex) return Scalar::ofComplex(dtype, f[k], im[k]);
+    return floating ? Scalar::ofFloat(dtype, f[k]) : Scalar::ofInt(dtype, i[k]);
+  }
   void put(int64_t k, const Scalar& v) {
-    if (floating) f[k] = v.f;
-    else i[k] = v.i;
+    if (complex) {
+      f[k] = v.f;
+      im[k] = v.im;
+    } else if (floating) {
+      f[k] = v.f;
+    } else {
+      i[k] = v.i;
+    }
   }
 };
 
@@ -159,6 +172,10 @@ Values fromHost(const HostTensor& h) {
     case DType::UInt8: fillFrom(v.i, [p](int64_t k) { return int64_t{loadAt<uint8_t>(p, k)}; }); break;
     case DType::Int32: fillFrom(v.i, [p](int64_t k) { return int64_t{loadAt<int32_t>(p, k)}; }); break;
     case DType::Int64: fillFrom(v.i, [p](int64_t k) { return loadAt<int64_t>(p, k); }); break;
+    case DType::Complex64:
+      fillFrom(v.f, [p](int64_t k) { return double{loadAt<float>(p, 2 * k)}; });
+      fillFrom(v.im, [p](int64_t k) { return double{loadAt<float>(p, 2 * k + 1)}; });
+      break;
   }
   return v;
 }
@@ -197,6 +214,10 @@ HostTensor toHost(const Values& v) {
       writeAll(v.i, v.splat, n, [p](int64_t k, int64_t x) { storeAt(p, k, static_cast<int32_t>(x)); });
       break;
     case DType::Int64: writeAll(v.i, v.splat, n, [p](int64_t k, int64_t x) { storeAt(p, k, x); }); break;
+    case DType::Complex64:
+      writeAll(v.f, v.splat, n, [p](int64_t k, double x) { storeAt(p, 2 * k, static_cast<float>(x)); });
+      writeAll(v.im, v.splat, n, [p](int64_t k, double x) { storeAt(p, 2 * k + 1, static_cast<float>(x)); });
+      break;
   }
   return h;
 }
@@ -359,8 +380,9 @@ Values gather(const Values& x, const std::vector<int64_t>& strides, const Shape&
       for (int64_t j = 0; j < n; ++j) dst[offset[0] + j * so] = src[offset[1] + j * sx];
     });
   };
-  if (x.floating) copy(out.f, x.f);
+  if (x.floating || x.complex) copy(out.f, x.f);
   else copy(out.i, x.i);
+  if (x.complex) copy(out.im, x.im);
   return out;
 }
 
@@ -478,10 +500,38 @@ std::vector<Scalar> foldWithCombiner(const StridedWalk& walk, const Values& x, s
   return acc;
 }
 
+// Complex sums and products accumulate in double parts (a more exact oracle than the
+// kernels' float32 parts), with the textbook product (ac - bd, ad + bc).
+std::vector<Scalar> foldComplex(BuiltinCombiner kind, const StridedWalk& walk, const Values& x, size_t outCount,
+                                const Scalar& identity) {
+  POLYRED_CHECK(kind == BuiltinCombiner::Sum || kind == BuiltinCombiner::Prod,
+                "complex reduction other than sum/prod (the verifier refuses it)");
+  std::vector<double> re(outCount, identity.f), im(outCount, identity.im);
+  const int64_t sx = walk.inner(0), sa = walk.inner(1);
+  walk.forEachRow([&](const int64_t* offset, int64_t n) {
+    for (int64_t j = 0; j < n; ++j) {
+      const size_t a = static_cast<size_t>(offset[1] + j * sa), e = static_cast<size_t>(offset[0] + j * sx);
+      const double c = x.f[x.splat ? 0 : e], d = x.im[x.splat ? 0 : e];
+      if (kind == BuiltinCombiner::Sum) {
+        re[a] += c;
+        im[a] += d;
+      } else {
+        const double r = re[a] * c - im[a] * d;
+        im[a] = re[a] * d + im[a] * c;
+        re[a] = r;
+      }
+    }
+  });
+  std::vector<Scalar> acc;
+  for (size_t k = 0; k < outCount; ++k) acc.push_back(Scalar::ofComplex(DType::Complex64, re[k], im[k]));
+  return acc;
+}
+
 // The accumulators of a reduction over x (already converted to accType); built-in
 // combiners take the typed folds above, which give what Reduction::combine gives.
 std::vector<Scalar> accumulate(const Reduction& r, const StridedWalk& walk, const Values& x, size_t outCount) {
   Scalar identity = r.identity.castTo(r.accType);
+  if (isComplex(r.accType)) return foldComplex(r.builtin(), walk, x, outCount, identity);
   std::vector<Scalar> acc;
   if (isFloat(r.accType))
     if (auto f = foldFloats(r.builtin(), walk, x, outCount, identity.f))

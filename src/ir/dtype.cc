@@ -26,6 +26,7 @@ constexpr DTypeInfo kInfo[] = {
     {DType::BFloat16, "bfloat16", 2, "__nv_bfloat16"},
     {DType::Float32, "float32", 4, "float"},
     {DType::Float64, "float64", 8, "double"},
+    {DType::Complex64, "complex64", 8, "pr_complex"},
 };
 const DTypeInfo& info(DType t) { return kInfo[static_cast<int>(t)]; }
 }  // namespace
@@ -44,7 +45,8 @@ bool isFloat(DType t) {
   return t == DType::Float16 || t == DType::BFloat16 || t == DType::Float32 ||
          t == DType::Float64;
 }
-bool isInteger(DType t) { return !isFloat(t) && t != DType::Bool; }
+bool isInteger(DType t) { return !isFloat(t) && t != DType::Bool && t != DType::Complex64; }
+bool isComplex(DType t) { return t == DType::Complex64; }
 
 uint16_t floatToHalfBits(float v) {
   uint32_t x = std::bit_cast<uint32_t>(v);
@@ -150,6 +152,7 @@ static int significandBits(DType t) {
 }
 
 Scalar Scalar::convert(double v, DType t) {
+  if (isComplex(t)) return ofComplex(t, roundToFloatType(v, DType::Float32), 0);
   if (isFloat(t)) return ofFloat(t, roundToFloatType(v, t));
   if (t == DType::Bool) return ofBool(v != 0);
   return ofInt(t, floatToInt(v, t));
@@ -157,23 +160,41 @@ Scalar Scalar::convert(double v, DType t) {
 
 Scalar Scalar::convert(int64_t v, DType t) {
   // Rounded once to t's precision, the result converts to t exactly (or overflows).
+  if (isComplex(t)) return ofComplex(t, convert(v, DType::Float32).f, 0);
   if (isFloat(t)) return ofFloat(t, roundToFloatType(roundIntegerToSignificand(v, significandBits(t)), t));
   return ofInt(t, wrapToIntType(v, t));
 }
 
-Scalar Scalar::castTo(DType t) const { return isFloat(type) ? convert(f, t) : convert(i, t); }
+Scalar Scalar::castTo(DType t) const {
+  if (isComplex(type)) {
+    if (isComplex(t)) return ofComplex(t, roundToFloatType(f, DType::Float32), roundToFloatType(im, DType::Float32));
+    if (t == DType::Bool) return ofBool(f != 0 || im != 0);
+    return convert(f, t);  // the real part (see the header)
+  }
+  return isFloat(type) ? convert(f, t) : convert(i, t);
+}
 
 bool Scalar::identical(const Scalar& o) const {
   if (type != o.type) return false;
+  if (isComplex(type)) {
+    auto same = [](double a, double b) {
+      return (std::isnan(a) && std::isnan(b)) || std::bit_cast<uint64_t>(a) == std::bit_cast<uint64_t>(b);
+    };
+    return same(f, o.f) && same(im, o.im);
+  }
   if (!isFloat(type)) return i == o.i;
   if (std::isnan(f) && std::isnan(o.f)) return true;
   return std::bit_cast<uint64_t>(f) == std::bit_cast<uint64_t>(o.f);
 }
 
 std::string Scalar::toString() const {
-  if (!isFloat(type)) return std::to_string(i);
   std::ostringstream os;
   os.precision(17);
+  if (isComplex(type)) {
+    os << "(" << f << (std::signbit(im) ? " - " : " + ") << std::fabs(im) << "j)";
+    return os.str();
+  }
+  if (!isFloat(type)) return std::to_string(i);
   os << f;
   return os.str();
 }
@@ -194,6 +215,11 @@ Scalar loadScalar(const void* base, DType t, int64_t index) {
     case DType::BFloat16: return Scalar::ofFloat(t, bfloat16BitsToFloat(rd(uint16_t{})));
     case DType::Float32: return Scalar::ofFloat(t, rd(float{}));
     case DType::Float64: return Scalar::ofFloat(t, rd(double{}));
+    case DType::Complex64: {
+      float re = rd(float{}), im;
+      std::memcpy(&im, p + 4, sizeof im);
+      return Scalar::ofComplex(t, re, im);
+    }
   }
   POLYRED_CHECK(false, "bad dtype");
 }
@@ -212,6 +238,11 @@ void storeScalar(void* base, DType t, int64_t index, const Scalar& value) {
     case DType::BFloat16: wr(floatToBFloat16Bits(static_cast<float>(v.f))); return;
     case DType::Float32: wr(static_cast<float>(v.f)); return;
     case DType::Float64: wr(v.f); return;
+    case DType::Complex64: {
+      const float parts[2] = {static_cast<float>(v.f), static_cast<float>(v.im)};
+      std::memcpy(p, parts, sizeof parts);
+      return;
+    }
   }
 }
 

@@ -152,7 +152,82 @@ class Verifier {
     return s;
   }
 
+  bool touchesComplex(const Node& n) const {
+    for (TensorId t : n.inputs)
+      if (isComplex(g_.tensor(t).dtype)) return true;
+    return isComplex(out(n).dtype);
+  }
+  [[noreturn]] void refuseComplex(const Node& n, const std::string& why) const {
+    fail(n.name, std::string(opName(n.kind)) + " on complex64 is refused: " + why);
+  }
+
+  // complex64 (docs/format.md): Complex builds it from two float32, CReal/CImag/Abs
+  // take float32 out of it, Add/Sub/Mul/Div/Neg/Conj/Select/AddN/Assign, movement ops
+  // and sum/prod reductions keep it; a Cast may make it from a real type; every other
+  // op refuses it, naming the op and the dtype.
+  void checkComplex(const Node& n) const {
+    auto dtypeIs = [&](const Tensor& t, DType want, const char* what) {
+      if (t.dtype != want)
+        fail(n.name, std::string(opName(n.kind)) + " " + what + " should be " + std::string(dtypeName(want)) + ", got " +
+                         std::string(dtypeName(t.dtype)));
+    };
+    switch (n.kind) {
+      case OpKind::Complex:
+        arity(n, 2);
+        dtypeIs(in(n, 0), DType::Float32, "real part");
+        dtypeIs(in(n, 1), DType::Float32, "imaginary part");
+        shapeIs(n, broadcastAll(n, 0));
+        dtypeIs(out(n), DType::Complex64, "output");
+        return;
+      case OpKind::CReal:
+      case OpKind::CImag:
+        arity(n, 1);
+        dtypeIs(in(n, 0), DType::Complex64, "input");
+        shapeIs(n, in(n, 0).shape);
+        dtypeIs(out(n), DType::Float32, "output");
+        return;
+      case OpKind::Conj:
+        arity(n, 1);
+        dtypeIs(in(n, 0), DType::Complex64, "input");
+        return;  // checkUnary checks the rest
+      case OpKind::Abs:
+        if (n.inputs.empty() || !isComplex(in(n, 0).dtype)) return;
+        arity(n, 1);
+        shapeIs(n, in(n, 0).shape);
+        dtypeIs(out(n), DType::Float32, "output (the magnitude of a complex64)");
+        return;
+      default: break;
+    }
+    if (!touchesComplex(n)) return;
+    if (n.kind == OpKind::Cast) {
+      if (isComplex(in(n, 0).dtype) && !isComplex(out(n).dtype))
+        refuseComplex(n, "a Cast from complex64 to " + std::string(dtypeName(out(n).dtype)) +
+                             " would drop the imaginary part; take CReal, CImag or Abs explicitly");
+      return;
+    }
+    if (n.kind == OpKind::Reduce) {
+      if (n.reduction && n.reduction->isTuple()) refuseComplex(n, "tuple reductions take real element inputs");
+      BuiltinCombiner c = n.reduction ? n.reduction->builtin() : BuiltinCombiner::None;
+      if (c != BuiltinCombiner::Sum && c != BuiltinCombiner::Prod)
+        fail(n.name, "a " + printable(n.reduction ? n.reduction->name : std::string("reduction")) +
+                         " reduction of complex64 is refused: complex numbers are not ordered; only sum and prod "
+                         "reduce complex64");
+      if (!isComplex(n.reduction->accType) || !isComplex(out(n).dtype) || !isComplex(in(n, 0).dtype))
+        refuseComplex(n, "a complex sum or product reads complex64, accumulates in complex64 and gives complex64");
+      return;
+    }
+    if (opCategory(n.kind) == OpCategory::Movement || n.kind == OpKind::AddN || n.kind == OpKind::Assign) return;
+    if (!acceptsComplex(n.kind)) refuseComplex(n, "the op is not defined on complex numbers");
+    if (n.kind == OpKind::Select) return;
+    for (TensorId t : n.inputs)
+      if (!isComplex(g_.tensor(t).dtype)) refuseComplex(n, "every operand must be complex64");
+  }
+
   void checkNode(const Node& n) const {
+    checkComplex(n);
+    if (n.kind == OpKind::Complex || isComplexPart(n.kind) ||
+        (n.kind == OpKind::Abs && !n.inputs.empty() && isComplex(in(n, 0).dtype)))
+      return;  // checked completely by checkComplex
     switch (opCategory(n.kind)) {
       case OpCategory::Unary: checkUnary(n); return;
       case OpCategory::Binary: checkBinary(n); return;

@@ -32,6 +32,9 @@ constexpr OpInfo kOps[] = {
     {OpKind::IsNan, "IsNan", OpCategory::Unary},
     {OpKind::IsInf, "IsInf", OpCategory::Unary},
     {OpKind::IsFinite, "IsFinite", OpCategory::Unary},
+    {OpKind::CReal, "CReal", OpCategory::Unary},
+    {OpKind::CImag, "CImag", OpCategory::Unary},
+    {OpKind::Conj, "Conj", OpCategory::Unary},
     {OpKind::Add, "Add", OpCategory::Binary},
     {OpKind::Sub, "Sub", OpCategory::Binary},
     {OpKind::Mul, "Mul", OpCategory::Binary},
@@ -47,6 +50,7 @@ constexpr OpInfo kOps[] = {
     {OpKind::GreaterEqual, "GreaterEqual", OpCategory::Binary},
     {OpKind::LogicalAnd, "LogicalAnd", OpCategory::Binary},
     {OpKind::LogicalOr, "LogicalOr", OpCategory::Binary},
+    {OpKind::Complex, "Complex", OpCategory::Binary},
     {OpKind::Select, "Select", OpCategory::OtherElementwise},
     {OpKind::Cast, "Cast", OpCategory::OtherElementwise},
     {OpKind::AddN, "AddN", OpCategory::OtherElementwise},
@@ -166,7 +170,53 @@ Scalar evalInt(OpKind k, std::span<const Scalar> a, DType result) {
     default: POLYRED_CHECK(false, "evalElementwise: float math on integers (the verifier refuses it): " << opName(k));
   }
 }
+// Complex64 ops: each part computed in double from the float32 parts and rounded to
+// float32 (Scalar::ofComplex + castTo), as a framework storing the complex64 would.
+Scalar evalComplex(OpKind k, std::span<const Scalar> a, DType result) {
+  auto out = [&](double re, double im) { return Scalar::ofComplex(DType::Complex64, re, im).castTo(result); };
+  auto real = [&](double v) { return Scalar::convert(v, result); };
+  switch (k) {
+    case OpKind::Complex: return out(a[0].asDouble(), a[1].asDouble());
+    case OpKind::CReal: return real(a[0].f);
+    case OpKind::CImag: return real(a[0].im);
+    case OpKind::Conj: return out(a[0].f, -a[0].im);
+    case OpKind::Neg: return out(-a[0].f, -a[0].im);
+    case OpKind::Abs: return real(std::hypot(a[0].f, a[0].im));
+    case OpKind::Add: return out(a[0].f + a[1].f, a[0].im + a[1].im);
+    case OpKind::Sub: return out(a[0].f - a[1].f, a[0].im - a[1].im);
+    case OpKind::Mul:
+      return out(a[0].f * a[1].f - a[0].im * a[1].im, a[0].f * a[1].im + a[0].im * a[1].f);
+    case OpKind::Div: {
+      double re, im;
+      complexDivide(a[0].f, a[0].im, a[1].f, a[1].im, re, im);
+      return out(re, im);
+    }
+    case OpKind::Select: return (a[0].asBool() ? a[1] : a[2]).castTo(result);
+    default: POLYRED_CHECK(false, "evalElementwise: " << opName(k) << " on complex64 (the verifier refuses it)");
+  }
+}
 }  // namespace
+
+void complexDivide(double a, double b, double c, double d, double& re, double& im) {
+  if (std::fabs(c) >= std::fabs(d)) {
+    const double r = d / c, t = c + d * r;
+    re = (a + b * r) / t;
+    im = (b - a * r) / t;
+  } else {
+    const double r = c / d, t = c * r + d;
+    re = (a * r + b) / t;
+    im = (b * r - a) / t;
+  }
+}
+
+bool isComplexPart(OpKind k) { return k == OpKind::CReal || k == OpKind::CImag; }
+bool acceptsComplex(OpKind k) {
+  switch (k) {
+    case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div: case OpKind::Neg: case OpKind::Abs:
+    case OpKind::Conj: case OpKind::CReal: case OpKind::CImag: case OpKind::Select: return true;
+    default: return false;
+  }
+}
 
 bool isFloatMath(OpKind k) {
   switch (k) {
@@ -203,6 +253,7 @@ Scalar evalElementwise(OpKind k, std::span<const Scalar> args, DType result) {
   POLYRED_CHECK(!args.empty(), "evalElementwise without operands");
   // The operand that decides the arithmetic: Select's first operand is its condition.
   const Scalar& typed = k == OpKind::Select ? args[1] : args[0];
+  if (k == OpKind::Complex || isComplex(typed.type)) return evalComplex(k, args, result);
   return isFloat(typed.type) ? evalFloat(k, args, result) : evalInt(k, args, result);
 }
 

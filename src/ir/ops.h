@@ -19,9 +19,11 @@ enum class OpKind : uint8_t {
   // unary elementwise
   Neg, Abs, Exp, Log, Sqrt, Rsqrt, Reciprocal, Tanh, Sin, Cos, Erf, Sign, Floor, Ceil,
   Round, LogicalNot, IsNan, IsInf, IsFinite,
+  CReal, CImag, Conj,  // complex64 -> float32 real / imaginary part; complex conjugate
   // binary elementwise
   Add, Sub, Mul, Div, Pow, Maximum, Minimum, Equal, NotEqual, Less, LessEqual, Greater,
   GreaterEqual, LogicalAnd, LogicalOr,
+  Complex,  // (real, imag) float32 -> complex64
   // other elementwise
   Select,  // (cond, a, b)
   Cast,    // to the output tensor's dtype
@@ -44,6 +46,10 @@ bool isComparison(OpKind k);        // result is bool
 bool isPredicate(OpKind k);         // IsNan/IsInf/IsFinite: float in, bool out
 bool isLogical(OpKind k);           // LogicalNot/And/Or: bool in, bool out
 bool isFloatMath(OpKind k);         // Exp, Log, Sqrt, Rsqrt, Reciprocal, Tanh, Sin, Cos, Erf: float in
+bool isComplexPart(OpKind k);       // CReal, CImag: complex64 in, float32 out
+// The elementwise ops defined on complex64 operands (Add, Sub, Mul, Div, Neg, Abs,
+// Conj, CReal, CImag, Select); every other op refuses them (graph verifier, exit 2).
+bool acceptsComplex(OpKind k);
 
 // Evaluates an elementwise op (not Cast/Assign/AddN, which are trivial) on host
 // scalars. Operands must already have the op's input dtype; the result has dtype
@@ -56,5 +62,12 @@ Scalar evalElementwise(OpKind k, std::span<const Scalar> args, DType result);
 // implements the same (pr_max / pr_min, polyred_dev::Max / Min).
 double floatMaximum(double a, double b);
 double floatMinimum(double a, double b);
+
+// Complex division (a + bi) / (c + di) as polyred defines it on host and device
+// (pr_cdiv): Smith's algorithm, which scales by the larger of |c|, |d| so that no
+// intermediate overflows where the quotient does not: if |c| >= |d|, r = d/c,
+// t = c + d*r, ((a + b*r)/t, (b - a*r)/t); else r = c/d, t = c*r + d,
+// ((a*r + b)/t, (b*r - a)/t). Division by 0 + 0i gives NaN parts (r = 0/0).
+void complexDivide(double a, double b, double c, double d, double& re, double& im);
 
 }  // namespace polyred

@@ -79,17 +79,20 @@ DType defaultAccType(DType in) {
     case DType::Float32: return DType::Float32;
     case DType::Float64: return DType::Float64;
     case DType::Int64: return DType::Int64;
+    case DType::Complex64: return DType::Complex64;  // two float32 parts
     default: return DType::Int32;
   }
 }
 
 DType accumulatorType(BuiltinCombiner c, DType in, DType out) {
   if (c != BuiltinCombiner::Sum && c != BuiltinCombiner::Prod) return defaultAccType(in);
+  if (isComplex(in) || isComplex(out)) return DType::Complex64;
   if (!isFloat(in)) return in == DType::Int64 || out == DType::Int64 || isFloat(out) ? DType::Int64 : DType::Int32;
   return in == DType::Float64 || out == DType::Float64 ? DType::Float64 : DType::Float32;
 }
 
 bool accumulatorHolds(DType acc, DType out) {
+  if (isComplex(acc) || isComplex(out)) return isComplex(acc) && isComplex(out);
   if (out == DType::Bool) return true;
   if (isFloat(out)) return acc == DType::Int64 || (isFloat(acc) && dtypeBytes(acc) >= dtypeBytes(out));
   return isFloat(acc) || dtypeBytes(acc) >= dtypeBytes(out);

@@ -71,6 +71,7 @@ Vectorization chooseVectorization(const KernelPlan& plan, int maxWidth) {
   if (elementwise ? plan.stores.empty() : !plan.stores.empty()) return none;
   if (plan.passes() > 1) return none;  // row-resident passes: scalar for now
   if (plan.hasTupleReduction()) return none;  // tuple accumulators: one per thread
+  if (plan.hasComplexValue()) return none;    // complex64: scalar code only (not done)
   for (const BodyValue& v : plan.body)
     if (v.kind == BodyValue::Kind::Index) return none;  // coordinates per lane: not done
   if (plan.M * plan.N < kMinElements) return none;
