@@ -19,6 +19,11 @@ bool KernelPlan::hasTupleReduction() const {
   return std::any_of(reductions.begin(), reductions.end(), [](const ReductionOutput& r) { return r.reduction.isTuple(); });
 }
 
+bool KernelPlan::hasOrderedReduction() const {
+  return std::any_of(reductions.begin(), reductions.end(),
+                     [](const ReductionOutput& r) { return r.reduction.isTuple() && !r.reduction.tuple->commutative; });
+}
+
 bool KernelPlan::hasStage(int s) const {
   return std::any_of(reductions.begin(), reductions.end(), [&](const ReductionOutput& r) { return r.stage == s; });
 }

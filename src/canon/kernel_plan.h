@@ -116,6 +116,9 @@ struct KernelPlan {
   // blocks in block order through the partials (the deterministic protocol) and is
   // not vectorized.
   bool hasTupleReduction() const;
+  // Whether a reduction is an ordered (non-commutative) tuple: such a kernel reduces a
+  // contiguous chunk of j per thread and combines in order (Binding::chunk).
+  bool hasOrderedReduction() const;
 };
 
 // A reduction result materialized in global memory for later kernels.

@@ -120,6 +120,11 @@ class BlockMachine {
         result_(result) {
     // Tuples combine their blocks through the partials, in block order (as the emitter).
     det_ = o.deterministic || p_.hasTupleReduction();
+    // An ordered tuple is right only if each thread's elements are one contiguous chunk
+    // of j, in thread then block order (poly/schedule); lanes and blocks are then
+    // combined in order below, as the device's InOrder trees do.
+    POLYRED_CHECK(!p_.hasOrderedReduction() || b_.chunk > 0,
+                  p_.name << ": an ordered tuple reduction bound with interleaved iterations");
     threads_ = b_.BX * b_.BY;
     lanes_ = k.vector.accumulatorLanes;
     vars_.assign(static_cast<size_t>(threads_ * slots_), 0);
@@ -406,7 +411,9 @@ class BlockMachine {
   // Combines the accumulators of the statement's stage over threadIdx.x per row
   // (x-reduce) or threadIdx.y per column (y-reduce); the result lands in the thread the
   // device library promises: the first of the group, or every thread of it when a
-  // later pass reads the total (block_allreduce_*).
+  // later pass reads the total (block_allreduce_*). Lanes are folded in lane order: for
+  // an associative combine this is what the device's InOrder trees compute (and, for a
+  // commutative one, what its butterflies compute up to rounding).
   void blockReduce(const ExecNode& n, const std::vector<int>& active) {
     requireWholeBlock(n, active);
     bool y = p_.form == CanonicalForm::YReduce;
