@@ -3,8 +3,10 @@
 // Each is associative with exact integer arithmetic, so a lowering that combines any two
 // elements out of order gives a detectably different answer, compared exactly:
 //   affine   composition of affine maps v -> A*v + B in int64 (wrapping):
-//            (a, b) then (c, d) = (a*c, b*c + d); lift (2x + 1, x) (odd A: the
-//            product never collapses to 0 mod 2^64); results B (the image of 0) and A;
+//            (a, b) then (c, d) = (a*c, b*c + d); lift (2x + 1, x*x) (odd A: the
+//            product never collapses to 0 mod 2^64; B not tied to A: with B = x the
+//            maps would share the fixed point -1/2 and commute); results B (the image
+//            of 0) and A;
 //   hash     the polynomial hash h = h*P + x, folded as (h1, P^n1) + (h2, P^n2) =
 //            (h1 * P^n2 + h2, P^n1 * P^n2); result h;
 //   first    the first non-zero value (0 if none);
@@ -40,7 +42,7 @@ inline std::shared_ptr<const TupleReduction> affineTuple() {
   auto t = ordered("affine", DType::Int32);
   t->fields.push_back({"A", DType::Int64, Scalar::ofInt(DType::Int64, 1),
                        op(OpKind::Add, {op(OpKind::Mul, {in(0), i64(2)}), i64(1)}), op(OpKind::Mul, {a(0), b(0)})});
-  t->fields.push_back({"B", DType::Int64, Scalar::ofInt(DType::Int64, 0), in(0),
+  t->fields.push_back({"B", DType::Int64, Scalar::ofInt(DType::Int64, 0), op(OpKind::Mul, {in(0), in(0)}),
                        op(OpKind::Add, {op(OpKind::Mul, {a(1), b(0)}), b(1)})});
   t->results.push_back({"B", a(1)});
   t->results.push_back({"A", a(0)});
