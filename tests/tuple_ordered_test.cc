@@ -168,6 +168,26 @@ TEST(OrderedTuples, TotalsFeedLaterPassesAndKernels) {
   EXPECT_GT(rowResident, 0);
 }
 
+// Two independent ordered kernels of different shapes share one launch (horizontal
+// fusion re-binds the smaller part to the launch's block size, chunks included).
+TEST(OrderedTuples, FusedLaunchesKeepTheOrder) {
+  GraphBuilder b("fused");
+  Value x = b.input("x", DType::Int32, {3, 30001}), y = b.input("y", DType::Int32, {30001, 3});
+  Value z = b.input("z", DType::Int32, {50, 5});
+  b.output(b.reduceTuple({x}, affineTuple(), 0, {1}, false, DType::Int64));
+  b.output(b.reduceTuple({y}, hashTuple(), 0, {0}, false, DType::Int64));
+  b.output(b.reduceTuple({z}, pickTuple(false), 0, {1}, false, DType::Int32));
+  const Graph g = b.build();
+  CompiledGraph c = compileGraph(g, CompileOptions{});
+  ASSERT_EQ(c.program.kernels.size(), 1u);
+  EXPECT_EQ(c.program.kernels[0].parts.size(), 3u);
+  std::vector<HostTensor> inputs = {orderedInputs({3, 30001}, 1, 0)[0], orderedInputs({30001, 3}, 2, 0)[0],
+                                    orderedInputs({50, 5}, 3, 0)[0]};
+  EXPECT_EQ(firstDifference(lowered(c, inputs, 6), evaluateReference(g, inputs)), "");
+  EXPECT_TRUE(checkOnCpu(c, /*seed=*/2, /*maxPoints=*/0, false).ok);
+  expectNvrtcCompiles(c, "fused");
+}
+
 // Commutative tuples and scalar reductions keep the interleaved binding and the
 // default (butterfly) trees.
 TEST(OrderedTuples, CommutativeKernelsKeepTheirCode) {
