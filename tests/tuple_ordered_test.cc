@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "codegen/cpu_executor.h"
+#include "codegen/order_witness.h"
 #include "driver/cpu_check.h"
 #include "driver/pipeline.h"
 #include "interp/reference.h"
@@ -186,6 +187,36 @@ TEST(OrderedTuples, FusedLaunchesKeepTheOrder) {
   EXPECT_EQ(firstDifference(lowered(c, inputs, 6), evaluateReference(g, inputs)), "");
   EXPECT_TRUE(checkOnCpu(c, /*seed=*/2, /*maxPoints=*/0, false).ok);
   expectNvrtcCompiles(c, "fused");
+}
+
+// The executor's order witness refuses what an out-of-order lowering would do (an
+// internal error: a lowering bug, exit 3).
+TEST(OrderedTuples, TheWitnessRefusesReorderings) {
+  {  // a thread skipping j (interleaved iterations)
+    OrderWitness w(2, 1, 1, 4);
+    w.accumulate(0, 0, 0);
+    EXPECT_THROW(w.accumulate(0, 0, 2), InternalError);
+  }
+  {  // lanes joined out of order, then in order but short of the row
+    OrderWitness w(2, 1, 1, 4);
+    w.accumulate(0, 0, 2);
+    w.accumulate(1, 0, 0);
+    EXPECT_THROW(w.joinLanes({0, 1}, 0), InternalError);
+    OrderWitness v(2, 1, 1, 4);
+    v.accumulate(0, 0, 0);
+    v.accumulate(1, 0, 1);
+    v.joinLanes({0, 1}, 0);
+    EXPECT_THROW(v.requireWholeRow(0, 0), InternalError);
+  }
+  {  // blocks in the wrong order
+    OrderWitness w(1, 1, 2, 2);
+    w.accumulate(0, 0, 1);
+    w.contribute(0, 0, 0);
+    w.reset(0);
+    w.accumulate(0, 0, 0);
+    w.contribute(0, 0, 1);
+    EXPECT_THROW(w.requireWholeRowFromBlocks(0), InternalError);
+  }
 }
 
 // Commutative tuples and scalar reductions keep the interleaved binding and the
