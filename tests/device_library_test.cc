@@ -27,7 +27,27 @@ namespace {
 
 // ------------------------------------------------------------------------------------
 // CPU replay of the block reductions (sum of 64-bit values, wrapping: a value counted
-// twice or missed changes the total).
+// twice or missed changes the total; with the InOrder policy, products of 2x2 matrices:
+// a value combined out of order changes it too).
+
+using Combine = uint64_t (*)(uint64_t, uint64_t);
+uint64_t add(uint64_t a, uint64_t b) { return a + b; }
+// 2x2 matrices of 16-bit entries (row-major in the four 16-bit words), product mod 2^16:
+// associative, not commutative.
+uint64_t matmul16(uint64_t a, uint64_t b) {
+  auto at = [](uint64_t m, int k) { return static_cast<uint16_t>(m >> (16 * k)); };
+  auto entry = [&](int r, int c) {
+    const uint32_t sum = uint32_t{at(a, 2 * r)} * at(b, c) + uint32_t{at(a, 2 * r + 1)} * at(b, 2 + c);
+    return static_cast<uint64_t>(static_cast<uint16_t>(sum));
+  };
+  return entry(0, 0) | entry(0, 1) << 16 | entry(1, 0) << 32 | entry(1, 1) << 48;
+}
+// [[1, a], [b, 1 + ab]] from the bits of r: determinant 1, so products of many never
+// degenerate to 0 mod 2^16 (random matrices would, and hide a reordering).
+uint64_t unimodular(uint64_t r) {
+  const uint64_t a = r & 0xffff, b = r >> 16 & 0xffff;
+  return 1 | a << 16 | b << 32 | static_cast<uint64_t>(static_cast<uint16_t>(1 + a * b)) << 48;
+}
 
 // Shared memory of the replay: remembers which slots were written, checks bounds.
 struct SharedMemory {
@@ -49,10 +69,13 @@ struct SharedMemory {
   }
 };
 
-// warp_butterfly<width> in every warp; `mask(t)` is the mask thread t passes.
+// warp_butterfly<width> in every warp; `mask(t)` is the mask thread t passes. Ordered:
+// warp_butterfly_in_order (offsets upwards, the upper lane's partner on the left).
 template <class MaskOf>
-void replayButterfly(std::vector<uint64_t>& v, int threads, int width, MaskOf mask) {
-  for (int offset = width / 2; offset > 0; offset /= 2) {
+void replayButterfly(std::vector<uint64_t>& v, int threads, int width, MaskOf mask, Combine op = add,
+                     bool ordered = false) {
+  for (int offset = ordered ? 1 : width / 2; ordered ? offset < width : offset > 0;
+       offset = ordered ? offset * 2 : offset / 2) {
     const std::vector<uint64_t> before = v;
     for (int t = 0; t < threads; ++t) {
       const int lane = t % dev::kWarpSize, src = t - lane + (lane ^ offset);
@@ -60,7 +83,7 @@ void replayButterfly(std::vector<uint64_t>& v, int threads, int width, MaskOf ma
       ASSERT_TRUE(mask(t) >> (src % dev::kWarpSize) & 1u) << "source lane outside the mask";
       ASSERT_TRUE(mask(t) >> lane & 1u);
       ASSERT_EQ(mask(t), mask(src)) << "partners pass different masks";
-      v[t] = before[t] + before[src];
+      v[t] = ordered && (lane & offset) ? op(before[src], before[t]) : op(before[t], before[src]);
     }
   }
 }
@@ -68,7 +91,8 @@ void replayButterfly(std::vector<uint64_t>& v, int threads, int width, MaskOf ma
 // warp_run_tree<maxLen> over the threads for which `active(t)` (whole warps), each with
 // its run segment(t) and the warp mask of the block.
 template <class Active, class SegmentOf>
-void replayRunTree(std::vector<uint64_t>& v, int threads, int maxLen, Active active, SegmentOf segment) {
+void replayRunTree(std::vector<uint64_t>& v, int threads, int maxLen, Active active, SegmentOf segment,
+                   Combine op = add) {
   for (int offset = 1; offset < maxLen; offset *= 2) {
     const std::vector<uint64_t> before = v;
     for (int t = 0; t < threads; ++t) {
@@ -83,25 +107,27 @@ void replayRunTree(std::vector<uint64_t>& v, int threads, int maxLen, Active act
       const dev::Segment p = segment(src);
       ASSERT_EQ(p.rel, s.rel + offset) << "partner outside the run";
       ASSERT_EQ(p.len, s.len);
-      v[t] = before[t] + before[src];
+      v[t] = op(before[t], before[src]);
     }
   }
 }
 
-// detail::reduce_rows<W, R>: rows of W consecutive threads; partials in smem from
-// `base`. Returns the threads' values afterwards.
-std::vector<uint64_t> replayRows(int width, int rows, std::vector<uint64_t> v, SharedMemory& smem, int base) {
+// detail::reduce_rows<W, R, Order>: rows of W consecutive threads; partials in smem
+// from `base`. Returns the threads' values afterwards.
+std::vector<uint64_t> replayRows(int width, int rows, std::vector<uint64_t> v, SharedMemory& smem, int base,
+                                 Combine op = add, bool ordered = false) {
   const dev::RowsLayout L = dev::RowsLayout::make(width, rows);
   const int threads = L.threads();
   if (L.single_butterfly()) {
-    replayButterfly(v, threads, width, [&](int t) { return dev::group_lane_mask(width, t % dev::kWarpSize); });
+    replayButterfly(v, threads, width, [&](int t) { return dev::group_lane_mask(width, t % dev::kWarpSize); }, op,
+                    ordered);
     return v;
   }
-  if (L.warp_aligned()) {
+  if (L.warp_aligned() && !ordered) {
     replayButterfly(v, threads, dev::kWarpSize,
-                    [&](int t) { return dev::warp_lane_mask(threads, t / dev::kWarpSize); });
+                    [&](int t) { return dev::warp_lane_mask(threads, t / dev::kWarpSize); }, op);
   } else {
-    replayRunTree(v, threads, L.max_run(), [](int) { return true; }, [&](int t) { return L.segment(t); });
+    replayRunTree(v, threads, L.max_run(), [](int) { return true; }, [&](int t) { return L.segment(t); }, op);
   }
   std::vector<bool> slotUsed(L.partial_slots());
   for (int t = 0; t < threads; ++t) {
@@ -121,11 +147,11 @@ std::vector<uint64_t> replayRows(int width, int rows, std::vector<uint64_t> v, S
       EXPECT_LT(L.finishing_slot(t) - L.row_of(t) * L.max_segments, L.segments(L.row_of(t)));
       v[t] = smem.load(base + L.finishing_slot(t));
     }
-    replayRunTree(v, threads, L.max_segments, active, [&](int t) { return L.finishing_segment(t); });
+    replayRunTree(v, threads, L.max_segments, active, [&](int t) { return L.finishing_segment(t); }, op);
   } else {
     for (int row = 0; row < rows; ++row) {
       uint64_t acc = smem.load(base + row * L.max_segments);
-      for (int k = 1; k < L.segments(row); ++k) acc += smem.load(base + row * L.max_segments + k);
+      for (int k = 1; k < L.segments(row); ++k) acc = op(acc, smem.load(base + row * L.max_segments + k));
       v[row * width] = acc;
     }
   }
@@ -141,28 +167,31 @@ std::vector<uint64_t> randomValues(int n, uint64_t seed) {
   return v;
 }
 
-// Checks block_reduce_x, block_reduce_y and block_reduce_all on one block shape.
-void checkShape(int bx, int by) {
-  SCOPED_TRACE("block " + std::to_string(bx) + "x" + std::to_string(by));
+// Checks block_reduce_x, block_reduce_y and block_reduce_all on one block shape (with
+// `ordered`, the InOrder trees against folds in lane order).
+void checkShape(int bx, int by, Combine op = add, bool ordered = false) {
+  SCOPED_TRACE("block " + std::to_string(bx) + "x" + std::to_string(by) + (ordered ? " in order" : ""));
   const int threads = bx * by;
-  const std::vector<uint64_t> in = randomValues(threads, threads * 7919 + bx);
+  std::vector<uint64_t> in = randomValues(threads, threads * 7919 + bx);
+  if (ordered)
+    for (uint64_t& x : in) x = unimodular(x);
 
   {  // x: row y's total in thread (0, y)
     const dev::RowsLayout L = dev::RowsLayout::make(bx, by);
     SharedMemory smem(std::max(1, L.partial_slots()));
-    const std::vector<uint64_t> out = replayRows(bx, by, in, smem, 0);
+    const std::vector<uint64_t> out = replayRows(bx, by, in, smem, 0, op, ordered);
     for (int y = 0; y < by; ++y) {
-      uint64_t want = 0;
-      for (int x = 0; x < bx; ++x) want += in[y * bx + x];
+      uint64_t want = in[y * bx];
+      for (int x = 1; x < bx; ++x) want = op(want, in[y * bx + x]);
       ASSERT_EQ(out[y * bx], want) << "block_reduce_x, row " << y;
     }
   }
   {  // all: the block's total in thread (0, 0)
     const dev::RowsLayout L = dev::RowsLayout::make(threads, 1);
     SharedMemory smem(std::max(1, L.partial_slots()));
-    uint64_t want = 0;
-    for (uint64_t x : in) want += x;
-    ASSERT_EQ(replayRows(threads, 1, in, smem, 0)[0], want) << "block_reduce_all";
+    uint64_t want = in[0];
+    for (int t = 1; t < threads; ++t) want = op(want, in[t]);
+    ASSERT_EQ(replayRows(threads, 1, in, smem, 0, op, ordered)[0], want) << "block_reduce_all";
   }
   {  // y: column x's total in thread (x, 0)
     const dev::ColumnsLayout C = dev::ColumnsLayout::make(bx, by);
@@ -171,7 +200,7 @@ void checkShape(int bx, int by) {
     if (by == 1) {
       out = in;
     } else if (!C.staged()) {
-      out = replayRows(by, 1, in, smem, 0);
+      out = replayRows(by, 1, in, smem, 0, op, ordered);
     } else {
       for (int t = 0; t < threads; ++t) {
         const int slot = C.store_slot(t % bx, t / bx);
@@ -181,13 +210,13 @@ void checkShape(int bx, int by) {
       }
       std::vector<uint64_t> gathered(threads);
       for (int t = 0; t < threads; ++t) gathered[t] = smem.load(C.gather_slot(t));
-      gathered = replayRows(by, bx, gathered, smem, C.partials_offset());
+      gathered = replayRows(by, bx, gathered, smem, C.partials_offset(), op, ordered);
       for (int t = 0; t < threads; t += by) smem.store(C.gather_slot(t), gathered[t]);
       for (int t = 0; t < threads; ++t) out[t] = smem.load(C.result_slot(t % bx));
     }
     for (int x = 0; x < bx; ++x) {
-      uint64_t want = 0;
-      for (int y = 0; y < by; ++y) want += in[y * bx + x];
+      uint64_t want = in[x];
+      for (int y = 1; y < by; ++y) want = op(want, in[y * bx + x]);
       ASSERT_EQ(out[x], want) << "block_reduce_y, column " << x;
     }
   }
@@ -206,6 +235,28 @@ TEST(DeviceLibraryLogic, EveryBlockShapeCombinesEachValueOnce) {
       checkShape(bx, by);
       if (::testing::Test::HasFatalFailure() || ::testing::Test::HasNonfatalFailure()) return;
     }
+}
+
+// InOrder: every step joins adjacent ranges with the lower one on the left, so a
+// non-commutative combine (2x2 matrix products) gives the in-order fold exactly.
+TEST(DeviceLibraryLogic, InOrderTreesKeepLaneOrderForEveryBlockShape) {
+  for (int bx = 1; bx <= dev::kMaxBlockThreads; ++bx)
+    for (int by = 1; bx * by <= dev::kMaxBlockThreads; ++by) {
+      checkShape(bx, by, matmul16, true);
+      if (::testing::Test::HasFatalFailure() || ::testing::Test::HasNonfatalFailure()) return;
+    }
+}
+
+// And the replay does tell orders apart: the default butterflies, replayed with the
+// same non-commutative combine, miss the in-order fold.
+TEST(DeviceLibraryLogic, ButterfliesReorderLanes) {
+  std::vector<uint64_t> in = randomValues(32, 5);
+  for (uint64_t& x : in) x = unimodular(x);
+  std::vector<uint64_t> v = in;
+  replayButterfly(v, 32, 32, [](int) { return 0xffffffffu; }, matmul16);
+  uint64_t want = in[0];
+  for (int t = 1; t < 32; ++t) want = matmul16(want, in[t]);
+  EXPECT_NE(v[0], want);
 }
 
 TEST(DeviceLibraryLogic, MasksNameExactlyTheLanesPresent) {
@@ -445,6 +496,38 @@ struct WelOp { __device__ WelT operator()(const WelT& a, const WelT& b) const {
   EXPECT_NE(kernelPtx(r.ptx, "tuple_WelT_96x3").find("shfl.sync"), std::string::npos);
 }
 
+// A non-commutative tuple (affine maps) through every block reduction, allreduce and
+// fixed-order combine with the InOrder policy.
+TEST(DeviceLibraryCompile, InOrderReductionsOfANonCommutativeTuple) {
+  std::string source = std::string(kPrelude) + R"(
+struct alignas(8) Aff { static constexpr bool polyred_tuple = true; static constexpr bool polyred_commutative = false;
+  long long a, b; };
+struct Compose { __device__ Aff operator()(const Aff& x, const Aff& y) const { return Aff{x.a * y.a, x.b * y.a + y.b}; } };
+)";
+  const std::vector<std::pair<int, int>> shapes = {{32, 1}, {96, 3}, {31, 33}, {1, 256}, {7, 1}, {16, 8}, {256, 4}};
+  for (auto [bx, by] : shapes) {
+    const std::string dims = std::to_string(bx) + ", " + std::to_string(by), name = "ordered_" + std::to_string(bx) + "x" + std::to_string(by);
+    const std::string args = "<Aff, Compose, " + dims + ", InOrder>";
+    source += "extern \"C\" __global__ void " + name + "(Aff* p) {\n"
+              "  __shared__ Aff sx[smem_x<" + dims + ">()], sy[smem_y<" + dims + ">()], sa[smem_all<" + dims + ">()];\n"
+              "  __shared__ Aff tx[" + std::to_string(by) + "], ty[" + std::to_string(bx) + "];\n"
+              "  const int t = threadIdx.y * " + std::to_string(bx) + " + threadIdx.x;\n"
+              "  const Aff v = p[t], id{1, 0};\n"
+              "  p[t] = block_reduce_x" + args + "(v, Compose(), sx);\n"
+              "  p[t + 2048] = block_reduce_y" + args + "(v, Compose(), sy);\n"
+              "  p[t + 4096] = block_reduce_all" + args + "(v, Compose(), sa);\n"
+              "  p[t + 6144] = block_allreduce_x" + args + "(v, Compose(), sx, tx);\n"
+              "  p[t + 8192] = block_allreduce_y" + args + "(v, Compose(), sy, ty);\n"
+              "  p[t + 10240] = combine_partials_fixed_order" + args + "(p + 12288, 77, id, Compose(), sa);\n"
+              "  p[t + 14336] = combine_partials_fixed_order_x" + args + "(p + 12288, 77, id, Compose(), sx);\n"
+              "  p[t + 16384] = combine_partials_fixed_order_y" + args + "(p + 12288, 77, id, Compose(), sy);\n}\n";
+  }
+  const NvrtcResult r = compile(source, "ordered_block_reductions.cu");
+  EXPECT_EQ(r.log, "");
+  for (auto [bx, by] : shapes)
+    EXPECT_FALSE(kernelPtx(r.ptx, "ordered_" + std::to_string(bx) + "x" + std::to_string(by)).empty());
+}
+
 TEST(DeviceLibraryCompile, CrossBlockProtocolsForEveryTypeAndCombiner) {
   const NvrtcResult r = compile(crossBlockSource(), "cross_block.cu");
   EXPECT_EQ(r.log, "");
@@ -499,14 +582,14 @@ TEST(DeviceLibraryCompile, UnsupportedUsesFailWithTheLibrarysMessage) {
        "__global__ void k(Pair* p) { atomic_combine(p, Pair{}, AddPairs{}); }",
        "polyred: accumulator type must be int, long long, float or double"},
       {"__global__ void k(short* p) { __shared__ short s[4]; p[0] = block_reduce_x<short, Sum<short>, 32, 1>(p[0], {}, s); }",
-       "polyred: a block reduction takes int, long long, float, double or a commutative tuple"},
-      // A tuple accumulator declared ordered (non-commutative): the butterflies would
-      // combine its lanes out of order.
+       "polyred: a block reduction takes int, long long, float, double or a tuple; a non-commutative tuple needs the InOrder policy"},
+      // A tuple accumulator declared ordered (non-commutative) with the default policy:
+      // the butterflies would combine its lanes out of order.
       {"struct alignas(8) Last { static constexpr bool polyred_tuple = true; static constexpr bool polyred_commutative = false;"
        " float v; int seen; };\n"
        "struct TakeLater { __device__ Last operator()(Last a, Last b) const { return b.seen ? b : a; } };\n"
        "__global__ void k(Last* p) { __shared__ Last s[32]; p[0] = block_reduce_x<Last, TakeLater, 32, 1>(p[0], {}, s); }",
-       "polyred: a block reduction takes int, long long, float, double or a commutative tuple"},
+       "polyred: a block reduction takes int, long long, float, double or a tuple; a non-commutative tuple needs the InOrder policy"},
       // Tuples never take atomics (their blocks combine through the partials).
       {"struct alignas(8) Arg { static constexpr bool polyred_tuple = true; static constexpr bool polyred_commutative = true;"
        " float v; int i; };\n"

@@ -306,18 +306,7 @@ TEST(TupleKernels, ResultsOfOneTupleShareTheAccumulator) {
   expectNvrtcCompiles(c, "share");
 }
 
-TEST(TupleKernels, OrderedTuplesAreRefusedNotMiscompiled) {
-  auto t = std::make_shared<TupleReduction>();
-  t->name = "last";
-  t->inputs = {DType::Float32};
-  t->commutative = false;
-  t->fields.push_back({"value", DType::Float32, Scalar::ofFloat(DType::Float32, 0), ScalarExpr::tupleArg(2, 0),
-                       ScalarExpr::tupleArg(1, 0)});
-  t->results.push_back({"last", ScalarExpr::tupleArg(0, 0)});
-  GraphBuilder b("last");
-  b.output(b.reduceTuple({b.input("x", DType::Float32, {4, 1000})}, t, 0, {1}, false, DType::Float32));
-  EXPECT_THROW(compileGraph(b.build(), CompileOptions{}), UnsupportedError);
-}
+// Ordered (non-commutative) tuples: tests/tuple_ordered_test.cc.
 
 }  // namespace
 }  // namespace polyred

@@ -403,10 +403,6 @@ KernelPlan flattenReductions(const Graph& g, const ReductionGroup& group, const 
     ReductionOutput r;
     r.reduction = *n.reduction;
     r.value = body.lower(n.inputs[0], idx);
-    if (n.reduction->isTuple() && !n.reduction->tuple->commutative)
-      throw UnsupportedError(g.sourceFile, n.name.empty() ? n.reduction->name : n.name,
-                             "an ordered (non-commutative) tuple reduction is not lowered to kernels yet: threads "
-                             "accumulate interleaved elements (the reference interpreter computes it)");
     r.values = {r.value};
     for (size_t k = 1; k < n.inputs.size(); ++k) r.values.push_back(body.lower(n.inputs[k], idx));
     r.outType = g.tensor(n.output).dtype;

@@ -35,6 +35,11 @@ bool KernelPlan::hasComplexValue() const {
   return false;
 }
 
+bool KernelPlan::hasOrderedReduction() const {
+  return std::any_of(reductions.begin(), reductions.end(),
+                     [](const ReductionOutput& r) { return r.reduction.isTuple() && !r.reduction.tuple->commutative; });
+}
+
 bool KernelPlan::hasStage(int s) const {
   return std::any_of(reductions.begin(), reductions.end(), [&](const ReductionOutput& r) { return r.stage == s; });
 }

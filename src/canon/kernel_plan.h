@@ -124,6 +124,9 @@ struct KernelPlan {
   bool hasComplexValue() const;
   // Whether blocks must combine through the partials in block order.
   bool needsBlockOrderCombine() const { return hasTupleReduction() || hasComplexProduct(); }
+  // Whether a reduction is an ordered (non-commutative) tuple: such a kernel reduces a
+  // contiguous chunk of j per thread and combines in order (Binding::chunk).
+  bool hasOrderedReduction() const;
 };
 
 // A reduction result materialized in global memory for later kernels.

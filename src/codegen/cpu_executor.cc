@@ -4,8 +4,10 @@
 #include <array>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <random>
 
+#include "codegen/order_witness.h"
 #include "ir/tuple_reduction.h"
 #include "poly/vectorize.h"
 #include "support/error.h"
@@ -120,6 +122,12 @@ class BlockMachine {
         result_(result) {
     // Tuples combine their blocks through the partials, in block order (as the emitter).
     det_ = o.deterministic || p_.needsBlockOrderCombine();  // and complex products
+    // An ordered tuple is right only if each thread's elements are one contiguous chunk
+    // of j, in thread then block order (poly/schedule); lanes and blocks are then
+    // combined in order below, as the device's InOrder trees do.
+    POLYRED_CHECK(!p_.hasOrderedReduction() || b_.chunk > 0,
+                  p_.name << ": an ordered tuple reduction bound with interleaved iterations");
+    if (p_.hasOrderedReduction()) witness_.emplace(b_.BX * b_.BY, p_.M, b_.GX, p_.N);
     threads_ = b_.BX * b_.BY;
     lanes_ = k.vector.accumulatorLanes;
     vars_.assign(static_cast<size_t>(threads_ * slots_), 0);
@@ -235,6 +243,7 @@ class BlockMachine {
             if (isTuple(r)) tupleAcc(t, r, l) = tupleIdentity(tupleOf(r));
             holdsTotal(t, r, l) = false;
           }
+        if (witness_) witness_->reset(t);
       } else if ((s == "Elem" || s == "Red") && k_.vector.width > 1) {
         lanes(n, t);
       } else if (s == "Red" || s == "Apply" || s == "Elem") {
@@ -243,6 +252,7 @@ class BlockMachine {
         for (int l = 0; l < lanes_; ++l) {
           std::vector<Scalar> totals;
           for (size_t r = 0; r < p_.reductions.size(); ++r) totals.push_back(total(t, r, l));
+          if (witness_) witness_->requireWholeRow(t, rowOf(eval(n.coords[0], v), l));
           finish(n, t, totals, l);
         }
       } else if (s == "Contribute") {
@@ -368,6 +378,7 @@ class BlockMachine {
                                               << " in a thread that does not hold it");
       totals[r] = total(t, r).castTo(p_.reductions[r].outType);
     }
+    if (witness_ && p_.hasStage(n.pass)) witness_->accumulate(t, n.pass, eval(n.coords.at(1), v));
     const std::vector<bool>& evaluated = passValues_.at(static_cast<size_t>(n.pass));
     const std::vector<Scalar>& values = evaluate(p_.body, n, t, totals, -1, &evaluated);
     for (size_t r = 0; r < p_.reductions.size(); ++r) {
@@ -406,11 +417,14 @@ class BlockMachine {
   // Combines the accumulators of the statement's stage over threadIdx.x per row
   // (x-reduce) or threadIdx.y per column (y-reduce); the result lands in the thread the
   // device library promises: the first of the group, or every thread of it when a
-  // later pass reads the total (block_allreduce_*).
+  // later pass reads the total (block_allreduce_*). Lanes are folded in lane order: for
+  // an associative combine this is what the device's InOrder trees compute (and, for a
+  // commutative one, what its butterflies compute up to rounding).
   void blockReduce(const ExecNode& n, const std::vector<int>& active) {
     requireWholeBlock(n, active);
     bool y = p_.form == CanonicalForm::YReduce;
     int lanes = y ? b_.BY : b_.BX, groups = y ? b_.BX : b_.BY;
+    if (witness_) joinLanesInOrder(lanes, groups, n.pass);
     for (size_t r = 0; r < p_.reductions.size(); ++r) {
       if (p_.reductions[r].stage != n.pass || !owns(r)) continue;
       const Reduction& red = p_.reductions[r].reduction;
@@ -437,9 +451,20 @@ class BlockMachine {
     }
   }
 
+  // The witness's view of the block reduction: each group's threads in lane order.
+  void joinLanesInOrder(int lanes, int groups, int pass) {
+    const bool y = p_.form == CanonicalForm::YReduce;
+    std::vector<int> group(static_cast<size_t>(lanes));
+    for (int g = 0; g < groups; ++g) {
+      for (int lane = 0; lane < lanes; ++lane) group[static_cast<size_t>(lane)] = y ? lane * b_.BX + g : g * b_.BX + lane;
+      witness_->joinLanes(group, pass);
+    }
+  }
+
   void contribute(int64_t i, int t, int lane) {
     POLYRED_CHECK(i >= 0 && i < p_.M, "Contribute row " << i << " out of range");
     int64_t bx = vars(t)[kBx];
+    if (witness_) witness_->contribute(t, i, bx);
     for (size_t r = 0; r < p_.reductions.size(); ++r) {
       const Reduction& red = p_.reductions[r].reduction;
       if (isTuple(r)) {
@@ -463,6 +488,7 @@ class BlockMachine {
 
   void finalize(const ExecNode& n, int t, int lane) {
     int64_t i = rowOf(eval(n.coords[0], vars(t)), lane);
+    if (witness_) witness_->requireWholeRowFromBlocks(i);
     std::vector<Scalar> totals;
     for (size_t r = 0; r < p_.reductions.size(); ++r) {
       const auto& ro = p_.reductions[r];
@@ -518,6 +544,7 @@ class BlockMachine {
   std::vector<int> passLoads_;                 // and how many loads they have
   std::vector<bool> holdsTotal_;
   bool lastBlock_ = false;
+  std::optional<OrderWitness> witness_;  // kernels with an ordered tuple (order_witness.h)
 };
 
 // A sample of `count` indices 0..count-1 within `keep`: the first, the last and

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "codegen/tuple_emitter.h"
+#include "ir/tuple_reduction.h"
 #include "device/polyred_reduce_layout.cuh"
 #include "support/error.h"
 #include "support/printable.h"
@@ -145,6 +146,12 @@ class KernelEmitter {
     return "Combine" + std::to_string(r);
   }
   std::string op(size_t r) const { return functor(r) + "()"; }
+  // The block reduction's tree policy: InOrder for an ordered tuple (whose threads hold
+  // contiguous chunks of j), else the library's default (butterflies).
+  std::string treePolicy(size_t r) const {
+    const Reduction& red = p_.reductions[r].reduction;
+    return red.isTuple() && !red.tuple->commutative ? ", polyred_dev::InOrder" : "";
+  }
   // Accumulator r of lane `lane` (a y-reduce thread owns lanes_ consecutive columns).
   std::string acc(size_t r, const std::string& lane) const {
     return "acc" + std::to_string(r) + (lanes_ > 1 ? "[" + lane + "]" : "");
@@ -342,7 +349,7 @@ class KernelEmitter {
         bool everyThread = broadcastsTotal(r);
         for (int l = 0; l < lanes_; ++l)
           os << in << acc(r, l) << " = polyred_dev::" << blockReduceFn(everyThread) << "<" << accType(r) << ", "
-             << functor(r) << ", " << shape() << ">(" << acc(r, l) << ", " << op(r) << ", smem" << r
+             << functor(r) << ", " << shape() << treePolicy(r) << ">(" << acc(r, l) << ", " << op(r) << ", smem" << r
              << (everyThread ? ", totals" + std::to_string(r) : "") << ");\n";
       }
     } else if (s == "Store") {

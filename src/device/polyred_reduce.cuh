@@ -13,10 +13,16 @@
 //   - tuple accumulators (argmax's (value, index), Welford's (count, mean, m2), ...):
 //     a generated struct with `static constexpr bool polyred_tuple = true` and
 //     `polyred_commutative`, 8-byte aligned, combined by a functor like any combiner;
-//     warp shuffles move it word by word (shuffle_xor / shuffle_down). The block
-//     reductions accept it only when commutative (static_assert): their trees combine
-//     lanes in butterfly order. Across blocks a tuple always takes the deterministic
-//     protocol below, whose last block combines the partials in block order;
+//     warp shuffles move it word by word (shuffle_xor / shuffle_down). Across blocks a
+//     tuple always takes the deterministic protocol below, whose last block combines
+//     the partials in block order;
+//   - tree policies (CUB-style, a trailing template argument of every block
+//     reduction): AnyOrder (the default: xor butterflies, which combine lanes out of
+//     order, for scalars and commutative tuples) and InOrder (every step joins two
+//     adjacent ranges of lanes with the lower range on the left: shuffle-down trees,
+//     an operand-swapping butterfly where every lane needs the total, partials through
+//     shared memory in warp order). A non-commutative tuple takes InOrder only
+//     (static_assert); the generator gives its threads contiguous chunks of j in order;
 //   - block reductions along x, along y or over the whole block, for any BX x BY block
 //     of 1..1024 threads (index arithmetic in polyred_reduce_layout.cuh), and
 //     "allreduce" forms that leave the total in every thread of the row/column;
@@ -87,10 +93,21 @@ template <class T> constexpr bool commutative_tuple() {
   else return false;
 }
 
-// What a block reduction accepts: a scalar accumulator or a commutative tuple.
-#define POLYRED_CHECK_BLOCK_ACCUMULATOR(T)                                                \
-  static_assert(::polyred_dev::is_accumulator_v<T> || ::polyred_dev::commutative_tuple<T>(), \
-                "polyred: a block reduction takes int, long long, float, double or a commutative tuple")
+// Tree policies of the block reductions (see the contents above).
+struct AnyOrder {
+  static constexpr bool ordered = false;
+};
+struct InOrder {
+  static constexpr bool ordered = true;
+};
+
+// What a block reduction accepts: a scalar accumulator or a tuple, a non-commutative
+// tuple only with the InOrder policy.
+#define POLYRED_CHECK_BLOCK_ACCUMULATOR(T, Order)                                            \
+  static_assert(::polyred_dev::is_accumulator_v<T> || ::polyred_dev::commutative_tuple<T>() || \
+                    (::polyred_dev::is_tuple_accumulator_v<T> && Order::ordered),                   \
+                "polyred: a block reduction takes int, long long, float, double or a tuple; "      \
+                "a non-commutative tuple needs the InOrder policy")
 
 #define POLYRED_CHECK_ACCUMULATOR(T)                                                      \
   static_assert(::polyred_dev::is_accumulator_v<T>,                                     \
@@ -256,9 +273,24 @@ __device__ __forceinline__ T warp_butterfly(T v, Op op, unsigned mask) {
   return v;
 }
 
+// Ordered xor butterfly over aligned groups of Width lanes: offsets 1, 2, 4, ..., so
+// every step joins two adjacent aligned ranges, the lane in the upper range putting
+// its partner's value on the left. Every lane of the group ends with the group's
+// combination in lane order (the allreduce forms need it in every lane).
+template <int Width, class T, class Op>
+__device__ __forceinline__ T warp_butterfly_in_order(T v, Op op, unsigned mask, int lane) {
+#pragma unroll
+  for (int offset = 1; offset < Width; offset *= 2) {
+    const T other = shuffle_xor(v, mask, offset);
+    v = (lane & offset) ? op(other, v) : op(v, other);
+  }
+  return v;
+}
+
 // Shuffle-down tree over the run `s` of consecutive lanes (any start, any length <=
 // MaxLen); `mask` names every lane of the warp that calls it. The run's head (rel 0)
-// ends with the run's combination; other lanes hold partial values.
+// ends with the run's combination; other lanes hold partial values. The lane at rel
+// absorbs rel + offset on the right: the tree keeps lane order (InOrder uses it).
 template <int MaxLen, class T, class Op>
 __device__ __forceinline__ T warp_run_tree(T v, Op op, unsigned mask, Segment s) {
 #pragma unroll
@@ -276,17 +308,21 @@ namespace detail {
 
 // Combines each row of W consecutive threads (linear index t, R rows); the result is
 // valid in each row's first thread. EntryBarrier: start with __syncthreads() before the
-// first shared-memory write, so the previous user of smem is done with it.
-template <class T, class Op, int W, int R, bool EntryBarrier>
+// first shared-memory write, so the previous user of smem is done with it. Order:
+// AnyOrder or InOrder; beyond level 1 both keep lane order (segments' partials go to
+// smem in warp order and are combined from the first).
+template <class T, class Op, int W, int R, bool EntryBarrier, class Order = AnyOrder>
 __device__ __forceinline__ T reduce_rows(T v, Op op, T* smem, int t) {
   constexpr RowsLayout L = RowsLayout::make(W, R);
   __builtin_assume(t >= 0 && t < L.threads());
   if constexpr (L.single_butterfly()) {
-    return warp_butterfly<W>(v, op, group_lane_mask(W, t % kWarpSize));
+    const unsigned group = group_lane_mask(W, t % kWarpSize);
+    if constexpr (Order::ordered) return warp_butterfly_in_order<W>(v, op, group, t % kWarpSize);
+    else return warp_butterfly<W>(v, op, group);
   } else {
     const int warp = t / kWarpSize;
     const unsigned mask = warp_lane_mask(L.threads(), warp);
-    if constexpr (L.warp_aligned()) v = warp_butterfly<kWarpSize>(v, op, mask);
+    if constexpr (L.warp_aligned() && !Order::ordered) v = warp_butterfly<kWarpSize>(v, op, mask);
     else v = warp_run_tree<L.max_run()>(v, op, mask, L.segment(t));
     if constexpr (EntryBarrier) __syncthreads();
     if (L.segment(t).rel == 0) smem[L.partial_slot(t)] = v;
@@ -312,31 +348,32 @@ __device__ __forceinline__ T reduce_rows(T v, Op op, T* smem, int t) {
 
 // Combines v along x for each y; the result is valid in the threads with x == 0. All
 // threads of the block (BX * BY of them) must call it.
-template <class T, class Op, int BX, int BY>
+template <class T, class Op, int BX, int BY, class Order = AnyOrder>
 __device__ __forceinline__ T block_reduce_x(T v, Op op, T* smem) {
-  POLYRED_CHECK_BLOCK_ACCUMULATOR(T);
+  POLYRED_CHECK_BLOCK_ACCUMULATOR(T, Order);
   POLYRED_CHECK_BLOCK_SHAPE(BX, BY);
-  return detail::reduce_rows<T, Op, BX, BY, true>(v, op, smem, thread_linear<BX>());
+  return detail::reduce_rows<T, Op, BX, BY, true, Order>(v, op, smem, thread_linear<BX>());
 }
 
 // Combines v along y for each x; the result is valid in the threads with y == 0. All
 // threads of the block (BX * BY of them) must call it.
-template <class T, class Op, int BX, int BY>
+// The staging keeps y order: column c's value of row y lands in thread c * BY + y.
+template <class T, class Op, int BX, int BY, class Order = AnyOrder>
 __device__ __forceinline__ T block_reduce_y(T v, Op op, T* smem) {
-  POLYRED_CHECK_BLOCK_ACCUMULATOR(T);
+  POLYRED_CHECK_BLOCK_ACCUMULATOR(T, Order);
   POLYRED_CHECK_BLOCK_SHAPE(BX, BY);
   constexpr ColumnsLayout C = ColumnsLayout::make(BX, BY);
   if constexpr (BY == 1) {
     return v;
   } else if constexpr (!C.staged()) {
-    return detail::reduce_rows<T, Op, BY, BX, true>(v, op, smem, thread_y<BX>());
+    return detail::reduce_rows<T, Op, BY, BX, true, Order>(v, op, smem, thread_y<BX>());
   } else {
     const int t = thread_linear<BX>(), x = t % BX, y = t / BX;
     __syncthreads();  // the previous user of smem is done with it
     smem[C.store_slot(x, y)] = v;
     __syncthreads();
     T column = smem[C.gather_slot(t)];
-    column = detail::reduce_rows<T, Op, BY, BX, false>(column, op, smem + C.partials_offset(), t);
+    column = detail::reduce_rows<T, Op, BY, BX, false, Order>(column, op, smem + C.partials_offset(), t);
     if (t % BY == 0) smem[C.gather_slot(t)] = column;
     __syncthreads();
     return smem[C.result_slot(x)];
@@ -345,11 +382,11 @@ __device__ __forceinline__ T block_reduce_y(T v, Op op, T* smem) {
 
 // Combines v over all threads of the block; the result is valid in thread (0, 0).
 // All threads of the block (BX * BY of them) must call it.
-template <class T, class Op, int BX, int BY>
+template <class T, class Op, int BX, int BY, class Order = AnyOrder>
 __device__ __forceinline__ T block_reduce_all(T v, Op op, T* smem) {
-  POLYRED_CHECK_BLOCK_ACCUMULATOR(T);
+  POLYRED_CHECK_BLOCK_ACCUMULATOR(T, Order);
   POLYRED_CHECK_BLOCK_SHAPE(BX, BY);
-  return detail::reduce_rows<T, Op, BX * BY, 1, true>(v, op, smem, thread_linear<BX>());
+  return detail::reduce_rows<T, Op, BX * BY, 1, true, Order>(v, op, smem, thread_linear<BX>());
 }
 
 // Row-resident kernels: like block_reduce_x / block_reduce_y, but every thread of the
@@ -358,21 +395,21 @@ __device__ __forceinline__ T block_reduce_all(T v, Op op, T* smem) {
 // by xor butterfly, which already leaves the total in every lane; otherwise the head
 // thread publishes it. Reuse of `totals` by a later tile is ordered by the barriers of
 // the block reductions in between. All threads of the block must call these.
-template <class T, class Op, int BX, int BY>
+template <class T, class Op, int BX, int BY, class Order = AnyOrder>
 __device__ __forceinline__ T block_allreduce_x(T v, Op op, T* smem, T* totals) {
   if constexpr (RowsLayout::make(BX, BY).single_butterfly()) {
-    return block_reduce_x<T, Op, BX, BY>(v, op, smem);
+    return block_reduce_x<T, Op, BX, BY, Order>(v, op, smem);
   } else {
-    v = block_reduce_x<T, Op, BX, BY>(v, op, smem);
+    v = block_reduce_x<T, Op, BX, BY, Order>(v, op, smem);
     if (thread_x<BX>() == 0) totals[thread_y<BX>()] = v;
     __syncthreads();
     return totals[thread_y<BX>()];
   }
 }
 
-template <class T, class Op, int BX, int BY>
+template <class T, class Op, int BX, int BY, class Order = AnyOrder>
 __device__ __forceinline__ T block_allreduce_y(T v, Op op, T* smem, T* totals) {
-  v = block_reduce_y<T, Op, BX, BY>(v, op, smem);
+  v = block_reduce_y<T, Op, BX, BY, Order>(v, op, smem);
   if (thread_y<BX>() == 0) totals[thread_x<BX>()] = v;
   __syncthreads();
   return totals[thread_x<BX>()];
@@ -461,39 +498,73 @@ __device__ __forceinline__ T take_and_reset(T* addr, T identity) {
 
 namespace detail {
 
+// *p bypassing L1 (other blocks wrote it): one __ldcg for a scalar, word by word for a
+// tuple (a struct whose size is a multiple of 4 bytes).
+template <class T>
+__device__ __forceinline__ T load_cg(const T* p) {
+  if constexpr (is_tuple_accumulator_v<T>) {
+    T r;
+    const unsigned* in = reinterpret_cast<const unsigned*>(p);
+    unsigned* out = reinterpret_cast<unsigned*>(&r);
+#pragma unroll
+    for (int k = 0; k < static_cast<int>(sizeof(T) / 4); ++k) out[k] = __ldcg(in + k);
+    return r;
+  } else {
+    return __ldcg(p);
+  }
+}
+
 // Combines partials[i] for i = first, first + stride, ... < n in index order, starting
 // from identity; loads bypass L1 (other blocks wrote them).
 template <class T, class Op>
 __device__ __forceinline__ T fold_strided(const T* partials, int n, int first, int stride, T identity, Op op) {
   T acc = identity;
-  for (int i = first; i < n; i += stride) acc = op(acc, __ldcg(partials + i));
+  for (int i = first; i < n; i += stride) acc = op(acc, load_cg(partials + i));
   return acc;
+}
+
+// Combines the contiguous chunk number `part` of `parts` chunks of partials[0..n) in
+// index order, starting from identity (InOrder: chunks follow the lanes' order).
+template <class T, class Op>
+__device__ __forceinline__ T fold_chunk(const T* partials, int n, int part, int parts, T identity, Op op) {
+  const int chunk = (n + parts - 1) / parts;
+  const int end = min_int(n, (part + 1) * chunk);
+  T acc = identity;
+  for (int i = part * chunk; i < end; ++i) acc = op(acc, load_cg(partials + i));
+  return acc;
+}
+
+// The thread's share of partials[0..n) as fold_strided (AnyOrder) or fold_chunk (InOrder).
+template <class Order, class T, class Op>
+__device__ __forceinline__ T fold_partials(const T* partials, int n, int lane, int lanes, T identity, Op op) {
+  if constexpr (Order::ordered) return fold_chunk(partials, n, lane, lanes, identity, op);
+  else return fold_strided(partials, n, lane, lanes, identity, op);
 }
 
 }  // namespace detail
 
 // Deterministic cross-block combine: all threads of the block combine partials[0..n)
 // with a fixed assignment and tree; the result is valid in thread (0, 0).
-template <class T, class Op, int BX, int BY>
+template <class T, class Op, int BX, int BY, class Order = AnyOrder>
 __device__ __forceinline__ T combine_partials_fixed_order(const T* partials, int n, T identity, Op op, T* smem) {
-  const T acc = detail::fold_strided(partials, n, thread_linear<BX>(), BX * BY, identity, op);
-  return block_reduce_all<T, Op, BX, BY>(acc, op, smem);
+  const T acc = detail::fold_partials<Order>(partials, n, thread_linear<BX>(), BX * BY, identity, op);
+  return block_reduce_all<T, Op, BX, BY, Order>(acc, op, smem);
 }
 
 // Deterministic cross-block combine per y: each row combines its own partials[0..n)
 // (its own pointer); the result is valid in x == 0.
-template <class T, class Op, int BX, int BY>
+template <class T, class Op, int BX, int BY, class Order = AnyOrder>
 __device__ __forceinline__ T combine_partials_fixed_order_x(const T* partials, int n, T identity, Op op, T* smem) {
-  const T acc = detail::fold_strided(partials, n, thread_x<BX>(), BX, identity, op);
-  return block_reduce_x<T, Op, BX, BY>(acc, op, smem);
+  const T acc = detail::fold_partials<Order>(partials, n, thread_x<BX>(), BX, identity, op);
+  return block_reduce_x<T, Op, BX, BY, Order>(acc, op, smem);
 }
 
 // Deterministic cross-block combine per x: each column combines its own partials[0..n)
 // (its own pointer); the result is valid in y == 0.
-template <class T, class Op, int BX, int BY>
+template <class T, class Op, int BX, int BY, class Order = AnyOrder>
 __device__ __forceinline__ T combine_partials_fixed_order_y(const T* partials, int n, T identity, Op op, T* smem) {
-  const T acc = detail::fold_strided(partials, n, thread_y<BX>(), BY, identity, op);
-  return block_reduce_y<T, Op, BX, BY>(acc, op, smem);
+  const T acc = detail::fold_partials<Order>(partials, n, thread_y<BX>(), BY, identity, op);
+  return block_reduce_y<T, Op, BX, BY, Order>(acc, op, smem);
 }
 
 // ---------------------------------------------------------------------------------

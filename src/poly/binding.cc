@@ -63,7 +63,8 @@ int itemsFor(const KernelConfig& c, CanonicalForm form, int64_t N) {
 
 std::string Binding::toString() const {
   return "block (" + std::to_string(BX) + "," + std::to_string(BY) + ") grid (" + std::to_string(GX) + "," +
-         std::to_string(GY) + "), " + std::to_string(tiles) + " i-tile(s)";
+         std::to_string(GY) + "), " + std::to_string(tiles) + " i-tile(s)" +
+         (chunk > 0 ? ", contiguous chunks of " + std::to_string(chunk) + " along j" : "");
 }
 
 namespace {
@@ -132,6 +133,9 @@ Binding chooseBinding(const KernelPlan& plan, const Target& target, const Kernel
   b.GX = plan.passes() > 1 ? 1
                            : splitReduced(plan.N, threadsAlongJ(b, plan.form), b.tiles, b.threadsPerBlock(),
                                           itemsFor(c, plan.form, plan.N), target);
+  // Ordered tuples: the same threads and blocks, each over one contiguous chunk of j
+  // (the last ones may be short or empty: they contribute the identity).
+  if (plan.hasOrderedReduction()) b.chunk = std::max<int64_t>(1, ceilDiv(plan.N, threadsAlongJ(b, plan.form) * b.GX));
   return b;
 }
 

@@ -9,6 +9,8 @@
 //   y-reduce: threadIdx.x runs along the kept, contiguous i (coalesced), threadIdx.y
 //     along j; blockIdx.y over column tiles, blockIdx.x splits j over GX blocks.
 //   elementwise: a 1-D grid-stride loop.
+// A kernel with an ordered tuple reduction keeps the shape and grid but gives each
+// thread a contiguous chunk of j instead of an interleaved stride (Binding::chunk).
 // GX is chosen for the best wave efficiency (blocks / (waves * resident blocks), 8
 // resident blocks per SM): 1280 row blocks on 1056 resident slots leave the second
 // wave 80% idle, 3 blocks per row fill 91% of 4 waves. Each thread still handles at
@@ -35,6 +37,11 @@ struct Binding {
   int64_t GX = 1, GY = 1;  // gridDim.x, gridDim.y
   int64_t tiles = 1;  // number of i tiles; tiles > GY means blocks loop over tiles
   bool reduction = true;  // false for elementwise kernels (GX > 1 is then just a 1-D grid)
+  // 0: thread g along j (g = bx * threads along j + thread) takes j = g, g + stride, ...
+  // (interleaved, coalesced). > 0: it takes the contiguous chunk [g * chunk, g * chunk +
+  // chunk), so threads, then blocks, hold consecutive ranges of j in order: what an
+  // ordered (non-commutative) tuple reduction needs.
+  int64_t chunk = 0;
   bool multiBlock() const { return reduction && GX > 1; }  // j is split over several blocks
   int threadsPerBlock() const { return BX * BY; }
   int64_t blocks() const { return GX * GY; }

@@ -91,6 +91,9 @@ std::string bindingOf(const Stmt& s, const KernelPlan& p, const Binding& b) {
     case Stmt::Dims::Tile: return tuple(s) + " : t mod " + str(b.GY) + " = by";
     case Stmt::Dims::Row: return tuple(s) + " : " + iBind + " and " + jThread + " = 0";
     case Stmt::Dims::Point:
+      // Ordered: thread g = bx * jThreads + jThread owns the chunk [g * chunk, (g + 1) * chunk).
+      if (b.chunk > 0)
+        return tuple(s) + " : " + iBind + " and floor(j/" + str(b.chunk) + ") = " + jThreads + "*bx + " + jThread;
       return tuple(s) + " : " + iBind + " and j mod " + jThreads + " = " + jThread + " and floor(j/" + jThreads +
              ") mod " + str(b.GX) + " = bx";
   }
@@ -202,12 +205,14 @@ ScheduleResult buildSchedule(isl_ctx* ctx, const KernelPlan& p, const Binding& b
     for (const Stmt& s : stmts)
       filters = isl_union_set_list_add(filters, readUnionSet(ctx, "{ " + tuple(s) + " }"));
     node = isl_schedule_node_insert_sequence(node, filters);
+    // The loop over j: grid strides (interleaved), or the thread's chunk in order.
     int64_t jStride = (y ? b.BY : b.BX) * b.GX;
+    std::string jLoop = b.chunk > 0 ? "j" : "floor(j/" + str(jStride) + ")";
+    POLYRED_CHECK(b.chunk == 0 || vec.width == 1, "vector lanes with contiguous chunks per thread");
     for (size_t k = 0; k < stmts.size(); ++k) {
       if (stmts[k].dims != Stmt::Dims::Point) continue;
       const char* mark = p.hasStage(stmts[k].pass) ? "reduction" : "pointwise";
-      node = addPassBand(node, static_cast<int>(k), ctx,
-                         "[{ " + tuple(stmts[k]) + " -> [(floor(j/" + str(jStride) + "))] }]", mark);
+      node = addPassBand(node, static_cast<int>(k), ctx, "[{ " + tuple(stmts[k]) + " -> [(" + jLoop + ")] }]", mark);
     }
     node = isl_schedule_node_parent(node);  // the tile band
   } else {
