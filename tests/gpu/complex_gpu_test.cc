@@ -45,11 +45,17 @@ TEST(ComplexGpu, SumAndProdAgreeWithTheReference) {
       Value im = b.input("im", DType::Float32, f.shape);
       Value z = b.complex(re, im);
       Value s = b.reduceSum(b.mul(z, z), {f.axis});
-      // A product of unit-modulus-ish factors (1 + i*im/64) stays O(1) over long rows.
+      // The factors are 1, -1, i or -i (from the signs of the inputs, never zero), so
+      // every partial product is exact in float32 whatever the order of the combine:
+      // the result must match bit for bit. (A product of 300001 general factors
+      // legitimately drifts by sqrt(N) float32 roundings, ~3e-5 relative, past the
+      // per-element tolerance: measured on the H100, 2026-11-23.)
+      Value half = b.constant(Scalar::ofFloat(DType::Float32, 0.5));
       Value one = b.constant(Scalar::ofFloat(DType::Float32, 1.0));
-      Value small = b.mul(im, b.constant(Scalar::ofFloat(DType::Float32, 1.0 / 64)));
-      Value p = b.reduce(b.complex(b.add(b.mul(re, b.constant(Scalar::ofFloat(DType::Float32, 0.0))), one), small),
-                         Reduction::prod(DType::Complex64), {f.axis});
+      Value s1 = b.unary(OpKind::Sign, re), s2 = b.unary(OpKind::Sign, im);
+      Value realPart = b.mul(s2, b.mul(b.add(one, s1), half));  // s2 where s1 = 1, else 0
+      Value imagPart = b.mul(s2, b.mul(b.sub(one, s1), half));  // s2 where s1 = -1, else 0
+      Value p = b.reduce(b.complex(realPart, imagPart), Reduction::prod(DType::Complex64), {f.axis});
       b.output(s);
       b.output(p);
       b.output(b.creal(s));
