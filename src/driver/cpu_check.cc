@@ -148,7 +148,10 @@ int64_t referenceSampleSize(const Graph& g) {
   for (const Node& n : g.nodes) {
     if (n.kind != OpKind::Reduce || n.inputs.empty()) continue;
     const int64_t results = std::max<int64_t>(1, numElements(g.tensor(n.output).shape));
-    longest = std::max(longest, numElements(g.tensor(n.inputs[0]).shape) / results);
+    // A tuple fold interprets its lift and combine expressions (~3 us for an argmax on
+    // one core, 2026-11-23): it counts as kTupleFoldCost scalar folds.
+    const int64_t cost = n.reduction && n.reduction->isTuple() ? kTupleFoldCost : 1;
+    longest = std::max(longest, cost * (numElements(g.tensor(n.inputs[0]).shape) / results));
   }
   return std::clamp(kSampledFolds / longest, kMinSample, int64_t{1} << 16);
 }

@@ -91,6 +91,7 @@ std::vector<std::vector<bool>> sampleOutputElements(const Graph& g, int64_t perO
 // graphs with long reductions get fewer samples (at least kMinSample), others 2^16.
 inline constexpr int64_t kSampledFolds = int64_t{1} << 24;
 inline constexpr int64_t kMinSample = 64;
+inline constexpr int64_t kTupleFoldCost = 32;
 int64_t referenceSampleSize(const Graph& g);
 
 // Compares kernel outputs with the reference, only where `written` is set (or all
