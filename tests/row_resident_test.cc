@@ -115,6 +115,7 @@ TEST(RowResident, ManyLongRowsStayOneKernelOfOneBlockPerRow) {
     EXPECT_EQ(k.form, form);
     EXPECT_EQ(k.passes(), 3);
     EXPECT_EQ(c.kernels[0].binding.GX, 1);
+    EXPECT_EQ(c.kernels[0].binding.threadsPerBlock(), 1024);  // so that re-read rows stay in the L2
     CpuCheckReport r = checkOnCpu(c, /*seed=*/5, /*maxPoints=*/100000, false);
     EXPECT_TRUE(r.ok) << r.message;
   }
