@@ -1,5 +1,7 @@
-// Shared reading of composite JSON values.
+// Shared reading of composite JSON text and values.
 //
+// parseCompositeJson takes the text of a file and gives its JSON tree; malformed text,
+// and nesting deeper than real files need, is a polyred::Error naming the file.
 // Takes: a JSON value and the dtype it is read as. Gives: the Scalar (booleans,
 // integers -- unsigned ones past int64 through double --, floats, and "inf", "-inf",
 // "nan" for float types), or nothing when the value is not a number; the caller says
@@ -16,6 +18,8 @@
 #include "ir/dtype.h"
 
 namespace polyred {
+
+nlohmann::json parseCompositeJson(const std::string& text, const std::string& file);
 
 inline std::optional<Scalar> scalarFromJson(const nlohmann::json& j, DType t) {
   if (j.is_boolean()) return Scalar::convert(int64_t{j.get<bool>()}, t);

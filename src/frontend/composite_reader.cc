@@ -60,43 +60,8 @@ namespace {
 
 using Json = nlohmann::json;
 
-// Real files nest five levels deep; the cap keeps every recursive walk of a hostile
-// document (parsing, copying, freeing) far from the stack limit.
-constexpr int kMaxNesting = 64;
 // Far above any real tensor; bounds the rank-quadratic checks of the verifier.
 constexpr size_t kMaxRank = 64;
-
-// Refuses nesting deeper than kMaxNesting before nlohmann sees the text. Brackets in
-// strings do not count; on malformed text the count is right up to the first error,
-// which is all the parser will read.
-void checkNesting(const std::string& text, const std::string& file) {
-  int depth = 0;
-  bool inString = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (inString) {
-      if (c == '\\') ++i;
-      else if (c == '"') inString = false;
-    } else if (c == '"') {
-      inString = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > kMaxNesting)
-        throw Error(file, "", "JSON nested deeper than " + std::to_string(kMaxNesting) +
-                                  " levels at byte " + std::to_string(i));
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-}
-
-Json parseJson(const std::string& text, const std::string& file) {
-  checkNesting(text, file);
-  try {
-    return Json::parse(text);
-  } catch (const Json::exception& e) {
-    throw Error(file, "", std::string("malformed JSON: ") + e.what());
-  }
-}
 
 struct TensorDesc {
   std::string name;
@@ -696,7 +661,7 @@ Reduction builtinReduction(BuiltinCombiner c, DType in, std::optional<DType> out
 }
 
 Graph parseComposite(const std::string& jsonText, const std::string& fileLabel) {
-  Json doc = parseJson(jsonText, fileLabel);
+  Json doc = parseCompositeJson(jsonText, fileLabel);
   // Every access above is type-checked; this guard keeps the no-foreign-exception
   // contract should a future edit miss one.
   try {
