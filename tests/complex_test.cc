@@ -21,31 +21,17 @@
 #include "interp/reference.h"
 #include "runtime/nvrtc.h"
 #include "support/error.h"
+#include "lowering_helpers.h"
 
 namespace polyred {
 namespace {
 
+using test_support::blocksAlongJ;
+using test_support::expectNvrtcCompiles;
+
 namespace fs = std::filesystem;
 
 Scalar c64(double re, double im) { return Scalar::ofComplex(DType::Complex64, re, im).castTo(DType::Complex64); }
-
-void expectNvrtcCompiles(const CompiledGraph& c, const std::string& what) {
-  ASSERT_FALSE(c.program.kernels.empty()) << what;
-  for (const KernelSpec& k : c.program.kernels) {
-    try {
-      NvrtcResult r = compileCuda(k.source, k.name + ".cu", 9, 0);
-      EXPECT_FALSE(r.cubin.empty()) << what;
-    } catch (const CompileError& e) {
-      ADD_FAILURE() << what << ": NVRTC rejected " << k.name << ":\n" << e.log() << "\n" << k.source;
-    }
-  }
-}
-
-int64_t blocksAlongJ(const CompiledGraph& c) {
-  int64_t gx = 1;
-  for (const PolyKernel& k : c.kernels) gx = std::max<int64_t>(gx, k.binding.GX);
-  return gx;
-}
 
 TEST(Complex64, DTypeStoresTwoFloat32Parts) {
   EXPECT_EQ(parseDType("complex64"), DType::Complex64);

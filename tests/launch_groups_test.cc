@@ -15,26 +15,18 @@
 #include "frontend/builder.h"
 #include "parallel_graphs.h"
 #include "runtime/nvrtc.h"
+#include "lowering_helpers.h"
 
 namespace polyred {
 namespace {
+
+using test_support::expectNvrtcCompiles;
 
 CompiledGraph compile(const Graph& g, bool deterministic, bool horizontalFusion = true) {
   CompileOptions o;
   o.deterministic = deterministic;
   o.horizontalFusion = horizontalFusion;
   return compileGraph(g, o);
-}
-
-void expectNvrtcCompiles(const CompiledGraph& c) {
-  for (const KernelSpec& k : c.program.kernels) {
-    try {
-      NvrtcResult r = compileCuda(k.source, k.name + ".cu", 9, 0);
-      EXPECT_NE(r.ptx.find(".entry " + k.name), std::string::npos) << k.name;
-    } catch (const CompileError& e) {
-      ADD_FAILURE() << "NVRTC rejected " << k.name << ":\n" << e.log() << "\n" << k.source;
-    }
-  }
 }
 
 using testgraphs::fourIndependentParts;

@@ -17,25 +17,14 @@
 #include "frontend/builder.h"
 #include "frontend/composite_reader.h"
 #include "runtime/nvrtc.h"
+#include "lowering_helpers.h"
 
 namespace polyred {
 namespace {
 
-namespace fs = std::filesystem;
+using test_support::expectNvrtcCompiles;
 
-// Compiles every kernel of `c` for sm_90; a rejection shows NVRTC's log and the source.
-void expectNvrtcCompiles(const CompiledGraph& c, const std::string& what) {
-  ASSERT_FALSE(c.program.kernels.empty()) << what;
-  for (const KernelSpec& k : c.program.kernels) {
-    try {
-      NvrtcResult r = compileCuda(k.source, k.name + ".cu", 9, 0);
-      EXPECT_FALSE(r.cubin.empty()) << what;
-      EXPECT_NE(r.ptx.find(".entry " + k.name), std::string::npos) << what << ": no entry point " << k.name;
-    } catch (const CompileError& e) {
-      ADD_FAILURE() << what << ": NVRTC rejected " << k.name << ":\n" << e.log() << "\n" << k.source;
-    }
-  }
-}
+namespace fs = std::filesystem;
 
 void expectCpuCheckPasses(const CompiledGraph& c, bool deterministic, const std::string& what) {
   CpuCheckReport r = checkOnCpu(c, /*seed=*/3, /*maxPoints=*/0, deterministic);

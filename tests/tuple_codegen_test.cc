@@ -20,37 +20,16 @@
 #include "interp/reference.h"
 #include "runtime/nvrtc.h"
 #include "support/error.h"
+#include "lowering_helpers.h"
 
 namespace polyred {
 namespace {
 
+using test_support::blocksAlongJ;
+using test_support::expectNvrtcCompiles;
+using test_support::lowered;
+
 namespace fs = std::filesystem;
-
-void expectNvrtcCompiles(const CompiledGraph& c, const std::string& what) {
-  ASSERT_FALSE(c.program.kernels.empty()) << what;
-  for (const KernelSpec& k : c.program.kernels) {
-    try {
-      NvrtcResult r = compileCuda(k.source, k.name + ".cu", 9, 0);
-      EXPECT_FALSE(r.cubin.empty()) << what;
-    } catch (const CompileError& e) {
-      ADD_FAILURE() << what << ": NVRTC rejected " << k.name << ":\n" << e.log() << "\n" << k.source;
-    }
-  }
-}
-
-std::vector<HostTensor> lowered(const CompiledGraph& c, const std::vector<HostTensor>& inputs, uint64_t seed = 1) {
-  CpuCheckOptions o;
-  o.maxPoints = 0;
-  o.seed = seed;
-  Deadline none = Deadline::none();
-  return runLoweredOnCpu(c, inputs, o, none).outputs;
-}
-
-int64_t blocksAlongJ(const CompiledGraph& c) {
-  int64_t gx = 1;
-  for (const PolyKernel& k : c.kernels) gx = std::max<int64_t>(gx, k.binding.GX);
-  return gx;
-}
 
 struct FormCase {
   const char* name;

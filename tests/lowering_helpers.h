@@ -1,0 +1,53 @@
+// Helpers shared by the CPU tests of lowered programs: NVRTC compiles every kernel,
+// the lowered kernels run on the CPU executor, and how many blocks split a row.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "driver/cpu_check.h"
+#include "driver/pipeline.h"
+#include "runtime/nvrtc.h"
+#include "support/budget.h"
+
+namespace polyred::test_support {
+
+// Compiles every kernel of `c` for sm_90 (NVRTC needs no GPU); a rejection shows
+// NVRTC's log and the source.
+inline void expectNvrtcCompiles(const CompiledGraph& c, const std::string& what = "") {
+  ASSERT_FALSE(c.program.kernels.empty()) << what;
+  for (const KernelSpec& k : c.program.kernels) {
+    try {
+      NvrtcResult r = compileCuda(k.source, k.name + ".cu", 9, 0);
+      EXPECT_FALSE(r.cubin.empty()) << what;
+      EXPECT_NE(r.ptx.find(".entry " + k.name), std::string::npos) << what << ": no entry point " << k.name;
+    } catch (const CompileError& e) {
+      ADD_FAILURE() << what << ": NVRTC rejected " << k.name << ":\n" << e.log() << "\n" << k.source;
+    }
+  }
+}
+
+// The outputs of the lowered kernels on the CPU executor, every point; `seed` picks
+// the order in which blocks run.
+inline std::vector<HostTensor> lowered(const CompiledGraph& c, const std::vector<HostTensor>& inputs,
+                                       uint64_t seed = 1, bool deterministic = false) {
+  CpuCheckOptions o;
+  o.maxPoints = 0;
+  o.seed = seed;
+  o.deterministic = deterministic;
+  Deadline none = Deadline::none();
+  return runLoweredOnCpu(c, inputs, o, none).outputs;
+}
+
+// The most blocks any kernel of `c` splits one row into (grid.x).
+inline int64_t blocksAlongJ(const CompiledGraph& c) {
+  int64_t gx = 1;
+  for (const PolyKernel& k : c.kernels) gx = std::max<int64_t>(gx, k.binding.GX);
+  return gx;
+}
+
+}  // namespace polyred::test_support
