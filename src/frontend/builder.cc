@@ -199,38 +199,34 @@ int64_t oneAxis(int64_t axis, size_t rank, const std::string& op) {
 }
 }  // namespace
 
+std::vector<Value> GraphBuilder::argExtremum(bool max, bool withValue, const std::string& op, Value x, int64_t axis,
+                                             DType index, bool keepDims) {
+  const Shape shape = info(x).shape;  // copies: adding nodes may move the tensors
+  const DType xt = info(x).dtype;
+  const int64_t a = oneAxis(axis, shape.size(), op);
+  auto t = argExtremumTuple(max, xt, index);
+  const Value j = iota(shape, a, index);
+  std::vector<Value> results = {reduceTuple({x, j}, t, 0, {a}, keepDims, index)};
+  if (withValue) results.push_back(reduceTuple({x, j}, t, 1, {a}, keepDims, xt));
+  return results;
+}
+
 std::pair<Value, Value> GraphBuilder::argmaxWithValue(Value x, int64_t axis, DType index, bool keepDims) {
-  const Tensor& in = info(x);
-  int64_t a = oneAxis(axis, in.shape.size(), "ArgMaxWithValue");
-  DType xt = in.dtype;
-  Shape shape = in.shape;
-  auto t = argExtremumTuple(true, xt, index);
-  Value j = iota(shape, a, index);
-  return {reduceTuple({x, j}, t, 0, {a}, keepDims, index), reduceTuple({x, j}, t, 1, {a}, keepDims, xt)};
+  std::vector<Value> r = argExtremum(true, true, "ArgMaxWithValue", x, axis, index, keepDims);
+  return {r[0], r[1]};
 }
 
 std::pair<Value, Value> GraphBuilder::argminWithValue(Value x, int64_t axis, DType index, bool keepDims) {
-  const Tensor& in = info(x);
-  int64_t a = oneAxis(axis, in.shape.size(), "ArgMinWithValue");
-  DType xt = in.dtype;
-  Shape shape = in.shape;
-  auto t = argExtremumTuple(false, xt, index);
-  Value j = iota(shape, a, index);
-  return {reduceTuple({x, j}, t, 0, {a}, keepDims, index), reduceTuple({x, j}, t, 1, {a}, keepDims, xt)};
+  std::vector<Value> r = argExtremum(false, true, "ArgMinWithValue", x, axis, index, keepDims);
+  return {r[0], r[1]};
 }
 
 Value GraphBuilder::argmax(Value x, int64_t axis, DType index, bool keepDims) {
-  int64_t a = oneAxis(axis, info(x).shape.size(), "Argmax");
-  Shape shape = info(x).shape;
-  auto t = argExtremumTuple(true, info(x).dtype, index);
-  return reduceTuple({x, iota(shape, a, index)}, t, 0, {a}, keepDims, index);
+  return argExtremum(true, false, "Argmax", x, axis, index, keepDims)[0];
 }
 
 Value GraphBuilder::argmin(Value x, int64_t axis, DType index, bool keepDims) {
-  int64_t a = oneAxis(axis, info(x).shape.size(), "Argmin");
-  Shape shape = info(x).shape;
-  auto t = argExtremumTuple(false, info(x).dtype, index);
-  return reduceTuple({x, iota(shape, a, index)}, t, 0, {a}, keepDims, index);
+  return argExtremum(false, false, "Argmin", x, axis, index, keepDims)[0];
 }
 
 std::pair<Value, Value> GraphBuilder::varMean(Value x, std::vector<int64_t> axes, int64_t correction, bool keepDims) {

@@ -85,6 +85,9 @@ class GraphBuilder {
 
  private:
   Value addNode(Node n, Shape shape, DType t);
+  // Argmax/argmin along one axis: the index, and with `withValue` the value too.
+  std::vector<Value> argExtremum(bool max, bool withValue, const std::string& op, Value x, int64_t axis,
+                                 DType index, bool keepDims);
   std::string freshName(const std::string& base);
   Graph g_;
   int counter_ = 0;
