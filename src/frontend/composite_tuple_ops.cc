@@ -13,6 +13,23 @@ namespace polyred {
 namespace {
 constexpr std::array<std::string_view, 5> kTupleOps = {"Argmax", "Argmin", "ArgMaxWithValue", "ArgMinWithValue",
                                                        "TupleReduce"};
+// The Reduce node of result `result` of tuple `t` over `ins` (not yet added).
+Node tupleResultNode(const std::shared_ptr<const TupleReduction>& t, int result, std::vector<TensorId> ins,
+                     std::vector<int64_t> axes, bool keepDims) {
+  Node n;
+  n.kind = OpKind::Reduce;
+  n.inputs = std::move(ins);
+  n.axes = std::move(axes);
+  n.keepDims = keepDims;
+  Reduction r;
+  r.name = t->name;
+  r.tuple = t;
+  r.result = result;
+  r.accType = tupleResultType(*t, result);
+  n.reduction = std::move(r);
+  return n;
+}
+
 }  // namespace
 
 std::span<const std::string_view> tupleOpNames() { return kTupleOps; }
@@ -49,20 +66,9 @@ std::vector<TupleOpOutput> expandTupleOp(std::string_view name, const std::vecto
     else if (attrs.keepDims) shape.push_back(1);
 
   std::vector<TupleOpOutput> outs;
-  for (int result = 0; result < (withValue ? 2 : 1); ++result) {
-    Node n;
-    n.kind = OpKind::Reduce;
-    n.inputs = {ins[0], j};
-    n.axes = {axis};
-    n.keepDims = attrs.keepDims;
-    Reduction r;
-    r.name = tuple->name;
-    r.tuple = tuple;
-    r.result = result;
-    r.accType = tupleResultType(*tuple, result);
-    n.reduction = std::move(r);
-    outs.push_back({std::move(n), shape, result == 0 ? index : x.dtype});
-  }
+  for (int result = 0; result < (withValue ? 2 : 1); ++result)
+    outs.push_back({tupleResultNode(tuple, result, {ins[0], j}, {axis}, attrs.keepDims), shape,
+                    result == 0 ? index : x.dtype});
   return outs;
 }
 
@@ -86,18 +92,7 @@ std::vector<TupleOpOutput> expandDeclaredTuple(const std::shared_ptr<const Tuple
     else if (keepDims) out.push_back(1);
   std::vector<TupleOpOutput> outs;
   for (int result = 0; result < static_cast<int>(t->results.size()); ++result) {
-    Node n;
-    n.kind = OpKind::Reduce;
-    n.inputs = ins;
-    n.axes = axes;
-    n.keepDims = keepDims;
-    Reduction r;
-    r.name = t->name;
-    r.tuple = t;
-    r.result = result;
-    r.accType = tupleResultType(*t, result);
-    n.reduction = std::move(r);
-    outs.push_back({std::move(n), out, tupleResultType(*t, result)});
+    outs.push_back({tupleResultNode(t, result, ins, axes, keepDims), out, tupleResultType(*t, result)});
   }
   return outs;
 }
