@@ -133,14 +133,20 @@ class Kernel:
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
 
+_raw_stream = None  # resolved on the first call: torch is imported lazily
+
+
 def _current_stream(index):
     """The raw handle of the current stream of device `index`: torch's internal
     accessor (what Inductor's generated code calls) where it exists, a few us faster
     than torch.cuda.current_stream(), which builds a Stream object."""
-    import torch
+    global _raw_stream
+    if _raw_stream is None:
+        import torch
 
-    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-    return raw(index) if raw is not None else torch.cuda.current_stream(index).cuda_stream
+        _raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None) or (
+            lambda i: torch.cuda.current_stream(i).cuda_stream)
+    return _raw_stream(index)
 
 
 def as_torch_op(kernel, name):
