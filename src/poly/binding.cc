@@ -96,9 +96,8 @@ Binding blockShapeOf(CanonicalForm form, int64_t M, int64_t N, const KernelConfi
 
 int64_t threadsAlongJ(const Binding& b, CanonicalForm form) { return form == CanonicalForm::YReduce ? b.BY : b.BX; }
 
-// Whether one block of the default shape covers a row with its items per thread.
-bool shortRows(CanonicalForm form, int64_t M, int64_t N) {
-  Binding b = blockShapeOf(form, M, N, kDefaults);
+// Whether `b`, a block of the default shape, covers a row of N with its items per thread.
+bool shortRows(const Binding& b, CanonicalForm form, int64_t N) {
   return N <= threadsAlongJ(b, form) * itemsFor(kDefaults, form, N);
 }
 
@@ -106,8 +105,8 @@ bool shortRows(CanonicalForm form, int64_t M, int64_t N) {
 
 bool rowsFitOneBlock(const CanonicalSpace& space, const Target& target) {
   if (space.form == CanonicalForm::Elementwise) return false;
-  if (shortRows(space.form, space.M, space.N)) return true;  // splitReduced() picks one block anyway
   Binding b = blockShapeOf(space.form, space.M, space.N, kDefaults);
+  if (shortRows(b, space.form, space.N)) return true;  // splitReduced() picks one block anyway
   return b.tiles >= kRowResidentWaves * residentBlocks(target, b.threadsPerBlock());
 }
 
@@ -121,7 +120,8 @@ Binding chooseBinding(const KernelPlan& plan, const Target& target, const Kernel
   KernelConfig c = config;
   if (plan.passes() > 1) {
     c = kDefaults;
-    const int least = shortRows(plan.form, plan.M, plan.N) ? kDefaults.threadsPerBlock : kLongRowThreads;
+    const bool shortRow = shortRows(blockShapeOf(plan.form, plan.M, plan.N, kDefaults), plan.form, plan.N);
+    const int least = shortRow ? kDefaults.threadsPerBlock : kLongRowThreads;
     c.threadsPerBlock = std::max(config.threadsPerBlock, least);
   }
   POLYRED_CHECK(threadsPerBlock == 0 || (threadsPerBlock <= 1024 && (threadsPerBlock & (threadsPerBlock - 1)) == 0),
