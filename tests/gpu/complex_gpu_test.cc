@@ -13,6 +13,7 @@
 #include "frontend/builder.h"
 #include "interp/random_inputs.h"
 #include "interp/reference.h"
+#include "gpu/gpu_compile.h"
 #include "runtime/executor.h"  // gpuAvailable
 
 using namespace polyred;
@@ -26,12 +27,7 @@ struct FormCase {
 };
 const FormCase kForms[] = {{"all", {1000003}, 0}, {"x", {7, 300001}, 1}, {"y", {300001, 7}, 0}, {"x-short", {4096, 33}, 1}};
 
-CompiledGraph compileForGpu(const Graph& g, bool deterministic) {
-  CompileOptions o;
-  o.target = currentTarget();
-  o.deterministic = deterministic;
-  return compileGraph(g, o);
-}
+using test_support::compileForGpu;
 
 }  // namespace
 

@@ -16,6 +16,7 @@
 #include "frontend/builder.h"
 #include "frontend/composite_reader.h"
 #include "interp/reference.h"
+#include "gpu/gpu_compile.h"
 #include "runtime/executor.h"  // gpuAvailable
 
 using namespace polyred;
@@ -45,11 +46,7 @@ HostTensor tiesAndNaNs(DType t, const Shape& s) {
   return h;
 }
 
-CompiledGraph compileForGpu(const Graph& g) {
-  CompileOptions o;
-  o.target = currentTarget();
-  return compileGraph(g, o);
-}
+using test_support::compileForGpu;
 
 }  // namespace
 

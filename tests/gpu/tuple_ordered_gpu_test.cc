@@ -12,6 +12,7 @@
 #include "driver/pipeline.h"
 #include "interp/reference.h"
 #include "ordered_tuples.h"
+#include "gpu/gpu_compile.h"
 #include "runtime/executor.h"  // gpuAvailable
 
 using namespace polyred;
@@ -30,12 +31,7 @@ const Case kCases[] = {{"all", {1000003}, {0}},          {"all-odd", {1000}, {0}
                        {"y", {300001, 7}, {0}},          {"y-tiny", {5, 70}, {0}},
                        {"y-middle", {3, 20001, 5}, {1}}, {"row-resident", {64, 1000}, {1}}};
 
-CompiledGraph compileForGpu(const Graph& g, bool deterministic = false) {
-  CompileOptions o;
-  o.target = currentTarget();
-  o.deterministic = deterministic;
-  return compileGraph(g, o);
-}
+using test_support::compileForGpu;
 
 int64_t reducedLength(const Case& c) {
   int64_t n = 1;
