@@ -279,17 +279,31 @@ bool contiguousAlong(const std::string& offset, char var, int64_t M, int64_t N, 
   return islSameFunction(ctx.get(), "{ [i, j] -> [(" + next + ")]" + dom, "{ [i, j] -> [(" + offset + ") + 1]" + dom);
 }
 
+// Whether `offset` (over i < M, j < N) stays the same when `var` advances: a broadcast
+// operand, read once per row (or column) and then served from the cache.
+bool invariantAlong(const std::string& offset, char var, int64_t M, int64_t N) {
+  IslContext ctx;
+  std::string v(1, var);
+  std::string dom = " : 0 <= i < " + std::to_string(M) + " and 0 <= j < " + std::to_string(N) + " and " + v +
+                    " + 1 < " + std::to_string(var == 'i' ? M : N) + " }";
+  std::string next = islSubstitute(offset, var, v + " + 1");
+  return islSameFunction(ctx.get(), "{ [i, j] -> [(" + next + ")]" + dom, "{ [i, j] -> [(" + offset + ")]" + dom);
+}
+
 // The canonical form from the memory layout of what the body reads and writes: the
 // logical form reduces the inner axis of the reduction's input, but when that input is
 // a transposed read, the bytes it moves are contiguous along the other axis. Flips an
 // x-reduce to a y-reduce (or back) when more bytes are contiguous along i than along j
-// (threads then run along the contiguous axis). Row-resident kernels of several passes
+// (threads then run along the contiguous axis). Broadcast operands (invariant along i
+// or j, e.g. a label per row) do not count: they move a row's or a column's worth of
+// bytes, not a point's. Row-resident kernels of several passes
 // keep the logical form, which the partitioner's one-block decision was made for.
 void chooseFormFromLayout(KernelPlan& plan, const AxisSplit& split) {
   bool canFlip = plan.form == CanonicalForm::XReduce || plan.form == CanonicalForm::YReduce;
   if (!canFlip || plan.M < 2 || plan.N < 2 || plan.passes() > 1) return;
   int64_t alongI = 0, alongJ = 0;
   auto count = [&](const std::string& offset, DType t) {
+    if (invariantAlong(offset, 'i', plan.M, plan.N) || invariantAlong(offset, 'j', plan.M, plan.N)) return;
     if (contiguousAlong(offset, 'j', plan.M, plan.N, split.reducedExtents.back())) alongJ += dtypeBytes(t);
     else if (contiguousAlong(offset, 'i', plan.M, plan.N, split.keptExtents.back())) alongI += dtypeBytes(t);
   };
