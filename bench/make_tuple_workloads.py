@@ -46,12 +46,14 @@ def c(v, t="float32"):
 
 
 def welford():
-    """(count, mean, m2) with Chan et al.'s merge; n == 0 (two identities) stays 0."""
+    """(count, mean, m2) with Chan et al.'s merge, one division per combine (share =
+    nb / n; src/ir/tuple_reduction.cc's welfordTuple); n == 0 (two identities) stays 0."""
     n = ["Add", "a0", "b0"]
     delta = ["Sub", "b1", "a1"]
     empty = ["Equal", n, c(0)]
-    mean = ["Add", "a1", ["RealDiv", ["Mul", delta, "b0"], n]]
-    m2 = ["Add", ["Add", "a2", "b2"], ["Mul", ["Mul", delta, delta], ["RealDiv", ["Mul", "a0", "b0"], n]]]
+    share = ["RealDiv", "b0", n]
+    mean = ["Add", "a1", ["Mul", delta, share]]
+    m2 = ["Add", ["Add", "a2", "b2"], ["Mul", ["Mul", delta, delta], ["Mul", "a0", share]]]
     return {
         "name": "welford", "inputs": ["float32"], "commutative": True,
         "fields": [
@@ -68,18 +70,20 @@ def welford():
 
 
 def logsumexp(in_dtype):
-    """(max, sum of exp(x - max)); a side already at the max keeps its sum as is, so two
-    empty sides (-inf - -inf) give 0 instead of NaN."""
+    """(max, sum of exp(x - max)) with one Exp per combine (logSumExpTuple in
+    src/ir/tuple_reduction.cc): the side with the larger max keeps its sum, the other's
+    is rescaled; equal maxima add directly, so two empty sides (-inf - -inf) give 0."""
     m = ["Maximum", "a0", "b0"]
-
-    def rescaled(v, s):
-        return ["Select", ["Equal", v, m], s, ["Mul", s, ["Exp", ["Sub", v, m]]]]
+    a_higher = ["GreaterEqual", "a0", "b0"]
+    rescaled = ["Mul", ["Select", a_higher, "b1", "a1"], ["Exp", ["Sub", ["Minimum", "a0", "b0"], m]]]
+    total = ["Select", ["Equal", "a0", "b0"], ["Add", "a1", "b1"],
+             ["Add", ["Select", a_higher, "a1", "b1"], rescaled]]
     return {
         "name": "logsumexp", "inputs": [in_dtype], "commutative": True,
         "fields": [
             {"name": "max", "data_type": "float32", "identity": "-inf", "lift": "in0", "combine": m},
             {"name": "sum", "data_type": "float32", "identity": 0, "lift": c(1),
-             "combine": ["Add", rescaled("a0", "a1"), rescaled("b0", "b1")]},
+             "combine": total},
         ],
         "results": [{"name": "lse", "value": ["Add", "a0", ["Log", "a1"]]}],
     }

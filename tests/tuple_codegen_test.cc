@@ -39,7 +39,11 @@ struct FormCase {
 };
 const FormCase kForms[] = {{"all", {60001}, 0, CanonicalForm::AllReduce},
                            {"x", {3, 30001}, 1, CanonicalForm::XReduce},
-                           {"y", {30001, 3}, 0, CanonicalForm::YReduce}};
+                           {"y", {30001, 3}, 0, CanonicalForm::YReduce},
+                           // extents divisible by 8: vector lanes, folded as a tree, the
+                           // index computed per lane
+                           {"x-lanes", {3, 32000}, 1, CanonicalForm::XReduce},
+                           {"all-lanes", {96000}, 0, CanonicalForm::AllReduce}};
 
 // Values with many ties (k * 7919 mod 13), NaNs in floats (sparse, in some rows /
 // columns only), the extreme repeated far apart, and -0 / +0 next to each other.
@@ -76,6 +80,7 @@ TEST(TupleKernels, ArgExtremaMatchTheReferenceBitForBitInEveryForm) {
       ASSERT_EQ(c.kernels.size(), 1u) << what;
       EXPECT_EQ(c.kernels[0].plan.form, f.form) << what;
       EXPECT_GT(blocksAlongJ(c), 1) << what << ": the cross-block combine is not exercised";
+      EXPECT_EQ(c.kernels[0].vector.width > 1, std::string(f.name).ends_with("lanes")) << what;
       std::vector<HostTensor> inputs = {tiesAndNaNs(t, f.shape)};
       std::vector<HostTensor> want = evaluateReference(g, inputs), got = lowered(c, inputs);
       ASSERT_EQ(got.size(), want.size());
@@ -200,13 +205,19 @@ TEST(TupleKernels, CompositeFilesPassTheCpuCheckAndCompile) {
   int files = 0;
   for (const auto& e : fs::directory_iterator(fs::path(POLYRED_SOURCE_DIR) / "tests" / "data" / "tuple")) {
     if (e.path().extension() != ".info") continue;
-    CompiledGraph c = compileGraph(readCompositeFile(e.path().string()), CompileOptions{});
-    for (bool deterministic : {false, true}) {
-      CpuCheckReport r = checkOnCpu(c, /*seed=*/9, /*maxPoints=*/0, deterministic);
-      EXPECT_TRUE(r.ok) << e.path() << "\n" << r.message;
+    // The default policy (vector lanes where they apply), and scalar code, whose
+    // binding spreads each row over several blocks (the cross-block combine).
+    CompileOptions scalar;
+    scalar.config.maxVectorWidth = 1;
+    for (const CompileOptions& options : {CompileOptions{}, scalar}) {
+      CompiledGraph c = compileGraph(readCompositeFile(e.path().string()), options);
+      for (bool deterministic : {false, true}) {
+        CpuCheckReport r = checkOnCpu(c, /*seed=*/9, /*maxPoints=*/0, deterministic);
+        EXPECT_TRUE(r.ok) << e.path() << " " << options.config.toString() << "\n" << r.message;
+      }
+      expectNvrtcCompiles(c, e.path().string());
+      if (options.config.maxVectorWidth == 1) EXPECT_GT(blocksAlongJ(c), 1) << e.path();
     }
-    EXPECT_GT(blocksAlongJ(c), 1) << e.path();
-    expectNvrtcCompiles(c, e.path().string());
     ++files;
   }
   EXPECT_GE(files, 4);

@@ -32,11 +32,11 @@ TEST(Vectorize, ElementwiseBiasAddClassifiesEveryLoad) {
   CompiledGraph c = compileAndCheck(b.build());
   const Vectorization& v = c.kernels.at(0).vector;
   ASSERT_EQ(v.width, 8);  // 8 halves: 16-byte stores
-  ASSERT_EQ(v.loads.size(), 4u);
-  EXPECT_EQ(v.loads[0], LaneAccess::Contiguous);  // x[i]
-  EXPECT_EQ(v.loads[1], LaneAccess::Contiguous);  // bias[i mod 768]: 768 is a multiple of 8
-  EXPECT_EQ(v.loads[2], LaneAccess::Invariant);   // scale[i / 768]
-  EXPECT_EQ(v.loads[3], LaneAccess::Gather);      // xt transposed
+  ASSERT_EQ(v.accesses.size(), 4u);
+  EXPECT_EQ(v.accesses[0], LaneAccess::Contiguous);  // x[i]
+  EXPECT_EQ(v.accesses[1], LaneAccess::Contiguous);  // bias[i mod 768]: 768 is a multiple of 8
+  EXPECT_EQ(v.accesses[2], LaneAccess::Invariant);   // scale[i / 768]
+  EXPECT_EQ(v.accesses[3], LaneAccess::Gather);      // xt transposed
   EXPECT_NE(c.program.kernels[0].source.find("pr_load_lanes<8>"), std::string::npos);
 }
 

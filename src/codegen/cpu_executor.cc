@@ -294,8 +294,7 @@ class BlockMachine {
         case BodyValue::Kind::Constant: values[k] = b.value; break;
         case BodyValue::Kind::Reduced: values[k] = reduced.at(static_cast<size_t>(b.reduction)); break;
         case BodyValue::Kind::Index:
-          POLYRED_CHECK(lane < 0, "an index value in a vectorized kernel");
-          values[k] = Scalar::ofInt(b.dtype, eval(n.offsets.at(offset++), v));
+          values[k] = Scalar::ofInt(b.dtype, lane < 0 ? eval(n.offsets.at(offset++), v) : laneOffset(n, v, load++, offset, lane));
           break;
         case BodyValue::Kind::Op: values[k] = evalOp(b, values); break;
       }
@@ -303,11 +302,11 @@ class BlockMachine {
     return values;
   }
 
-  // The offset of one lane of load number `load`, advancing `offset` past its
-  // annotations (one per lane for a gather, else one).
+  // The offset (or coordinate) of one lane of access number `load` (Vectorization::
+  // accesses), advancing `offset` past its annotations (one per lane for a gather, else one).
   int64_t laneOffset(const ExecNode& n, const int64_t* v, size_t load, size_t& offset, int lane) {
     const int V = k_.vector.width;
-    switch (k_.vector.loads.at(load)) {
+    switch (k_.vector.accesses.at(load)) {
       case LaneAccess::Gather: {
         int64_t off = eval(n.offsets.at(offset + static_cast<size_t>(lane)), v);
         offset += static_cast<size_t>(V);
@@ -326,14 +325,20 @@ class BlockMachine {
   // A vectorized instance: every lane evaluated on its own, then folded into the
   // accumulators (Red: the thread's one, or the lane's own in a y-reduce) or stored at
   // base + lane (Elem).
+  // A tuple's lanes are lifted, folded as a tree (lanes l and l+s for s = 1, 2, 4, ...)
+  // and the root joins the thread's accumulator, as the CUDA emitter's emitLaneTree.
   void lanes(const ExecNode& n, int t) {
-    POLYRED_CHECK(!p_.hasTupleReduction(), "a vectorized tuple reduction (vectorize.cc refuses them)");
     const int V = k_.vector.width;
     size_t storeOffsets = n.offsets.size() - p_.stores.size();
+    laneTuples_.resize(p_.reductions.size() * static_cast<size_t>(V));
     for (int lane = 0; lane < V; ++lane) {
       const std::vector<Scalar>& values = evaluate(p_.body, n, t, {}, lane);
       for (size_t r = 0; r < p_.reductions.size(); ++r) {
         const auto& ro = p_.reductions[r];
+        if (isTuple(r)) {
+          if (owns(r)) laneTuples_[r * static_cast<size_t>(V) + static_cast<size_t>(lane)] = liftElement(r, values);
+          continue;
+        }
         Scalar& a = acc(t, r, lanes_ > 1 ? lane : 0);
         a = ro.reduction.combine(a, values[static_cast<size_t>(ro.value)].castTo(ro.reduction.accType));
       }
@@ -345,6 +350,22 @@ class BlockMachine {
         store(out.output, base + lane, values[static_cast<size_t>(out.value)], type);
       }
     }
+    for (size_t r = 0; r < p_.reductions.size(); ++r) {
+      if (!isTuple(r) || !owns(r)) continue;
+      TupleValue* lane = &laneTuples_[r * static_cast<size_t>(V)];
+      for (int step = 1; step < V; step *= 2)
+        for (int l = 0; l + step < V; l += 2 * step) lane[l] = combineTuples(tupleOf(r), lane[l], lane[l + step]);
+      tupleAcc(t, r) = combineTuples(tupleOf(r), tupleAcc(t, r), lane[0]);
+    }
+  }
+
+  // The lifted tuple of reduction r at the point whose body values are `values`.
+  TupleValue liftElement(size_t r, const std::vector<Scalar>& values) const {
+    const auto& ro = p_.reductions[r];
+    std::array<Scalar, 8> element;
+    POLYRED_CHECK(ro.values.size() <= element.size(), "a tuple with " << ro.values.size() << " element inputs");
+    for (size_t k = 0; k < ro.values.size(); ++k) element[k] = values[static_cast<size_t>(ro.values[k])];
+    return liftTuple(tupleOf(r), std::span<const Scalar>(element.data(), ro.values.size()));
   }
 
   // Row i is complete: store the reduction outputs and the epilogue's (of accumulator
@@ -385,11 +406,7 @@ class BlockMachine {
       const auto& ro = p_.reductions[r];
       if (ro.stage != n.pass || !owns(r)) continue;
       if (isTuple(r)) {
-        std::array<Scalar, 8> element;
-        POLYRED_CHECK(ro.values.size() <= element.size(), "a tuple with " << ro.values.size() << " element inputs");
-        for (size_t k = 0; k < ro.values.size(); ++k) element[k] = values[static_cast<size_t>(ro.values[k])];
-        const TupleReduction& tr = tupleOf(r);
-        tupleAcc(t, r) = combineTuples(tr, tupleAcc(t, r), liftTuple(tr, std::span<const Scalar>(element.data(), ro.values.size())));
+        tupleAcc(t, r) = combineTuples(tupleOf(r), tupleAcc(t, r), liftElement(r, values));
         continue;
       }
       Scalar x = values[static_cast<size_t>(ro.value)].castTo(ro.reduction.accType);
@@ -536,6 +553,7 @@ class BlockMachine {
   std::vector<Scalar> acc_;
   std::vector<std::vector<Scalar>> workspace_, partials_;
   std::vector<TupleValue> tupleAcc_;                    // like acc_, for tuple reductions
+  std::vector<TupleValue> laneTuples_;                  // per reduction: the V lifted lanes of a vector
   std::vector<std::vector<TupleValue>> tuplePartials_;  // per reduction: M * GX partials of tuples
   bool det_ = false;  // the deterministic protocol (asked for, or a tuple reduction)
   std::vector<unsigned> tickets_;

@@ -130,14 +130,16 @@ class KernelEmitter {
     return emitCast(tuple(r) ? tupleFinalizeCall(static_cast<int>(r), total) : total, ro.reduction.accType, ro.outType);
   }
   // What element (value) contributes: the lifted tuple, or the value in accType.
-  std::string element(size_t r, const std::string& prefix) const {
+  // Values are named prefix<number>suffix (suffix "[l]": lane l of a vectorized body).
+  std::string element(size_t r, const std::string& prefix, const std::string& suffix = "") const {
     const ReductionOutput& ro = p_.reductions[r];
     if (tuple(r)) {
       std::vector<std::string> args;
-      for (int v : ro.values) args.push_back(prefix + std::to_string(v));
+      for (int v : ro.values) args.push_back(prefix + std::to_string(v) + suffix);
       return tupleLiftCall(static_cast<int>(r), args);
     }
-    return emitCast(prefix + std::to_string(ro.value), p_.body[static_cast<size_t>(ro.value)].dtype, ro.reduction.accType);
+    return emitCast(prefix + std::to_string(ro.value) + suffix, p_.body[static_cast<size_t>(ro.value)].dtype,
+                    ro.reduction.accType);
   }
   std::string functor(size_t r) const {
     const Reduction& red = p_.reductions[r].reduction;
@@ -292,7 +294,7 @@ class KernelEmitter {
     size_t load = 0;
     std::set<std::string> pointers;
     for (const BodyValue& v : p_.body)
-      if (v.kind == BodyValue::Kind::Load && k_.vector.loads[load++] == LaneAccess::Contiguous)
+      if (v.hasOffset() && k_.vector.accesses[load++] == LaneAccess::Contiguous && v.kind == BodyValue::Kind::Load)
         pointers.insert(pointerOf(v));
     for (const ElementwiseOutput& s : p_.stores) pointers.insert("out" + std::to_string(s.output));
     for (const std::string& ptr : pointers) cond += (cond.empty() ? "" : " && ") + ("pr_aligned<" + w + ">(" + ptr + ")");
@@ -455,7 +457,6 @@ class KernelEmitter {
   // reduce Red folds every lane into the thread's accumulator, a y-reduce Red each lane
   // into its own; an Elem stores the lanes as one access.
   void emitLanes(std::ostream& os, const AstUser& u, int d) {
-    POLYRED_CHECK(!p_.hasTupleReduction(), "a vectorized tuple reduction (vectorize.cc refuses them)");
     const int V = k_.vector.width;
     std::string in = indent(d), w = std::to_string(V), each = "#pragma unroll\n" + in + "  for (int l = 0; l < " + w + "; ++l) ";
     os << in << "{\n";
@@ -467,7 +468,7 @@ class KernelEmitter {
       switch (b.kind) {
         case BodyValue::Kind::Load: {
           std::string ptr = pointerOf(b);
-          switch (k_.vector.loads[load++]) {
+          switch (k_.vector.accesses[load++]) {
             case LaneAccess::Contiguous:
               os << "pr_load_lanes<" << V << ">(" << ptr << ", " << toC(u.offsets.at(offset++)) << ", " << name
                  << ", vector_ok);\n";
@@ -496,19 +497,49 @@ class KernelEmitter {
           break;
         }
         case BodyValue::Kind::Reduced: POLYRED_CHECK(false, "reduced value in an elementwise kernel"); break;
-        case BodyValue::Kind::Index: POLYRED_CHECK(false, "index value in a vectorized kernel"); break;
+        case BodyValue::Kind::Index: {  // a coordinate: lane l is at base + l, or its own
+          const std::string type = computeType(b.dtype);
+          switch (k_.vector.accesses[load++]) {
+            case LaneAccess::Contiguous:
+              os << "{ const long long base = " << toC(u.offsets.at(offset++)) << ";\n" << each << name << "[l] = (" << type
+                 << ")(base + l); }\n";
+              break;
+            case LaneAccess::Invariant:
+              os << each << name << "[l] = (" << type << ")(" << toC(u.offsets.at(offset++)) << ");\n";
+              break;
+            case LaneAccess::Gather:
+              for (int l = 0; l < V; ++l) os << name << "[" << l << "] = (" << type << ")(" << toC(u.offsets.at(offset++)) << "); ";
+              os << "\n";
+              break;
+          }
+          break;
+        }
       }
     }
     for (size_t r = 0; r < p_.reductions.size(); ++r) {
-      const ReductionOutput& ro = p_.reductions[r];
-      std::string x = emitCast("v" + std::to_string(ro.value) + "[l]", p_.body[static_cast<size_t>(ro.value)].dtype,
-                               ro.reduction.accType);
-      os << in << "  " << each << acc(r, "l") << " = " << op(r) << "(" << acc(r, "l") << ", " << x << ");\n";
+      if (tuple(r)) emitLaneTree(os, r, d + 1);
+      else os << in << "  " << each << acc(r, "l") << " = " << op(r) << "(" << acc(r, "l") << ", " << element(r, "v", "[l]") << ");\n";
     }
     for (const ElementwiseOutput& s : p_.stores)
       os << in << "  pr_store_lanes<" << V << ">(out" << s.output << ", " << toC(u.offsets.at(offset++)) << ", v"
          << s.value << ", vector_ok);\n";
     os << in << "}\n";
+  }
+
+  // A tuple folds its V lifted lanes as a tree first (lanes l and l+s for s = 1, 2, 4,
+  // ...), then the tree's root into the thread's accumulator: log2(V) + 1 dependent
+  // combines per vector instead of V, so a combine as long as Welford's division or
+  // logsumexp's Exp no longer serializes the loop. Only commutative tuples of x- and
+  // all-reduces get lanes (vectorize.cc); the CPU executor folds in the same order.
+  void emitLaneTree(std::ostream& os, size_t r, int d) {
+    if (!owns(r)) return;
+    const std::string in = indent(d), V = std::to_string(k_.vector.width), lanes = "t" + std::to_string(r);
+    os << in << "{\n" << in << "  " << accType(r) << " " << lanes << "[" << V << "];\n";
+    os << in << "  #pragma unroll\n" << in << "  for (int l = 0; l < " << V << "; ++l) " << lanes << "[l] = " << element(r, "v", "[l]") << ";\n";
+    os << in << "  #pragma unroll\n" << in << "  for (int s = 1; s < " << V << "; s *= 2)\n";
+    os << in << "    #pragma unroll\n" << in << "    for (int l = 0; l + s < " << V << "; l += 2 * s) " << lanes << "[l] = " << op(r)
+       << "(" << lanes << "[l], " << lanes << "[l + s]);\n";
+    os << in << "  " << acc(r, 0) << " = " << op(r) << "(" << acc(r, 0) << ", " << lanes << "[0]);\n" << in << "}\n";
   }
 
   // The fused producers at one point, then the accumulation or the stores of the

@@ -266,9 +266,12 @@ std::shared_ptr<const TupleReduction> welfordTuple(DType in, int64_t correction)
   ScalarExprPtr n = op(OpKind::Add, {na, nb});
   ScalarExprPtr empty = op(OpKind::Equal, {n, c(0)});
   ScalarExprPtr delta = op(OpKind::Sub, {mb, ma});
-  // mean = ma + delta * nb / n;  m2 = qa + qb + delta^2 * (na * nb / n)   (Chan et al.)
-  ScalarExprPtr mean = op(OpKind::Add, {ma, op(OpKind::Div, {op(OpKind::Mul, {delta, nb}), n})});
-  ScalarExprPtr cross = op(OpKind::Mul, {op(OpKind::Mul, {delta, delta}), op(OpKind::Div, {op(OpKind::Mul, {na, nb}), n})});
+  // share = nb / n;  mean = ma + delta * share;  m2 = qa + qb + delta^2 * (na * share)
+  // (Chan et al.). One division per combine: folding one element into a thread's
+  // accumulator is a chain of these, and a division is the longest step in it.
+  ScalarExprPtr share = op(OpKind::Div, {nb, n});
+  ScalarExprPtr mean = op(OpKind::Add, {ma, op(OpKind::Mul, {delta, share})});
+  ScalarExprPtr cross = op(OpKind::Mul, {op(OpKind::Mul, {delta, delta}), op(OpKind::Mul, {na, share})});
   ScalarExprPtr m2 = op(OpKind::Add, {op(OpKind::Add, {qa, qb}), cross});
   t->fields.push_back({"count", f, Scalar::ofFloat(f, 0), c(1), n});
   t->fields.push_back({"mean", f, Scalar::ofFloat(f, 0), arg(2, 0), op(OpKind::Select, {empty, ma, mean})});
@@ -285,13 +288,15 @@ std::shared_ptr<const TupleReduction> logSumExpTuple(DType in) {
   const DType f = in == DType::Float64 ? DType::Float64 : DType::Float32;
   ScalarExprPtr ma = arg(0, 0), sa = arg(0, 1), mb = arg(1, 0), sb = arg(1, 1);
   ScalarExprPtr m = op(OpKind::Maximum, {ma, mb});
-  // A side already at the maximum keeps its sum as is (exp(0) == 1, and -inf - -inf
-  // would be NaN when both sides are empty).
-  auto scaled = [&](ScalarExprPtr mx, ScalarExprPtr s) {
-    return op(OpKind::Select, {op(OpKind::Equal, {mx, m}), s, op(OpKind::Mul, {s, op(OpKind::Exp, {op(OpKind::Sub, {mx, m})})})});
-  };
+  // sum = hi.sum + lo.sum * exp(lo.max - hi.max): one Exp per combine, the larger side
+  // keeping its sum as is. Equal maxima add up directly (two empty sides would give
+  // -inf - -inf = NaN); a NaN max makes the exponent NaN, hence the sum.
+  ScalarExprPtr aHigher = op(OpKind::GreaterEqual, {ma, mb});
+  ScalarExprPtr hiSum = op(OpKind::Select, {aHigher, sa, sb}), loSum = op(OpKind::Select, {aHigher, sb, sa});
+  ScalarExprPtr rescaled = op(OpKind::Mul, {loSum, op(OpKind::Exp, {op(OpKind::Sub, {op(OpKind::Minimum, {ma, mb}), m})})});
+  ScalarExprPtr sum = op(OpKind::Select, {op(OpKind::Equal, {ma, mb}), op(OpKind::Add, {sa, sb}), op(OpKind::Add, {hiSum, rescaled})});
   t->fields.push_back({"max", f, Scalar::ofFloat(f, -INFINITY), arg(2, 0), m});
-  t->fields.push_back({"sum", f, Scalar::ofFloat(f, 0), cst(Scalar::ofFloat(f, 1)), op(OpKind::Add, {scaled(ma, sa), scaled(mb, sb)})});
+  t->fields.push_back({"sum", f, Scalar::ofFloat(f, 0), cst(Scalar::ofFloat(f, 1)), sum});
   t->results.push_back({"logsumexp", op(OpKind::Add, {arg(0, 0), op(OpKind::Log, {arg(0, 1)})})});
   return t;
 }

@@ -152,7 +152,7 @@ StatementAccesses pointAccesses(const KernelPlan& p, const Vectorization& vec, c
     const std::string& offset = p.body[v].offset;
     if (vec.width == 1) {
       if (evaluated[v]) add(offset);
-    } else if (vec.loads[load++] == LaneAccess::Gather) {
+    } else if (vec.accesses[load++] == LaneAccess::Gather) {
       for (int lane = 0; lane < vec.width; ++lane) add(vec.laneOffset(offset, lane));
     } else {
       add(vec.laneOffset(offset, 0));

@@ -70,10 +70,11 @@ Vectorization chooseVectorization(const KernelPlan& plan, int maxWidth) {
   bool alongI = !alongJ;
   if (elementwise ? plan.stores.empty() : !plan.stores.empty()) return none;
   if (plan.passes() > 1) return none;  // row-resident passes: scalar for now
-  if (plan.hasTupleReduction()) return none;  // tuple accumulators: one per thread
+  // Tuples fold their lanes as a tree (codegen's emitLaneTree), which reorders the
+  // elements of a thread: commutative tuples only, and lanes along j only (a thread
+  // owning V columns would hold V tuple accumulators: not done).
+  if (plan.hasTupleReduction() && (alongI || plan.hasOrderedReduction())) return none;
   if (plan.hasComplexValue()) return none;    // complex64: scalar code only (not done)
-  for (const BodyValue& v : plan.body)
-    if (v.kind == BodyValue::Kind::Index) return none;  // coordinates per lane: not done
   if (plan.M * plan.N < kMinElements) return none;
   // The widest element accessed contiguously bounds V (16 bytes per access).
   int widest = 1;
@@ -88,15 +89,16 @@ Vectorization chooseVectorization(const KernelPlan& plan, int maxWidth) {
     r.accumulatorLanes = alongI && !elementwise ? width : 1;
     bool fits = true, anyContiguous = elementwise;
     for (const BodyValue& v : plan.body) {
-      if (v.kind != BodyValue::Kind::Load) continue;
+      if (!v.hasOffset()) continue;
+      const bool load = v.kind == BodyValue::Kind::Load;
       if (laneStep(ctx.get(), plan, v.offset, r.axis, width, 0)) {
-        r.loads.push_back(LaneAccess::Invariant);
+        r.accesses.push_back(LaneAccess::Invariant);
       } else if (laneStep(ctx.get(), plan, v.offset, r.axis, width, 1)) {
-        r.loads.push_back(LaneAccess::Contiguous);
-        fits = fits && dtypeBytes(v.dtype) * width <= kVectorBytes;
-        anyContiguous = true;
+        r.accesses.push_back(LaneAccess::Contiguous);
+        fits = fits && (!load || dtypeBytes(v.dtype) * width <= kVectorBytes);
+        anyContiguous = anyContiguous || load;
       } else {
-        r.loads.push_back(LaneAccess::Gather);
+        r.accesses.push_back(LaneAccess::Gather);
       }
     }
     if (fits && anyContiguous) return r;

@@ -32,7 +32,10 @@ struct FormCase {
 // the reference -- which interprets the tuple's combine, about 3 us per element -- keeps
 // each test well under a minute (at 10^6 elements per graph two tests ran past 25 s on
 // the H100, 2026-11-23).
-const FormCase kForms[] = {{"all", {200003}, 0}, {"x", {7, 60001}, 1}, {"y", {60001, 7}, 0}, {"x-short", {4096, 33}, 1}};
+// The "lanes" forms have extents divisible by 8: vector loads, the lifted lanes folded
+// as a tree (codegen's emitLaneTree) and, for argmax, the index computed per lane.
+const FormCase kForms[] = {{"all", {200003}, 0},        {"x", {7, 60001}, 1},         {"y", {60001, 7}, 0},
+                           {"x-short", {4096, 33}, 1},  {"x-lanes", {5, 40000}, 1}, {"all-lanes", {160000}, 0}};
 
 HostTensor tiesAndNaNs(DType t, const Shape& s) {
   HostTensor h = HostTensor::zeros(t, s);
