@@ -147,17 +147,33 @@ __device__ __forceinline__ T pr_ipow(T base, T e) {
 // --- NaN-propagating max/min (torch.maximum / amax semantics) -----------------------
 // NaN if either is NaN; of two zeros, max is +0 and min -0 in either order (as the
 // host's floatMaximum / floatMinimum): never dependent on fmaxf's choice.
+// Written as a chain of selects, not nested conditionals: nvcc turned those into
+// branches, five per call, which made max-heavy combines (logsumexp, cross-entropy)
+// issue-bound. Equal operands: their bits ANDed (max) or ORed (min) give +0 / -0 for
+// two zeros of either sign and the value itself otherwise.
 __device__ __forceinline__ float pr_max(float a, float b) {
-  return a != a ? a : (b != b ? b : (a == b ? (signbit(a) ? b : a) : (a > b ? a : b)));
+  float m = a > b ? a : b;
+  m = a == b ? __int_as_float(__float_as_int(a) & __float_as_int(b)) : m;
+  m = b != b ? b : m;
+  return a != a ? a : m;
 }
 __device__ __forceinline__ float pr_min(float a, float b) {
-  return a != a ? a : (b != b ? b : (a == b ? (signbit(a) ? a : b) : (a < b ? a : b)));
+  float m = a < b ? a : b;
+  m = a == b ? __int_as_float(__float_as_int(a) | __float_as_int(b)) : m;
+  m = b != b ? b : m;
+  return a != a ? a : m;
 }
 __device__ __forceinline__ double pr_max(double a, double b) {
-  return a != a ? a : (b != b ? b : (a == b ? (signbit(a) ? b : a) : (a > b ? a : b)));
+  double m = a > b ? a : b;
+  m = a == b ? __longlong_as_double(__double_as_longlong(a) & __double_as_longlong(b)) : m;
+  m = b != b ? b : m;
+  return a != a ? a : m;
 }
 __device__ __forceinline__ double pr_min(double a, double b) {
-  return a != a ? a : (b != b ? b : (a == b ? (signbit(a) ? a : b) : (a < b ? a : b)));
+  double m = a < b ? a : b;
+  m = a == b ? __longlong_as_double(__double_as_longlong(a) | __double_as_longlong(b)) : m;
+  m = b != b ? b : m;
+  return a != a ? a : m;
 }
 template <class T>
 __device__ __forceinline__ T pr_max(T a, T b) { return a > b ? a : b; }
