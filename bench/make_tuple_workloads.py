@@ -75,7 +75,7 @@ def logsumexp(in_dtype):
     is rescaled; equal maxima add directly, so two empty sides (-inf - -inf) give 0."""
     m = ["Maximum", "a0", "b0"]
     a_higher = ["GreaterEqual", "a0", "b0"]
-    rescaled = ["Mul", ["Select", a_higher, "b1", "a1"], ["Exp", ["Sub", ["Minimum", "a0", "b0"], m]]]
+    rescaled = ["Mul", ["Select", a_higher, "b1", "a1"], ["Exp", ["Sub", ["Select", a_higher, "b0", "a0"], m]]]
     total = ["Select", ["Equal", "a0", "b0"], ["Add", "a1", "b1"],
              ["Add", ["Select", a_higher, "a1", "b1"], rescaled]]
     return {

@@ -293,7 +293,8 @@ std::shared_ptr<const TupleReduction> logSumExpTuple(DType in) {
   // -inf - -inf = NaN); a NaN max makes the exponent NaN, hence the sum.
   ScalarExprPtr aHigher = op(OpKind::GreaterEqual, {ma, mb});
   ScalarExprPtr hiSum = op(OpKind::Select, {aHigher, sa, sb}), loSum = op(OpKind::Select, {aHigher, sb, sa});
-  ScalarExprPtr rescaled = op(OpKind::Mul, {loSum, op(OpKind::Exp, {op(OpKind::Sub, {op(OpKind::Minimum, {ma, mb}), m})})});
+  ScalarExprPtr loMax = op(OpKind::Select, {aHigher, mb, ma});  // a NaN max reaches m, hence the sum
+  ScalarExprPtr rescaled = op(OpKind::Mul, {loSum, op(OpKind::Exp, {op(OpKind::Sub, {loMax, m})})});
   ScalarExprPtr sum = op(OpKind::Select, {op(OpKind::Equal, {ma, mb}), op(OpKind::Add, {sa, sb}), op(OpKind::Add, {hiSum, rescaled})});
   t->fields.push_back({"max", f, Scalar::ofFloat(f, -INFINITY), arg(2, 0), m});
   t->fields.push_back({"sum", f, Scalar::ofFloat(f, 0), cst(Scalar::ofFloat(f, 1)), sum});
