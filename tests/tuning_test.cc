@@ -32,7 +32,13 @@ TEST(KernelConfig, ParsesKnobsAndRejectsNonsense) {
   EXPECT_EQ(c.maxVectorWidth, 1);
   EXPECT_EQ(KernelConfig::parse(c.toString(), "x"), c);
   EXPECT_TRUE(KernelConfig::parse("", "x").isDefault());
-  for (const char* bad : {"threads=300", "threads=2048", "threads=auto", "items=0", "vector=3", "lanes=4", "items", "items=4x"})
+  KernelConfig unrolled = KernelConfig::parse("unroll=8", "x");
+  EXPECT_EQ(unrolled.unrollFactor(), 8);
+  EXPECT_EQ(unrolled.toString(), "threads=256,items=auto,vector=auto,unroll=8");
+  EXPECT_EQ(KernelConfig::parse(unrolled.toString(), "x"), unrolled);
+  EXPECT_EQ(KernelConfig{}.unrollFactor(), KernelConfig::kDefaultUnroll);
+  for (const char* bad : {"threads=300", "threads=2048", "threads=auto", "items=0", "vector=3", "lanes=4", "items", "items=4x",
+                          "unroll=0", "unroll=33"})
     EXPECT_THROW(KernelConfig::parse(bad, "--config"), Error) << bad;
 }
 

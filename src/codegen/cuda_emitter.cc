@@ -312,7 +312,7 @@ class KernelEmitter {
         // The accumulation and pointwise loops: unrolled so each thread keeps several
         // independent loads in flight (the loads do not depend on the accumulator).
         if ((n.mark == "reduction" || n.mark == "pointwise") && n.children[0]->kind == AstNode::Kind::For)
-          os << indent(d) << "#pragma unroll 4\n";
+          os << indent(d) << "#pragma unroll " << o_.unroll << "\n";
         emitNode(os, *n.children[0], d);
         return;
       case AstNode::Kind::For:

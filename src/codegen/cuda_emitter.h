@@ -19,6 +19,9 @@ namespace polyred {
 
 struct CodegenOptions {
   bool deterministic = false;
+  // How far the accumulation and pointwise loops are unrolled (#pragma unroll): the
+  // independent loads each thread keeps in flight (KernelConfig's `unroll` knob).
+  int unroll = 4;
 };
 
 KernelSpec emitCuda(const Graph& g, const PolyKernel& k, const CodegenOptions& options);

@@ -147,7 +147,7 @@ CompiledGraph compileGraph(const Graph& g, const CompileOptions& options) {
     dump("ast", plan.name + ":\n" + pk.islAst);
     c.kernels.push_back(std::move(pk));
   }
-  const CodegenOptions codegen{options.deterministic};
+  const CodegenOptions codegen{options.deterministic, options.config.unrollFactor()};
   for (const LaunchGroup& group : groups)
     for (const std::vector<int>& members : splitBySharedMemory(group, c.kernels)) {
       KernelSpec spec = timed(ms, "cuda", [&] {

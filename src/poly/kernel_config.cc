@@ -13,7 +13,7 @@ std::string knob(int v) { return v == KernelConfig::kAuto ? "auto" : std::to_str
 
 std::string KernelConfig::toString() const {
   return "threads=" + std::to_string(threadsPerBlock) + ",items=" + knob(itemsPerThread) +
-         ",vector=" + knob(maxVectorWidth);
+         ",vector=" + knob(maxVectorWidth) + (unroll == kAuto ? "" : ",unroll=" + std::to_string(unroll));
 }
 
 namespace {
@@ -50,8 +50,11 @@ KernelConfig KernelConfig::parse(const std::string& text, const std::string& wha
     } else if (key == "vector") {
       if (!automatic && (!isPow2(v) || v > 16)) throw Error(what + ": vector must be auto, 1, 2, 4, 8 or 16");
       c.maxVectorWidth = v;
+    } else if (key == "unroll") {
+      if (!automatic && (v < 1 || v > 32)) throw Error(what + ": unroll must be auto or in 1..32");
+      c.unroll = v;
     } else {
-      throw Error(what + ": unknown knob '" + key + "' (threads, items, vector)");
+      throw Error(what + ": unknown knob '" + key + "' (threads, items, vector, unroll)");
     }
   }
   return c;

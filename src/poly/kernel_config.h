@@ -11,6 +11,8 @@
 //            auto: 4 for all-reduces, 8 otherwise (itemsFor)
 //   vector   the most vector lanes (1: scalar code; the 16-byte rule still applies).
 //            auto: 16-byte lanes, except y-reduces, which are scalar (laneLimitFor)
+//   unroll   how far each thread's accumulation loop is unrolled (1..32): the loads
+//            it keeps in flight. auto: 4
 #pragma once
 
 #include <string>
@@ -22,10 +24,14 @@ struct KernelConfig {
   int threadsPerBlock = 256;
   int itemsPerThread = kAuto;
   int maxVectorWidth = kAuto;
+  int unroll = kAuto;
+
+  static constexpr int kDefaultUnroll = 4;
+  int unrollFactor() const { return unroll == kAuto ? kDefaultUnroll : unroll; }
 
   bool operator==(const KernelConfig&) const = default;
   bool isDefault() const { return *this == KernelConfig{}; }
-  std::string toString() const;  // "threads=256,items=auto,vector=16"
+  std::string toString() const;  // "threads=256,items=auto,vector=16" (",unroll=8" unless auto)
   // Throws polyred::Error naming the bad field; `what` names the source (an option,
   // a database entry) in the message.
   static KernelConfig parse(const std::string& text, const std::string& what);

@@ -16,8 +16,10 @@ std::vector<KernelConfig> candidateConfigs(bool hasReduction) {
   for (int threads : {256, 512})
     for (int vector : {1, 16})
       for (int items : hasReduction ? std::vector<int>{8, 32} : std::vector<int>{8}) add({threads, items, vector});
-  if (hasReduction)
+  if (hasReduction) {
     for (int items : {4, 16, 64}) add({256, items, 16});
+    for (int unroll : {8, 16}) add({256, KernelConfig::kAuto, KernelConfig::kAuto, unroll});
+  }
   return configs;
 }
 
