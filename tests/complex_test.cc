@@ -195,8 +195,9 @@ TEST(Complex64, LoweredSumAndProdPassTheCpuCheckInEveryForm) {
       CompiledGraph c = compileGraph(g, o);
       ASSERT_EQ(c.kernels.size(), 1u) << what;
       EXPECT_EQ(c.kernels[0].plan.form, f.form) << what;
-      if (f.shape[0] > 1000 || (f.shape.size() > 1 && f.shape[1] > 1000))
+      if (f.shape[0] > 1000 || (f.shape.size() > 1 && f.shape[1] > 1000)) {
         EXPECT_GT(blocksAlongJ(c), 1) << what << ": the cross-block combine is not exercised";
+      }
       CpuCheckReport r = checkOnCpu(c, /*seed=*/11, /*maxPoints=*/0, deterministic);
       EXPECT_TRUE(r.ok) << what << "\n" << r.message;
       if (!deterministic) expectNvrtcCompiles(c, what);

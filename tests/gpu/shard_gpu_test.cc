@@ -90,7 +90,9 @@ void runCases(int gpus, bool deterministic) {
     ShardedGpuRunReport r = runShardedOnGpus(c.graph, ShardSpec{gpus, c.shards}, o);
     EXPECT_TRUE(r.ok) << r.plan << r.message;
     EXPECT_TRUE(r.ranksAgree);
-    if (deterministic) EXPECT_TRUE(r.bitwiseRepeatable);
+    if (deterministic) {
+      EXPECT_TRUE(r.bitwiseRepeatable);
+    }
   }
 }
 
