@@ -199,3 +199,34 @@ TEST_F(TuningDbTest, AppliesOnlyToItsGraphAndTarget) {
 
 }  // namespace
 }  // namespace polyred
+
+namespace polyred {
+namespace {
+
+// A y-reduce over a short reduced axis (39, as in deep_fm's [8000,39,80] sums): the
+// default block keeps 8 threads along j; with `items` set, the threads along j only
+// number what gives each that many items, the rest of the block running along i -- at
+// 64 items one thread per column group, no block reduction -- and the result agrees.
+TEST(KernelConfig, ItemsShapeTheBlockOfAShortYReduce) {
+  GraphBuilder b("short_columns");
+  Value x = b.input("x", DType::Float32, {300, 39, 80});
+  b.output(b.reduceSum(x, {1}));
+  const Graph g = b.build();
+  auto blockOf = [&](const std::string& knobs) {
+    CompileOptions o;
+    o.config = KernelConfig::parse(knobs, "test");
+    CompiledGraph c = compileGraph(g, o);
+    EXPECT_EQ(c.kernels.size(), 1u);
+    EXPECT_EQ(c.kernels[0].plan.form, CanonicalForm::YReduce);
+    CpuCheckReport r = checkOnCpu(c, /*seed=*/5, /*maxPoints=*/0, /*deterministic=*/false);
+    EXPECT_TRUE(r.ok) << knobs << ": " << r.message;
+    return std::pair<int, int>(c.kernels[0].binding.BX, c.kernels[0].binding.BY);
+  };
+  EXPECT_EQ(blockOf(""), (std::pair<int, int>(32, 8)));
+  EXPECT_EQ(blockOf("items=64"), (std::pair<int, int>(256, 1)));
+  EXPECT_EQ(blockOf("items=16"), (std::pair<int, int>(64, 4)));
+  EXPECT_EQ(blockOf("items=64,threads=512"), (std::pair<int, int>(512, 1)));
+}
+
+}  // namespace
+}  // namespace polyred

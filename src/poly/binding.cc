@@ -73,7 +73,8 @@ namespace {
 // The block shape and i-tiles of a reduction (GX still 1).
 // x-reduce / all-reduce: enough threads per row for kMinItemsPerThread each, whole
 // warps once rows are long enough, and the rest of the block on more rows.
-// y-reduce: a warp (or fewer) along the contiguous i, the rest of the block along j.
+// y-reduce: a warp (or fewer) along the contiguous i, the rest of the block along j
+// (with `items` set, only as many along j as give each thread that many).
 // With `threads` > 0 the block has exactly that many threads (the rows or columns
 // beyond the extents idle). `c` gives the block size to aim for and the items per
 // thread.
@@ -82,7 +83,15 @@ Binding blockShapeOf(CanonicalForm form, int64_t M, int64_t N, const KernelConfi
   const int target = c.threadsPerBlock;
   if (form == CanonicalForm::YReduce) {
     b.BX = std::min(pow2AtLeast(M, 32), target);
-    b.BY = threads ? threads / b.BX : std::min(target / b.BX, pow2AtLeast(N, target));
+    b.BY = std::min(target / b.BX, pow2AtLeast(N, target));
+    // With `items` set (a tuned variant), only enough threads along j for each to
+    // take that many, and the rest of the block along i: a short reduced axis (39 in
+    // deep_fm's [8000,39,80] sums) then needs little or no block reduction.
+    if (c.itemsPerThread != KernelConfig::kAuto) {
+      b.BY = std::min(b.BY, pow2AtLeast(ceilDiv(N, c.itemsPerThread), target));
+      b.BX = std::min(pow2AtLeast(M, target / b.BY), target / b.BY);
+    }
+    if (threads) b.BY = threads / b.BX;
     b.tiles = ceilDiv(M, b.BX);
   } else {
     b.BX = pow2AtLeast(ceilDiv(N, itemsFor(c, form, N)), target);
