@@ -31,7 +31,7 @@ const Option kOptions[] = {
     {"dump", Takes::Value, "STAGES", "print the IR after stages: all, or a comma list of graph,partition,binding,schedule,ast,cuda,launches"},
     {"no-horizontal-fusion", Takes::Nothing, "", "launch independent kernels one after another instead of as one kernel"},
     {"nvrtc", Takes::Nothing, "", "also compile every kernel to CUBIN through NVRTC"},
-    {"config", Takes::Value, "KNOBS", "the policy's knobs for every kernel, e.g. threads=512,items=16,vector=1 (default: tuned, else analytic)"},
+    {"config", Takes::Value, "KNOBS", "the policy's knobs for every kernel, e.g. threads=512,items=16,vector=1,unroll=8 (default: tuned, else analytic)"},
     {"no-tune-db", Takes::Nothing, "", "ignore the tuning database (use the analytic policy or --config)"},
     {"output", Takes::Value, "DIR", "write the artifacts: CUDA, CUBIN, manifest.json (also -o DIR; one subdirectory per file if several)"},
     {"test-data", Takes::Nothing, "", "with --output: also random inputs, reference outputs and tolerances in DIR/test"},
