@@ -130,9 +130,9 @@ TEST(EdgeSize, Elementwise) {
 }
 
 TEST(EdgeSize, TargetDecidesBetweenSingleAndMultiBlock) {
-  // 100 rows of 4097 (compiled only): on 1 SM the row tiles alone fill the GPU, one
+  // 100 rows of 16385 (compiled only): on 1 SM the row tiles alone fill the GPU, one
   // block per row; on 132 SMs (1056 resident blocks) each row is split over blocks.
-  Graph g = reductionGraph({100, 4097}, {1});
+  Graph g = reductionGraph({100, 16385}, {1});
   auto gridX = [&](int sms) {
     CompileOptions options;
     options.target.smCount = sms;

@@ -7,6 +7,7 @@
 #include "driver/pipeline.h"
 #include "frontend/builder.h"
 #include "runtime/nvrtc.h"
+#include "row_resident_graphs.h"
 
 namespace polyred {
 namespace {
@@ -54,15 +55,90 @@ TEST(Vectorize, XReduceLanesRunAlongTheReducedAxis) {
 
 TEST(Vectorize, NoLanesWhereTheyCannotApply) {
   auto width = [](const Graph& g) { return compileAndCheck(g).kernels.at(0).vector.width; };
-  GraphBuilder odd("odd");  // the reduced extent is not a multiple of any width
-  odd.output(odd.reduceSum(odd.input("x", DType::Float32, {300, 1023}), {1}));
-  EXPECT_EQ(width(odd.build()), 1);
   GraphBuilder column("column");  // y-reduce: 301 kept columns, not a multiple of 2
   column.output(column.reduceSum(column.input("x", DType::Float32, {1024, 301}), {0}));
   EXPECT_EQ(width(column.build()), 1);
+  GraphBuilder arg("argmax");  // a tuple whose combine is only compares and selects
+  arg.output(arg.argmax(arg.input("x", DType::Float16, {64, 4096}), 1));
+  EXPECT_EQ(width(arg.build()), 1);
   GraphBuilder tiny("tiny");  // launch-bound size
   tiny.output(tiny.reduceSum(tiny.input("x", DType::Float32, {4096}), {0}));
   EXPECT_EQ(width(tiny.build()), 1);
+}
+
+// Rows whose length is not a multiple of V start anywhere inside a vector: the lanes run
+// over the flat buffer's aligned vectors, shifted per row, and lanes outside the row are
+// masked (no load, the identity). Covers plain and tuple reductions, an odd all-reduce,
+// rows shorter than a vector, a row-invariant load (Invariant), a load whose rows start
+// elsewhere (bias[j]: Gather), and the deterministic combine across blocks. (A tuple
+// gets lanes only where its combine is long: logsumexp here, not argmax.)
+TEST(Vectorize, RowsOffTheVectorBoundaryGetMaskedLanes) {
+  struct Case {
+    std::string name;
+    DType t;
+    std::vector<int64_t> shape;
+    int width;
+  };
+  for (const Case& k : {Case{"sum", DType::Float32, {300, 1023}, 4}, Case{"sum", DType::Float16, {37, 5003}, 8},
+                        Case{"max", DType::Int32, {41, 4097}, 4}, Case{"logsumexp", DType::Float16, {23, 5003}, 8},
+                        Case{"logsumexp", DType::BFloat16, {9, 30011}, 8}, Case{"sum", DType::Float32, {70001}, 4},
+                        Case{"sum", DType::Float16, {30000, 3}, 8}, Case{"bias", DType::Float16, {300, 1023}, 8}})
+    for (bool deterministic : {false, true}) {
+      SCOPED_TRACE(k.name + " " + std::string(dtypeName(k.t)) + " " + std::to_string(k.shape.back()) +
+                   (deterministic ? " deterministic" : ""));
+      GraphBuilder b("masked");
+      Value x = b.input("x", k.t, k.shape);
+      const int axis = static_cast<int>(k.shape.size()) - 1;
+      if (k.name == "sum") b.output(b.reduceSum(x, {axis}));
+      if (k.name == "max") b.output(b.reduceMax(x, {axis}));
+      if (k.name == "logsumexp") b.output(b.logSumExp(x, {axis}));
+      if (k.name == "bias") {
+        Value bias = b.input("bias", k.t, {k.shape[1]});
+        Value scale = b.input("scale", k.t, {k.shape[0], 1});
+        b.output(b.reduceSum(b.mul(b.add(x, bias), scale), {1}));
+      }
+      CompiledGraph c = compileAndCheck(b.build(), deterministic);
+      ASSERT_EQ(c.kernels.size(), 1u);
+      const Vectorization& v = c.kernels[0].vector;
+      EXPECT_EQ(v.axis, 'j');
+      EXPECT_EQ(v.width, k.width);
+      EXPECT_TRUE(v.masked());
+      EXPECT_EQ(v.accesses.front(), LaneAccess::Contiguous);  // x, aligned after the shift
+      if (k.name == "bias") {
+        ASSERT_EQ(v.accesses.size(), 3u);
+        EXPECT_EQ(v.accesses[1], LaneAccess::Gather);     // bias[j]: its rows start at 0, not at the shift
+        EXPECT_EQ(v.accesses[2], LaneAccess::Invariant);  // scale[i]
+      }
+      EXPECT_NE(c.program.kernels[0].source.find("vector_ok && whole"), std::string::npos);
+    }
+}
+
+// Row-resident kernels (several passes over each row, the last one storing points):
+// every pass takes the lanes, evaluates its own values with the earlier passes' totals
+// and stores whole vectors, masked at the row's ends when the rows are off the vector
+// boundary. Softmax (3 passes) and layer norm, aligned and odd rows.
+TEST(Vectorize, RowResidentPassesTakeLanes) {
+  struct Case {
+    Graph g;
+    int width;
+    bool masked;
+  };
+  for (const Case& k : {Case{testgraphs::softmax(DType::Float16, {300, 1000}, 1), 8, false},
+                        Case{testgraphs::softmax(DType::Float16, {333, 1001}, 1), 8, true},
+                        Case{testgraphs::softmax(DType::Float32, {300, 1001}, 1), 4, true},
+                        Case{testgraphs::layerNorm(DType::Float32, {512, 777}), 4, true}})
+    for (bool deterministic : {false, true}) {
+      SCOPED_TRACE(toString(k.g.tensor(k.g.inputs[0]).shape));
+      CompiledGraph c = compileAndCheck(k.g, deterministic);
+      ASSERT_EQ(c.kernels.size(), 1u);
+      EXPECT_GT(c.kernels[0].plan.passes(), 1);
+      EXPECT_EQ(c.kernels[0].vector.width, k.width);
+      EXPECT_EQ(c.kernels[0].vector.masked(), k.masked);
+      EXPECT_NE(c.program.kernels[0].source.find("pr_store_lanes<" + std::to_string(k.width) + ">"), std::string::npos);
+      // The pass loops of masked row-resident kernels are not unrolled (loopUnrollFor).
+      EXPECT_EQ(loopUnrollFor(c.kernels[0].plan, c.kernels[0].vector, KernelConfig::kAuto), k.masked ? 1 : 4);
+      EXPECT_NE(c.program.kernels[0].source.find(k.masked ? "#pragma unroll 1\n" : "#pragma unroll 4\n"), std::string::npos);
+    }
 }
 
 // y-reduce: the lanes (a variant: the analytic policy keeps y-reduces scalar, tuning

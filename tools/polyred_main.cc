@@ -110,6 +110,7 @@ CompileOptions compileOptions(const Args& a, const Target& target, Timings& timi
   o.target = target;
   o.deterministic = a.has("deterministic");
   o.horizontalFusion = !a.has("no-horizontal-fusion");
+  o.fastExp = a.has("fast-exp");
   if (a.has("config")) o.config = KernelConfig::parse(a.get("config", ""), "--config");
   std::stringstream stages(a.get("dump", ""));
   for (std::string stage; std::getline(stages, stage, ',');) o.dump.insert(stage);

@@ -244,7 +244,7 @@ class BlockMachine {
             holdsTotal(t, r, l) = false;
           }
         if (witness_) witness_->reset(t);
-      } else if ((s == "Elem" || s == "Red") && k_.vector.width > 1) {
+      } else if ((s == "Elem" || s == "Red" || s == "Apply") && k_.vector.width > 1) {
         lanes(n, t);
       } else if (s == "Red" || s == "Apply" || s == "Elem") {
         point(n, t);
@@ -280,12 +280,15 @@ class BlockMachine {
     size_t load = 0, offset = firstOffset;
     for (size_t k = 0; k < dag.size(); ++k) {
       const BodyValue& b = dag[k];
-      if (evaluated && !(*evaluated)[k]) continue;
+      if (evaluated && !(*evaluated)[k]) {
+        if (b.hasOffset()) ++load;  // another pass's access: Vectorization::accesses counts it
+        continue;
+      }
       switch (b.kind) {
         case BodyValue::Kind::Load: {
           const HostTensor& in = b.temporary >= 0 ? temporaries_.at(static_cast<size_t>(b.temporary))
                                                   : inputs_[static_cast<size_t>(b.input)];
-          int64_t off = lane < 0 ? eval(n.offsets.at(offset++), v) : laneOffset(n, v, load++, offset, lane);
+          int64_t off = lane < 0 ? eval(n.offsets.at(offset++), v) : laneOffset(n, v, load++, offset, lane, true);
           POLYRED_CHECK(off >= 0 && off < in.size(), "load of '" << b.label << "' at offset " << off
                                                                  << " outside [0, " << in.size() << ")");
           values[k] = in.get(off);
@@ -294,7 +297,7 @@ class BlockMachine {
         case BodyValue::Kind::Constant: values[k] = b.value; break;
         case BodyValue::Kind::Reduced: values[k] = reduced.at(static_cast<size_t>(b.reduction)); break;
         case BodyValue::Kind::Index:
-          values[k] = Scalar::ofInt(b.dtype, lane < 0 ? eval(n.offsets.at(offset++), v) : laneOffset(n, v, load++, offset, lane));
+          values[k] = Scalar::ofInt(b.dtype, lane < 0 ? eval(n.offsets.at(offset++), v) : laneOffset(n, v, load++, offset, lane, false));
           break;
         case BodyValue::Kind::Op: values[k] = evalOp(b, values); break;
       }
@@ -304,7 +307,7 @@ class BlockMachine {
 
   // The offset (or coordinate) of one lane of access number `load` (Vectorization::
   // accesses), advancing `offset` past its annotations (one per lane for a gather, else one).
-  int64_t laneOffset(const ExecNode& n, const int64_t* v, size_t load, size_t& offset, int lane) {
+  int64_t laneOffset(const ExecNode& n, const int64_t* v, size_t load, size_t& offset, int lane, bool isLoad) {
     const int V = k_.vector.width;
     switch (k_.vector.accesses.at(load)) {
       case LaneAccess::Gather: {
@@ -315,7 +318,7 @@ class BlockMachine {
       case LaneAccess::Invariant: return eval(n.offsets.at(offset++), v);
       case LaneAccess::Contiguous: {
         int64_t base = eval(n.offsets.at(offset++), v);
-        POLYRED_CHECK(base % V == 0, "contiguous lanes start at " << base << ", not a multiple of " << V);
+        POLYRED_CHECK(!isLoad || base % V == 0, "contiguous lanes start at " << base << ", not a multiple of " << V);
         return base + lane;
       }
     }
@@ -327,31 +330,48 @@ class BlockMachine {
   // base + lane (Elem).
   // A tuple's lanes are lifted, folded as a tree (lanes l and l+s for s = 1, 2, 4, ...)
   // and the root joins the thread's accumulator, as the CUDA emitter's emitLaneTree.
+  // Masked lanes outside the row are not evaluated (their tuples are the identity).
+  // In a row-resident kernel only the statement's pass is evaluated, folded and stored,
+  // with the totals of the earlier passes (as point()).
   void lanes(const ExecNode& n, int t) {
     const int V = k_.vector.width;
-    size_t storeOffsets = n.offsets.size() - p_.stores.size();
+    const bool masked = k_.vector.masked();
+    const auto inPass = [&](size_t r) { return p_.reductions[r].stage == n.pass && owns(r); };
+    const size_t passStores = static_cast<size_t>(
+        std::count_if(p_.stores.begin(), p_.stores.end(), [&](const ElementwiseOutput& s) { return s.pass == n.pass; }));
+    const size_t storeOffsets = n.offsets.size() - passStores - (masked ? 1 : 0);
+    const int64_t position = masked ? eval(n.offsets.back(), vars(t)) : 0;
+    const std::vector<Scalar>& totals = earlierTotals(n.pass, t);
+    const std::vector<bool>& evaluated = passValues_.at(static_cast<size_t>(n.pass));
     laneTuples_.resize(p_.reductions.size() * static_cast<size_t>(V));
     for (int lane = 0; lane < V; ++lane) {
-      const std::vector<Scalar>& values = evaluate(p_.body, n, t, {}, lane);
+      if (masked && (position + lane < 0 || position + lane >= p_.N)) {
+        for (size_t r = 0; r < p_.reductions.size(); ++r)
+          if (isTuple(r) && inPass(r)) laneTuples_[r * static_cast<size_t>(V) + static_cast<size_t>(lane)] = tupleIdentity(tupleOf(r));
+        continue;
+      }
+      const std::vector<Scalar>& values = evaluate(p_.body, n, t, totals, lane, &evaluated);
       for (size_t r = 0; r < p_.reductions.size(); ++r) {
+        if (!inPass(r)) continue;
         const auto& ro = p_.reductions[r];
         if (isTuple(r)) {
-          if (owns(r)) laneTuples_[r * static_cast<size_t>(V) + static_cast<size_t>(lane)] = liftElement(r, values);
+          laneTuples_[r * static_cast<size_t>(V) + static_cast<size_t>(lane)] = liftElement(r, values);
           continue;
         }
         Scalar& a = acc(t, r, lanes_ > 1 ? lane : 0);
         a = ro.reduction.combine(a, values[static_cast<size_t>(ro.value)].castTo(ro.reduction.accType));
       }
-      for (size_t s = 0; s < p_.stores.size(); ++s) {
-        const ElementwiseOutput& out = p_.stores[s];
-        int64_t base = eval(n.offsets.at(storeOffsets + s), vars(t));
+      size_t next = storeOffsets;
+      for (const ElementwiseOutput& out : p_.stores) {
+        if (out.pass != n.pass) continue;
+        int64_t base = eval(n.offsets.at(next++), vars(t));
         POLYRED_CHECK(base % V == 0, "vector store at " << base << ", not a multiple of " << V);
         DType type = g_.tensor(g_.outputs[static_cast<size_t>(out.output)].tensor).dtype;
         store(out.output, base + lane, values[static_cast<size_t>(out.value)], type);
       }
     }
     for (size_t r = 0; r < p_.reductions.size(); ++r) {
-      if (!isTuple(r) || !owns(r)) continue;
+      if (!isTuple(r) || !inPass(r)) continue;
       TupleValue* lane = &laneTuples_[r * static_cast<size_t>(V)];
       for (int step = 1; step < V; step *= 2)
         for (int l = 0; l + step < V; l += 2 * step) lane[l] = combineTuples(tupleOf(r), lane[l], lane[l + step]);
@@ -389,16 +409,22 @@ class BlockMachine {
   // One point of the iteration space: the fused producers, then the accumulation and
   // the stores of the statement's pass. A later pass of a row-resident kernel reads the
   // totals of earlier stages, which this thread must hold (after an allreduce).
-  void point(const ExecNode& n, int t) {
-    const int64_t* v = vars(t);
+  // The totals of the reductions of passes before `pass`, as thread t holds them.
+  const std::vector<Scalar>& earlierTotals(int pass, int t) {
     std::vector<Scalar>& totals = passTotals_;
     totals.assign(p_.reductions.size(), Scalar{});
     for (size_t r = 0; r < p_.reductions.size(); ++r) {
-      if (p_.reductions[r].stage >= n.pass) continue;
-      POLYRED_CHECK(holdsTotal(t, holder(r)), "pass " << n.pass << " reads the total of reduction " << r
+      if (p_.reductions[r].stage >= pass) continue;
+      POLYRED_CHECK(holdsTotal(t, holder(r)), "pass " << pass << " reads the total of reduction " << r
                                               << " in a thread that does not hold it");
       totals[r] = total(t, r).castTo(p_.reductions[r].outType);
     }
+    return totals;
+  }
+
+  void point(const ExecNode& n, int t) {
+    const int64_t* v = vars(t);
+    const std::vector<Scalar>& totals = earlierTotals(n.pass, t);
     if (witness_ && p_.hasStage(n.pass)) witness_->accumulate(t, n.pass, eval(n.coords.at(1), v));
     const std::vector<bool>& evaluated = passValues_.at(static_cast<size_t>(n.pass));
     const std::vector<Scalar>& values = evaluate(p_.body, n, t, totals, -1, &evaluated);

@@ -61,7 +61,7 @@ class KernelEmitter {
     spec.launch.block = {static_cast<uint32_t>(k_.binding.BX), static_cast<uint32_t>(k_.binding.BY), 1};
     std::ostringstream os;
     emitHeaderComment(os);
-    os << kDeviceLibraryIncludes;
+    os << deviceLibraryPrelude(o_);
     emitCombiners(os);
     os << "extern \"C\" __global__ void __launch_bounds__(" << k_.binding.threadsPerBlock() << ") " << p_.name << "(";
     std::vector<KernelPart::Param> params = emitParams(spec.workspaces);
@@ -312,7 +312,7 @@ class KernelEmitter {
         // The accumulation and pointwise loops: unrolled so each thread keeps several
         // independent loads in flight (the loads do not depend on the accumulator).
         if ((n.mark == "reduction" || n.mark == "pointwise") && n.children[0]->kind == AstNode::Kind::For)
-          os << indent(d) << "#pragma unroll " << o_.unroll << "\n";
+          os << indent(d) << "#pragma unroll " << loopUnrollFor(p_, k_.vector, o_.unroll) << "\n";
         emitNode(os, *n.children[0], d);
         return;
       case AstNode::Kind::For:
@@ -456,22 +456,46 @@ class KernelEmitter {
   // reduce Red); loads are contiguous (one access), invariant or gathered. An x/all-
   // reduce Red folds every lane into the thread's accumulator, a y-reduce Red each lane
   // into its own; an Elem stores the lanes as one access.
+  //
+  // In a row-resident kernel each pass evaluates its own values (an earlier pass's
+  // total is the same in every lane), folds its own reductions and issues its stores.
+  //
+  // Masked lanes (vectorize.h): lanes [lo, hi) of the vector lie in the row; a whole
+  // vector (the rule inside a row) runs the code above, a partial one loads and stores
+  // only its valid lanes, element by element, and folds only those.
   void emitLanes(std::ostream& os, const AstUser& u, int d) {
     const int V = k_.vector.width;
+    const bool masked = k_.vector.masked();
     std::string in = indent(d), w = std::to_string(V), each = "#pragma unroll\n" + in + "  for (int l = 0; l < " + w + "; ++l) ";
     os << in << "{\n";
+    std::string vectorOk = "vector_ok", lanesInRow;
+    if (masked) {
+      const std::string N = std::to_string(p_.N);
+      os << in << "  const long long pos = " << toC(u.offsets.back()) << ";  // lane 0's place in its row\n"
+         << in << "  const int lo = pos < 0 ? (int)-pos : 0, hi = pos + " << w << " > " << N << " ? (int)(" << N
+         << " - pos) : " << w << ";\n"
+         << in << "  const bool whole = lo == 0 && hi == " << w << ";\n";
+      vectorOk = "vector_ok && whole";
+      lanesInRow = ", lo, hi";
+    }
+    const std::vector<bool> evaluated = p_.valuesOfPass(u.pass);
     size_t load = 0, offset = 0;
     for (size_t v = 0; v < p_.body.size(); ++v) {
       const BodyValue& b = p_.body[v];
+      if (!evaluated[v]) {
+        if (b.hasOffset()) ++load;  // another pass's access
+        continue;
+      }
       std::string name = "v" + std::to_string(v);
-      os << in << "  " << computeType(b.dtype) << " " << name << "[" << V << "];  // " << comment(b.label) << "\n" << in << "  ";
+      os << in << "  " << computeType(b.dtype) << " " << name << "[" << V << "]" << (masked ? " = {}" : "") << ";  // "
+         << comment(b.label) << "\n" << in << "  ";
       switch (b.kind) {
         case BodyValue::Kind::Load: {
           std::string ptr = pointerOf(b);
           switch (k_.vector.accesses[load++]) {
             case LaneAccess::Contiguous:
-              os << "pr_load_lanes<" << V << ">(" << ptr << ", " << toC(u.offsets.at(offset++)) << ", " << name
-                 << ", vector_ok);\n";
+              os << "pr_load_lanes<" << V << ">(" << ptr << ", " << toC(u.offsets.at(offset++)) << ", " << name << ", "
+                 << vectorOk << lanesInRow << ");\n";
               break;
             case LaneAccess::Invariant:
               os << "{ const " << computeType(b.dtype) << " s = pr_load(" << ptr << ", " << toC(u.offsets.at(offset++))
@@ -479,7 +503,8 @@ class KernelEmitter {
               break;
             case LaneAccess::Gather:
               for (int l = 0; l < V; ++l)
-                os << name << "[" << l << "] = pr_load(" << ptr << ", " << toC(u.offsets.at(offset++)) << "); ";
+                os << (masked ? "if (" + std::to_string(l) + " >= lo && " + std::to_string(l) + " < hi) " : "") << name
+                   << "[" << l << "] = pr_load(" << ptr << ", " << toC(u.offsets.at(offset++)) << "); ";
               os << "\n";
               break;
           }
@@ -496,7 +521,11 @@ class KernelEmitter {
           os << each << name << "[l] = " << emitElementwise(b.op, a, ts, b.dtype) << ";\n";
           break;
         }
-        case BodyValue::Kind::Reduced: POLYRED_CHECK(false, "reduced value in an elementwise kernel"); break;
+        case BodyValue::Kind::Reduced: {  // an earlier pass's total
+          const size_t r = static_cast<size_t>(b.reduction);
+          os << each << name << "[l] = " << result(r, "acc" + std::to_string(holder(r))) << ";\n";
+          break;
+        }
         case BodyValue::Kind::Index: {  // a coordinate: lane l is at base + l, or its own
           const std::string type = computeType(b.dtype);
           switch (k_.vector.accesses[load++]) {
@@ -517,12 +546,17 @@ class KernelEmitter {
       }
     }
     for (size_t r = 0; r < p_.reductions.size(); ++r) {
+      if (p_.reductions[r].stage != u.pass || !owns(r)) continue;
+      std::string fold = acc(r, "l") + " = " + op(r) + "(" + acc(r, "l") + ", " + element(r, "v", "[l]") + ");\n";
       if (tuple(r)) emitLaneTree(os, r, d + 1);
-      else os << in << "  " << each << acc(r, "l") << " = " << op(r) << "(" << acc(r, "l") << ", " << element(r, "v", "[l]") << ");\n";
+      else if (!masked) os << in << "  " << each << fold;
+      else os << in << "  if (whole) {\n" << in << "  " << each << fold << in << "  } else {\n" << in << "  " << each
+              << "if (l >= lo && l < hi) " << fold << in << "  }\n";
     }
     for (const ElementwiseOutput& s : p_.stores)
-      os << in << "  pr_store_lanes<" << V << ">(out" << s.output << ", " << toC(u.offsets.at(offset++)) << ", v"
-         << s.value << ", vector_ok);\n";
+      if (s.pass == u.pass)
+        os << in << "  pr_store_lanes<" << V << ">(out" << s.output << ", " << toC(u.offsets.at(offset++)) << ", v"
+           << s.value << ", " << vectorOk << lanesInRow << ");\n";
     os << in << "}\n";
   }
 
@@ -532,10 +566,12 @@ class KernelEmitter {
   // logsumexp's Exp no longer serializes the loop. Only commutative tuples of x- and
   // all-reduces get lanes (vectorize.cc); the CPU executor folds in the same order.
   void emitLaneTree(std::ostream& os, size_t r, int d) {
-    if (!owns(r)) return;
     const std::string in = indent(d), V = std::to_string(k_.vector.width), lanes = "t" + std::to_string(r);
     os << in << "{\n" << in << "  " << accType(r) << " " << lanes << "[" << V << "];\n";
     os << in << "  #pragma unroll\n" << in << "  for (int l = 0; l < " << V << "; ++l) " << lanes << "[l] = " << element(r, "v", "[l]") << ";\n";
+    if (k_.vector.masked())  // lanes outside the row join as the identity
+      os << in << "  if (!whole)\n" << in << "    #pragma unroll\n" << in << "    for (int l = 0; l < " << V
+         << "; ++l) if (l < lo || l >= hi) " << lanes << "[l] = " << identity(r) << ";\n";
     os << in << "  #pragma unroll\n" << in << "  for (int s = 1; s < " << V << "; s *= 2)\n";
     os << in << "    #pragma unroll\n" << in << "    for (int l = 0; l + s < " << V << "; l += 2 * s) " << lanes << "[l] = " << op(r)
        << "(" << lanes << "[l], " << lanes << "[l + s]);\n";
@@ -576,6 +612,11 @@ class KernelEmitter {
 };
 
 }  // namespace
+
+std::string deviceLibraryPrelude(const CodegenOptions& options) {
+  return std::string(options.fastExp ? "#define POLYRED_FAST_EXP 1\n" : "") +
+         "#include \"polyred_elementwise.cuh\"\n#include \"polyred_reduce.cuh\"\n\n";
+}
 
 // Mirrors KernelEmitter::emitDeclarations (and block_arrive_last's flag).
 int64_t staticSharedBytes(const PolyKernel& k) {

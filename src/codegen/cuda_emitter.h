@@ -20,9 +20,18 @@ namespace polyred {
 struct CodegenOptions {
   bool deterministic = false;
   // How far the accumulation and pointwise loops are unrolled (#pragma unroll): the
-  // independent loads each thread keeps in flight (KernelConfig's `unroll` knob).
-  int unroll = 4;
+  // independent loads each thread keeps in flight (KernelConfig's `unroll` knob; auto:
+  // the policy's choice per kernel, poly/vectorize.h loopUnrollFor).
+  int unroll = KernelConfig::kAuto;
+  // Exp of f32 through the MUFU ex2.approx unit (POLYRED_FAST_EXP in the device library):
+  // relative error below 2e-5 where exp is normal, for about a third of the instructions
+  // of expf. Off unless asked (CompileOptions::fastExp, `--fast-exp`).
+  bool fastExp = false;
 };
+
+// What every generated translation unit starts with: the precision macros `options`
+// ask for, then the device library.
+std::string deviceLibraryPrelude(const CodegenOptions& options);
 
 KernelSpec emitCuda(const Graph& g, const PolyKernel& k, const CodegenOptions& options);
 
@@ -30,9 +39,6 @@ KernelSpec emitCuda(const Graph& g, const PolyKernel& k, const CodegenOptions& o
 // layout functions the device library sizes them with (polyred_reduce_layout.cuh).
 int64_t staticSharedBytes(const PolyKernel& k);
 
-// What every generated translation unit includes: the device library.
-inline constexpr const char* kDeviceLibraryIncludes =
-    "#include \"polyred_elementwise.cuh\"\n#include \"polyred_reduce.cuh\"\n\n";
 
 // One kernel written as a part of a horizontally fused kernel (codegen/horizontal_fusion.h):
 // `code` defines namespace polyred_part<part> with its combiners and

@@ -74,7 +74,7 @@ std::string emitFloatOp(OpKind op, const std::vector<std::string>& a, DType t) {
   switch (op) {
     case OpKind::Neg: return "(-" + a[0] + ")";
     case OpKind::Abs: return mathFn("fabs", t, a[0]);
-    case OpKind::Exp: return mathFn("exp", t, a[0]);
+    case OpKind::Exp: return isDouble(t) ? "exp(" + a[0] + ")" : "pr_expf(" + a[0] + ")";  // fast or not: the prelude
     case OpKind::Log: return mathFn("log", t, a[0]);
     case OpKind::Sqrt: return mathFn("sqrt", t, a[0]);
     case OpKind::Rsqrt: return "(" + one + " / " + mathFn("sqrt", t, a[0]) + ")";

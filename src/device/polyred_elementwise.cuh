@@ -180,6 +180,21 @@ __device__ __forceinline__ T pr_max(T a, T b) { return a > b ? a : b; }
 template <class T>
 __device__ __forceinline__ T pr_min(T a, T b) { return a < b ? a : b; }
 
+// Exp of f32. expf (IEEE-careful, the CPU reference's reading to an ulp or two) unless
+// the translation unit defines POLYRED_FAST_EXP (`--fast-exp`): then exp2 of x*log2(e)
+// on the MUFU unit, as Triton and --use_fast_math do. Its relative error grows with |x|
+// through the rounding of the product: about 2^-22 near 0, below 2e-5 at |x| = 88;
+// infinities, NaN, overflow to inf and underflow to 0 are as expf's.
+__device__ __forceinline__ float pr_expf(float x) {
+#ifdef POLYRED_FAST_EXP
+  float r;
+  asm("ex2.approx.f32 %0, %1;" : "=f"(r) : "f"(x * 1.4426950408889634f));
+  return r;
+#else
+  return expf(x);
+#endif
+}
+
 template <class T>
 __device__ __forceinline__ T pr_sign(T x) { return (T)((x > 0) - (x < 0)); }  // NaN -> 0
 
@@ -209,26 +224,27 @@ template <>
 __device__ __forceinline__ __nv_bfloat16 pr_storage<__nv_bfloat16, float>(float x) { return __float2bfloat16_rn(x); }
 
 template <int V, class S, class C>
-__device__ __forceinline__ void pr_load_lanes(const S* p, long long k, C (&out)[V], bool vector) {
+__device__ __forceinline__ void pr_load_lanes(const S* p, long long k, C (&out)[V], bool vector, int lo = 0, int hi = V) {
   if (vector) {
     const PrPack<V, S> pack = *reinterpret_cast<const PrPack<V, S>*>(p + k);
 #pragma unroll
     for (int l = 0; l < V; ++l) out[l] = pr_value(pack.v[l]);
-  } else {
+  } else {  // element by element: only lanes [lo, hi) (a masked vector's lanes in its row)
 #pragma unroll
-    for (int l = 0; l < V; ++l) out[l] = pr_load(p, k + l);
+    for (int l = 0; l < V; ++l) out[l] = l >= lo && l < hi ? pr_load(p, k + l) : C();
   }
 }
 
 template <int V, class S, class C>
-__device__ __forceinline__ void pr_store_lanes(S* p, long long k, const C (&in)[V], bool vector) {
+__device__ __forceinline__ void pr_store_lanes(S* p, long long k, const C (&in)[V], bool vector, int lo = 0, int hi = V) {
   if (vector) {
     PrPack<V, S> pack;
 #pragma unroll
     for (int l = 0; l < V; ++l) pack.v[l] = pr_storage<S>(in[l]);
     *reinterpret_cast<PrPack<V, S>*>(p + k) = pack;
-  } else {
+  } else {  // element by element: only lanes [lo, hi) (a masked vector's lanes in its row)
 #pragma unroll
-    for (int l = 0; l < V; ++l) pr_store(p, k + l, in[l]);
+    for (int l = 0; l < V; ++l)
+      if (l >= lo && l < hi) pr_store(p, k + l, in[l]);
   }
 }

@@ -111,6 +111,7 @@ Json manifestJson(const CompiledGraph& c, const CompileOptions& options) {
             {"graph", {{"name", g.name}, {"sha256", sha256Hex(g.toString())}}},
             {"target", {{"arch", archOf(options.target)}, {"sm_count_assumed", options.target.smCount}}},
             {"deterministic", options.deterministic},
+            {"fast_exp", options.fastExp},
             {"inputs", inputs},
             {"outputs", outputs},
             {"temporaries", temporaries},

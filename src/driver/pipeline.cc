@@ -60,7 +60,8 @@ struct Bound {
 std::vector<Bound> bindKernels(const KernelPartition& partition, const std::vector<LaunchGroup>& groups,
                                const Target& target, const KernelConfig& config) {
   auto perInstance = [](KernelPlan plan, const Vectorization& v) {  // a vectorized instance covers `width` elements
-    (v.axis == 'i' ? plan.M : plan.N) /= v.width;
+    int64_t& extent = v.axis == 'i' ? plan.M : plan.N;
+    extent = v.vectorsAlong(extent);
     return plan;
   };
   std::vector<Bound> bound;
@@ -140,14 +141,15 @@ CompiledGraph compileGraph(const Graph& g, const CompileOptions& options) {
     const KernelPlan& plan = c.partition.kernels[k];
     const Bound& b = bound[k];
     dump("binding", plan.name + ": " + b.binding.toString() +
-                        (b.vector.width > 1 ? ", " + std::to_string(b.vector.width) + " elements per thread and step"
+                        (b.vector.width > 1 ? ", " + std::to_string(b.vector.width) + " elements per thread and step" +
+                                                  (b.vector.masked() ? " (masked lanes, row shift " + b.vector.shift + ")" : "")
                                             : ""));
     PolyKernel pk = timed(ms, "schedule+ast", [&] { return buildPolyKernel(plan, b.binding, b.vector); });
     dump("schedule", plan.name + ":\n" + pk.scheduleTree);
     dump("ast", plan.name + ":\n" + pk.islAst);
     c.kernels.push_back(std::move(pk));
   }
-  const CodegenOptions codegen{options.deterministic, options.config.unrollFactor()};
+  const CodegenOptions codegen{options.deterministic, options.config.unroll, options.fastExp};
   for (const LaunchGroup& group : groups)
     for (const std::vector<int>& members : splitBySharedMemory(group, c.kernels)) {
       KernelSpec spec = timed(ms, "cuda", [&] {

@@ -28,6 +28,8 @@ struct CompileOptions {
   KernelConfig config;
   // Independent kernels of one sub-graph share one launch (codegen/horizontal_fusion.h).
   bool horizontalFusion = true;
+  // f32 Exp through ex2.approx (codegen/cuda_emitter.h, CodegenOptions::fastExp).
+  bool fastExp = false;
   std::set<std::string> dump;       // stage names to print
   std::ostream* dumpTo = nullptr;   // where dumps go (stderr if null)
   // When set, each stage's wall time is added here in milliseconds (`polyred -v`).

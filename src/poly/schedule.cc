@@ -68,12 +68,15 @@ std::string tuple(const Stmt& s) {
 
 // With vector lanes, the lane axis (i of Elem and of a y-reduce, j of an x/all-reduce)
 // counts vectors in every statement.
+// With masked lanes (vectorize.h) row i has its own count of vectors along j.
 std::string domainOf(const Stmt& s, const KernelPlan& p, const Binding& b, const Vectorization& vec) {
-  int64_t laneM = vec.axis == 'i' ? p.M / vec.width : p.M, laneN = vec.axis == 'j' ? p.N / vec.width : p.N;
+  const bool alongI = vec.width > 1 && vec.axis == 'i', alongJ = vec.width > 1 && vec.axis == 'j';
+  std::string iBounds = alongI ? vec.vectorBounds(p.M) : "0 <= i < " + str(p.M);
+  std::string jBounds = alongJ ? vec.vectorBounds(p.N) : "0 <= j < " + str(p.N);
   switch (s.dims) {
     case Stmt::Dims::Tile: return tuple(s) + " : 0 <= t < " + str(b.tiles);
-    case Stmt::Dims::Row: return tuple(s) + " : 0 <= i < " + str(laneM);
-    case Stmt::Dims::Point: return tuple(s) + " : 0 <= i < " + str(laneM) + " and 0 <= j < " + str(laneN);
+    case Stmt::Dims::Row: return tuple(s) + " : " + iBounds;
+    case Stmt::Dims::Point: return tuple(s) + " : " + iBounds + " and " + jBounds;
   }
   return "";
 }
@@ -138,9 +141,10 @@ isl_schedule_node* addPassBand(isl_schedule_node* seq, int k, isl_ctx* ctx, cons
   return isl_schedule_node_parent(isl_schedule_node_parent(leaf));  // mark -> filter -> sequence
 }
 
-// Offsets of each statement that evaluates the body (Red, Apply, Elem): one per load it evaluates (per lane for a gather,
-// lane 0 for contiguous and invariant loads of a vectorized kernel), then one per
-// store it issues.
+// Offsets of each statement that evaluates the body (Red, Apply, Elem): one per load it
+// evaluates (per lane for a gather, lane 0 for contiguous and invariant loads of a
+// vectorized kernel), then one per store it issues, then (masked lanes) lane 0's
+// position along the row.
 StatementAccesses pointAccesses(const KernelPlan& p, const Vectorization& vec, const Stmt& stmt) {
   StatementAccesses acc{stmt.name, {}};
   std::string point = tuple(stmt);
@@ -152,6 +156,8 @@ StatementAccesses pointAccesses(const KernelPlan& p, const Vectorization& vec, c
     const std::string& offset = p.body[v].offset;
     if (vec.width == 1) {
       if (evaluated[v]) add(offset);
+    } else if (!evaluated[v]) {
+      ++load;  // another pass's load
     } else if (vec.accesses[load++] == LaneAccess::Gather) {
       for (int lane = 0; lane < vec.width; ++lane) add(vec.laneOffset(offset, lane));
     } else {
@@ -160,11 +166,11 @@ StatementAccesses pointAccesses(const KernelPlan& p, const Vectorization& vec, c
   }
   for (const ElementwiseOutput& s : p.stores)
     if (s.pass == stmt.pass) add(vec.width == 1 ? s.offset : vec.laneOffset(s.offset, 0));
+  if (vec.masked()) add(vec.lanePosition());
   return acc;
 }
 
 std::vector<StatementAccesses> accessesOf(const KernelPlan& p, const std::vector<Stmt>& stmts, const Vectorization& vec) {
-  POLYRED_CHECK(vec.width == 1 || p.passes() == 1, "vector lanes in a kernel of several passes");
   std::vector<StatementAccesses> acc;
   for (const Stmt& s : stmts)
     if (s.dims == Stmt::Dims::Point || s.name == "Elem") acc.push_back(pointAccesses(p, vec, s));

@@ -2,21 +2,39 @@
 
 #include <algorithm>
 
+#include "ir/tuple_reduction.h"
 #include "support/isl_support.h"
 #include "support/error.h"
 
 namespace polyred {
 
 namespace {
-// `offset` with the axis variable a replaced by (width*a + lane), where a now counts
-// vectors; `lane` is a number or an isl variable.
-std::string substituteLane(const std::string& offset, char axis, int width, const std::string& lane) {
-  return islSubstitute(offset, axis, std::to_string(width) + "*" + axis + (lane.empty() ? "" : " + " + lane));
+// `offset` with the axis variable a replaced by (width*a + lane - shift), where a now
+// counts vectors; `lane` is a number or an isl variable, `shift` empty or an expression
+// over i.
+std::string substituteLane(const std::string& offset, char axis, int width, const std::string& lane,
+                           const std::string& shift) {
+  return islSubstitute(offset, axis,
+                       std::to_string(width) + "*" + axis + (lane.empty() ? "" : " + " + lane) +
+                           (shift.empty() ? "" : " - (" + shift + ")"));
 }
 }  // namespace
 
 std::string Vectorization::laneOffset(const std::string& offset, int lane) const {
-  return substituteLane(offset, axis, width, lane > 0 ? std::to_string(lane) : "");
+  return substituteLane(offset, axis, width, lane > 0 ? std::to_string(lane) : "", shift);
+}
+
+std::string Vectorization::lanePosition() const { return substituteLane(std::string(1, axis), axis, width, "", shift); }
+
+int64_t Vectorization::vectorsAlong(int64_t extent) const {
+  // A row shifted by s < V has ceil((extent + s) / V) vectors.
+  return masked() ? (extent + 2 * width - 2) / width : extent / width;
+}
+
+std::string Vectorization::vectorBounds(int64_t extent) const {
+  std::string a(1, axis);
+  if (!masked()) return "0 <= " + a + " < " + std::to_string(extent / width);
+  return "0 <= " + a + " and " + std::to_string(width) + "*" + a + " < " + std::to_string(extent) + " + (" + shift + ")";
 }
 
 namespace {
@@ -27,23 +45,60 @@ constexpr int kVectorBytes = 16;
 constexpr int64_t kMinElements = int64_t{1} << 16;
 
 // Bounds of the iteration space with the lane axis split: the axis variable counts
-// vectors and v is the lane.
-std::string laneBounds(const KernelPlan& p, char axis, int width) {
-  int64_t M = axis == 'i' ? p.M / width : p.M, N = axis == 'j' ? p.N / width : p.N;
-  return "0 <= i < " + std::to_string(M) + " and 0 <= j < " + std::to_string(N) + " and 0 <= v < " +
-         std::to_string(width);
+// vectors and v is the lane (every lane of every vector, masked ones included).
+std::string laneBounds(const KernelPlan& p, const Vectorization& vec) {
+  std::string bounds = vec.axis == 'i' ? vec.vectorBounds(p.M) + " and 0 <= j < " + std::to_string(p.N)
+                                       : "0 <= i < " + std::to_string(p.M) + " and " + vec.vectorBounds(p.N);
+  return bounds + " and 0 <= v < " + std::to_string(vec.width);
 }
 
-// Whether offset(V*a + v) == offset(V*a) + step*v (step 1: contiguous, 0: invariant)
-// everywhere, and (contiguous) offset(V*a) is a multiple of V.
-bool laneStep(isl_ctx* ctx, const KernelPlan& p, const std::string& offset, char axis, int width, int step) {
-  std::string bounds = laneBounds(p, axis, width), dom = " : " + bounds + " }";
-  std::string lane0 = substituteLane(offset, axis, width, "");
-  std::string lhs = "{ [i, j, v] -> [(" + substituteLane(offset, axis, width, "v") + ")]" + dom;
+// Whether offset(V*a + v - shift) == offset(V*a - shift) + step*v (step 1: contiguous, 0:
+// invariant) over every lane, masked ones included (so a partial vector may address its
+// valid lanes from lane 0), and, for an aligned access, offset(V*a - shift) is a
+// multiple of V.
+bool laneStep(isl_ctx* ctx, const KernelPlan& p, const Vectorization& vec, const std::string& offset, int step,
+              bool aligned) {
+  std::string bounds = laneBounds(p, vec), dom = " : " + bounds + " }";
+  std::string lane0 = substituteLane(offset, vec.axis, vec.width, "", vec.shift);
+  std::string lhs = "{ [i, j, v] -> [(" + substituteLane(offset, vec.axis, vec.width, "v", vec.shift) + ")]" + dom;
   std::string rhs = "{ [i, j, v] -> [(" + lane0 + " + " + std::to_string(step) + "*v)]" + dom;
   if (!islSameFunction(ctx, lhs, rhs)) return false;
-  if (step == 0) return true;
-  return islSetIsEmpty(ctx, "{ [i, j, v] : (" + lane0 + ") mod " + std::to_string(width) + " != 0 and " + bounds + " }");
+  if (step == 0 || !aligned) return true;
+  return islSetIsEmpty(ctx, "{ [i, j, v] : (" + lane0 + ") mod " + std::to_string(vec.width) + " != 0 and " + bounds + " }");
+}
+
+// The shift that puts the row start of the first load that moves along j at its place in
+// an aligned vector of the flat buffer: offset(i, 0) mod V.
+std::string rowShift(const KernelPlan& p, int width) {
+  for (const BodyValue& v : p.body)
+    if (v.kind == BodyValue::Kind::Load && islSubstitute(v.offset, 'j', "0") != v.offset)
+      return "(" + islSubstitute(v.offset, 'j', "0") + ") mod " + std::to_string(width);
+  return "";
+}
+
+// Classifies every access of the plan for `vec`; false if no load is contiguous (lanes
+// would not pay), a contiguous load is wider than a vector, or a reduction's point
+// store is not one aligned vector.
+bool classifyAccesses(isl_ctx* ctx, const KernelPlan& p, Vectorization& vec) {
+  bool fits = true, anyContiguous = p.form == CanonicalForm::Elementwise;
+  for (const BodyValue& v : p.body) {
+    if (!v.hasOffset()) continue;
+    const bool load = v.kind == BodyValue::Kind::Load;
+    if (laneStep(ctx, p, vec, v.offset, 0, load)) {
+      vec.accesses.push_back(LaneAccess::Invariant);
+    } else if (laneStep(ctx, p, vec, v.offset, 1, load)) {
+      // A coordinate needs no alignment: its lanes are base + v wherever the row starts.
+      vec.accesses.push_back(LaneAccess::Contiguous);
+      fits = fits && (!load || dtypeBytes(v.dtype) * vec.width <= kVectorBytes);
+      anyContiguous = anyContiguous || load;
+    } else {
+      vec.accesses.push_back(LaneAccess::Gather);
+    }
+  }
+  if (p.form != CanonicalForm::Elementwise)  // an elementwise kernel stores at i: contiguous
+    for (const ElementwiseOutput& s : p.stores)
+      if (!laneStep(ctx, p, vec, s.offset, 1, true)) return false;
+  return fits && anyContiguous;
 }
 
 }  // namespace
@@ -55,9 +110,48 @@ bool laneStep(isl_ctx* ctx, const KernelPlan& p, const std::string& offset, char
 // 61.5 -> 52.5 us). Below that width tuning may still pick them (bool [131072,1024]).
 constexpr int64_t kMinColumnsForLanes = 8192;
 
+// Whether the expression has an op of long latency (a division or a transcendental).
+bool hasLongLatencyOp(const ScalarExpr& e) {
+  if (e.kind != ScalarExpr::Kind::Op) return false;
+  switch (e.op) {
+    case OpKind::Div: case OpKind::Pow: case OpKind::Exp: case OpKind::Log: case OpKind::Sqrt: case OpKind::Rsqrt:
+    case OpKind::Reciprocal: case OpKind::Tanh: case OpKind::Sin: case OpKind::Cos: case OpKind::Erf:
+      return true;
+    default:
+      return std::any_of(e.operands.begin(), e.operands.end(), [](const ScalarExprPtr& o) { return hasLongLatencyOp(*o); });
+  }
+}
+
+// Lanes pay for a tuple only where its combine is long (Welford's division, logsumexp's
+// Exp): the lane tree takes those combines off the loop's dependence chain. A combine
+// of compares and selects is as short as the loop itself, and its lane tree only adds
+// work: argmax f16 [4096, 50257] on the H100 (2026-11-25) took 193.5 us scalar, 277.0
+// us with masked lanes (198.8 us with the combine branch-free); cross-entropy's
+// logsumexp, 370.5 us scalar, 359.4 us with masked lanes.
+bool tupleLanesPay(const KernelPlan& plan) {
+  for (const ReductionOutput& r : plan.reductions) {
+    if (!r.reduction.isTuple()) continue;
+    const auto& fields = r.reduction.tuple->fields;
+    if (std::none_of(fields.begin(), fields.end(), [](const TupleField& f) { return hasLongLatencyOp(*f.combine); }))
+      return false;
+  }
+  return true;
+}
+
 int laneLimitFor(int maxWidth, const KernelPlan& plan) {
   if (maxWidth != KernelConfig::kAuto) return maxWidth;
   return plan.form == CanonicalForm::YReduce && plan.M < kMinColumnsForLanes ? 1 : 16;
+}
+
+// A row-resident kernel with masked lanes ran faster without unrolling its pass loops
+// (H100, 2026-11-25, `polyred run --config=...`): softmax f16 [4096,50257] 645.4 us
+// unrolled by 4, 640.7 by 2, 488.7 not unrolled (scalar code: 579.8); softmax via
+// logsumexp 574.3 / 570.6 / 470.1 (scalar 514.6). Each thread there walks about six
+// vectors of its row per pass. Aligned rows kept the default: softmax f32 [8192,512],
+// 15.9 us unrolled by 4, 17.7 not.
+int loopUnrollFor(const KernelPlan& plan, const Vectorization& vec, int requested) {
+  if (requested != KernelConfig::kAuto) return requested;
+  return plan.passes() > 1 && vec.masked() ? 1 : KernelConfig::kDefaultUnroll;
 }
 
 Vectorization chooseVectorization(const KernelPlan& plan, int maxWidth) {
@@ -68,12 +162,14 @@ Vectorization chooseVectorization(const KernelPlan& plan, int maxWidth) {
   // Lanes run along the contiguous axis: i of elementwise and y-reduce kernels, j of
   // x- and all-reduce kernels.
   bool alongI = !alongJ;
-  if (elementwise ? plan.stores.empty() : !plan.stores.empty()) return none;
-  if (plan.passes() > 1) return none;  // row-resident passes: scalar for now
+  if (elementwise && plan.stores.empty()) return none;
+  // Reductions that store points (the last pass of a row-resident kernel: softmax) take
+  // lanes along j only, their stores contiguous and aligned like the loads.
+  if (!elementwise && !alongJ && (!plan.stores.empty() || plan.passes() > 1)) return none;
   // Tuples fold their lanes as a tree (codegen's emitLaneTree), which reorders the
-  // elements of a thread: commutative tuples only, and lanes along j only (a thread
-  // owning V columns would hold V tuple accumulators: not done).
-  if (plan.hasTupleReduction() && (alongI || plan.hasOrderedReduction())) return none;
+  // elements of a thread: commutative tuples with a long combine only, and lanes along j
+  // only (a thread owning V columns would hold V tuple accumulators: not done).
+  if (plan.hasTupleReduction() && (alongI || plan.hasOrderedReduction() || !tupleLanesPay(plan))) return none;
   if (plan.hasComplexValue()) return none;    // complex64: scalar code only (not done)
   if (plan.M * plan.N < kMinElements) return none;
   // The widest element accessed contiguously bounds V (16 bytes per access).
@@ -81,27 +177,16 @@ Vectorization chooseVectorization(const KernelPlan& plan, int maxWidth) {
   for (const ElementwiseOutput& s : plan.stores) widest = std::max(widest, dtypeBytes(plan.body[static_cast<size_t>(s.value)].dtype));
   IslContext ctx;
   for (int width = std::min({8, kVectorBytes / widest, maxWidth}); width >= 2; width /= 2) {
-    int64_t extent = alongI ? plan.M : plan.N;
-    if (extent % width != 0) continue;
     Vectorization r;
     r.width = width;
     r.axis = alongI ? 'i' : 'j';
     r.accumulatorLanes = alongI && !elementwise ? width : 1;
-    bool fits = true, anyContiguous = elementwise;
-    for (const BodyValue& v : plan.body) {
-      if (!v.hasOffset()) continue;
-      const bool load = v.kind == BodyValue::Kind::Load;
-      if (laneStep(ctx.get(), plan, v.offset, r.axis, width, 0)) {
-        r.accesses.push_back(LaneAccess::Invariant);
-      } else if (laneStep(ctx.get(), plan, v.offset, r.axis, width, 1)) {
-        r.accesses.push_back(LaneAccess::Contiguous);
-        fits = fits && (!load || dtypeBytes(v.dtype) * width <= kVectorBytes);
-        anyContiguous = anyContiguous || load;
-      } else {
-        r.accesses.push_back(LaneAccess::Gather);
-      }
+    if ((alongI ? plan.M : plan.N) % width == 0) {
+      if (classifyAccesses(ctx.get(), plan, r)) return r;
+      r.accesses.clear();
     }
-    if (fits && anyContiguous) return r;
+    // Rows off the vector boundary: masked lanes over the flat buffer's vectors.
+    if (alongJ && !(r.shift = rowShift(plan, width)).empty() && classifyAccesses(ctx.get(), plan, r)) return r;
   }
   return none;
 }

@@ -9,14 +9,22 @@
 //               per launch inside the kernel, with a scalar fallback)
 //   Invariant   offset(V*iv + v) = offset(V*iv): one scalar load for all lanes
 //   Gather      anything else: one scalar load per lane
-// Stores of elementwise kernels are at i, hence contiguous. In an x- or all-reduce the
-// lanes run along j and fold into the thread's accumulator; in a y-reduce they run
+// Stores of elementwise kernels are at i, hence contiguous; those of an x-reduce (the
+// last pass of a row-resident kernel) must be contiguous and aligned along j. In an x-
+// or all-reduce the lanes run along j and fold into the thread's accumulator (in a
+// row-resident kernel, each pass's own); in a y-reduce they run
 // along the kept, contiguous i and each lane is a column of its own, with its own
 // accumulator, block reduction and output (the thread owns V consecutive columns).
 // Commutative tuples of x/all-reduces fold their lanes as a tree (codegen).
-// V = 1 (no vectorization) when the axis extent is not a multiple of V, for
-// reductions that also store point outputs, row-resident kernels, and kernels under
-// 2^16 elements (launch-bound: lanes only add latency there).
+// Masked lanes: in an x/all-reduce whose rows do not start on a vector boundary (the row
+// length is not a multiple of V: argmax over 50257 logits), the vectors are those of
+// the flat buffer: row i's first vector starts shift(i) < V elements before the row,
+// and lanes outside [0, N) of the row are masked (they load nothing and contribute the
+// identity). Interior vectors are whole, aligned vector loads; at most two per row are
+// partial and go lane by lane.
+// V = 1 (no vectorization) when the lanes would run along i of a kernel whose extent
+// there is not a multiple of V, for y-reduces that store points or have several
+// passes, and kernels under 2^16 elements (launch-bound: lanes only add latency there).
 #pragma once
 
 #include <string>
@@ -38,9 +46,21 @@ struct Vectorization {
   // Accumulators per reduction and thread: V in a y-reduce (a lane per column, i
   // counts groups of V columns in every statement), else 1.
   int accumulatorLanes = 1;
+  // Masked lanes (x/all-reduce only): shift(i), an isl quasi-affine expression over i
+  // with values in [0, V): vector a of row i covers j = V*a - shift(i) + v. Empty when
+  // every row starts on a vector boundary.
+  std::string shift;
 
+  bool masked() const { return !shift.empty(); }
   // The offset of lane `lane` of an access, with the axis variable counting vectors.
   std::string laneOffset(const std::string& offset, int lane) const;
+  // Where along the axis lane 0 of a vector lies (V*a - shift(i); negative in a row's
+  // first vector when it starts before the row).
+  std::string lanePosition() const;
+  // The most vectors any row has along the axis of `extent` elements.
+  int64_t vectorsAlong(int64_t extent) const;
+  // The isl constraint bounding the vector variable (axis) of a row of `extent` elements.
+  std::string vectorBounds(int64_t extent) const;
 };
 
 // At most `maxWidth` lanes (KernelConfig::maxVectorWidth; 1: scalar code; kAuto: the
@@ -48,5 +68,10 @@ struct Vectorization {
 // 8192 columns).
 Vectorization chooseVectorization(const KernelPlan& plan, int maxWidth = KernelConfig::kAuto);
 int laneLimitFor(int maxWidth, const KernelPlan& plan);
+
+// How far the kernel's accumulation and pointwise loops are unrolled: `requested`
+// (KernelConfig::unroll) unless auto; auto is KernelConfig::kDefaultUnroll, except 1 for
+// a row-resident kernel with masked lanes (measured, vectorize.cc).
+int loopUnrollFor(const KernelPlan& plan, const Vectorization& vec, int requested);
 
 }  // namespace polyred

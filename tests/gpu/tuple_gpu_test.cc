@@ -32,8 +32,11 @@ struct FormCase {
 // the reference -- which interprets the tuple's combine, about 3 us per element -- keeps
 // each test well under a minute (at 10^6 elements per graph two tests ran past 25 s on
 // the H100, 2026-11-23).
-// The "lanes" forms have extents divisible by 8: vector loads, the lifted lanes folded
-// as a tree (codegen's emitLaneTree) and, for argmax, the index computed per lane.
+// The "lanes" forms have extents divisible by 8: for the tuples with a long combine
+// (Welford, logsumexp; argmax stays scalar, vectorize.cc), vector loads and the lifted
+// lanes folded as a tree (codegen's emitLaneTree). The odd x and all forms (and x-short,
+// rows shorter than most vectors) get masked lanes: rows start anywhere inside a vector
+// (poly/vectorize.h).
 const FormCase kForms[] = {{"all", {200003}, 0},        {"x", {7, 60001}, 1},         {"y", {60001, 7}, 0},
                            {"x-short", {4096, 33}, 1},  {"x-lanes", {5, 40000}, 1}, {"all-lanes", {160000}, 0}};
 
@@ -99,6 +102,33 @@ TEST(TupleGpu, WelfordAndLogSumExpWithinTolerance) {
       HostTensor in = HostTensor::zeros(t, f.shape);
       for (int64_t k = 0; k < in.size(); ++k) in.set(k, Scalar::ofFloat(DType::Float64, normal(rng)));
       const std::vector<HostTensor> got = launchOnGpu(compileForGpu(g), {in});
+      CpuCheckReport r = compareOutputs(g, got, {}, evaluateReference(g, {in}));
+      EXPECT_TRUE(r.ok) << f.name << " " << dtypeName(t) << "\n" << r.message;
+    }
+}
+
+// --fast-exp (ex2.approx): logsumexp and a sum of exponentials stay within the float
+// tolerances of the reference's exp, on aligned and masked rows.
+TEST(TupleGpu, FastExpStaysWithinTheFloatTolerances) {
+  std::string why;
+  if (!gpuAvailable(&why)) GTEST_SKIP() << "no GPU: " << why;
+  for (const FormCase& f : kForms)
+    for (DType t : {DType::Float32, DType::Float16, DType::BFloat16}) {
+      GraphBuilder b("fast_exp");
+      Value x = b.input("x", t, f.shape);
+      b.output(b.logSumExp(x, {f.axis}));
+      b.output(b.reduceSum(b.unary(OpKind::Exp, x), {f.axis}));
+      const Graph g = b.build();
+      std::mt19937 rng(5);
+      std::normal_distribution<double> normal(0.0, 4.0);
+      HostTensor in = HostTensor::zeros(t, f.shape);
+      for (int64_t k = 0; k < in.size(); ++k) in.set(k, Scalar::ofFloat(DType::Float64, normal(rng)));
+      CompileOptions o;
+      o.target = currentTarget();
+      o.fastExp = true;
+      const CompiledGraph c = compileGraph(g, o);
+      ASSERT_NE(c.program.kernels.at(0).source.find("#define POLYRED_FAST_EXP"), std::string::npos);
+      const std::vector<HostTensor> got = launchOnGpu(c, {in});
       CpuCheckReport r = compareOutputs(g, got, {}, evaluateReference(g, {in}));
       EXPECT_TRUE(r.ok) << f.name << " " << dtypeName(t) << "\n" << r.message;
     }
