@@ -152,9 +152,10 @@ def reduce_native(name, x, axes, keepdim, odt):
         return torch.amin(x, dim=axes, keepdim=keepdim)
     if name == "ReduceProd":
         return over_axes(x, axes, keepdim, lambda t, d: torch.prod(t, dim=d))
+    # torch.all/any take a tuple of dims only from PyTorch 2.2 on (Debian's is 1.13).
     if name == "ReduceAll":
-        return torch.all(x, dim=axes, keepdim=keepdim)
-    return torch.any(x, dim=axes, keepdim=keepdim)  # ReduceAny
+        return over_axes(x, axes, keepdim, lambda t, d: torch.all(t, dim=d))
+    return over_axes(x, axes, keepdim, lambda t, d: torch.any(t, dim=d))  # ReduceAny
 
 
 def divide(a, b):
