@@ -28,7 +28,7 @@ const Option kOptions[] = {
     {"deterministic", Takes::Nothing, "", "bitwise-reproducible multi-block reductions (still one launch)"},
     {"arch", Takes::Value, "sm_XY", "target architecture when no GPU is queried (default sm_90)"},
     {"sms", Takes::Value, "N", "number of SMs the binding assumes (default 132)"},
-    {"dump", Takes::Value, "STAGES", "print the IR after stages: all, or a comma list of graph,partition,binding,schedule,ast,cuda,launches"},
+    {"dump", Takes::Value, "STAGES", "print the IR after stages: all, or a comma list of graph,rewrite,partition,binding,schedule,ast,cuda,launches"},
     {"no-horizontal-fusion", Takes::Nothing, "", "launch independent kernels one after another instead of as one kernel"},
     {"fast-exp", Takes::Nothing, "", "f32 exp through the GPU's approximate exp2 unit (relative error < 2e-5; default: expf)"},
     {"nvrtc", Takes::Nothing, "", "also compile every kernel to CUBIN through NVRTC"},

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "canon/launch_groups.h"
+#include "canon/logsumexp_rows.h"
 #include "canon/partition.h"
 #include "codegen/cuda_emitter.h"
 #include "codegen/horizontal_fusion.h"
@@ -17,7 +18,7 @@
 namespace polyred {
 
 const std::vector<std::string>& dumpStages() {
-  static const std::vector<std::string> stages = {"graph", "partition", "binding", "schedule", "ast", "cuda", "launches"};
+  static const std::vector<std::string> stages = {"graph", "rewrite", "partition", "binding", "schedule", "ast", "cuda", "launches"};
   return stages;
 }
 
@@ -119,13 +120,17 @@ std::string describeLaunches(const Program& program) {
   return os.str();
 }
 
-CompiledGraph compileGraph(const Graph& g, const CompileOptions& options) {
+CompiledGraph compileGraph(const Graph& source, const CompileOptions& options) {
   Dumper dump(options);
   std::map<std::string, double>* ms = options.stageMillis;
   CompiledGraph c;
-  c.graph = g;
-  dump("graph", g.toString());
+  dump("graph", source.toString());
   const RowsFitOneBlock rowsFit = [&](const CanonicalSpace& space) { return rowsFitOneBlock(space, options.target); };
+  // The graph the kernels compute (and the reference checks them against): the
+  // source, with logsumexp over block-sized rows as max-then-sum.
+  c.graph = timed(ms, "rewrite", [&] { return splitLogSumExpRows(source, rowsFit); });
+  const Graph& g = c.graph;
+  dump("rewrite", g.nodes.size() == source.nodes.size() ? std::string("(no logsumexp to rewrite)\n") : g.toString());
   c.partition = timed(ms, "partition", [&] { return partitionGraph(g, rowsFit); });
   std::vector<LaunchGroup> groups;
   if (options.horizontalFusion) {
