@@ -2,8 +2,8 @@
 //
 // Takes: a KernelPlan. Gives: how many consecutive elements V of the contiguous axis
 // (i for elementwise kernels, the reduced j for x/all-reduce) one statement instance
-// handles, and how each load (and coordinate) behaves along those V lanes, decided exactly with isl
-// over the whole iteration space (axis = V*a + v):
+// handles, and how each load (and coordinate) behaves along those V lanes, decided
+// exactly with isl over the whole iteration space (axis = V*a + v):
 //   Contiguous  offset(V*iv + v) = offset(V*iv) + v and offset(V*iv) is a multiple of
 //               V: one aligned vector load (when the pointer is aligned, checked once
 //               per launch inside the kernel, with a scalar fallback)
@@ -12,12 +12,12 @@
 // Stores of elementwise kernels are at i, hence contiguous; those of an x-reduce (the
 // last pass of a row-resident kernel) must be contiguous and aligned along j. In an x-
 // or all-reduce the lanes run along j and fold into the thread's accumulator (in a
-// row-resident kernel, each pass's own); in a y-reduce they run
-// along the kept, contiguous i and each lane is a column of its own, with its own
-// accumulator, block reduction and output (the thread owns V consecutive columns).
-// Commutative tuples of x/all-reduces fold their lanes as a tree (codegen).
+// row-resident kernel, each pass's own); in a y-reduce they run along the kept,
+// contiguous i and each lane is a column of its own, with its own accumulator, block
+// reduction and output (the thread owns V consecutive columns). Commutative tuples of
+// x/all-reduces whose combine is long fold their lanes as a tree (codegen).
 // Masked lanes: in an x/all-reduce whose rows do not start on a vector boundary (the row
-// length is not a multiple of V: argmax over 50257 logits), the vectors are those of
+// length is not a multiple of V: softmax over 50257 logits), the vectors are those of
 // the flat buffer: row i's first vector starts shift(i) < V elements before the row,
 // and lanes outside [0, N) of the row are masked (they load nothing and contribute the
 // identity). Interior vectors are whole, aligned vector loads; at most two per row are
