@@ -47,12 +47,30 @@ OpTyping typeOp(OpKind op, std::span<const DType> types, bool widen) {
   return {t, t};
 }
 
+// One evaluation (a lift, a combine, a finalize): the operands, and the values of the
+// subexpressions that several parents share (argmax's "a wins" condition decides both
+// fields; logsumexp's comparison picks three values), computed once per evaluation:
+// the reference folds every element through here, and the trees are evaluated by
+// recursion.
 struct Env {
   std::span<const Scalar> side[3];
   bool widen = false;
+  std::vector<std::pair<const ScalarExpr*, Scalar>> shared;
 };
 
-Scalar eval(const ScalarExpr& e, const Env& env) {
+Scalar eval(const ScalarExpr& e, Env& env);
+
+// A shared subexpression's value, from the evaluation's memo after its first use.
+Scalar evalOperand(const ScalarExprPtr& o, Env& env) {
+  if (o.use_count() < 2 || o->kind != ScalarExpr::Kind::Op) return eval(*o, env);
+  for (const auto& [node, value] : env.shared)
+    if (node == o.get()) return value;
+  Scalar v = eval(*o, env);
+  env.shared.emplace_back(o.get(), v);
+  return v;
+}
+
+Scalar eval(const ScalarExpr& e, Env& env) {
   switch (e.kind) {
     case ScalarExpr::Kind::Arg: {
       const Scalar& v = env.side[e.arg][static_cast<size_t>(e.field)];
@@ -63,7 +81,7 @@ Scalar eval(const ScalarExpr& e, const Env& env) {
       std::array<Scalar, 3> vals;
       std::array<DType, 3> types;
       for (size_t k = 0; k < e.operands.size(); ++k) {
-        vals[k] = eval(*e.operands[k], env);
+        vals[k] = evalOperand(e.operands[k], env);
         types[k] = vals[k].type;
       }
       std::span<const DType> ts(types.data(), e.operands.size());
@@ -195,14 +213,14 @@ TupleValue tupleIdentity(const TupleReduction& t, bool widen) {
 }
 
 TupleValue liftTuple(const TupleReduction& t, std::span<const Scalar> inputs, bool widen) {
-  Env env{{{}, {}, inputs}, widen};
+  Env env{{{}, {}, inputs}, widen, {}};
   TupleValue v;
   for (const TupleField& x : t.fields) v.push_back(eval(*x.lift, env).castTo(widened(x.dtype, widen)));
   return v;
 }
 
 TupleValue combineTuples(const TupleReduction& t, const TupleValue& a, const TupleValue& b, bool widen) {
-  Env env{{a, b, {}}, widen};
+  Env env{{a, b, {}}, widen, {}};
   TupleValue v;
   v.reserve(t.fields.size());
   for (const TupleField& x : t.fields) v.push_back(eval(*x.combine, env).castTo(widened(x.dtype, widen)));
@@ -210,7 +228,7 @@ TupleValue combineTuples(const TupleReduction& t, const TupleValue& a, const Tup
 }
 
 Scalar finalizeTuple(const TupleReduction& t, const TupleValue& total, int result, bool widen) {
-  Env env{{total, {}, {}}, widen};
+  Env env{{total, {}, {}}, widen, {}};
   return eval(*t.results.at(static_cast<size_t>(result)).finalize, env);
 }
 
