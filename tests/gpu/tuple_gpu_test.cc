@@ -29,7 +29,7 @@ struct FormCase {
   int64_t axis;
 };
 // Each form over several blocks per row (2048 elements a block), but small enough that
-// the reference -- which interprets the tuple's combine, about 3 us per element -- keeps
+// the reference -- which interprets the tuple's combine, 1.4-3 us per element -- keeps
 // each test well under a minute (at 10^6 elements per graph two tests ran past 25 s on
 // the H100, 2026-11-23).
 // The "lanes" forms have extents divisible by 8: for the tuples with a long combine
