@@ -28,11 +28,11 @@ bool isLogSumExp(const Node& n) {
   return t.inputs.size() == 1 && isFloat(t.inputs[0]) && structureOf(t) == structureOf(*logSumExpTuple(t.inputs[0]));
 }
 
-// Appends nodes to a graph under rewrite; the last one of an expansion writes the
-// replaced node's output tensor.
+// Appends the expansion of one node to a graph under rewrite; the last node appended
+// takes over the replaced node's output tensor (finish()).
 class Emitter {
  public:
-  explicit Emitter(Graph& g) : g_(g) {}
+  Emitter(Graph& g, const Node& replaced) : g_(g), target_(replaced.output), name_(replaced.name) {}
 
   TensorId emit(Node n, const Shape& shape, DType t, const std::string& what) {
     Tensor out;
@@ -70,12 +70,6 @@ class Emitter {
     g_.tensors.push_back(c);
     return static_cast<TensorId>(g_.tensors.size() - 1);
   }
-  // The expansion of `n`, whose output is `target`.
-  void begin(const Node& n) {
-    target_ = n.output;
-    name_ = n.name;
-  }
-  // The last node: it takes over the replaced node's output tensor.
   void finish() {
     Node& last = g_.nodes.back();
     g_.tensors.pop_back();
@@ -84,8 +78,8 @@ class Emitter {
 
  private:
   Graph& g_;
-  TensorId target_ = -1;
-  std::string name_;
+  const TensorId target_;
+  const std::string name_;
 };
 
 void expand(Graph& out, const Node& n, const Graph& in) {
@@ -94,8 +88,7 @@ void expand(Graph& out, const Node& n, const Graph& in) {
   const DType f = x.dtype == DType::Float64 ? DType::Float64 : DType::Float32;
   Shape kept = x.shape;  // the reduced axes kept as 1: broadcasts against x
   for (int64_t a : n.axes) kept[static_cast<size_t>(a)] = 1;
-  Emitter e(out);
-  e.begin(n);
+  Emitter e(out, n);
   TensorId xf = n.inputs[0];
   if (x.dtype != f) xf = e.op(OpKind::Cast, {xf}, x.shape, f, "in_f32");
   TensorId m = e.reduce(xf, Reduction::max(f), n, kept, "max");

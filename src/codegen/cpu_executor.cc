@@ -143,6 +143,8 @@ class BlockMachine {
     for (int pass = 0; pass < p_.passes(); ++pass) {
       passValues_.push_back(p_.valuesOfPass(pass));
       passLoads_.push_back(p_.loadsOfPass(pass));
+      passStores_.push_back(static_cast<size_t>(std::count_if(
+          p_.stores.begin(), p_.stores.end(), [&](const ElementwiseOutput& s) { return s.pass == pass; })));
     }
   }
 
@@ -337,9 +339,7 @@ class BlockMachine {
     const int V = k_.vector.width;
     const bool masked = k_.vector.masked();
     const auto inPass = [&](size_t r) { return p_.reductions[r].stage == n.pass && owns(r); };
-    const size_t passStores = static_cast<size_t>(
-        std::count_if(p_.stores.begin(), p_.stores.end(), [&](const ElementwiseOutput& s) { return s.pass == n.pass; }));
-    const size_t storeOffsets = n.offsets.size() - passStores - (masked ? 1 : 0);
+    const size_t storeOffsets = n.offsets.size() - passStores_.at(static_cast<size_t>(n.pass)) - (masked ? 1 : 0);
     const int64_t position = masked ? eval(n.offsets.back(), vars(t)) : 0;
     const std::vector<Scalar>& totals = earlierTotals(n.pass, t);
     const std::vector<bool>& evaluated = passValues_.at(static_cast<size_t>(n.pass));
@@ -406,10 +406,8 @@ class BlockMachine {
       store(s.output, i, e[static_cast<size_t>(s.value)], g_.tensor(g_.outputs[static_cast<size_t>(s.output)].tensor).dtype);
   }
 
-  // One point of the iteration space: the fused producers, then the accumulation and
-  // the stores of the statement's pass. A later pass of a row-resident kernel reads the
-  // totals of earlier stages, which this thread must hold (after an allreduce).
-  // The totals of the reductions of passes before `pass`, as thread t holds them.
+  // The totals of the reductions of passes before `pass`, as thread t holds them (after
+  // an allreduce).
   const std::vector<Scalar>& earlierTotals(int pass, int t) {
     std::vector<Scalar>& totals = passTotals_;
     totals.assign(p_.reductions.size(), Scalar{});
@@ -422,6 +420,9 @@ class BlockMachine {
     return totals;
   }
 
+  // One point of the iteration space: the fused producers, then the accumulation and
+  // the stores of the statement's pass. A later pass of a row-resident kernel reads the
+  // totals of earlier stages.
   void point(const ExecNode& n, int t) {
     const int64_t* v = vars(t);
     const std::vector<Scalar>& totals = earlierTotals(n.pass, t);
@@ -586,6 +587,7 @@ class BlockMachine {
   std::vector<Scalar> bodyValues_, epilogueValues_, passTotals_;  // reused buffers
   std::vector<std::vector<bool>> passValues_;  // the body values each pass evaluates
   std::vector<int> passLoads_;                 // and how many loads they have
+  std::vector<size_t> passStores_;             // and stores
   std::vector<bool> holdsTotal_;
   bool lastBlock_ = false;
   std::optional<OrderWitness> witness_;  // kernels with an ordered tuple (order_witness.h)

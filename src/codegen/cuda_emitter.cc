@@ -129,6 +129,8 @@ class KernelEmitter {
     const ReductionOutput& ro = p_.reductions[r];
     return emitCast(tuple(r) ? tupleFinalizeCall(static_cast<int>(r), total) : total, ro.reduction.accType, ro.outType);
   }
+  // Reduction r's total as the later passes and the epilogue read it.
+  std::string total(size_t r) const { return result(r, "acc" + std::to_string(holder(r))); }
   // What element (value) contributes: the lifted tuple, or the value in accType.
   // Values are named prefix<number>suffix (suffix "[l]": lane l of a vectorized body).
   std::string element(size_t r, const std::string& prefix, const std::string& suffix = "") const {
@@ -521,11 +523,9 @@ class KernelEmitter {
           os << each << name << "[l] = " << emitElementwise(b.op, a, ts, b.dtype) << ";\n";
           break;
         }
-        case BodyValue::Kind::Reduced: {  // an earlier pass's total
-          const size_t r = static_cast<size_t>(b.reduction);
-          os << each << name << "[l] = " << result(r, "acc" + std::to_string(holder(r))) << ";\n";
+        case BodyValue::Kind::Reduced:  // an earlier pass's total
+          os << each << name << "[l] = " << total(static_cast<size_t>(b.reduction)) << ";\n";
           break;
-        }
         case BodyValue::Kind::Index: {  // a coordinate: lane l is at base + l, or its own
           const std::string type = computeType(b.dtype);
           switch (k_.vector.accesses[load++]) {
@@ -584,7 +584,7 @@ class KernelEmitter {
     if (k_.vector.width > 1) return emitLanes(os, u, d);  // Elem or Red
     std::string in = indent(d);
     std::vector<std::string> totals;
-    for (size_t r = 0; r < p_.reductions.size(); ++r) totals.push_back(result(r, "acc" + std::to_string(holder(r))));
+    for (size_t r = 0; r < p_.reductions.size(); ++r) totals.push_back(total(r));
     std::vector<bool> evaluated = p_.valuesOfPass(u.pass);
     os << in << "{\n";
     emitValues(os, p_.body, "v", u, totals, d + 1, &evaluated);

@@ -70,9 +70,7 @@ std::string tuple(const Stmt& s) {
 // counts vectors in every statement.
 // With masked lanes (vectorize.h) row i has its own count of vectors along j.
 std::string domainOf(const Stmt& s, const KernelPlan& p, const Binding& b, const Vectorization& vec) {
-  const bool alongI = vec.width > 1 && vec.axis == 'i', alongJ = vec.width > 1 && vec.axis == 'j';
-  std::string iBounds = alongI ? vec.vectorBounds(p.M) : "0 <= i < " + str(p.M);
-  std::string jBounds = alongJ ? vec.vectorBounds(p.N) : "0 <= j < " + str(p.N);
+  const std::string iBounds = vec.axisBounds('i', p.M), jBounds = vec.axisBounds('j', p.N);
   switch (s.dims) {
     case Stmt::Dims::Tile: return tuple(s) + " : 0 <= t < " + str(b.tiles);
     case Stmt::Dims::Row: return tuple(s) + " : " + iBounds;

@@ -31,8 +31,9 @@ int64_t Vectorization::vectorsAlong(int64_t extent) const {
   return masked() ? (extent + 2 * width - 2) / width : extent / width;
 }
 
-std::string Vectorization::vectorBounds(int64_t extent) const {
-  std::string a(1, axis);
+std::string Vectorization::axisBounds(char var, int64_t extent) const {
+  const std::string a(1, var);
+  if (var != axis) return "0 <= " + a + " < " + std::to_string(extent);
   if (!masked()) return "0 <= " + a + " < " + std::to_string(extent / width);
   return "0 <= " + a + " and " + std::to_string(width) + "*" + a + " < " + std::to_string(extent) + " + (" + shift + ")";
 }
@@ -47,9 +48,7 @@ constexpr int64_t kMinElements = int64_t{1} << 16;
 // Bounds of the iteration space with the lane axis split: the axis variable counts
 // vectors and v is the lane (every lane of every vector, masked ones included).
 std::string laneBounds(const KernelPlan& p, const Vectorization& vec) {
-  std::string bounds = vec.axis == 'i' ? vec.vectorBounds(p.M) + " and 0 <= j < " + std::to_string(p.N)
-                                       : "0 <= i < " + std::to_string(p.M) + " and " + vec.vectorBounds(p.N);
-  return bounds + " and 0 <= v < " + std::to_string(vec.width);
+  return vec.axisBounds('i', p.M) + " and " + vec.axisBounds('j', p.N) + " and 0 <= v < " + std::to_string(vec.width);
 }
 
 // Whether offset(V*a + v - shift) == offset(V*a - shift) + step*v (step 1: contiguous, 0:
@@ -70,9 +69,11 @@ bool laneStep(isl_ctx* ctx, const KernelPlan& p, const Vectorization& vec, const
 // The shift that puts the row start of the first load that moves along j at its place in
 // an aligned vector of the flat buffer: offset(i, 0) mod V.
 std::string rowShift(const KernelPlan& p, int width) {
-  for (const BodyValue& v : p.body)
-    if (v.kind == BodyValue::Kind::Load && islSubstitute(v.offset, 'j', "0") != v.offset)
-      return "(" + islSubstitute(v.offset, 'j', "0") + ") mod " + std::to_string(width);
+  for (const BodyValue& v : p.body) {
+    if (v.kind != BodyValue::Kind::Load) continue;
+    const std::string rowStart = islSubstitute(v.offset, 'j', "0");
+    if (rowStart != v.offset) return "(" + rowStart + ") mod " + std::to_string(width);
+  }
   return "";
 }
 

@@ -59,8 +59,9 @@ struct Vectorization {
   std::string lanePosition() const;
   // The most vectors any row has along the axis of `extent` elements.
   int64_t vectorsAlong(int64_t extent) const;
-  // The isl constraint bounding the vector variable (axis) of a row of `extent` elements.
-  std::string vectorBounds(int64_t extent) const;
+  // The isl constraint bounding iteration variable `var` ('i' or 'j') of `extent`
+  // elements: counting vectors along the lane axis, elements along the other.
+  std::string axisBounds(char var, int64_t extent) const;
 };
 
 // At most `maxWidth` lanes (KernelConfig::maxVectorWidth; 1: scalar code; kAuto: the

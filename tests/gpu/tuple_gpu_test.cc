@@ -52,6 +52,15 @@ HostTensor tiesAndNaNs(DType t, const Shape& s) {
   return h;
 }
 
+// Normally distributed values (seeded), rounded to t.
+HostTensor normalValues(DType t, const Shape& s, unsigned seed, double mean, double stddev) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> normal(mean, stddev);
+  HostTensor h = HostTensor::zeros(t, s);
+  for (int64_t k = 0; k < h.size(); ++k) h.set(k, Scalar::ofFloat(DType::Float64, normal(rng)));
+  return h;
+}
+
 using test_support::compileForGpu;
 
 }  // namespace
@@ -97,10 +106,7 @@ TEST(TupleGpu, WelfordAndLogSumExpWithinTolerance) {
       b.output(mean);
       b.output(b.logSumExp(x, {f.axis}));
       const Graph g = b.build();
-      std::mt19937 rng(11);
-      std::normal_distribution<double> normal(3.0, 2.0);
-      HostTensor in = HostTensor::zeros(t, f.shape);
-      for (int64_t k = 0; k < in.size(); ++k) in.set(k, Scalar::ofFloat(DType::Float64, normal(rng)));
+      const HostTensor in = normalValues(t, f.shape, 11, 3.0, 2.0);
       const std::vector<HostTensor> got = launchOnGpu(compileForGpu(g), {in});
       CpuCheckReport r = compareOutputs(g, got, {}, evaluateReference(g, {in}));
       EXPECT_TRUE(r.ok) << f.name << " " << dtypeName(t) << "\n" << r.message;
@@ -119,10 +125,7 @@ TEST(TupleGpu, FastExpStaysWithinTheFloatTolerances) {
       b.output(b.logSumExp(x, {f.axis}));
       b.output(b.reduceSum(b.unary(OpKind::Exp, x), {f.axis}));
       const Graph g = b.build();
-      std::mt19937 rng(5);
-      std::normal_distribution<double> normal(0.0, 4.0);
-      HostTensor in = HostTensor::zeros(t, f.shape);
-      for (int64_t k = 0; k < in.size(); ++k) in.set(k, Scalar::ofFloat(DType::Float64, normal(rng)));
+      const HostTensor in = normalValues(t, f.shape, 5, 0.0, 4.0);
       CompileOptions o;
       o.target = currentTarget();
       o.fastExp = true;
@@ -142,10 +145,7 @@ TEST(TupleGpu, WelfordKeepsTheVarianceOfLargeMeans) {
   Value x = b.input("x", DType::Float32, {rows, n});
   b.output(b.varMean(x, {1}, 0).first);
   const Graph g = b.build();
-  std::mt19937 rng(5);
-  std::normal_distribution<double> normal(1e4, 1.0);
-  HostTensor in = HostTensor::zeros(DType::Float32, {rows, n});
-  for (int64_t k = 0; k < in.size(); ++k) in.set(k, Scalar::ofFloat(DType::Float64, normal(rng)));
+  const HostTensor in = normalValues(DType::Float32, {rows, n}, 5, 1e4, 1.0);
   const std::vector<HostTensor> got = launchOnGpu(compileForGpu(g), {in});
   const std::vector<HostTensor> exact = evaluateReference(g, {in});  // float64 fields
   for (int64_t r = 0; r < rows; ++r)
@@ -163,10 +163,7 @@ TEST(TupleGpu, RepeatedLaunchesGiveIdenticalBytes) {
   b.output(b.logSumExp(x, {1}));
   b.output(b.argmax(x, 1));
   const Graph g = b.build();
-  std::mt19937 rng(2);
-  std::normal_distribution<double> normal(0.0, 5.0);
-  HostTensor in = HostTensor::zeros(DType::Float32, {3, 2000003});
-  for (int64_t k = 0; k < in.size(); ++k) in.set(k, Scalar::ofFloat(DType::Float64, normal(rng)));
+  const HostTensor in = normalValues(DType::Float32, {3, 2000003}, 2, 0.0, 5.0);
   CompiledGraph c = compileForGpu(g);
   const std::vector<HostTensor> first = launchOnGpu(c, {in});
   for (int run = 0; run < 5; ++run) {
