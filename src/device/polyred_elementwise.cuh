@@ -146,22 +146,43 @@ __device__ __forceinline__ T pr_ipow(T base, T e) {
 
 // --- NaN-propagating max/min (torch.maximum / amax semantics) -----------------------
 // NaN if either is NaN; of two zeros, max is +0 and min -0 in either order (as the
-// host's floatMaximum / floatMinimum): never dependent on fmaxf's choice.
-// Written as a chain of selects, not nested conditionals: nvcc turned those into
-// branches, five per call, which made max-heavy combines (logsumexp, cross-entropy)
-// issue-bound. Equal operands: their bits ANDed (max) or ORed (min) give +0 / -0 for
-// two zeros of either sign and the value itself otherwise.
+// host's floatMaximum / floatMinimum): never dependent on fmaxf's choice. Also the
+// combiner of Max/Min reductions of floats (polyred_reduce.cuh).
+// f32, sm_90: one max.NaN / min.NaN, which orders the zeros (measured on the H100,
+// docs/results.md "session 9"). sm_80..89: max.NaN / min.NaN, then for equal operands
+// -- identical bits, or zeros of both signs -- their bits ANDed (max) or ORed (min),
+// since the zero order was not measured there. Older targets and f64: a chain of
+// selects, not nested conditionals (nvcc turned those into branches, five per call,
+// which made max-heavy kernels issue-bound).
 __device__ __forceinline__ float pr_max(float a, float b) {
+#if __CUDA_ARCH__ >= 800
+  float m;
+  asm("max.NaN.f32 %0, %1, %2;" : "=f"(m) : "f"(a), "f"(b));
+#if __CUDA_ARCH__ < 900
+  m = a == b ? __int_as_float(__float_as_int(a) & __float_as_int(b)) : m;
+#endif
+  return m;
+#else
   float m = a > b ? a : b;
   m = a == b ? __int_as_float(__float_as_int(a) & __float_as_int(b)) : m;
   m = b != b ? b : m;
   return a != a ? a : m;
+#endif
 }
 __device__ __forceinline__ float pr_min(float a, float b) {
+#if __CUDA_ARCH__ >= 800
+  float m;
+  asm("min.NaN.f32 %0, %1, %2;" : "=f"(m) : "f"(a), "f"(b));
+#if __CUDA_ARCH__ < 900
+  m = a == b ? __int_as_float(__float_as_int(a) | __float_as_int(b)) : m;
+#endif
+  return m;
+#else
   float m = a < b ? a : b;
   m = a == b ? __int_as_float(__float_as_int(a) | __float_as_int(b)) : m;
   m = b != b ? b : m;
   return a != a ? a : m;
+#endif
 }
 __device__ __forceinline__ double pr_max(double a, double b) {
   double m = a > b ? a : b;

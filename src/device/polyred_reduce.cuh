@@ -58,6 +58,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include "polyred_elementwise.cuh"  // pr_max / pr_min of floats
 #include "polyred_reduce_layout.cuh"
 
 namespace polyred_dev {
@@ -183,18 +184,26 @@ template <class T> struct Prod {
 template <class T> struct Max {
   using value_type = T;
   __device__ __forceinline__ T operator()(T a, T b) const {
-    if constexpr (is_float_accumulator_v<T>)
-      if (a == b) return signbit(a) ? b : a;
-    return (a != a || a > b) ? a : b;
+    if constexpr (is_same_v<T, float>) {
+      return ::pr_max(a, b);  // branch-free (polyred_elementwise.cuh)
+    } else {
+      if constexpr (is_float_accumulator_v<T>)
+        if (a == b) return signbit(a) ? b : a;
+      return (a != a || a > b) ? a : b;
+    }
   }
 };
 // min(a, b); NaN if either is NaN; min(-0, +0) = -0 in either order.
 template <class T> struct Min {
   using value_type = T;
   __device__ __forceinline__ T operator()(T a, T b) const {
-    if constexpr (is_float_accumulator_v<T>)
-      if (a == b) return signbit(a) ? a : b;
-    return (a != a || a < b) ? a : b;
+    if constexpr (is_same_v<T, float>) {
+      return ::pr_min(a, b);
+    } else {
+      if constexpr (is_float_accumulator_v<T>)
+        if (a == b) return signbit(a) ? a : b;
+      return (a != a || a < b) ? a : b;
+    }
   }
 };
 // (a != 0) && (b != 0), as 0 or 1.
