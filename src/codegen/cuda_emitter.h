@@ -27,6 +27,11 @@ struct CodegenOptions {
   // relative error below 2e-5 where exp is normal, for about a third of the instructions
   // of expf. Off unless asked (CompileOptions::fastExp, `--fast-exp`).
   bool fastExp = false;
+  // Row-resident kernels keep their row in shared memory for the later passes
+  // (codegen/row_cache.h; KernelConfig's `cache` knob), within the block's shared
+  // memory on the target (Target::sharedBytesPerBlock).
+  RowCacheMode rowCache = RowCacheMode::Auto;
+  int64_t sharedBytesPerBlock = 48 * 1024;
 };
 
 // What every generated translation unit starts with: the precision macros `options`

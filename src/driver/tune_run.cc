@@ -33,6 +33,12 @@ bool hasReduction(const CompiledGraph& c) {
   return false;
 }
 
+bool hasRowResidentKernel(const CompiledGraph& c) {
+  for (const KernelPlan& k : c.partition.kernels)
+    if (k.passes() > 1) return true;
+  return false;
+}
+
 }  // namespace
 
 TuningKey tuningKeyOf(const Graph& g, const Target& target, bool deterministic) {
@@ -46,7 +52,7 @@ TuneReport tuneGraph(const Graph& g, const CompileOptions& base, const GpuRunOpt
   programs.push_back(compileGraph(g, o));
   std::vector<std::vector<KernelConfig>> configsOf = {{o.config}};  // the configs giving each program
   std::map<std::string, size_t> seen = {{fingerprint(programs[0]), 0}};
-  for (const KernelConfig& c : candidateConfigs(hasReduction(programs[0]))) {
+  for (const KernelConfig& c : candidateConfigs(hasReduction(programs[0]), hasRowResidentKernel(programs[0]))) {
     o.config = c;
     CompiledGraph variant = compileGraph(g, o);
     auto [it, fresh] = seen.emplace(fingerprint(variant), programs.size());

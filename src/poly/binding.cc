@@ -112,6 +112,17 @@ bool shortRows(const Binding& b, CanonicalForm form, int64_t N) {
 
 }  // namespace
 
+int64_t Target::sharedBytesPerBlock() const {
+  // CUDA programming guide, "Technical Specifications per Compute Capability".
+  const int cc = ccMajor * 10 + ccMinor;
+  if (cc >= 90) return 227 * 1024;
+  if (cc == 80 || cc == 87) return 163 * 1024;
+  if (cc >= 86) return 99 * 1024;
+  if (cc >= 70 && cc != 75) return 96 * 1024;
+  if (cc == 75) return 64 * 1024;
+  return 48 * 1024;
+}
+
 bool rowsFitOneBlock(const CanonicalSpace& space, const Target& target) {
   if (space.form == CanonicalForm::Elementwise) return false;
   Binding b = blockShapeOf(space.form, space.M, space.N, kDefaults);
@@ -126,11 +137,13 @@ Binding chooseBinding(const KernelPlan& plan, const Target& target, const Kernel
   // Long rows take blocks of kLongRowThreads: a later pass re-reads the row, which hits
   // the L2 only while the rows resident at once fit it (H100, softmax f16 over 4096
   // rows of 50257, 3 passes: 820 us with 256 threads, 878 with 512, 576 with 1024).
+  // A forced row cache (KernelConfig::rowCache on) keeps the later passes out of the L2:
+  // then the block may be as small as asked.
   KernelConfig c = config;
   if (plan.passes() > 1) {
     c = kDefaults;
     const bool shortRow = shortRows(blockShapeOf(plan.form, plan.M, plan.N, kDefaults), plan.form, plan.N);
-    const int least = shortRow ? kDefaults.threadsPerBlock : kLongRowThreads;
+    const int least = shortRow || config.rowCache == RowCacheMode::On ? kDefaults.threadsPerBlock : kLongRowThreads;
     c.threadsPerBlock = std::max(config.threadsPerBlock, least);
   }
   POLYRED_CHECK(threadsPerBlock == 0 || (threadsPerBlock <= 1024 && (threadsPerBlock & (threadsPerBlock - 1)) == 0),

@@ -30,6 +30,9 @@ struct Target {
   int ccMajor = 9, ccMinor = 0;
   int smCount = 132;  // H100 SXM
   std::string name = "sm_90 (assumed: no GPU queried)";
+  // The shared memory one block may have (static + dynamic, opt-in) on this compute
+  // capability: 227 KiB on sm_90.
+  int64_t sharedBytesPerBlock() const;
 };
 
 struct Binding {

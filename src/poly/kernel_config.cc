@@ -13,7 +13,8 @@ std::string knob(int v) { return v == KernelConfig::kAuto ? "auto" : std::to_str
 
 std::string KernelConfig::toString() const {
   return "threads=" + std::to_string(threadsPerBlock) + ",items=" + knob(itemsPerThread) +
-         ",vector=" + knob(maxVectorWidth) + (unroll == kAuto ? "" : ",unroll=" + std::to_string(unroll));
+         ",vector=" + knob(maxVectorWidth) + (unroll == kAuto ? "" : ",unroll=" + std::to_string(unroll)) +
+         (rowCache == RowCacheMode::Auto ? "" : rowCache == RowCacheMode::On ? ",cache=on" : ",cache=off");
 }
 
 namespace {
@@ -40,6 +41,11 @@ KernelConfig KernelConfig::parse(const std::string& text, const std::string& wha
     if (eq == std::string::npos) throw Error(what + ": '" + field + "' is not key=value");
     const std::string key = field.substr(0, eq), value = field.substr(eq + 1);
     const bool automatic = value == "auto" && key != "threads";
+    if (key == "cache") {
+      if (value != "auto" && value != "on" && value != "off") throw Error(what + ": cache must be auto, on or off");
+      c.rowCache = automatic ? RowCacheMode::Auto : value == "on" ? RowCacheMode::On : RowCacheMode::Off;
+      continue;
+    }
     const int v = automatic ? kAuto : parseField(key, value, what);
     if (key == "threads") {
       if (!isPow2(v) || v < 32 || v > 1024) throw Error(what + ": threads must be a power of two in 32..1024");
@@ -54,7 +60,7 @@ KernelConfig KernelConfig::parse(const std::string& text, const std::string& wha
       if (!automatic && (v < 1 || v > 32)) throw Error(what + ": unroll must be auto or in 1..32");
       c.unroll = v;
     } else {
-      throw Error(what + ": unknown knob '" + key + "' (threads, items, vector, unroll)");
+      throw Error(what + ": unknown knob '" + key + "' (threads, items, vector, unroll, cache)");
     }
   }
   return c;

@@ -13,11 +13,16 @@
 //            auto: 16-byte lanes, except y-reduces, which are scalar (laneLimitFor)
 //   unroll   how far each thread's accumulation loop is unrolled (1..32): the loads
 //            it keeps in flight. auto: 4
+//   cache    on, off or auto: row-resident kernels keep their row in shared memory for
+//            the later passes (codegen/row_cache.h). auto: the policy's choice
 #pragma once
 
 #include <string>
 
 namespace polyred {
+
+// KernelConfig::rowCache.
+enum class RowCacheMode : unsigned char { Auto, On, Off };
 
 struct KernelConfig {
   static constexpr int kAuto = 0;
@@ -25,13 +30,15 @@ struct KernelConfig {
   int itemsPerThread = kAuto;
   int maxVectorWidth = kAuto;
   int unroll = kAuto;
+  RowCacheMode rowCache = RowCacheMode::Auto;
 
   static constexpr int kDefaultUnroll = 4;
   int unrollFactor() const { return unroll == kAuto ? kDefaultUnroll : unroll; }
 
   bool operator==(const KernelConfig&) const = default;
   bool isDefault() const { return *this == KernelConfig{}; }
-  std::string toString() const;  // "threads=256,items=auto,vector=16" (",unroll=8" unless auto)
+  // "threads=256,items=auto,vector=16" (",unroll=8", ",cache=off" unless auto)
+  std::string toString() const;
   // Throws polyred::Error naming the bad field; `what` names the source (an option,
   // a database entry) in the message.
   static KernelConfig parse(const std::string& text, const std::string& what);

@@ -4,7 +4,7 @@
 
 namespace polyred {
 
-std::vector<KernelConfig> candidateConfigs(bool hasReduction) {
+std::vector<KernelConfig> candidateConfigs(bool hasReduction, bool rowResident) {
   // Each distinct program costs an NVRTC compile (~0.3 s) and a timing: the grid is
   // kept to the knobs that moved times on the H100 (docs/design.md, "Code variants").
   std::vector<KernelConfig> configs = {KernelConfig{}};
@@ -20,6 +20,9 @@ std::vector<KernelConfig> candidateConfigs(bool hasReduction) {
     for (int items : {4, 16, 64}) add({256, items, 16});
     for (int unroll : {8, 16}) add({256, KernelConfig::kAuto, KernelConfig::kAuto, unroll});
   }
+  if (rowResident)  // the row cache, with blocks of one row and of two (codegen/row_cache.h)
+    for (int threads : {512, 1024})
+      add({threads, KernelConfig::kAuto, KernelConfig::kAuto, KernelConfig::kAuto, RowCacheMode::On});
   return configs;
 }
 

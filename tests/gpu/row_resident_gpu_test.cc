@@ -66,5 +66,31 @@ TEST(RowResidentGpu, SoftmaxAndLayerNormAreOneKernelAndMatchTheReference) {
   }
 }
 
+// The same kernels with their row kept in shared memory for the later passes
+// (codegen/row_cache.h, `cache=on`): x- and all-reduces read it back, y-reduces keep
+// their global loads; either way the result matches the reference.
+TEST(RowResidentGpu, RowCacheMatchesTheReference) {
+  std::string why;
+  if (!gpuAvailable(&why)) GTEST_SKIP() << why;
+  for (const Case& c : cases()) {
+    SCOPED_TRACE(c.name + ", cache=on");
+    CompileOptions options;
+    options.target = currentTarget();
+    options.config.rowCache = RowCacheMode::On;
+    CompiledGraph compiled = compileGraph(c.graph, options);
+    ASSERT_EQ(compiled.program.kernels.size(), 1u);
+    const KernelSpec& k = compiled.program.kernels[0];
+    const bool rows = compiled.partition.kernels[0].form != CanonicalForm::YReduce;
+    EXPECT_EQ(k.launch.dynamicSharedBytes > 0, rows);
+    EXPECT_EQ(k.source.find("_cached") != std::string::npos, rows) << k.source;
+    GpuRunOptions run;
+    run.time = false;
+    run.repeatChecks = 2;
+    GpuRunReport r = runOnGpu(compiled, run);
+    EXPECT_TRUE(r.ok) << r.check;
+    EXPECT_TRUE(r.bitwiseRepeatable) << r.check;
+  }
+}
+
 }  // namespace
 }  // namespace polyred

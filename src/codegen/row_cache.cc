@@ -1,0 +1,154 @@
+#include "codegen/row_cache.h"
+
+#include <map>
+#include <sstream>
+
+#include "ir/dtype.h"
+
+namespace polyred {
+
+namespace {
+
+// The marks whose loops hold one pass's point statements; the emitter restarts the
+// slot count at each of them.
+bool restartsSlots(const AstNode& n) { return n.mark == "reduction" || n.mark == "pointwise"; }
+
+struct Site {
+  std::string path;  // the loops, guards and slot restarts from the root down to it
+  const AstUser* user = nullptr;
+};
+
+// The Red/Apply statements of each pass in program order. `ok` is false when one sits
+// outside a slot-restarting mark or one such mark holds statements of several passes:
+// then slot numbers would not restart between passes.
+struct Sites {
+  std::map<int, std::vector<Site>> byPass;
+  bool ok = true;
+};
+
+void collect(const AstNode& n, const std::string& path, std::vector<int>* markPasses, Sites& s) {
+  switch (n.kind) {
+    case AstNode::Kind::Block:
+      for (const auto& c : n.children) collect(*c, path, markPasses, s);
+      return;
+    case AstNode::Kind::Mark: {
+      if (!restartsSlots(n)) return collect(*n.children[0], path, markPasses, s);
+      // The path goes on from the root: the guards and tile loops above the mark must
+      // match too (a pass may only read slots that pass 0 wrote in the same thread).
+      std::vector<int> passes;
+      collect(*n.children[0], path + "restart slots\n", &passes, s);
+      for (int p : passes) s.ok = s.ok && p == passes.front();
+      return;
+    }
+    case AstNode::Kind::For:
+      collect(*n.children[0],
+              path + "for " + n.iterator + " = " + toC(n.init) + "; " + toC(n.cond) + "; " + toC(n.inc) + "\n",
+              markPasses, s);
+      return;
+    case AstNode::Kind::If:
+      collect(*n.children[0], path + "if " + toC(n.cond) + "\n", markPasses, s);
+      if (n.children.size() > 1) collect(*n.children[1], path + "else " + toC(n.cond) + "\n", markPasses, s);
+      return;
+    case AstNode::Kind::User:
+      if (n.user.statement != "Red" && n.user.statement != "Apply") return;
+      if (!markPasses) {
+        s.ok = false;
+        return;
+      }
+      markPasses->push_back(n.user.pass);
+      s.byPass[n.user.pass].push_back({path, &n.user});
+      return;
+  }
+}
+
+// Whether every statement of `pass` reads `value` where pass 0's statement at the same
+// place in the program read it: same loops, same guards, same offsets.
+bool readsLikePassZero(const PolyKernel& k, const Sites& sites, int pass, int value) {
+  const auto first = sites.byPass.find(0), later = sites.byPass.find(pass);
+  if (first == sites.byPass.end() || later == sites.byPass.end()) return false;
+  if (first->second.size() != later->second.size()) return false;
+  for (size_t s = 0; s < first->second.size(); ++s) {
+    const Site &a = first->second[s], &b = later->second[s];
+    if (a.path != b.path || loadOffsetsOf(k, *a.user, value) != loadOffsetsOf(k, *b.user, value)) return false;
+  }
+  return true;
+}
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+std::vector<std::string> loadOffsetsOf(const PolyKernel& k, const AstUser& u, int value) {
+  const KernelPlan& p = k.plan;
+  const bool lanes = k.vector.width > 1;
+  const std::vector<bool> evaluated = p.valuesOfPass(u.pass);
+  size_t access = 0, offset = 0;
+  for (size_t v = 0; v < p.body.size(); ++v) {
+    if (!p.body[v].hasOffset()) continue;
+    const bool gather = lanes && k.vector.accesses.at(access) == LaneAccess::Gather;
+    if (lanes) ++access;  // one per value with an offset, evaluated or not
+    if (!evaluated[v]) continue;
+    const size_t count = gather ? static_cast<size_t>(k.vector.width) : 1;
+    if (static_cast<int>(v) == value) {
+      std::vector<std::string> texts;
+      for (size_t o = offset; o < offset + count; ++o) texts.push_back(toC(u.offsets.at(o)));
+      return texts;
+    }
+    offset += count;
+  }
+  return {};
+}
+
+const RowCache::Region* RowCache::regionOf(int value) const {
+  for (const Region& r : regions)
+    if (r.value == value) return &r;
+  return nullptr;
+}
+
+std::string RowCache::describe() const {
+  std::ostringstream os;
+  os << "row cache: " << regions.size() << " value(s) x " << slotsPerThread << " slot(s) per thread x " << threads
+     << " threads, " << bytes << " bytes of shared memory";
+  return os.str();
+}
+
+RowCache planRowCache(const PolyKernel& k, int64_t sharedLimit, RowCacheMode mode) {
+  const KernelPlan& p = k.plan;
+  const bool rows = p.form == CanonicalForm::XReduce || p.form == CanonicalForm::AllReduce;
+  if (mode != RowCacheMode::On || p.passes() < 2 || !rows || !k.ast) return {};
+  Sites sites;
+  collect(*k.ast, "", nullptr, sites);
+  if (!sites.ok) return {};
+
+  const int V = k.vector.width;
+  RowCache cache;
+  cache.threads = k.binding.threadsPerBlock();
+  // Thread tx takes instances tx, tx + BX, ... of its row (an ordered tuple: one chunk).
+  const int64_t instances = V > 1 ? k.vector.vectorsAlong(p.N) : p.N;
+  cache.slotsPerThread = std::max<int64_t>(ceilDiv(instances, k.binding.BX), k.binding.chunk);
+  const std::vector<bool> first = p.valuesOfPass(0);
+  size_t access = 0;
+  for (size_t v = 0; v < p.body.size(); ++v) {
+    const BodyValue& b = p.body[v];
+    if (!b.hasOffset()) continue;
+    const bool contiguous = V == 1 || k.vector.accesses.at(access++) == LaneAccess::Contiguous;
+    if (b.kind != BodyValue::Kind::Load || !first[v] || !contiguous) continue;
+    RowCache::Region r;
+    r.value = static_cast<int>(v);
+    r.readInPass.assign(static_cast<size_t>(p.passes()), false);
+    bool read = false;
+    for (int pass = 1; pass < p.passes(); ++pass)
+      if (p.valuesOfPass(pass)[v] && readsLikePassZero(k, sites, pass, r.value)) read = r.readInPass[pass] = true;
+    if (!read) continue;
+    const std::string storage(cudaStorageType(b.dtype));
+    r.packType = V > 1 ? "PrPack<" + std::to_string(V) + ", " + storage + ">" : storage;
+    r.packBytes = V * dtypeBytes(b.dtype);
+    r.offset = cache.bytes;
+    cache.bytes += ceilDiv(r.packBytes * cache.slotsPerThread * cache.threads, 16) * 16;
+    cache.regions.push_back(std::move(r));
+  }
+  if (cache.empty() || cache.bytes > sharedLimit) return {};
+  return cache;
+}
+
+}  // namespace polyred

@@ -1,0 +1,114 @@
+// The row cache of row-resident kernels (codegen/row_cache.h): off unless asked; with
+// `cache=on` an x- or all-reduce keeps pass 0's loads in shared memory and the later
+// passes read them back, y-reduces keep their global loads, and a cache that does not
+// fit the block's shared memory is not planned. Each cached program matches the
+// reference on the CPU (the CPU executor runs the loop program; the cache is a CUDA
+// detail) and compiles under NVRTC; tests/gpu/row_resident_gpu_test.cc runs them.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "codegen/row_cache.h"
+#include "driver/cpu_check.h"
+#include "driver/pipeline.h"
+#include "row_resident_graphs.h"
+#include "runtime/nvrtc.h"
+
+namespace polyred {
+namespace {
+
+CompiledGraph compileWith(const Graph& g, const std::string& knobs) {
+  CompileOptions o;
+  o.config = KernelConfig::parse(knobs, "test");
+  return compileGraph(g, o);
+}
+
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+void expectCorrectAndCompiles(const CompiledGraph& c) {
+  CpuCheckReport r = checkOnCpu(c, /*seed=*/3, /*maxPoints=*/0, /*deterministic=*/false);
+  EXPECT_TRUE(r.ok) << r.message;
+  for (const KernelSpec& k : c.program.kernels) {
+    try {
+      EXPECT_FALSE(compileCuda(k.source, k.name + ".cu", 9, 0).cubin.empty());
+    } catch (const CompileError& e) {
+      ADD_FAILURE() << "NVRTC rejected " << k.name << ":\n" << e.log() << "\n" << k.source;
+    }
+  }
+}
+
+TEST(RowCache, OffUnlessAsked) {
+  for (const char* knobs : {"", "cache=auto", "cache=off"}) {
+    CompiledGraph c = compileWith(testgraphs::softmax(DType::Float16, {300, 1000}, 1), knobs);
+    ASSERT_EQ(c.program.kernels.size(), 1u);
+    EXPECT_EQ(c.program.kernels[0].launch.dynamicSharedBytes, 0u) << knobs;
+    EXPECT_EQ(c.program.kernels[0].source.find("pr_row_cache"), std::string::npos) << knobs;
+  }
+}
+
+TEST(RowCache, LaterPassesReadWhatPassZeroKept) {
+  // Softmax: pass 0 (max) keeps x; pass 1 (sum of exp) and pass 2 (the quotient) read it.
+  CompiledGraph c = compileWith(testgraphs::softmax(DType::Float16, {300, 1000}, 1), "cache=on");
+  ASSERT_EQ(c.kernels.size(), 1u);
+  const PolyKernel& k = c.kernels[0];
+  ASSERT_EQ(k.plan.passes(), 3);
+  RowCache cache = planRowCache(k, 227 * 1024, RowCacheMode::On);
+  ASSERT_EQ(cache.regions.size(), 1u);
+  EXPECT_EQ(cache.regions[0].readInPass, (std::vector<bool>{false, true, true}));
+  EXPECT_EQ(cache.threads, k.binding.threadsPerBlock());
+  // Every thread has a slot for each of its vectors of the row.
+  EXPECT_GE(cache.slotsPerThread * k.binding.BX, k.vector.vectorsAlong(k.plan.N));
+  EXPECT_EQ(cache.bytes, cache.slotsPerThread * cache.threads * cache.regions[0].packBytes);
+
+  const KernelSpec& spec = c.program.kernels[0];
+  EXPECT_EQ(spec.launch.dynamicSharedBytes, static_cast<uint32_t>(cache.bytes));
+  EXPECT_EQ(count(spec.source, "pr_load_lanes_kept<"), 1u) << spec.source;
+  EXPECT_EQ(count(spec.source, "pr_load_lanes_cached<"), 2u) << spec.source;
+  EXPECT_EQ(count(spec.source, "cache_slot = 0;  // this pass"), 3u) << spec.source;  // one restart per pass
+  expectCorrectAndCompiles(c);
+}
+
+TEST(RowCache, ScalarAndMaskedRowsAndLayerNorm) {
+  for (const auto& [graph, knobs] : std::vector<std::pair<Graph, std::string>>{
+           {testgraphs::softmax(DType::Float32, {300, 1000}, 1), "cache=on,vector=1"},  // scalar loads
+           {testgraphs::softmax(DType::Float16, {300, 1001}, 1), "cache=on"},           // masked lanes
+           {testgraphs::softmax(DType::Float32, {2000}, 0), "cache=on"},                // all-reduce
+           {testgraphs::layerNorm(DType::Float16, {64, 768}), "cache=on,threads=512"}}) {
+    SCOPED_TRACE(knobs);
+    CompiledGraph c = compileWith(graph, knobs);
+    ASSERT_EQ(c.program.kernels.size(), 1u);
+    const std::string& cuda = c.program.kernels[0].source;
+    EXPECT_GT(c.program.kernels[0].launch.dynamicSharedBytes, 0u);
+    EXPECT_GE(count(cuda, "_cached"), 1u) << cuda;
+    expectCorrectAndCompiles(c);
+  }
+}
+
+TEST(RowCache, NotForColumnsNorWhereItDoesNotFit) {
+  CompiledGraph columns = compileWith(testgraphs::softmax(DType::Float32, {50, 40}, 0), "cache=on");
+  ASSERT_EQ(columns.kernels.size(), 1u);
+  EXPECT_EQ(columns.kernels[0].plan.form, CanonicalForm::YReduce);
+  EXPECT_EQ(columns.program.kernels[0].launch.dynamicSharedBytes, 0u);
+
+  CompiledGraph rows = compileWith(testgraphs::softmax(DType::Float16, {300, 1000}, 1), "cache=on");
+  const RowCache fits = planRowCache(rows.kernels[0], 227 * 1024, RowCacheMode::On);
+  ASSERT_FALSE(fits.empty());
+  EXPECT_TRUE(planRowCache(rows.kernels[0], fits.bytes - 1, RowCacheMode::On).empty());
+  EXPECT_TRUE(planRowCache(rows.kernels[0], fits.bytes, RowCacheMode::Off).empty());
+}
+
+TEST(RowCache, IsAKnob) {
+  EXPECT_EQ(KernelConfig::parse("cache=on", "t").rowCache, RowCacheMode::On);
+  EXPECT_EQ(KernelConfig::parse("cache=off", "t").rowCache, RowCacheMode::Off);
+  EXPECT_EQ(KernelConfig::parse("cache=auto", "t").rowCache, RowCacheMode::Auto);
+  EXPECT_EQ(KernelConfig::parse("cache=on,threads=512", "t").toString(), "threads=512,items=auto,vector=auto,cache=on");
+  EXPECT_THROW(KernelConfig::parse("cache=1", "t"), Error);
+  EXPECT_TRUE(KernelConfig::parse("cache=auto", "t").isDefault());
+}
+
+}  // namespace
+}  // namespace polyred
