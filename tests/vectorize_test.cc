@@ -141,6 +141,21 @@ TEST(Vectorize, RowResidentPassesTakeLanes) {
     }
 }
 
+// The unroll policy of row-resident pass loops: long aligned rows unroll by 2, masked
+// rows not at all, short rows by the default 4 (loopUnrollFor; the policy reads only
+// the plan and the lanes, so no CPU check of the 2^27-element graph is needed).
+TEST(Vectorize, LongRowResidentRowsUnrollByTwo) {
+  CompileOptions o;
+  CompiledGraph c = compileGraph(testgraphs::softmax(DType::Float16, {4096, 32768}, 1), o);
+  ASSERT_EQ(c.kernels.size(), 1u);
+  EXPECT_GT(c.kernels[0].plan.passes(), 1);
+  EXPECT_FALSE(c.kernels[0].vector.masked());
+  EXPECT_EQ(loopUnrollFor(c.kernels[0].plan, c.kernels[0].vector, KernelConfig::kAuto), 2);
+  EXPECT_NE(c.program.kernels[0].source.find("#pragma unroll 2\n"), std::string::npos);
+  EXPECT_EQ(c.program.kernels[0].source.find("#pragma unroll 4\n"), std::string::npos);
+  EXPECT_EQ(loopUnrollFor(c.kernels[0].plan, c.kernels[0].vector, 8), 8);  // a knob wins
+}
+
 // y-reduce: the lanes (a variant: the analytic policy keeps y-reduces scalar, tuning
 // picks lanes where they win) run along the kept, contiguous axis and each is a column
 // with its own accumulator, block reduction, cross-block combine and epilogue (here a

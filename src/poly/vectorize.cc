@@ -139,6 +139,9 @@ bool tupleLanesPay(const KernelPlan& plan) {
   return true;
 }
 
+// Rows at least this long count as long for the unroll policy below.
+constexpr int64_t kLongRowElements = 16384;
+
 int laneLimitFor(int maxWidth, const KernelPlan& plan) {
   if (maxWidth != KernelConfig::kAuto) return maxWidth;
   return plan.form == CanonicalForm::YReduce && plan.M < kMinColumnsForLanes ? 1 : 16;
@@ -149,10 +152,15 @@ int laneLimitFor(int maxWidth, const KernelPlan& plan) {
 // unrolled by 4, 640.7 by 2, 488.7 not unrolled (scalar code: 579.8); softmax via
 // logsumexp 574.3 / 570.6 / 470.1 (scalar 514.6). Each thread there walks about six
 // vectors of its row per pass. Aligned rows kept the default: softmax f32 [8192,512],
-// 15.9 us unrolled by 4, 17.7 not.
+// 15.9 us unrolled by 4, 17.7 not. Long aligned rows (each thread walks about eight
+// vectors per pass) ran faster unrolled by 2 (H100, `--config=unroll=N`): cross-entropy
+// f16 [8192,32000] 341.8 us by 4, 279.4 by 2, 341.0 by 8 (2026-11-25, session 9);
+// logsumexp f16 [8192,32000] 272.2 by 4, 265.3 by 2, 287.2 by 8 (session 8).
 int loopUnrollFor(const KernelPlan& plan, const Vectorization& vec, int requested) {
   if (requested != KernelConfig::kAuto) return requested;
-  return plan.passes() > 1 && vec.masked() ? 1 : KernelConfig::kDefaultUnroll;
+  if (plan.passes() > 1 && vec.masked()) return 1;
+  if (plan.passes() > 1 && plan.N >= kLongRowElements) return 2;
+  return KernelConfig::kDefaultUnroll;
 }
 
 Vectorization chooseVectorization(const KernelPlan& plan, int maxWidth) {

@@ -71,8 +71,9 @@ Vectorization chooseVectorization(const KernelPlan& plan, int maxWidth = KernelC
 int laneLimitFor(int maxWidth, const KernelPlan& plan);
 
 // How far the kernel's accumulation and pointwise loops are unrolled: `requested`
-// (KernelConfig::unroll) unless auto; auto is KernelConfig::kDefaultUnroll, except 1 for
-// a row-resident kernel with masked lanes (measured, vectorize.cc).
+// (KernelConfig::unroll) unless auto; auto is KernelConfig::kDefaultUnroll, except for
+// row-resident kernels: 1 with masked lanes, 2 for rows of 16384 elements or more
+// (measured, vectorize.cc).
 int loopUnrollFor(const KernelPlan& plan, const Vectorization& vec, int requested);
 
 }  // namespace polyred
