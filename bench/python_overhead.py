@@ -40,7 +40,9 @@ def main():
     (got,) = k(a, b) if isinstance(k(a, b), (tuple, list)) else (k(a, b),)
     torch.testing.assert_close(got.reshape(-1), (-a * b).sum().reshape(-1), rtol=1e-5, atol=1e-4)
     x = torch.zeros(1, device="cuda")
+    preallocated = torch.empty_like(got)
     rows = [("polyred kernel call (sg05)", per_call_us(k, a, b)),
+            ("polyred kernel call, out= preallocated", per_call_us(lambda p, q: k(p, q, out=preallocated), a, b)),
             ("torch (-a * b).sum(): 3 ops", per_call_us(lambda p, q: (-p * q).sum(), a, b)),
             ("torch x.add_(0): 1 op", per_call_us(lambda t: t.add_(0), x))]
     rows += breakdown(k, a, b)
@@ -51,24 +53,24 @@ def main():
 
 def breakdown(k, a, b):
     """The parts of one call, each timed alone: where the per-call time goes."""
-    import ctypes
+    import struct
 
     from polyred import _lib
 
     device = a.device
     out_dtype, out_shape, _ = k._torch_specs()[1][0]
     out = torch.empty(out_shape, dtype=out_dtype, device=device)
-    ins = (ctypes.c_void_p * 2)(a.data_ptr(), b.data_ptr())
-    outs = (ctypes.c_void_p * 1)(out.data_ptr())
-    stream = ctypes.c_void_p(torch.cuda.current_stream(device).cuda_stream)
+    ins = struct.pack("=2Q", a.data_ptr(), b.data_ptr())
+    outs = struct.pack("=1Q", out.data_ptr())
+    stream = torch.cuda.current_stream(device).cuda_stream
     launch = _lib.lib.polyred_launch
     handle = k._handle
     parts = [
         ("part: polyred_launch via ctypes, prebuilt args", lambda: launch(handle, ins, outs, stream)),
+        ("part: 2 x data_ptr + struct pack", lambda: struct.pack("=2Q", a.data_ptr(), b.data_ptr())),
         ("part: torch.empty(output)", lambda: torch.empty(out_shape, dtype=out_dtype, device=device)),
         ("part: torch.cuda.current_stream().cuda_stream", lambda: torch.cuda.current_stream(device).cuda_stream),
         ("part: torch.cuda.current_device()", lambda: torch.cuda.current_device()),
-        ("part: 2 x data_ptr + ctypes arrays", lambda: (ctypes.c_void_p * 2)(a.data_ptr(), b.data_ptr())),
         ("part: input checks (dtype, shape, contiguous, device)",
          lambda: [t.dtype != out_dtype or t.shape != (1280,) or not t.is_contiguous() or t.device != device
                   for t in (a, b)]),

@@ -66,7 +66,9 @@ lib.polyred_input_info.argtypes = [P, ctypes.c_int, ctypes.POINTER(TensorInfo)]
 lib.polyred_output_info.argtypes = [P, ctypes.c_int, ctypes.POINTER(TensorInfo)]
 lib.polyred_cuda_source.argtypes = [P, ctypes.c_int]
 lib.polyred_cuda_source.restype = ctypes.c_char_p
-lib.polyred_launch.argtypes = [P, ctypes.POINTER(P), ctypes.POINTER(P), P]
+# The pointer arrays (void* const*) arrive as bytes of packed native 64-bit words
+# (kernel.py's _CallPlan): c_char_p passes the buffer's address, without a conversion.
+lib.polyred_launch.argtypes = [P, ctypes.c_char_p, ctypes.c_char_p, P]
 lib.polyred_check_cpu.argtypes = [P, ctypes.c_uint64, ctypes.c_int64]
 
 

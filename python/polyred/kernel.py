@@ -1,6 +1,7 @@
 """A compiled polyred program: its inputs and outputs, a CPU check, and calls on torch
 CUDA tensors (zero copies, on the current stream, outputs allocated by torch)."""
 import ctypes
+import struct
 from dataclasses import dataclass
 
 from . import _lib
@@ -38,13 +39,10 @@ class Kernel:
 
     def __init__(self, handle):
         self._handle = ctypes.c_void_p(handle)
-        self._specs = None
+        self._plan = None  # _CallPlan, made at the first call
         lib = _lib.lib
         self.inputs = [self._info(lib.polyred_input_info, k) for k in range(lib.polyred_num_inputs(self._handle))]
         self.outputs = [self._info(lib.polyred_output_info, k) for k in range(lib.polyred_num_outputs(self._handle))]
-        # ctypes array types of the launch's pointer arguments, made once.
-        self._in_array = ctypes.c_void_p * max(1, len(self.inputs))
-        self._out_array = ctypes.c_void_p * max(1, len(self.outputs))
 
     def _info(self, fn, k):
         info = _lib.TensorInfo()
@@ -81,17 +79,18 @@ class Kernel:
     def _torch_specs(self):
         """Per input (torch dtype, shape) and per output (torch dtype, shape, in-place
         input or -1), resolved once: the per-call path only compares."""
-        if self._specs is None:
-            import torch
-            self._specs = ([(getattr(torch, _TORCH_DTYPES[s.dtype]), s.shape) for s in self.inputs],
-                           [(getattr(torch, _TORCH_DTYPES[s.dtype]), s.shape, s.in_place_of_input)
-                            for s in self.outputs])
-        return self._specs
+        plan = self._plan or self._make_plan()
+        return plan.inputs, plan.outputs
 
-    def _refuse(self, k, t, device):
-        """The BadInputError for input k (only built when a check failed)."""
-        spec = self.inputs[k]
-        where = f"input {k} ({spec.name!r})"
+    def _make_plan(self):
+        self._plan = _CallPlan(self)
+        return self._plan
+
+    def _refuse(self, k, t, device, what="input"):
+        """The BadInputError for input (or out=) tensor k, built only once a check failed."""
+        specs = self.inputs if what == "input" else [o for o in self.outputs if o.in_place_of_input < 0]
+        spec = specs[k]
+        where = f"{what} {k} ({spec.name!r})"
         if str(t.dtype) != "torch." + _TORCH_DTYPES[spec.dtype]:
             return BadInputError(f"{where} is {t.dtype}, the kernel takes {spec.dtype}")
         if tuple(t.shape) != spec.shape:
@@ -100,53 +99,92 @@ class Kernel:
             return BadInputError(f"{where} is not contiguous (call .contiguous())")
         if t.device.type != "cuda":
             return BadInputError(f"{where} is on {t.device}, not on a CUDA device")
-        return BadInputError(f"{where} is on {t.device}, the others on {device}")
+        return BadInputError(f"{where} is on {t.device}, the inputs on {device}")
 
-    def __call__(self, *tensors):
+    def __call__(self, *tensors, out=None):
         """Runs on torch CUDA tensors (or DLPack arrays) in input order; returns the
-        output tensor, or a tuple of them. In-place outputs are their input tensors."""
-        import torch
-
-        # The per-call path (issue #15: host overhead) only compares against specs
-        # resolved once, reads device indices as ints and takes the raw stream handle.
-        ins_spec, outs_spec = self._torch_specs()
-        if len(tensors) != len(ins_spec):
-            raise BadInputError(f"the kernel takes {len(ins_spec)} tensors, got {len(tensors)}")
-        if not all(type(t) is torch.Tensor for t in tensors):
-            tensors = [t if isinstance(t, torch.Tensor) else torch.from_dlpack(t) for t in tensors]
-        index = tensors[0].get_device() if tensors else torch.cuda.current_device()
-        for k, t in enumerate(tensors):
-            dtype, shape = ins_spec[k]
-            if t.dtype != dtype or t.shape != shape or not t.is_contiguous() or t.get_device() != index or index < 0:
+        output tensor, or a tuple of them. In-place outputs are their input tensors.
+        `out`: the outputs to write (a tensor, or a sequence in output order without the
+        in-place ones) instead of tensors that torch allocates at each call."""
+        # The per-call path (issue #15: host overhead) compares against a plan resolved
+        # at the first call and passes the pointers as packed 64-bit buffers.
+        plan = self._plan or self._make_plan()
+        if len(tensors) != len(plan.inputs):
+            raise BadInputError(f"the kernel takes {len(plan.inputs)} tensors, got {len(tensors)}")
+        if not all(type(t) is plan.tensor_type for t in tensors):
+            tensors = [t if isinstance(t, plan.tensor_type) else plan.from_dlpack(t) for t in tensors]
+        index = tensors[0].get_device() if tensors else plan.torch.cuda.current_device()
+        for k, (t, (dtype, shape)) in enumerate(zip(tensors, plan.inputs)):
+            if t.dtype is not dtype or t.shape != shape or not t.is_contiguous() or t.get_device() != index or index < 0:
                 raise self._refuse(k, t, tensors[0].device)
-        outputs = [tensors[alias] if alias >= 0 else torch.empty(shape, dtype=dtype, device=index)
-                   for dtype, shape, alias in outs_spec]
-        ins = self._in_array(*[t.data_ptr() for t in tensors])
-        outs = self._out_array(*[t.data_ptr() for t in outputs])
-        if index == torch.cuda.current_device():
-            status = _lib.lib.polyred_launch(self._handle, ins, outs, _current_stream(index))
+        outputs = self._outputs(plan, tensors, index, out)
+        ins = plan.pack_inputs(*[t.data_ptr() for t in tensors])
+        outs = plan.pack_outputs(*[t.data_ptr() for t in outputs])
+        if index == plan.current_device():  # (CUDA is initialized: the inputs are on it)
+            status = plan.launch(self._handle, ins, outs, plan.raw_stream(index))
         else:  # the launch uses the current CUDA context: make it the tensors' device
-            with torch.cuda.device(index):
-                status = _lib.lib.polyred_launch(self._handle, ins, outs, _current_stream(index))
+            with plan.torch.cuda.device(index):
+                status = plan.launch(self._handle, ins, outs, plan.raw_stream(index))
         if status:
             raise_for(status, _lib.last_error())
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
+    def _outputs(self, plan, tensors, index, out):
+        """The output tensors: in-place ones are their inputs; the others come from `out`
+        (checked like inputs) or are allocated by torch on the inputs' device."""
+        if out is None:
+            device = plan.device(index)
+            return [tensors[alias] if alias >= 0 else plan.empty(shape, dtype=dtype, device=device)
+                    for dtype, shape, alias in plan.outputs]
+        given = [out] if isinstance(out, plan.tensor_type) else list(out)
+        fresh = [(dtype, shape) for dtype, shape, alias in plan.outputs if alias < 0]
+        if len(given) != len(fresh):
+            raise BadInputError(f"out= takes {len(fresh)} tensor(s) (the outputs not written in place), got {len(given)}")
+        for k, (t, (dtype, shape)) in enumerate(zip(given, fresh)):
+            if not isinstance(t, plan.tensor_type):
+                raise BadInputError(f"out= tensor {k} is a {type(t).__name__}, not a torch.Tensor")
+            if t.dtype is not dtype or t.shape != shape or not t.is_contiguous() or t.get_device() != index:
+                raise self._refuse(k, t, tensors[0].device if tensors else index, what="out=")
+        it = iter(given)
+        return [tensors[alias] if alias >= 0 else next(it) for _, _, alias in plan.outputs]
 
-_raw_stream = None  # resolved on the first call: torch is imported lazily
 
+class _CallPlan:
+    """What every call of one kernel needs, resolved at its first call (torch is imported
+    lazily): the specs as torch objects, the pointer packers and the fastest accessors
+    this torch has (the internal ones Inductor's generated code calls, where they exist)."""
 
-def _current_stream(index):
-    """The raw handle of the current stream of device `index`: torch's internal
-    accessor (what Inductor's generated code calls) where it exists, a few us faster
-    than torch.cuda.current_stream(), which builds a Stream object."""
-    global _raw_stream
-    if _raw_stream is None:
+    def __init__(self, kernel):
         import torch
 
-        _raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None) or (
+        self.torch = torch
+        self.tensor_type = torch.Tensor
+        self.from_dlpack = torch.from_dlpack
+        self.empty = torch.empty
+        self.inputs = [(getattr(torch, _TORCH_DTYPES[s.dtype]), torch.Size(s.shape)) for s in kernel.inputs]
+        self.outputs = [(getattr(torch, _TORCH_DTYPES[s.dtype]), torch.Size(s.shape), s.in_place_of_input)
+                        for s in kernel.outputs]
+        # Pointer arrays as packed native 64-bit words: a fresh immutable buffer per call
+        # (ctypes releases the GIL during the launch, so a shared array could be rewritten
+        # by another thread), built faster than a ctypes array.
+        self.pack_inputs = _packer(len(kernel.inputs))
+        self.pack_outputs = _packer(len(kernel.outputs))
+        self.launch = _lib.lib.polyred_launch
+        self.current_device = getattr(torch._C, "_cuda_getDevice", None) or torch.cuda.current_device
+        self.raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None) or (
             lambda i: torch.cuda.current_stream(i).cuda_stream)
-    return _raw_stream(index)
+        self._devices = {}
+
+    def device(self, index):
+        d = self._devices.get(index)
+        if d is None:
+            d = self._devices[index] = self.torch.device("cuda", index)
+        return d
+
+
+def _packer(n):
+    """pack(p0, ..., pn-1) -> n native 64-bit words (one zero word for n == 0: never read)."""
+    return struct.Struct(f"={n}Q").pack if n else (lambda: bytes(8))
 
 
 def as_torch_op(kernel, name):

@@ -29,12 +29,31 @@ def test_loaded_file_on_a_side_stream():
     torch.testing.assert_close(y1, b.sum(0), rtol=1e-5, atol=1e-3)
 
 
+def test_preallocated_outputs():
+    import torch
+    k = polyred.load(polyred.__file__.rsplit("/python/", 1)[0] + "/examples/table2/sg09_sum_sum.json", target="gpu")
+    a, b = (torch.randn(8192, 768, device="cuda") for _ in range(2))
+    o0, o1 = torch.empty(768, device="cuda"), torch.empty(768, device="cuda")
+    y0, y1 = k(a, b, out=(o0, o1))
+    assert y0 is o0 and y1 is o1
+    torch.testing.assert_close(o0, a.sum(0), rtol=1e-5, atol=1e-3)
+    torch.testing.assert_close(o1, b.sum(0), rtol=1e-5, atol=1e-3)
+    with pytest.raises(polyred.BadInputError, match="out= takes 2"):
+        k(a, b, out=o0)
+    with pytest.raises(polyred.BadInputError, match="out= 1 .* has shape"):
+        k(a, b, out=(o0, torch.empty(767, device="cuda")))
+    with pytest.raises(polyred.BadInputError, match="out= 0 .* is torch.float16"):
+        k(a, b, out=(o0.half(), o1))
+    with pytest.raises(polyred.BadInputError, match="not on a CUDA device"):
+        k(a, b, out=(o0.cpu(), o1))
+
+
 def test_tensor_on_another_device_is_refused():
     import torch
     if torch.cuda.device_count() < 2:
         pytest.skip("one GPU")
     k = polyred.load(polyred.__file__.rsplit("/python/", 1)[0] + "/examples/table2/sg09_sum_sum.json", target="gpu")
-    with pytest.raises(polyred.BadInputError, match="the others on"):
+    with pytest.raises(polyred.BadInputError, match="the inputs on"):
         k(torch.zeros(8192, 768, device="cuda:0"), torch.zeros(8192, 768, device="cuda:1"))
 
 

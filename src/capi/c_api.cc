@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -189,7 +190,7 @@ polyred_status polyred_launch(polyred_program* p, void* const* inputs, void* con
     if (!p) return fail(POLYRED_BAD_INPUT, "polyred_launch: null program");
     if ((!inputs && !p->inputs.empty()) || (!outputs && !p->outputs.empty()))
       return fail(POLYRED_BAD_INPUT, "polyred_launch: null pointer array");
-    std::vector<void*> in(inputs, inputs + p->inputs.size()), out(outputs, outputs + p->outputs.size());
+    const std::span<void* const> in(inputs, p->inputs.size()), out(outputs, p->outputs.size());
     for (size_t k = 0; k < in.size(); ++k)
       if (!in[k]) return fail(POLYRED_BAD_INPUT, "polyred_launch: input " + std::to_string(k) + " is a null pointer");
     for (size_t k = 0; k < out.size(); ++k)

@@ -275,8 +275,8 @@ struct CompiledProgram::State {
   ~State();
   StreamResources& resourcesFor(CUstream stream);
   std::unique_ptr<StreamResources> allocateResources(CUstream stream) const;
-  CUdeviceptr argument(const KernelParam& param, size_t kernel, const std::vector<void*>& inputs,
-                       const std::vector<void*>& outputs, const StreamResources& resources) const;
+  CUdeviceptr argument(const KernelParam& param, size_t kernel, std::span<void* const> inputs,
+                       std::span<void* const> outputs, const StreamResources& resources) const;
 };
 
 CompiledProgram::State::~State() {
@@ -317,8 +317,7 @@ std::unique_ptr<StreamResources> CompiledProgram::State::allocateResources(CUstr
 }
 
 CUdeviceptr CompiledProgram::State::argument(const KernelParam& param, size_t kernel,
-                                             const std::vector<void*>& inputs,
-                                             const std::vector<void*>& outputs,
+                                             std::span<void* const> inputs, std::span<void* const> outputs,
                                              const StreamResources& resources) const {
   auto index = static_cast<size_t>(param.index);
   switch (param.kind) {
@@ -359,8 +358,7 @@ CompiledProgram CompiledProgram::load(const Program& program, const DeviceInfo& 
   return CompiledProgram(std::move(state));
 }
 
-void CompiledProgram::launch(const std::vector<void*>& inputs, const std::vector<void*>& outputs,
-                             CUstream stream) {
+void CompiledProgram::launch(std::span<void* const> inputs, std::span<void* const> outputs, CUstream stream) {
   State& state = *state_;
   if (inputs.size() < state.inputsNeeded || outputs.size() < state.outputsNeeded)
     throw Error("the program needs " + std::to_string(state.inputsNeeded) + " input and " +
@@ -368,8 +366,10 @@ void CompiledProgram::launch(const std::vector<void*>& inputs, const std::vector
                 std::to_string(inputs.size()) + " and " + std::to_string(outputs.size()));
   cuda::ContextGuard guard(state.context);
   const StreamResources& resources = state.resourcesFor(stream);
-  std::vector<CUdeviceptr> values;
-  std::vector<void*> arguments;
+  // Reused across calls: a launch allocates nothing on the host (issue #15: the host
+  // overhead of a cached kernel call).
+  thread_local std::vector<CUdeviceptr> values;
+  thread_local std::vector<void*> arguments;
   for (size_t k = 0; k < state.kernels.size(); ++k) {
     const LoadedKernel& kernel = state.kernels[k];
     values.clear();
@@ -431,7 +431,7 @@ double measureLaunchFloor() {
   Program program;
   program.kernels.push_back(empty);
   CompiledProgram compiled = CompiledProgram::load(program, currentDevice());
-  return timeMedianMicros([&](CUstream stream) { compiled.launch({}, {}, stream); });
+  return timeMedianMicros([&](CUstream stream) { compiled.launch(std::span<void* const>(), std::span<void* const>(), stream); });
 }
 
 }  // namespace polyred

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -80,7 +81,10 @@ class CompiledProgram {
   // inputs[i] / outputs[i] are the device buffers of Graph::inputs[i] / outputs[i]
   // (CUdeviceptr cast to void*). An output written in place (aliasOfInput) is passed as
   // its input's pointer. Thread-safe across streams.
-  void launch(const std::vector<void*>& inputs, const std::vector<void*>& outputs, CUstream stream);
+  void launch(std::span<void* const> inputs, std::span<void* const> outputs, CUstream stream);
+  void launch(const std::vector<void*>& inputs, const std::vector<void*>& outputs, CUstream stream) {
+    launch(std::span<void* const>(inputs), std::span<void* const>(outputs), stream);
+  }
   int kernelCount() const;
 
  private:

@@ -240,7 +240,7 @@ TEST(RuntimeGpu, RejectsTooFewPointers) {
   if (!gpuAvailable(&why)) GTEST_SKIP() << why;
   CompiledProgram compiled = CompiledProgram::load(workspaceSumProgram(), currentDevice());
   Stream stream;
-  EXPECT_THROW(compiled.launch({}, {}, stream.get()), Error);
+  EXPECT_THROW(compiled.launch(std::vector<void*>(), std::vector<void*>(), stream.get()), Error);
 }
 
 TEST(RuntimeGpu, OptsIntoLargeDynamicSharedMemory) {
