@@ -97,6 +97,11 @@ TEST(ConfigSearch, DefaultFirstAndKeptUnlessClearlyBeaten) {
   std::vector<KernelConfig> configs = candidateConfigs(true);
   ASSERT_GE(configs.size(), 10u);
   EXPECT_EQ(candidateConfigs(false).size(), 5u);  // the default, then block size x lanes
+  // Graphs with a row-resident kernel also try its row cache, with 512 and 1024 threads.
+  const std::vector<KernelConfig> rowResident = candidateConfigs(true, true);
+  ASSERT_EQ(rowResident.size(), configs.size() + 2);
+  for (size_t k = configs.size(); k < rowResident.size(); ++k) EXPECT_EQ(rowResident[k].rowCache, RowCacheMode::On);
+  EXPECT_EQ(rowResident.back().threadsPerBlock, 1024);
   EXPECT_TRUE(configs.front().isDefault());
   EXPECT_EQ(std::set<std::string>({configs[0].toString()}).count(configs[1].toString()), 0u);
   KernelConfig other = configs[3];
