@@ -54,6 +54,37 @@ TEST(Compare, ToleranceTable) {
   }
 }
 
+// A product's rounding errors are relative and grow with its length, however large it
+// is: outputs downstream of a product of P factors get rtol >= 4 sqrt(P) u(acc).
+TEST(Compare, ProductsGetARelativeToleranceThatGrowsWithTheirLength) {
+  GraphBuilder b("prod");
+  Value x = b.input("x", DType::Float32, {300001});
+  Value p = b.reduce(x, Reduction::prod(DType::Float32), {0});
+  Value s = b.reduceSum(x, {0});
+  Value both = b.mul(p, s);
+  b.output(both);
+  b.output(s);
+  Graph g = b.build();
+  EXPECT_EQ(productLength(g, x.id), 1);
+  EXPECT_EQ(productLength(g, p.id), 300001);
+  EXPECT_EQ(productLength(g, both.id), 300001);
+  EXPECT_EQ(productLength(g, s.id), 1);
+  EXPECT_EQ(accumulationLength(g, p.id), 300001);  // a product is also inexact
+
+  const Tolerance tp = toleranceOf(g, p.id);
+  EXPECT_DOUBLE_EQ(tp.rtol, 4 * std::sqrt(300001.0) * 0x1p-24);  // 1.3e-4
+  EXPECT_EQ(toleranceOf(g, s.id).rtol, 1e-5);                      // a sum keeps the table's rtol
+  EXPECT_EQ(toleranceFor(DType::Float32, 1000, 1000).rtol, 1e-5);  // short products too
+  EXPECT_EQ(toleranceFor(DType::Float64, 300001, 300001).rtol, 1e-12);
+
+  // A large product 3e-5 off (float32's drift over 300001 factors) matches; 1e-3 off does not.
+  const HostTensor want = HostTensor::fromValues(DType::Float32, {}, {1e6});
+  EXPECT_TRUE(compareTensors(HostTensor::fromValues(DType::Float32, {}, {1e6 * (1 + 3e-5)}), want, tp).ok);
+  EXPECT_FALSE(compareTensors(HostTensor::fromValues(DType::Float32, {}, {1e6 * (1 + 1e-3)}), want, tp).ok);
+  EXPECT_FALSE(compareTensors(HostTensor::fromValues(DType::Float32, {}, {1e6 * (1 + 3e-5)}), want,
+                              toleranceOf(g, s.id)).ok);
+}
+
 TEST(Compare, AccumulationLengthIsTheLongestInexactReductionUpstream) {
   GraphBuilder b("acc");
   Value x = b.input("x", DType::Float32, {4, 5, 6});

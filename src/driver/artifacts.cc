@@ -88,7 +88,7 @@ Json writeTestData(const CompiledGraph& c, const fs::path& dir, uint64_t seed) {
     std::string name = "test/expected" + std::to_string(k) + ".bin";
     writeFile(dir / name, expected[k].data(), expected[k].bytes.size());
     const TensorId t = g.outputs[k].tensor;
-    Tolerance tol = toleranceFor(g.tensor(t).dtype, accumulationLength(g, t));
+    Tolerance tol = toleranceOf(g, t);
     outs.push_back({{"file", name}, {"rtol", tol.rtol}, {"atol", tol.atol}});
   }
   return {{"seed", seed}, {"inputs", ins}, {"expected", outs},

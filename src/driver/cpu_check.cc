@@ -90,7 +90,7 @@ CpuCheckReport compareOutputs(const Graph& g, const std::vector<HostTensor>& got
     const std::vector<bool>* only = !written.empty() && !written[o].empty() ? &written[o] : nullptr;
     const int64_t checked = only ? std::count(only->begin(), only->end(), true) : got[o].size();
     TensorId t = g.outputs[o].tensor;
-    Tolerance tol = toleranceFor(g.tensor(t).dtype, accumulationLength(g, t));
+    Tolerance tol = toleranceOf(g, t);
     MagnitudeAt magnitude;
     if (magnitudes) magnitude = [&](int64_t k) { return magnitudes->magnitude(t, k); };
     CompareResult r = compareTensors(got[o], expected[o], tol, magnitude, only);

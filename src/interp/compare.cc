@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <sstream>
 
@@ -93,18 +94,25 @@ std::string describe(const CompareResult& r, const HostTensor& got, const HostTe
 
 }  // namespace
 
-Tolerance toleranceFor(DType outputType, int64_t accumulationLength) {
+Tolerance toleranceFor(DType outputType, int64_t accumulationLength, int64_t productLength) {
   if (isComplex(outputType)) outputType = complexPartType(outputType);  // parts compare as float32
   if (!isFloat(outputType)) return {0, 0};
-  double rtol = relativeTolerance(outputType);
-  double accumulation = relativeTolerance(defaultAccType(outputType)) *
-                        std::sqrt(static_cast<double>(std::max<int64_t>(accumulationLength, 1)));
-  DType acc = defaultAccType(outputType);
-  double overflowAt = acc == DType::Float64 ? std::numeric_limits<double>::max() : std::numeric_limits<float>::max();
-  return {rtol, 4 * std::max(rtol, accumulation), std::max<int64_t>(accumulationLength, 1), overflowAt};
+  const DType acc = defaultAccType(outputType);
+  const double unitRoundoff = acc == DType::Float64 ? 0x1p-53 : 0x1p-24;
+  const double product = 4 * std::sqrt(static_cast<double>(std::max<int64_t>(productLength, 1))) * unitRoundoff;
+  const double rtol = std::max(relativeTolerance(outputType), product);
+  const double accumulation = relativeTolerance(acc) *
+                              std::sqrt(static_cast<double>(std::max<int64_t>(accumulationLength, 1)));
+  const double overflowAt = acc == DType::Float64 ? std::numeric_limits<double>::max() : std::numeric_limits<float>::max();
+  return {rtol, 4 * std::max(relativeTolerance(outputType), accumulation), std::max<int64_t>(accumulationLength, 1),
+          overflowAt};
 }
 
-int64_t accumulationLength(const Graph& g, TensorId t) {
+namespace {
+
+// The largest elementsPerOutput over the Reduce nodes upstream of t (t's own producer
+// included) that `counts`.
+int64_t longestUpstream(const Graph& g, TensorId t, const std::function<bool(const Reduction&)>& counts) {
   int64_t longest = 1;
   std::vector<bool> seen(g.tensors.size(), false);
   std::vector<TensorId> pending{t};
@@ -115,11 +123,24 @@ int64_t accumulationLength(const Graph& g, TensorId t) {
     seen[static_cast<size_t>(id)] = true;
     const Node* n = g.producer(id);
     if (!n) continue;
-    if (n->kind == OpKind::Reduce && !isExactCombiner(*n->reduction))
-      longest = std::max(longest, elementsPerOutput(g, *n));
+    if (n->kind == OpKind::Reduce && counts(*n->reduction)) longest = std::max(longest, elementsPerOutput(g, *n));
     pending.insert(pending.end(), n->inputs.begin(), n->inputs.end());
   }
   return longest;
+}
+
+}  // namespace
+
+int64_t accumulationLength(const Graph& g, TensorId t) {
+  return longestUpstream(g, t, [](const Reduction& r) { return !isExactCombiner(r); });
+}
+
+int64_t productLength(const Graph& g, TensorId t) {
+  return longestUpstream(g, t, [](const Reduction& r) { return r.builtin() == BuiltinCombiner::Prod; });
+}
+
+Tolerance toleranceOf(const Graph& g, TensorId t) {
+  return toleranceFor(g.tensor(t).dtype, accumulationLength(g, t), productLength(g, t));
 }
 
 CompareResult compareTensors(const HostTensor& got, const HostTensor& expected, Tolerance tol,

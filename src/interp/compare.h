@@ -22,6 +22,8 @@
 //                       on the other side of a rounding boundary; one more ulp for
 //                       an operand that itself came out one ulp off.
 //   bfloat16   1.6e-2   2 ulp (1 ulp <= 2^-7 = 7.8e-3 relative), same reasoning.
+//   products   max(rtol above, 4 sqrt(P) u(acc)) for an output downstream of a product
+//              of P factors (toleranceFor): its relative error grows with P.
 //   integers   0        exact: integer math wraps identically everywhere.
 //   bool       0        exact.
 //
@@ -72,13 +74,28 @@ struct Tolerance {
 using MagnitudeAt = std::function<double(int64_t)>;
 
 // The tolerance for an output of dtype `outputType` that combines up to
-// `accumulationLength` elements per value (1 for elementwise-only results).
-Tolerance toleranceFor(DType outputType, int64_t accumulationLength);
+// `accumulationLength` elements per value (1 for elementwise-only results), of which up
+// to `productLength` are factors of one product. A product's rounding errors are
+// relative and grow with it: P factors multiplied in the accumulator type (unit
+// roundoff u) are off by about sqrt(P) * u relative (a random walk of P roundings; a
+// complex multiply rounds about sqrt(5) times as much, inside the headroom), however
+// large the product is, so rtol becomes max(rtol(output), 4 * sqrt(P) * u(acc)).
+// (A float32 product of 300001 factors near 1 drifts 3e-5 from the float64 one: within
+// 4 * sqrt(300001) * 2^-24 = 1.3e-4, outside the plain 1e-5.)
+Tolerance toleranceFor(DType outputType, int64_t accumulationLength, int64_t productLength = 1);
+
+// toleranceFor(dtype of t, accumulationLength(g, t), productLength(g, t)): what every
+// comparison of an output tensor uses.
+Tolerance toleranceOf(const Graph& g, TensorId t);
 
 // The largest number of elements combined per output value by any inexact reduction
 // upstream of `t` (sum, prod and user combiners); 1 if none. Max/min/and/or
 // reductions are exact and count as 1.
 int64_t accumulationLength(const Graph& g, TensorId t);
+
+// The largest number of factors a product reduction (the built-in prod, of any dtype)
+// upstream of `t` multiplies per output value; 1 if none.
+int64_t productLength(const Graph& g, TensorId t);
 
 struct CompareResult {
   bool ok = false;
