@@ -339,9 +339,9 @@ class KernelEmitter {
         os << indent(d) << "// mark: " << n.mark << "\n";
         // The accumulation and pointwise loops: unrolled so each thread keeps several
         // independent loads in flight (the loads do not depend on the accumulator).
-        if (!cache_.empty() && (n.mark == "reduction" || n.mark == "pointwise"))
+        if (!cache_.empty() && isPassLoopMark(n))
           os << indent(d) << "cache_slot = 0;  // this pass's loads take slots 0, 1, ...\n";
-        if ((n.mark == "reduction" || n.mark == "pointwise") && n.children[0]->kind == AstNode::Kind::For)
+        if (isPassLoopMark(n) && n.children[0]->kind == AstNode::Kind::For)
           os << indent(d) << "#pragma unroll " << loopUnrollFor(p_, k_.vector, o_.unroll) << "\n";
         emitNode(os, *n.children[0], d);
         return;

@@ -4,14 +4,11 @@
 #include <sstream>
 
 #include "ir/dtype.h"
+#include "support/int_math.h"
 
 namespace polyred {
 
 namespace {
-
-// The marks whose loops hold one pass's point statements; the emitter restarts the
-// slot count at each of them.
-bool restartsSlots(const AstNode& n) { return n.mark == "reduction" || n.mark == "pointwise"; }
 
 struct Site {
   std::string path;  // the loops, guards and slot restarts from the root down to it
@@ -32,7 +29,7 @@ void collect(const AstNode& n, const std::string& path, std::vector<int>* markPa
       for (const auto& c : n.children) collect(*c, path, markPasses, s);
       return;
     case AstNode::Kind::Mark: {
-      if (!restartsSlots(n)) return collect(*n.children[0], path, markPasses, s);
+      if (!isPassLoopMark(n)) return collect(*n.children[0], path, markPasses, s);  // no slot restart
       // The path goes on from the root: the guards and tile loops above the mark must
       // match too (a pass may only read slots that pass 0 wrote in the same thread).
       std::vector<int> passes;
@@ -61,27 +58,13 @@ void collect(const AstNode& n, const std::string& path, std::vector<int>* markPa
   }
 }
 
-// Whether every statement of `pass` reads `value` where pass 0's statement at the same
-// place in the program read it: same loops, same guards, same offsets.
-bool readsLikePassZero(const PolyKernel& k, const Sites& sites, int pass, int value) {
-  const auto first = sites.byPass.find(0), later = sites.byPass.find(pass);
-  if (first == sites.byPass.end() || later == sites.byPass.end()) return false;
-  if (first->second.size() != later->second.size()) return false;
-  for (size_t s = 0; s < first->second.size(); ++s) {
-    const Site &a = first->second[s], &b = later->second[s];
-    if (a.path != b.path || loadOffsetsOf(k, *a.user, value) != loadOffsetsOf(k, *b.user, value)) return false;
-  }
-  return true;
-}
-
-int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-}  // namespace
-
-std::vector<std::string> loadOffsetsOf(const PolyKernel& k, const AstUser& u, int value) {
+// The load offsets (text) of body value `value` in statement instance `u`, whose pass
+// evaluates `evaluated`, in the order the emitter consumes them (one for a scalar or
+// contiguous load, V for a gather).
+std::vector<std::string> loadOffsetsOf(const PolyKernel& k, const AstUser& u, const std::vector<bool>& evaluated,
+                                       int value) {
   const KernelPlan& p = k.plan;
   const bool lanes = k.vector.width > 1;
-  const std::vector<bool> evaluated = p.valuesOfPass(u.pass);
   size_t access = 0, offset = 0;
   for (size_t v = 0; v < p.body.size(); ++v) {
     if (!p.body[v].hasOffset()) continue;
@@ -98,6 +81,25 @@ std::vector<std::string> loadOffsetsOf(const PolyKernel& k, const AstUser& u, in
   }
   return {};
 }
+
+// Whether every statement of `pass` reads `value` where pass 0's statement at the same
+// place in the program read it: same loops, same guards, same offsets. `evaluated`:
+// the body values of each pass (KernelPlan::valuesOfPass).
+bool readsLikePassZero(const PolyKernel& k, const Sites& sites, const std::vector<std::vector<bool>>& evaluated,
+                       int pass, int value) {
+  const auto first = sites.byPass.find(0), later = sites.byPass.find(pass);
+  if (first == sites.byPass.end() || later == sites.byPass.end()) return false;
+  if (first->second.size() != later->second.size()) return false;
+  for (size_t s = 0; s < first->second.size(); ++s) {
+    const Site &a = first->second[s], &b = later->second[s];
+    if (a.path != b.path || loadOffsetsOf(k, *a.user, evaluated[0], value) !=
+                                loadOffsetsOf(k, *b.user, evaluated[static_cast<size_t>(pass)], value))
+      return false;
+  }
+  return true;
+}
+
+}  // namespace
 
 const RowCache::Region* RowCache::regionOf(int value) const {
   for (const Region& r : regions)
@@ -126,19 +128,21 @@ RowCache planRowCache(const PolyKernel& k, int64_t sharedLimit, RowCacheMode mod
   // Thread tx takes instances tx, tx + BX, ... of its row (an ordered tuple: one chunk).
   const int64_t instances = V > 1 ? k.vector.vectorsAlong(p.N) : p.N;
   cache.slotsPerThread = std::max<int64_t>(ceilDiv(instances, k.binding.BX), k.binding.chunk);
-  const std::vector<bool> first = p.valuesOfPass(0);
+  std::vector<std::vector<bool>> evaluated;
+  for (int pass = 0; pass < p.passes(); ++pass) evaluated.push_back(p.valuesOfPass(pass));
   size_t access = 0;
   for (size_t v = 0; v < p.body.size(); ++v) {
     const BodyValue& b = p.body[v];
     if (!b.hasOffset()) continue;
     const bool contiguous = V == 1 || k.vector.accesses.at(access++) == LaneAccess::Contiguous;
-    if (b.kind != BodyValue::Kind::Load || !first[v] || !contiguous) continue;
+    if (b.kind != BodyValue::Kind::Load || !evaluated[0][v] || !contiguous) continue;
     RowCache::Region r;
     r.value = static_cast<int>(v);
     r.readInPass.assign(static_cast<size_t>(p.passes()), false);
     bool read = false;
     for (int pass = 1; pass < p.passes(); ++pass)
-      if (p.valuesOfPass(pass)[v] && readsLikePassZero(k, sites, pass, r.value)) read = r.readInPass[pass] = true;
+      if (evaluated[static_cast<size_t>(pass)][v] && readsLikePassZero(k, sites, evaluated, pass, r.value))
+        read = r.readInPass[static_cast<size_t>(pass)] = true;
     if (!read) continue;
     const std::string storage(cudaStorageType(b.dtype));
     r.packType = V > 1 ? "PrPack<" + std::to_string(V) + ", " + storage + ">" : storage;

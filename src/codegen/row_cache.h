@@ -55,8 +55,4 @@ struct RowCache {
 // or all-reduce, and the regions fit.
 RowCache planRowCache(const PolyKernel& k, int64_t sharedLimit, RowCacheMode mode);
 
-// The load offsets (text) of body value `value` in statement instance `u`, in the order
-// the emitter consumes them (one for a scalar or contiguous load, V for a gather).
-std::vector<std::string> loadOffsetsOf(const PolyKernel& k, const AstUser& u, int value);
-
 }  // namespace polyred

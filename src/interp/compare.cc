@@ -100,11 +100,11 @@ Tolerance toleranceFor(DType outputType, int64_t accumulationLength, int64_t pro
   const DType acc = defaultAccType(outputType);
   const double unitRoundoff = acc == DType::Float64 ? 0x1p-53 : 0x1p-24;
   const double product = 4 * std::sqrt(static_cast<double>(std::max<int64_t>(productLength, 1))) * unitRoundoff;
-  const double rtol = std::max(relativeTolerance(outputType), product);
+  const double rounding = relativeTolerance(outputType);
   const double accumulation = relativeTolerance(acc) *
                               std::sqrt(static_cast<double>(std::max<int64_t>(accumulationLength, 1)));
   const double overflowAt = acc == DType::Float64 ? std::numeric_limits<double>::max() : std::numeric_limits<float>::max();
-  return {rtol, 4 * std::max(relativeTolerance(outputType), accumulation), std::max<int64_t>(accumulationLength, 1),
+  return {std::max(rounding, product), 4 * std::max(rounding, accumulation), std::max<int64_t>(accumulationLength, 1),
           overflowAt};
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "support/error.h"
+#include "support/int_math.h"
 
 namespace polyred {
 
@@ -18,8 +19,6 @@ constexpr int64_t kLargeAllReduce = int64_t{1} << 16;  // statement instances (v
 // quantization (4 waves: a fifth).
 constexpr int64_t kRowResidentWaves = 2;
 constexpr int kLongRowThreads = 1024;  // row-resident kernels over long rows
-
-int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 int pow2AtLeast(int64_t n, int cap) {
   int p = 1;

@@ -13,6 +13,10 @@ std::string call(const char* fn, const AstExpr& e) {
 }
 }  // namespace
 
+bool isPassLoopMark(const AstNode& n) {
+  return n.kind == AstNode::Kind::Mark && (n.mark == "reduction" || n.mark == "pointwise");
+}
+
 std::string toC(const AstExpr& e) {
   using Op = AstExpr::Op;
   switch (e.op) {

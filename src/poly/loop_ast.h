@@ -58,4 +58,9 @@ struct AstNode {
 
 std::string toC(const AstExpr& e);  // C syntax, using polyred_floord for FloorDiv
 
+// Whether mark node `n` heads the loops of one pass's point statements (Red under
+// "reduction", Apply and Elem under "pointwise"): the loops the emitter unrolls and
+// where the row cache restarts its slot count.
+bool isPassLoopMark(const AstNode& n);
+
 }  // namespace polyred

@@ -44,6 +44,17 @@ std::vector<Case> cases() {
   };
 }
 
+// Launches `compiled` 1 + `repeats` times: the first result matches the reference, the
+// repeats are bitwise equal to it.
+void expectMatchesAndRepeats(const CompiledGraph& compiled, int repeats) {
+  GpuRunOptions run;
+  run.time = false;
+  run.repeatChecks = repeats;
+  GpuRunReport r = runOnGpu(compiled, run);
+  EXPECT_TRUE(r.ok) << r.check;
+  EXPECT_TRUE(r.bitwiseRepeatable) << r.check;
+}
+
 TEST(RowResidentGpu, SoftmaxAndLayerNormAreOneKernelAndMatchTheReference) {
   std::string why;
   if (!gpuAvailable(&why)) GTEST_SKIP() << why;
@@ -56,12 +67,7 @@ TEST(RowResidentGpu, SoftmaxAndLayerNormAreOneKernelAndMatchTheReference) {
       CompiledGraph compiled = compileGraph(c.graph, options);
       ASSERT_EQ(compiled.program.kernels.size(), 1u) << compiled.partition.toString(compiled.graph);
       EXPECT_GT(compiled.partition.kernels[0].passes(), 1);
-      GpuRunOptions run;
-      run.time = false;
-      run.repeatChecks = 3;
-      GpuRunReport r = runOnGpu(compiled, run);
-      EXPECT_TRUE(r.ok) << r.check;
-      EXPECT_TRUE(r.bitwiseRepeatable) << r.check;
+      expectMatchesAndRepeats(compiled, 3);
     }
   }
 }
@@ -83,12 +89,7 @@ TEST(RowResidentGpu, RowCacheMatchesTheReference) {
     const bool rows = compiled.partition.kernels[0].form != CanonicalForm::YReduce;
     EXPECT_EQ(k.launch.dynamicSharedBytes > 0, rows);
     EXPECT_EQ(k.source.find("_cached") != std::string::npos, rows) << k.source;
-    GpuRunOptions run;
-    run.time = false;
-    run.repeatChecks = 2;
-    GpuRunReport r = runOnGpu(compiled, run);
-    EXPECT_TRUE(r.ok) << r.check;
-    EXPECT_TRUE(r.bitwiseRepeatable) << r.check;
+    expectMatchesAndRepeats(compiled, 2);
   }
 }
 
