@@ -30,7 +30,7 @@ const Option kOptions[] = {
     {"sms", Takes::Value, "N", "number of SMs the binding assumes (default 132)"},
     {"dump", Takes::Value, "STAGES", "print the IR after stages: all, or a comma list of graph,rewrite,partition,binding,schedule,ast,cuda,launches"},
     {"no-horizontal-fusion", Takes::Nothing, "", "launch independent kernels one after another instead of as one kernel"},
-    {"fast-exp", Takes::Nothing, "", "f32 exp through the GPU's approximate exp2 unit (relative error < 2e-5; default: expf)"},
+    {"fast-exp", Takes::Nothing, "", "every f32 exp on the GPU's approximate exp2 unit, 2 + 1.173|x| ulp (default: only where that cannot show, docs/design.md)"},
     {"nvrtc", Takes::Nothing, "", "also compile every kernel to CUBIN through NVRTC"},
     {"config", Takes::Value, "KNOBS", "the policy's knobs for every kernel, e.g. threads=512,items=16,vector=1,unroll=8 (default: tuned, else analytic)"},
     {"no-tune-db", Takes::Nothing, "", "ignore the tuning database (use the analytic policy or --config)"},

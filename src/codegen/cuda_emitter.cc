@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "codegen/exp_range.h"
 #include "codegen/row_cache.h"
 #include "codegen/tuple_emitter.h"
 #include "ir/tuple_reduction.h"
@@ -44,7 +45,8 @@ std::string builtinFunctor(BuiltinCombiner c) {
 
 class KernelEmitter {
  public:
-  KernelEmitter(const Graph& g, const PolyKernel& k, const CodegenOptions& o) : g_(g), k_(k), p_(k.plan), o_(o) {
+  KernelEmitter(const Graph& g, const PolyKernel& k, const CodegenOptions& o)
+      : g_(g), k_(k), p_(k.plan), o_(o), fastExp_(fastExps(k.plan)) {
     idx_ = k.index64 ? "long long" : "int";
     y_ = p_.form == CanonicalForm::YReduce;
     lanes_ = k.vector.accumulatorLanes;
@@ -478,7 +480,7 @@ class KernelEmitter {
             a.push_back(prefix + std::to_string(o));
             ts.push_back(values[static_cast<size_t>(o)].dtype);
           }
-          os << emitElementwise(b.op, a, ts, b.dtype);
+          os << emitElementwise(b.op, a, ts, b.dtype, {&values == &p_.body && fastExp_[v]});
           break;
         }
       }
@@ -556,7 +558,7 @@ class KernelEmitter {
             a.push_back("v" + std::to_string(o) + "[l]");
             ts.push_back(p_.body[static_cast<size_t>(o)].dtype);
           }
-          os << each << name << "[l] = " << emitElementwise(b.op, a, ts, b.dtype) << ";\n";
+          os << each << name << "[l] = " << emitElementwise(b.op, a, ts, b.dtype, {fastExp_[v]}) << ";\n";
           break;
         }
         case BodyValue::Kind::Reduced:  // an earlier pass's total
@@ -648,6 +650,7 @@ class KernelEmitter {
   int lanes_ = 1;  // accumulator lanes (Vectorization::accumulatorLanes)
   std::string qualifier_;  // "polyred_part<n>::" for the types of a part's parameters
   RowCache cache_;  // empty in parts of a horizontally fused kernel
+  std::vector<bool> fastExp_;  // per body value: an Exp computed fast (codegen/exp_range.h)
 };
 
 }  // namespace

@@ -69,12 +69,20 @@ std::string mathFn(const char* name, DType t, const std::string& a) {
   return std::string(name) + (isDouble(t) ? "" : "f") + "(" + a + ")";
 }
 
-std::string emitFloatOp(OpKind op, const std::vector<std::string>& a, DType t) {
+// Exp: pr_expf_fast where its error cannot show (a 16-bit result, or what
+// codegen/exp_range proved), else pr_expf (expf, or the fast one under --fast-exp).
+std::string emitExp(const std::string& a, DType t, OperandFacts facts) {
+  if (t == DType::Float64) return "exp(" + a + ")";
+  const bool fast = facts.fastExp || t == DType::Float16 || t == DType::BFloat16;
+  return (fast ? "pr_expf_fast(" : "pr_expf(") + a + ")";
+}
+
+std::string emitFloatOp(OpKind op, const std::vector<std::string>& a, DType t, OperandFacts facts) {
   std::string one = isDouble(t) ? "1.0" : "1.0f";
   switch (op) {
     case OpKind::Neg: return "(-" + a[0] + ")";
     case OpKind::Abs: return mathFn("fabs", t, a[0]);
-    case OpKind::Exp: return isDouble(t) ? "exp(" + a[0] + ")" : "pr_expf(" + a[0] + ")";  // fast or not: the prelude
+    case OpKind::Exp: return emitExp(a[0], t, facts);
     case OpKind::Log: return mathFn("log", t, a[0]);
     case OpKind::Sqrt: return mathFn("sqrt", t, a[0]);
     case OpKind::Rsqrt: return "(" + one + " / " + mathFn("sqrt", t, a[0]) + ")";
@@ -180,7 +188,7 @@ static std::string emitComplexOp(OpKind op, const std::vector<std::string>& a) {
 }
 
 std::string emitElementwise(OpKind op, const std::vector<std::string>& a, const std::vector<DType>& types,
-                            DType result) {
+                            DType result, OperandFacts facts) {
   if (op == OpKind::Complex || (op != OpKind::Select && op != OpKind::Cast && !types.empty() && isComplex(types[0])))
     return emitComplexOp(op, a);
   if (op == OpKind::Cast) return emitCast(a[0], types[0], result);
@@ -193,7 +201,7 @@ std::string emitElementwise(OpKind op, const std::vector<std::string>& a, const 
   if (op == OpKind::LogicalAnd) return "((" + a[0] + " != 0) && (" + a[1] + " != 0))";
   if (op == OpKind::LogicalOr) return "((" + a[0] + " != 0) || (" + a[1] + " != 0))";
   DType in = types[0];
-  std::string e = isFloat(in) ? emitFloatOp(op, a, in) : emitIntOp(op, a, in);
+  std::string e = isFloat(in) ? emitFloatOp(op, a, in, facts) : emitIntOp(op, a, in);
   POLYRED_CHECK(!e.empty(), "no CUDA for op " << opName(op));
   if (isPredicate(op)) return e;
   return fit(result, e);

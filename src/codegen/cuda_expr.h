@@ -23,8 +23,12 @@ std::string computeType(DType t);
 std::string emitLiteral(const Scalar& v);
 // `e` (a `from` value in its compute type) converted to `to` with the IR's rules.
 std::string emitCast(const std::string& e, DType from, DType to);
+// What an analysis proved about an op's operands, for a cheaper device function.
+struct OperandFacts {
+  bool fastExp = false;  // (Exp) its approximation cannot show: codegen/exp_range.h
+};
 std::string emitElementwise(OpKind op, const std::vector<std::string>& operands,
-                            const std::vector<DType>& operandTypes, DType result);
+                            const std::vector<DType>& operandTypes, DType result, OperandFacts facts = {});
 // A user combiner over a (arg 0) and b (arg 1), in accumulator type t.
 std::string scalarExprToCuda(const ScalarExpr& e, DType t);
 

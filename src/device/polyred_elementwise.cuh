@@ -201,16 +201,27 @@ __device__ __forceinline__ T pr_max(T a, T b) { return a > b ? a : b; }
 template <class T>
 __device__ __forceinline__ T pr_min(T a, T b) { return a < b ? a : b; }
 
-// Exp of f32. expf (IEEE-careful, the CPU reference's reading to an ulp or two) unless
-// the translation unit defines POLYRED_FAST_EXP (`--fast-exp`): then exp2 of x*log2(e)
-// on the MUFU unit, as Triton and --use_fast_math do. Its relative error grows with |x|
-// through the rounding of the product: about 2^-22 near 0, below 2e-5 at |x| = 88;
-// infinities, NaN, overflow to inf and underflow to 0 are as expf's.
+// exp(x) on the MUFU unit: ex2.approx.ftz of x*log2(e), two instructions (expf is about
+// ten), as CUDA's __expf: error at most 2 + floor(1.173|x|) ulp (CUDA C++ Programming
+// Guide, intrinsic functions), results below 2^-126 flushed to 0; infinities, NaN and
+// overflow to inf as expf's. Codegen calls it only where that error cannot show:
+//  - an Exp whose result is rounded to float16 or bfloat16 (below 2^-16 relative for
+//    the arguments with a finite 16-bit result, |x| <= 89, against a half ulp of
+//    2^-11 or 2^-8);
+//  - an Exp of x - max(x) (codegen/exp_range.h): at most 1, so the error is below
+//    2^-22 absolute;
+//  - every f32 Exp when the user asks for it (POLYRED_FAST_EXP, `--fast-exp`).
+__device__ __forceinline__ float pr_expf_fast(float x) {
+  float r;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x * 1.4426950408889634f));
+  return r;
+}
+
+// Exp of f32: expf (IEEE-careful, the CPU reference's reading to an ulp or two) unless
+// the translation unit defines POLYRED_FAST_EXP.
 __device__ __forceinline__ float pr_expf(float x) {
 #ifdef POLYRED_FAST_EXP
-  float r;
-  asm("ex2.approx.f32 %0, %1;" : "=f"(r) : "f"(x * 1.4426950408889634f));
-  return r;
+  return pr_expf_fast(x);
 #else
   return expf(x);
 #endif

@@ -10,10 +10,16 @@
 // every test is skipped.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
+#include "driver/cpu_check.h"
 #include "driver/gpu_run.h"
+#include "frontend/builder.h"
+#include "interp/reference.h"
 #include "row_resident_graphs.h"
 #include "runtime/executor.h"
 
@@ -90,6 +96,57 @@ TEST(RowResidentGpu, RowCacheMatchesTheReference) {
     EXPECT_EQ(k.launch.dynamicSharedBytes > 0, rows);
     EXPECT_EQ(k.source.find("_cached") != std::string::npos, rows) << k.source;
     expectMatchesAndRepeats(compiled, 2);
+  }
+}
+
+// Rows that stretch the approximate Exp of x - max(x) (codegen/exp_range.h): spreads
+// up to 300 (arguments whose exact results are subnormal or 0), offsets of 1e4 (the
+// subtraction cancels), values near the float32 limit, and rows of -inf, +inf, NaN and
+// equal values. Softmax and logsumexp of every float dtype match the reference within
+// compare.h's tolerances, subnormal results flushed to 0 included.
+std::vector<double> stretchedRows(int64_t rows, int64_t n) {
+  const double inf = std::numeric_limits<double>::infinity();
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  const double scales[] = {1, 10, 30, 60, 100, 150, 300};
+  std::vector<double> x(static_cast<size_t>(rows * n));
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < n; ++j) {
+      double& v = x[static_cast<size_t>(r * n + j)];
+      v = scales[r % 7] * u(rng);
+      switch (r) {
+        case 0: v = -inf; break;                                  // every element -inf
+        case 1: v = j == 17 ? inf : v; break;                     // one +inf
+        case 2: v = j == 400 ? std::nan("") : v; break;           // one NaN
+        case 3: v = 0.25; break;                                  // all equal
+        case 4: v = j % 3 ? -inf : v; break;                      // -inf among finite values
+        case 5: v = j % 2 ? 3e38 : -3e38; break;                  // x - max overflows to -inf
+        case 6: v = 1e4 + u(rng); break;                          // the shift cancels
+        default: break;
+      }
+    }
+  return x;
+}
+
+TEST(RowResidentGpu, FastExpRowsMatchTheReference) {
+  std::string why;
+  if (!gpuAvailable(&why)) GTEST_SKIP() << why;
+  const Shape shape = {40, 1000};
+  for (DType t : {DType::Float32, DType::Float16, DType::BFloat16}) {
+    GraphBuilder b("lse");
+    b.output(b.logSumExp(b.input("x", t, shape), {1}));
+    const std::pair<std::string, Graph> graphs[] = {{"softmax", testgraphs::softmax(t, shape, 1)}, {"logsumexp", b.build()}};
+    for (const auto& [name, g] : graphs) {
+      SCOPED_TRACE(name + " " + std::string(dtypeName(t)));
+      CompileOptions options;
+      options.target = currentTarget();
+      CompiledGraph compiled = compileGraph(g, options);
+      ASSERT_NE(compiled.program.kernels.at(0).source.find("pr_expf_fast("), std::string::npos);
+      const std::vector<HostTensor> inputs = {HostTensor::fromValues(t, shape, stretchedRows(shape[0], shape[1]))};
+      CpuCheckReport r = compareOutputs(compiled.graph, launchOnGpu(compiled, inputs), {},
+                                        evaluateReference(compiled.graph, inputs));
+      EXPECT_TRUE(r.ok) << r.message;
+    }
   }
 }
 
