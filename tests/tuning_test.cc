@@ -97,11 +97,19 @@ TEST(ConfigSearch, DefaultFirstAndKeptUnlessClearlyBeaten) {
   std::vector<KernelConfig> configs = candidateConfigs(true);
   ASSERT_GE(configs.size(), 10u);
   EXPECT_EQ(candidateConfigs(false).size(), 5u);  // the default, then block size x lanes
-  // Graphs with a row-resident kernel also try its row cache, with 512 and 1024 threads.
+  // Graphs with a row-resident kernel also try its row cache, with 512 and 1024 threads,
+  // and the pass loops unrolled by 1, 2 and 4 with the default block.
   const std::vector<KernelConfig> rowResident = candidateConfigs(true, true);
-  ASSERT_EQ(rowResident.size(), configs.size() + 2);
-  for (size_t k = configs.size(); k < rowResident.size(); ++k) EXPECT_EQ(rowResident[k].rowCache, RowCacheMode::On);
-  EXPECT_EQ(rowResident.back().threadsPerBlock, 1024);
+  ASSERT_EQ(rowResident.size(), configs.size() + 5);
+  for (size_t k = configs.size(); k < configs.size() + 2; ++k) EXPECT_EQ(rowResident[k].rowCache, RowCacheMode::On);
+  EXPECT_EQ(rowResident[configs.size() + 1].threadsPerBlock, 1024);
+  const int unrolls[] = {1, 2, 4};
+  for (int u = 0; u < 3; ++u) {
+    const KernelConfig& c = rowResident[configs.size() + 2 + static_cast<size_t>(u)];
+    EXPECT_EQ(c.unroll, unrolls[u]);
+    EXPECT_EQ(c.threadsPerBlock, KernelConfig{}.threadsPerBlock);
+    EXPECT_EQ(c.rowCache, RowCacheMode::Auto);
+  }
   EXPECT_TRUE(configs.front().isDefault());
   EXPECT_EQ(std::set<std::string>({configs[0].toString()}).count(configs[1].toString()), 0u);
   KernelConfig other = configs[3];
