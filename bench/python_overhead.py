@@ -63,12 +63,15 @@ def breakdown(k, a, b):
     ins = struct.pack("=2Q", a.data_ptr(), b.data_ptr())
     outs = struct.pack("=1Q", out.data_ptr())
     stream = torch.cuda.current_stream(device).cuda_stream
+    sizes, strides = tuple(out_shape), out.stride()
     launch = _lib.lib.polyred_launch
     handle = k._handle
     parts = [
         ("part: polyred_launch via ctypes, prebuilt args", lambda: launch(handle, ins, outs, stream)),
         ("part: 2 x data_ptr + struct pack", lambda: struct.pack("=2Q", a.data_ptr(), b.data_ptr())),
         ("part: torch.empty(output)", lambda: torch.empty(out_shape, dtype=out_dtype, device=device)),
+        ("part: torch.empty_strided(output) (used)",
+         lambda: torch.empty_strided(sizes, strides, dtype=out_dtype, device=device)),
         ("part: torch.cuda.current_stream().cuda_stream", lambda: torch.cuda.current_stream(device).cuda_stream),
         ("part: torch.cuda.current_device()", lambda: torch.cuda.current_device()),
         ("part: input checks (dtype, shape, contiguous, device)",

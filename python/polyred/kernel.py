@@ -134,8 +134,8 @@ class Kernel:
         (checked like inputs) or are allocated by torch on the inputs' device."""
         if out is None:
             device = plan.device(index)
-            return [tensors[alias] if alias >= 0 else plan.empty(shape, dtype=dtype, device=device)
-                    for dtype, shape, alias in plan.outputs]
+            return [tensors[alias] if alias >= 0 else plan.empty_strided(*fresh, dtype=dtype, device=device)
+                    for (dtype, _, alias), fresh in zip(plan.outputs, plan.fresh_layouts)]
         given = [out] if isinstance(out, plan.tensor_type) else list(out)
         fresh = [(dtype, shape) for dtype, shape, alias in plan.outputs if alias < 0]
         if len(given) != len(fresh):
@@ -160,10 +160,14 @@ class _CallPlan:
         self.torch = torch
         self.tensor_type = torch.Tensor
         self.from_dlpack = torch.from_dlpack
-        self.empty = torch.empty
+        # Outputs come from torch.empty_strided with the sizes and contiguous strides as
+        # plain tuples: 4.2 us per call on the GPU machine against 8.7 for torch.empty of
+        # a torch.Size (torch 2.11, 2026-11-25, devbuild-only micro-benchmark).
+        self.empty_strided = torch.empty_strided
         self.inputs = [(getattr(torch, _TORCH_DTYPES[s.dtype]), torch.Size(s.shape)) for s in kernel.inputs]
         self.outputs = [(getattr(torch, _TORCH_DTYPES[s.dtype]), torch.Size(s.shape), s.in_place_of_input)
                         for s in kernel.outputs]
+        self.fresh_layouts = [(tuple(s.shape), _contiguous_strides(s.shape)) for s in kernel.outputs]
         # Pointer arrays as packed native 64-bit words: a fresh immutable buffer per call
         # (ctypes releases the GIL during the launch, so a shared array could be rewritten
         # by another thread), built faster than a ctypes array.
@@ -180,6 +184,14 @@ class _CallPlan:
         if d is None:
             d = self._devices[index] = self.torch.device("cuda", index)
         return d
+
+
+def _contiguous_strides(shape):
+    strides, step = [], 1
+    for extent in reversed(shape):
+        strides.append(step)
+        step *= max(int(extent), 1)
+    return tuple(reversed(strides))
 
 
 def _packer(n):
