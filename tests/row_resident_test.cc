@@ -117,9 +117,6 @@ TEST(RowResident, ManyLongRowsStayOneKernelOfOneBlockPerRow) {
     EXPECT_EQ(k.passes(), 3);
     EXPECT_EQ(c.kernels[0].binding.GX, 1);
     EXPECT_EQ(c.kernels[0].binding.threadsPerBlock(), 1024);  // so that re-read rows stay in the L2
-    // and asks for two such blocks per SM (2048 threads on sm_90): registers capped at
-    // 32, the occupancy the L2 re-reads need (poly/vectorize.h, minBlocksPerSmFor).
-    EXPECT_NE(c.program.kernels[0].source.find("__launch_bounds__(1024, 2)"), std::string::npos);
     CpuCheckReport r = checkOnCpu(c, /*seed=*/5, /*maxPoints=*/100000, false);
     EXPECT_TRUE(r.ok) << r.message;
   }
@@ -134,9 +131,6 @@ TEST(RowResident, LongRowsFallBackToAKernelSequence) {
   EXPECT_EQ(c.partition.kernels.size(), 3u) << c.partition.toString(c.graph);
   EXPECT_EQ(c.partition.temporaries.size(), 2u);
   for (const KernelPlan& k : c.partition.kernels) EXPECT_EQ(k.passes(), 1);
-  for (const KernelSpec& k : c.program.kernels)  // one pass: no blocks-per-SM request
-    EXPECT_NE(k.source.find("__launch_bounds__(" + std::to_string(k.launch.block[0] * k.launch.block[1]) + ")"),
-              std::string::npos);
   expectCorrectAndCompiles(g);
 }
 

@@ -69,11 +69,7 @@ class KernelEmitter {
     os << deviceLibraryPrelude(o_);
     if (!cache_.empty()) os << "#include \"polyred_row_cache.cuh\"\n\n";
     emitCombiners(os);
-    const int threads = k_.binding.threadsPerBlock();
-    // (A kernel with the row cache is held to fewer blocks by its shared memory.)
-    const int minBlocks = cache_.empty() ? minBlocksPerSmFor(p_, threads, o_.maxThreadsPerSm) : 0;
-    os << "extern \"C\" __global__ void __launch_bounds__(" << threads
-       << (minBlocks > 0 ? ", " + std::to_string(minBlocks) : "") << ") " << p_.name << "(";
+    os << "extern \"C\" __global__ void __launch_bounds__(" << k_.binding.threadsPerBlock() << ") " << p_.name << "(";
     std::vector<KernelPart::Param> params = emitParams(spec.workspaces);
     for (size_t k = 0; k < params.size(); ++k) {
       os << (k ? ",\n    " : "\n    ") << params[k].declaration;

@@ -154,13 +154,8 @@ CompiledGraph compileGraph(const Graph& source, const CompileOptions& options) {
     dump("ast", plan.name + ":\n" + pk.islAst);
     c.kernels.push_back(std::move(pk));
   }
-  CodegenOptions codegen;
-  codegen.deterministic = options.deterministic;
-  codegen.unroll = options.config.unroll;
-  codegen.fastExp = options.fastExp;
-  codegen.rowCache = options.config.rowCache;
-  codegen.sharedBytesPerBlock = options.target.sharedBytesPerBlock();
-  codegen.maxThreadsPerSm = options.target.maxThreadsPerSm();
+  const CodegenOptions codegen{options.deterministic, options.config.unroll, options.fastExp, options.config.rowCache,
+                               options.target.sharedBytesPerBlock()};
   for (const LaunchGroup& group : groups)
     for (const std::vector<int>& members : splitBySharedMemory(group, c.kernels)) {
       KernelSpec spec = timed(ms, "cuda", [&] {

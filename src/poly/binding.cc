@@ -122,14 +122,6 @@ int64_t Target::sharedBytesPerBlock() const {
   return 48 * 1024;
 }
 
-int Target::maxThreadsPerSm() const {
-  // CUDA programming guide, "Technical Specifications per Compute Capability".
-  const int cc = ccMajor * 10 + ccMinor;
-  if (cc == 75) return 1024;
-  if (cc >= 86 && cc <= 89) return 1536;
-  return 2048;
-}
-
 bool rowsFitOneBlock(const CanonicalSpace& space, const Target& target) {
   if (space.form == CanonicalForm::Elementwise) return false;
   Binding b = blockShapeOf(space.form, space.M, space.N, kDefaults);

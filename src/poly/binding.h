@@ -33,8 +33,6 @@ struct Target {
   // The shared memory one block may have (static + dynamic, opt-in) on this compute
   // capability: 227 KiB on sm_90.
   int64_t sharedBytesPerBlock() const;
-  // The threads one SM holds at once on this compute capability: 2048 on sm_90.
-  int maxThreadsPerSm() const;
 };
 
 struct Binding {

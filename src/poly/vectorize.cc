@@ -163,17 +163,6 @@ int loopUnrollFor(const KernelPlan& plan, const Vectorization& vec, int requeste
   return KernelConfig::kDefaultUnroll;
 }
 
-// A row-resident kernel re-reads its row from the L2 in every pass after the first and
-// hides that latency with the warps of a full SM; a few registers more per thread cost
-// half of them. Cross-entropy f16 [8192,32000], blocks of 1024 threads, unrolled by 2
-// (H100, 2026-11-25, ncu): 41 registers, 49% occupancy, 338 us; unrolled by 1: 29
-// registers, 96%, 252 us. So such kernels ask for maxThreadsPerSm / threads blocks per
-// SM, which caps their registers (32 for 1024-thread blocks on sm_90).
-int minBlocksPerSmFor(const KernelPlan& plan, int threadsPerBlock, int maxThreadsPerSm) {
-  if (plan.passes() <= 1 || threadsPerBlock <= 0) return 0;
-  return std::max(1, maxThreadsPerSm / threadsPerBlock);
-}
-
 Vectorization chooseVectorization(const KernelPlan& plan, int maxWidth) {
   maxWidth = laneLimitFor(maxWidth, plan);
   Vectorization none;

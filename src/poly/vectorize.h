@@ -76,8 +76,4 @@ int laneLimitFor(int maxWidth, const KernelPlan& plan);
 // (measured, vectorize.cc).
 int loopUnrollFor(const KernelPlan& plan, const Vectorization& vec, int requested);
 
-// The blocks per SM a kernel's __launch_bounds__ asks the register allocator to make
-// room for (0: no request): row-resident kernels ask for a full SM (vectorize.cc).
-int minBlocksPerSmFor(const KernelPlan& plan, int threadsPerBlock, int maxThreadsPerSm);
-
 }  // namespace polyred
