@@ -156,6 +156,24 @@ TEST(Vectorize, LongRowResidentRowsUnrollByTwo) {
   EXPECT_EQ(loopUnrollFor(c.kernels[0].plan, c.kernels[0].vector, 8), 8);  // a knob wins
 }
 
+// ...but only where each pass folds one accumulator: cross-entropy's first pass folds
+// the row's max and the target logit's sum, and is not unrolled (registers, occupancy).
+TEST(Vectorize, LongRowsWithTwoAccumulatorsInAPassAreNotUnrolled) {
+  GraphBuilder b("cross_entropy");
+  const Shape shape = {8192, 32000};  // enough rows for one block each (the rewrite of canon/logsumexp_rows)
+  Value x = b.cast(b.input("x", DType::Float16, shape), DType::Float32);
+  Value target = b.input("target", DType::Float32, shape);  // one-hot rows
+  Value picked = b.reduceSum(b.mul(x, target), {1}, true);
+  Value lse = b.logSumExp(x, {1}, true);
+  b.output(b.cast(b.sub(lse, picked), DType::Float16));
+  CompiledGraph c = compileGraph(b.build(), CompileOptions{});
+  ASSERT_EQ(c.kernels.size(), 1u);
+  EXPECT_EQ(c.kernels[0].plan.passes(), 2);
+  EXPECT_FALSE(c.kernels[0].vector.masked());
+  EXPECT_EQ(loopUnrollFor(c.kernels[0].plan, c.kernels[0].vector, KernelConfig::kAuto), 1);
+  EXPECT_EQ(c.program.kernels[0].source.find("#pragma unroll 2\n"), std::string::npos);
+}
+
 // y-reduce: the lanes (a variant: the analytic policy keeps y-reduces scalar, tuning
 // picks lanes where they win) run along the kept, contiguous axis and each is a column
 // with its own accumulator, block reduction, cross-block combine and epilogue (here a

@@ -139,6 +139,17 @@ bool tupleLanesPay(const KernelPlan& plan) {
   return true;
 }
 
+// The most accumulators one pass of the kernel folds (a tuple counts once; results that
+// share another's accumulator do not count).
+int maxAccumulatorsPerPass(const KernelPlan& plan) {
+  std::vector<int> perPass(static_cast<size_t>(plan.passes()), 0);
+  for (size_t r = 0; r < plan.reductions.size(); ++r) {
+    const ReductionOutput& ro = plan.reductions[r];
+    if (ro.holder(static_cast<int>(r)) == static_cast<int>(r)) ++perPass.at(static_cast<size_t>(ro.stage));
+  }
+  return perPass.empty() ? 0 : *std::max_element(perPass.begin(), perPass.end());
+}
+
 // Rows at least this long count as long for the unroll policy below.
 constexpr int64_t kLongRowElements = 16384;
 
@@ -156,10 +167,19 @@ int laneLimitFor(int maxWidth, const KernelPlan& plan) {
 // vectors per pass) ran faster unrolled by 2 (H100, `--config=unroll=N`): cross-entropy
 // f16 [8192,32000] 341.8 us by 4, 279.4 by 2, 341.0 by 8 (2026-11-25, session 9);
 // logsumexp f16 [8192,32000] 272.2 by 4, 265.3 by 2, 287.2 by 8 (session 8).
+// Since Exps of max-shifted rows take the fast unit (codegen/exp_range.h), by 1 / by 2
+// (H100, 2026-11-25, session 10): logsumexp f16 [8192,32000] 219.4 / 208.5 us,
+// [8192,16384] 117.2 / 113.8, softmax f16 [4096,32768] 341.3 / 281.9, but cross-entropy
+// f16 [8192,32000] 237.3 / 311.2 and [8192,16384] 121.2 / 119.9. Cross-entropy's first
+// pass folds two reductions (the max and the target logit's sum): unrolled by 2, NVRTC
+// gave it 41 registers, one 1024-thread block per SM, 49% occupancy (ncu; by 1: 29
+// registers, 96%). Capping the registers instead (__launch_bounds__ with 2 blocks per
+// SM) took it to 288 us but softmax [4096,32768] from 281.9 to 319.9 (spills), so the
+// rule unrolls by 2 only where each pass folds a single accumulator.
 int loopUnrollFor(const KernelPlan& plan, const Vectorization& vec, int requested) {
   if (requested != KernelConfig::kAuto) return requested;
   if (plan.passes() > 1 && vec.masked()) return 1;
-  if (plan.passes() > 1 && plan.N >= kLongRowElements) return 2;
+  if (plan.passes() > 1 && plan.N >= kLongRowElements) return maxAccumulatorsPerPass(plan) > 1 ? 1 : 2;
   return KernelConfig::kDefaultUnroll;
 }
 

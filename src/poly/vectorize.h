@@ -72,8 +72,8 @@ int laneLimitFor(int maxWidth, const KernelPlan& plan);
 
 // How far the kernel's accumulation and pointwise loops are unrolled: `requested`
 // (KernelConfig::unroll) unless auto; auto is KernelConfig::kDefaultUnroll, except for
-// row-resident kernels: 1 with masked lanes, 2 for rows of 16384 elements or more
-// (measured, vectorize.cc).
+// row-resident kernels: 1 with masked lanes; for rows of 16384 elements or more, 2
+// where each pass folds one accumulator, else 1 (measured, vectorize.cc).
 int loopUnrollFor(const KernelPlan& plan, const Vectorization& vec, int requested);
 
 }  // namespace polyred
