@@ -134,13 +134,13 @@ class Kernel:
         (checked like inputs) or are allocated by torch on the inputs' device."""
         if out is None:
             device = plan.device(index)
-            return [tensors[alias] if alias >= 0 else plan.empty_strided(*fresh, dtype=dtype, device=device)
-                    for (dtype, _, alias), fresh in zip(plan.outputs, plan.fresh_layouts)]
+            return [tensors[alias] if alias >= 0 else plan.empty_strided(*layout, dtype=dtype, device=device)
+                    for (dtype, _, alias), layout in zip(plan.outputs, plan.layouts)]
         given = [out] if isinstance(out, plan.tensor_type) else list(out)
-        fresh = [(dtype, shape) for dtype, shape, alias in plan.outputs if alias < 0]
-        if len(given) != len(fresh):
-            raise BadInputError(f"out= takes {len(fresh)} tensor(s) (the outputs not written in place), got {len(given)}")
-        for k, (t, (dtype, shape)) in enumerate(zip(given, fresh)):
+        if len(given) != len(plan.not_in_place):
+            raise BadInputError(f"out= takes {len(plan.not_in_place)} tensor(s) (the outputs not written in place), "
+                                f"got {len(given)}")
+        for k, (t, (dtype, shape)) in enumerate(zip(given, plan.not_in_place)):
             if not isinstance(t, plan.tensor_type):
                 raise BadInputError(f"out= tensor {k} is a {type(t).__name__}, not a torch.Tensor")
             if t.dtype is not dtype or t.shape != shape or not t.is_contiguous() or t.get_device() != index:
@@ -167,7 +167,8 @@ class _CallPlan:
         self.inputs = [(getattr(torch, _TORCH_DTYPES[s.dtype]), torch.Size(s.shape)) for s in kernel.inputs]
         self.outputs = [(getattr(torch, _TORCH_DTYPES[s.dtype]), torch.Size(s.shape), s.in_place_of_input)
                         for s in kernel.outputs]
-        self.fresh_layouts = [(tuple(s.shape), _contiguous_strides(s.shape)) for s in kernel.outputs]
+        self.not_in_place = [(dtype, shape) for dtype, shape, alias in self.outputs if alias < 0]  # what out= gives
+        self.layouts = [(tuple(s.shape), _contiguous_strides(s.shape)) for s in kernel.outputs]  # sizes, strides
         # Pointer arrays as packed native 64-bit words: a fresh immutable buffer per call
         # (ctypes releases the GIL during the launch, so a shared array could be rewritten
         # by another thread), built faster than a ctypes array.

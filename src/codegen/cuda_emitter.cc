@@ -480,6 +480,7 @@ class KernelEmitter {
             a.push_back(prefix + std::to_string(o));
             ts.push_back(values[static_cast<size_t>(o)].dtype);
           }
+          // (fastExp_ numbers the body's values; the epilogue's Exps stay exact.)
           os << emitElementwise(b.op, a, ts, b.dtype, {&values == &p_.body && fastExp_[v]});
           break;
         }

@@ -23,9 +23,9 @@ struct CodegenOptions {
   // independent loads each thread keeps in flight (KernelConfig's `unroll` knob; auto:
   // the policy's choice per kernel, poly/vectorize.h loopUnrollFor).
   int unroll = KernelConfig::kAuto;
-  // Exp of f32 through the MUFU ex2.approx unit (POLYRED_FAST_EXP in the device library):
-  // relative error below 2e-5 where exp is normal, for about a third of the instructions
-  // of expf. Off unless asked (CompileOptions::fastExp, `--fast-exp`).
+  // Every f32 Exp through the MUFU ex2.approx unit (POLYRED_FAST_EXP in the device
+  // library; error 2 + 1.173|x| ulp). Off unless asked (CompileOptions::fastExp,
+  // `--fast-exp`); without it, only the Exps of codegen/exp_range.h take that unit.
   bool fastExp = false;
   // Row-resident kernels keep their row in shared memory for the later passes
   // (codegen/row_cache.h; KernelConfig's `cache` knob), within the block's shared

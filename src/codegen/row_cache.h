@@ -46,7 +46,8 @@ struct RowCache {
 
   bool empty() const { return regions.empty(); }
   const Region* regionOf(int value) const;
-  // "row cache: 2 x 4 slots of 16 bytes per thread, 131072 bytes" (dumps, comments).
+  // "row cache: 1 value(s) x 8 slot(s) per thread x 1024 threads, 131072 bytes of shared
+  // memory" (dumps, comments).
   std::string describe() const;
 };
 
