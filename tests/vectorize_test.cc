@@ -174,6 +174,26 @@ TEST(Vectorize, LongRowsWithTwoAccumulatorsInAPassAreNotUnrolled) {
   EXPECT_EQ(c.program.kernels[0].source.find("#pragma unroll 2\n"), std::string::npos);
 }
 
+// Tuples with a short combine (argmax) take no lanes, so their one-pass x-reduce loops
+// unroll by 16 (16 scalar loads in flight per thread); tuples with lanes (var_mean) and
+// y-reduces keep the default 4.
+TEST(Vectorize, ScalarTupleRowsUnrollBySixteen) {
+  auto unrollOf = [](Graph g) {
+    CompiledGraph c = compileGraph(g, CompileOptions{});
+    EXPECT_EQ(c.kernels.size(), 1u);
+    return std::pair(c.kernels[0].vector.width, loopUnrollFor(c.kernels[0].plan, c.kernels[0].vector, KernelConfig::kAuto));
+  };
+  GraphBuilder rows("argmax_rows");
+  rows.output(rows.argmax(rows.input("x", DType::Float16, {64, 50257}), 1));
+  EXPECT_EQ(unrollOf(rows.build()), std::pair(1, 16));
+  GraphBuilder columns("argmax_columns");
+  columns.output(columns.argmax(columns.input("x", DType::Float32, {4096, 64}), 0));
+  EXPECT_EQ(unrollOf(columns.build()), std::pair(1, 4));
+  GraphBuilder moments("var");
+  moments.output(moments.varMean(moments.input("x", DType::Float32, {64, 65536}), {1}).first);
+  EXPECT_EQ(unrollOf(moments.build()), std::pair(4, 4));
+}
+
 // y-reduce: the lanes (a variant: the analytic policy keeps y-reduces scalar, tuning
 // picks lanes where they win) run along the kept, contiguous axis and each is a column
 // with its own accumulator, block reduction, cross-block combine and epilogue (here a

@@ -406,23 +406,23 @@ class KernelEmitter {
       os << in << "if (tx == 0 && ty == 0) last_block = polyred_dev::arrive_last(&tickets[" << i << "], " << k_.binding.GX
          << "u);\n";
       os << in << "__syncthreads();\n";
+      if (o_.deterministic) emitGatherPartials(os, i, d);
     } else if (s == "Final") {
-      os << in << "if (last_block) {\n" << in << "  __threadfence();\n";
+      os << in << "if (last_block) {\n";
+      if (!o_.deterministic) os << in << "  __threadfence();\n";
       for (int l = 0; l < lanes_; ++l) {
         const std::string at = row(i, l), suffix = lanes_ > 1 ? "_" + std::to_string(l) : "";
         std::vector<std::string> totals;
         for (size_t r = 0; r < p_.reductions.size(); ++r) {
+          if (o_.deterministic) {  // gathered at the Arrive
+            totals.push_back(acc(holder(r), l));
+            continue;
+          }
           std::string v = "total" + std::to_string(holder(r)) + suffix;
           totals.push_back(v);
-          if (!owns(r)) continue;
-          if (o_.deterministic) {
-            os << in << "  " << accType(r) << " " << v << " = ws" << r << "[(" << at << ") * " << k_.binding.GX << "];\n";
-            os << in << "  for (" << idx_ << " b = 1; b < " << k_.binding.GX << "; ++b) " << v << " = " << op(r)
-               << "(" << v << ", ws" << r << "[(" << at << ") * " << k_.binding.GX << " + b]);\n";
-          } else {
+          if (owns(r))
             os << in << "  " << accType(r) << " " << v << " = polyred_dev::take_and_reset(&ws" << r << "[" << at
                << "], " << emitLiteral(p_.reductions[r].reduction.identity) << ");\n";
-          }
         }
         emitFinish(os, u, totals, at, l, d + 1);
       }
@@ -430,6 +430,32 @@ class KernelEmitter {
     } else {
       POLYRED_CHECK(false, "unknown statement " << s);
     }
+  }
+
+  // The deterministic protocol's last block of a tile: all its threads combine each
+  // row's partials (one per block, in block order) by a fixed tree -- strided or, for
+  // an ordered tuple, contiguous shares, then the block reduction -- leaving the row's
+  // total in the accumulator of the thread whose Final stores it. (One thread folding
+  // the partials alone waited on one dependent combine per block: var_mean, #13.)
+  void emitGatherPartials(std::ostream& os, const std::string& tile, int d) {
+    const std::string in = indent(d);
+    const int rowsPerTile = y_ ? k_.binding.BX : k_.binding.BY;
+    const std::string gx = std::to_string(k_.binding.GX);
+    os << in << "if (last_block) {  // the rows' partials, combined by the whole block\n" << in << "  __threadfence();\n";
+    os << in << "  const " << idx_ << " tile_row = (" << tile << ") * " << rowsPerTile << " + " << (y_ ? "tx" : "ty")
+       << ";\n";
+    for (int l = 0; l < lanes_; ++l) {
+      const std::string at = row("tile_row", l), live = "live" + std::to_string(l);
+      os << in << "  const bool " << live << " = " << at << " < " << p_.M << ";  // rows past M combine nothing\n";
+      for (size_t r = 0; r < p_.reductions.size(); ++r) {
+        if (!owns(r)) continue;
+        os << in << "  " << acc(r, l) << " = polyred_dev::combine_partials_fixed_order_" << (y_ ? "y" : "x") << "<"
+           << accType(r) << ", " << functor(r) << ", " << shape() << treePolicy(r) << ">(ws" << r << " + (" << live
+           << " ? " << at << " : 0) * " << gx << ", " << live << " ? " << gx << " : 0, " << identity(r) << ", "
+           << op(r) << ", smem" << r << ");\n";
+      }
+    }
+    os << in << "}\n";
   }
 
   // Row i is complete: store the reduction outputs, then the epilogue's. The epilogue

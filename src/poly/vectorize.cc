@@ -152,6 +152,8 @@ int maxAccumulatorsPerPass(const KernelPlan& plan) {
 
 // Rows at least this long count as long for the unroll policy below.
 constexpr int64_t kLongRowElements = 16384;
+// How far the scalar loops of tuple x-/all-reduces are unrolled (loopUnrollFor).
+constexpr int kScalarTupleUnroll = 16;
 
 int laneLimitFor(int maxWidth, const KernelPlan& plan) {
   if (maxWidth != KernelConfig::kAuto) return maxWidth;
@@ -176,10 +178,17 @@ int laneLimitFor(int maxWidth, const KernelPlan& plan) {
 // registers, 96%). Capping the registers instead (__launch_bounds__ with 2 blocks per
 // SM) took it to 288 us but softmax [4096,32768] from 281.9 to 319.9 (spills), so the
 // rule unrolls by 2 only where each pass folds a single accumulator.
+//
+// Tuples whose combine is short take no lanes (chooseVectorization), so each thread of
+// their one-pass x-/all-reduces loads one element per iteration: unrolled by 16 it keeps
+// 16 loads in flight. argmax f16 [4096,50257] (H100, 2026-11-25, session 11): 193.1 us
+// by 4, 191.3 by 8, 183.4 by 16.
 int loopUnrollFor(const KernelPlan& plan, const Vectorization& vec, int requested) {
   if (requested != KernelConfig::kAuto) return requested;
   if (plan.passes() > 1 && vec.masked()) return 1;
   if (plan.passes() > 1 && plan.N >= kLongRowElements) return maxAccumulatorsPerPass(plan) > 1 ? 1 : 2;
+  if (plan.passes() == 1 && plan.hasTupleReduction() && vec.width == 1 && plan.form != CanonicalForm::YReduce)
+    return kScalarTupleUnroll;
   return KernelConfig::kDefaultUnroll;
 }
 
