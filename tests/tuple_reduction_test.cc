@@ -139,6 +139,32 @@ TEST(TupleReference, LargeIndicesNeedTheWholeRow) {
   EXPECT_EQ(valuesOf(out[0]), (std::vector<double>{static_cast<double>(n - 3), 5}));
 }
 
+// An int64 argmax over an axis shorter than 2^31 - 1 carries its index in int32 (and
+// its Iota feeds int32), yet stores int64: same indices as int32 output, and as the
+// int64 index carried over a 2^31-element axis, whose index field stays int64.
+TEST(TupleReference, Int64IndicesAreCarriedInInt32WhereTheyFit) {
+  EXPECT_EQ(argIndexType(DType::Int64, 50257), DType::Int32);
+  EXPECT_EQ(argIndexType(DType::Int64, int64_t{1} << 31), DType::Int64);
+  EXPECT_EQ(argIndexType(DType::Int32, 50257), DType::Int32);
+  auto narrow = argExtremumTuple(true, DType::Float16, DType::Int64, 50257);
+  EXPECT_EQ(narrow->inputs[1], DType::Int32);
+  EXPECT_EQ(narrow->fields[1].dtype, DType::Int32);
+  EXPECT_EQ(narrow->fields[1].identity.i, std::numeric_limits<int32_t>::max());
+  auto wide = argExtremumTuple(true, DType::Float16, DType::Int64, int64_t{1} << 31);
+  EXPECT_EQ(wide->fields[1].dtype, DType::Int64);
+  EXPECT_EQ(wide->fields[1].identity.i, std::numeric_limits<int64_t>::max());
+
+  std::vector<double> x = {1, 3, 3, 2, 0,  1, kNaN, 5, kNaN, -7,  -kInf, -kInf, -kInf, -kInf, -kInf};
+  GraphBuilder b("arg64");
+  Value in = b.input("x", DType::Float32, {3, 5});
+  b.output(b.argmax(in, 1, DType::Int64));
+  b.output(b.argmin(in, 1, DType::Int64));
+  std::vector<HostTensor> out = evaluateReference(b.build(), {HostTensor::fromValues(DType::Float32, {3, 5}, x)});
+  EXPECT_EQ(out[0].dtype, DType::Int64);
+  EXPECT_EQ(valuesOf(out[0]), (std::vector<double>{1, 1, 0}));
+  EXPECT_EQ(valuesOf(out[1]), (std::vector<double>{4, 1, 0}));
+}
+
 namespace {
 
 // Welford in float32 (no widening), folding elements in order; and the naive

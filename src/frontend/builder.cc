@@ -204,8 +204,8 @@ std::vector<Value> GraphBuilder::argExtremum(bool max, bool withValue, const std
   const Shape shape = info(x).shape;  // copies: adding nodes may move the tensors
   const DType xt = info(x).dtype;
   const int64_t a = oneAxis(axis, shape.size(), op);
-  auto t = argExtremumTuple(max, xt, index);
-  const Value j = iota(shape, a, index);
+  auto t = argExtremumTuple(max, xt, index, shape[static_cast<size_t>(a)]);
+  const Value j = iota(shape, a, t->inputs[1]);
   std::vector<Value> results = {reduceTuple({x, j}, t, 0, {a}, keepDims, index)};
   if (withValue) results.push_back(reduceTuple({x, j}, t, 1, {a}, keepDims, xt));
   return results;

@@ -55,11 +55,11 @@ std::vector<TupleOpOutput> expandTupleOp(std::string_view name, const std::vecto
   if (index == DType::Int32 && x.shape[static_cast<size_t>(axis)] > (int64_t{1} << 31))
     throw Error("", op, "an axis of more than 2^31 elements needs output_type int64");
 
+  auto tuple = argExtremumTuple(max, x.dtype, index, x.shape[static_cast<size_t>(axis)]);
   Node iota;
   iota.kind = OpKind::Iota;
   iota.axes = {axis};
-  const TensorId j = sink.add(std::move(iota), x.shape, index);
-  auto tuple = argExtremumTuple(max, x.dtype, index);
+  const TensorId j = sink.add(std::move(iota), x.shape, tuple->inputs[1]);
   Shape shape;
   for (size_t d = 0; d < x.shape.size(); ++d)
     if (static_cast<int64_t>(d) != axis) shape.push_back(x.shape[d]);

@@ -240,8 +240,13 @@ DType tupleResultType(const TupleReduction& t, int result) {
 
 // ---- Built-in tuple reductions ----------------------------------------------------
 
-std::shared_ptr<const TupleReduction> argExtremumTuple(bool max, DType in, DType index) {
-  POLYRED_CHECK(index == DType::Int32 || index == DType::Int64, "argmax/argmin index must be int32 or int64");
+DType argIndexType(DType index, int64_t extent) {
+  return index == DType::Int64 && extent < std::numeric_limits<int32_t>::max() ? DType::Int32 : index;
+}
+
+std::shared_ptr<const TupleReduction> argExtremumTuple(bool max, DType in, DType output, int64_t extent) {
+  POLYRED_CHECK(output == DType::Int32 || output == DType::Int64, "argmax/argmin index must be int32 or int64");
+  const DType index = argIndexType(output, extent);
   auto t = std::make_shared<TupleReduction>();
   t->name = max ? "argmax" : "argmin";
   t->inputs = {in, index};

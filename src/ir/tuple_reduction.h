@@ -87,8 +87,15 @@ DType tupleExprType(const ScalarExpr& e, std::span<const DType> a, std::span<con
 // The reduced coordinate comes in as element input 1 (an Iota along the one reduced
 // axis). Ties go to the smallest index; NaN wins over every number and the first NaN's
 // index is taken (PyTorch's argmax/argmin). Fields (value, index); results: 0 = index,
-// 1 = value. The value field is defaultAccType(in); the index field is `index`.
-std::shared_ptr<const TupleReduction> argExtremumTuple(bool max, DType in, DType index);
+// 1 = value. The value field is defaultAccType(in). The index field (and the Iota that
+// feeds it: element input 1's dtype) is `index`, except that an int64 index over an
+// axis of fewer than 2^31 - 1 elements is carried in int32 (argIndexType): every index
+// and the identity fit, the combine only compares and selects it, and the result is
+// widened where it is stored -- 64-bit compares and selects were a fifth of argmax's
+// instructions per element.
+std::shared_ptr<const TupleReduction> argExtremumTuple(bool max, DType in, DType index, int64_t extent);
+// The dtype in which argExtremumTuple carries the index of an `extent`-long axis.
+DType argIndexType(DType index, int64_t extent);
 // Welford: fields (count, mean, m2) in float32 (float64 for float64 input), merged with
 // Chan et al.'s parallel formula; results 0 = variance m2 / (count - correction),
 // 1 = mean. Counts are exact to 2^24 per row in float32.
