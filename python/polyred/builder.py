@@ -113,6 +113,25 @@ class Builder:
     def reduce_max(self, x, axes=None, keep_dims=False):
         return self.reduce("max", x, axes, keep_dims)
 
+    def argmax(self, x, axis=-1, keep_dims=False, index="int64"):
+        """The index of the largest element along `axis` (PyTorch's rules: ties give
+        the smallest index, NaN wins); `index`: "int64" (torch's) or "int32"."""
+        return self._arg_extremum("Argmax", x, axis, keep_dims, index)
+
+    def argmin(self, x, axis=-1, keep_dims=False, index="int64"):
+        return self._arg_extremum("Argmin", x, axis, keep_dims, index)
+
+    def _arg_extremum(self, op, x, axis, keep_dims, index):
+        rank = len(x.shape)
+        if not -rank <= axis < rank:
+            raise BadInputError(f"{op}: axis {axis} out of range for rank {rank}")
+        axis %= rank
+        shape = [n for d, n in enumerate(x.shape) if d != axis]
+        r = self._op(op, [x], index, shape or [1], [("axis", axis), ("output_type", index)])
+        if keep_dims:  # MindSpore's Argmax has no keep_dims: the axis comes back by a reshape
+            r = self.reshape(r, [1 if d == axis else n for d, n in enumerate(x.shape)])
+        return r
+
     def softmax(self, x, axis=-1, log=False):
         return self._op("LogSoftmax" if log else "Softmax", [x], x.dtype, x.shape, [("axis", [axis])])
 

@@ -7,7 +7,8 @@ tanh, sigmoid, relu, gelu (tanh form), pow, square, maximum, minimum, comparison
 where, casts (.float(), .half(), .to(dtype)), reshape/view/unsqueeze, sum, mean, amax,
 amin, prod, var and std (with `correction`/`unbiased`), softmax, log_softmax,
 logsumexp, layer_norm, rms_norm (F.rms_norm, or written out as
-x * rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * w). Anything else
+x * rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * w), argmax and argmin (int64
+indices, PyTorch's ties and NaN rule; one tuple reduction). Anything else
 raises BadInputError naming it; compile(fn, fallback=True) runs such a function
 eagerly instead (for all its calls)."""
 import math
@@ -92,6 +93,14 @@ class _Lowering:
                 y = self.b.binary(op, y, self.b.cast(p, xf.dtype) if p.dtype != xf.dtype else p)
         return self.b.cast(y, x.dtype) if y.dtype != x.dtype else y
 
+    def arg_extremum(self, kind, x, dim=None, keepdim=False):
+        """torch.argmax/argmin: int64 indices; dim None: over the flattened tensor."""
+        x = self.arg(x)
+        if dim is None:
+            r = getattr(self.b, kind)(self.b.reshape(x, [math.prod(x.shape)]), 0)
+            return self.b.reshape(r, [1] * len(x.shape)) if keepdim else r
+        return getattr(self.b, kind)(x, dim, keepdim)
+
     def cast(self, x, dtype):
         x = self.arg(x)
         name = _dtype_name(dtype)
@@ -130,6 +139,9 @@ class _Lowering:
             return self.b.softmax(a[0], dim, log=target in (t.log_softmax, F.log_softmax))
         if target is t.logsumexp:
             return self.logsumexp(a[0], a[1] if len(a) > 1 else kw["dim"], kw.get("keepdim", False))
+        if target in (t.argmax, t.argmin):
+            return self.arg_extremum(target.__name__, a[0], a[1] if len(a) > 1 else kw.get("dim"),
+                                     kw.get("keepdim", a[2] if len(a) > 2 else False))
         if target is t.square:
             return self.b.binary("mul", a[0], a[0])
         if hasattr(F, "rms_norm") and target is F.rms_norm:
@@ -183,6 +195,9 @@ class _Lowering:
         if name in ("sum", "mean", "amax", "amin", "prod"):
             kind = {"amax": "max", "amin": "min"}.get(name, name)
             return self.reduce(kind, x, rest[0] if rest else kwargs.get("dim"), kwargs.get("keepdim", False))
+        if name in ("argmax", "argmin"):
+            return self.arg_extremum(name, x, rest[0] if rest else kwargs.get("dim"),
+                                     kwargs.get("keepdim", rest[1] if len(rest) > 1 else False))
         if name in ("var", "std"):
             return self.var(x, rest[0] if rest else kwargs.get("dim"), self._correction(kwargs),
                             kwargs.get("keepdim", False), name == "std")

@@ -51,6 +51,8 @@ def test_builder_shape_errors_are_bad_input():
     b = polyred.Builder()
     with pytest.raises(polyred.BadInputError, match="do not broadcast"):
         b.binary("add", b.input("a", "float32", (3, 4)), b.input("c", "float32", (5,)))
+    with pytest.raises(polyred.BadInputError, match="axis 2 out of range"):
+        b.argmax(b.input("d", "float32", (3, 4)), 2)
 
 
 def trace(fn, *tensors):
@@ -73,6 +75,8 @@ def test_traced_functions_lower_and_match_the_reference(torch_or_skip):
         "scalar arithmetic": (lambda a: torch.exp(-(a * 2.0 + 1)) - 3, (x,)),
         "rms norm written out": (lambda a, g: a * torch.rsqrt(a.pow(2).mean(-1, keepdim=True) + 1e-6) * g, (x, w)),
         "views": (lambda a: a.view(8, -1).sum(1).unsqueeze(0), (x,)),
+        "argmax and argmin": (lambda a: (torch.argmax(a, 1), a.argmin(dim=0, keepdim=True)), (x,)),
+        "argmax f16, flattened": (lambda a: (torch.argmax(a), a.argmin(1)), (x.half(),)),
     }
     for name, (fn, args) in cases.items():
         k = trace(fn, *args)
@@ -83,10 +87,12 @@ def test_traced_functions_lower_and_match_the_reference(torch_or_skip):
 def test_traced_output_shapes_follow_torch(torch_or_skip):
     torch = torch_or_skip
     x = torch.randn(8, 5, 7)
-    fns = [lambda a: a.sum((0, 2)), lambda a: torch.logsumexp(a, 2, keepdim=True), lambda a: torch.var(a, 1)]
+    fns = [lambda a: a.sum((0, 2)), lambda a: torch.logsumexp(a, 2, keepdim=True), lambda a: torch.var(a, 1),
+           lambda a: torch.argmax(a, 1), lambda a: a.argmin(-1, keepdim=True), lambda a: torch.argmax(a, 0, True)]
     for fn in fns:
         k = trace(fn, x)
         assert k.outputs[0].shape == tuple(fn(x).shape)
+        assert k.outputs[0].dtype == str(fn(x).dtype).replace("torch.", "")
 
 
 def test_unsupported_ops_name_themselves_and_fallback_runs_eagerly(torch_or_skip):

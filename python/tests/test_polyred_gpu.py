@@ -17,6 +17,17 @@ def test_softmax_and_column_sum_in_a_few_lines():
     torch.testing.assert_close(col_sum(x), x.sum(0), rtol=1e-5, atol=1e-3)
 
 
+def test_traced_argmax_agrees_with_torch():
+    import torch
+    x = torch.randn(512, 50257, device="cuda").half()
+    x[7, 100:110] = float("nan")   # the first NaN wins
+    x[9, [3, 50000]] = 1e4         # ties give the smallest index
+    fn = polyred.compile(lambda a: (torch.argmax(a, -1), a.argmin(dim=0, keepdim=True), torch.argmax(a)))
+    for got, want in zip(fn(x), (torch.argmax(x, -1), x.argmin(dim=0, keepdim=True), torch.argmax(x))):
+        assert got.dtype == torch.int64
+        assert torch.equal(got.reshape(want.shape), want)
+
+
 def test_loaded_file_on_a_side_stream():
     import torch
     k = polyred.load(polyred.__file__.rsplit("/python/", 1)[0] + "/examples/table2/sg09_sum_sum.json", target="gpu")
