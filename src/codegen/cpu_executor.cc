@@ -537,7 +537,10 @@ class BlockMachine {
     for (size_t r = 0; r < p_.reductions.size(); ++r) {
       const auto& ro = p_.reductions[r];
       Scalar total;
-      if (isTuple(r)) {  // the partials of blocks 0, 1, ... in that order
+      // The partials of blocks 0, 1, ... folded in that order; the GPU's last block folds
+      // them in that order too but grouped as a tree (codegen's emitGatherPartials): the
+      // same value for an exact or associative combine, within tolerance for floats.
+      if (isTuple(r)) {
         const std::vector<TupleValue>& parts = tuplePartials_[holder(r)];
         TupleValue sum = parts[static_cast<size_t>(i * b_.GX)];
         for (int64_t b = 1; b < b_.GX; ++b) sum = combineTuples(tupleOf(r), sum, parts[static_cast<size_t>(i * b_.GX + b)]);
