@@ -371,11 +371,11 @@ TEST(CompositeWriter, BuilderInPlaceOutputBecomesAnAssign) {
 TEST(CompositeWriter, UserReductionIsUnsupported) {
   GraphBuilder b("user");
   Value x = b.input("x", DType::Float32, {8});
-  Reduction r = Reduction::sum(DType::Float32);
-  r.name = "sumsq";
-  r.combiner = ScalarExpr::apply(
-      OpKind::Add, {ScalarExpr::argument(0),
-                    ScalarExpr::apply(OpKind::Mul, {ScalarExpr::argument(1), ScalarExpr::argument(1)})});
+  Reduction r = Reduction::max(DType::Float32);
+  r.name = "max_abs";
+  r.identity = Scalar::ofFloat(DType::Float32, 0);
+  r.combiner = ScalarExpr::apply(OpKind::Maximum, {ScalarExpr::apply(OpKind::Abs, {ScalarExpr::argument(0)}),
+                                                   ScalarExpr::apply(OpKind::Abs, {ScalarExpr::argument(1)})});
   b.output(b.reduce(x, r, {0}));
   EXPECT_THROW(writeComposite(b.build()), UnsupportedError);
 }

@@ -204,6 +204,51 @@ TEST(CompositeTupleDecl, MalformedDeclarationsAreRefusedWithAReason) {
   }
 }
 
+// Declarations whose laws the samples contradict (ir/reduction_laws.h): a kernel
+// would merge partials in an order or grouping the reference never uses.
+TEST(CompositeTupleDecl, ClaimsTheSamplesContradictAreRefused) {
+  const std::vector<Json> outs = {desc("m", {2}, "float64"), desc("n", {2}, "int64")};
+  auto with = [&](const std::function<void(Json&)>& change) {
+    Json d = meanDecl();
+    change(d);
+    return tupleDoc(Json::array({d}), "mean", outs);
+  };
+  const Json half = {{"value", 0.5}, {"data_type", "float64"}};
+  // The affine map x -> m x + c composed: associative, identity (1, 0), not commutative.
+  const Json affine = Json::parse(R"({"name": "affine", "inputs": ["float32"], "commutative": true,
+    "fields": [
+      {"name": "m", "data_type": "float64", "identity": 1, "lift": "in0", "combine": ["Mul", "a0", "b0"]},
+      {"name": "c", "data_type": "float64", "identity": 0, "lift": {"value": 1, "data_type": "float64"},
+       "combine": ["Add", ["Mul", "a1", "b0"], "b1"]}],
+    "results": [{"name": "m", "value": "a0"}]})");
+  struct Case {
+    std::string json, reason;
+  };
+  const Case cases[] = {
+      {with([](Json& d) { d["fields"][0]["combine"] = Json::array({"Sub", "a0", "b0"}); }),
+       "its identity (0, 0) is not neutral on the left"},
+      {with([&](Json& d) { d["fields"][0]["combine"] = Json::array({"Mul", Json::array({"Add", "a0", "b0"}), half}); }),
+       "is not neutral"},
+      {with([](Json& d) { d["fields"][0]["identity"] = 1; }), "identity (1, 0) is not neutral"},
+      {with([](Json& d) {
+         d["fields"][0]["combine"] = Json::array({"Add", Json::array({"Add", "a0", "b0"}),
+                                                  Json::array({"Mul", "a0", Json::array({"Mul", "b0", "b0"})})});
+       }),
+       "is not associative"},
+      {tupleDoc(Json::array({affine}), "affine", {desc("m", {2}, "float64")}),
+       "is not commutative (it is declared commutative)"},
+  };
+  for (const Case& c : cases) {
+    std::string e = errorOf(c.json);
+    EXPECT_NE(e.find(c.reason), std::string::npos) << "want \"" << c.reason << "\", got \"" << e << "\"";
+    EXPECT_NE(e.find("tuple_reductions[0]"), std::string::npos) << e;  // the declaration is named
+  }
+  // Declared ordered, the affine composition is accepted.
+  Json ordered = affine;
+  ordered["commutative"] = false;
+  EXPECT_NO_THROW(parseComposite(tupleDoc(Json::array({ordered}), "affine", {desc("m", {2}, "float64")}), "t.info"));
+}
+
 TEST(CompositeTupleDecl, AnOrderedTupleIsComputedAndLowered) {
   // "last": the later value wins when it is present.
   Json last = Json::parse(R"({"name": "last", "inputs": ["float32"], "commutative": false,

@@ -78,16 +78,52 @@ TEST(Reference, MaxMinProdAndOr) {
 }
 
 TEST(Reference, UserCombinerUsesTheReductionExpression) {
-  Reduction sumsq;
-  sumsq.name = "sumsq";
-  sumsq.accType = DType::Float32;
-  sumsq.identity = Scalar::ofFloat(DType::Float32, 0);
-  sumsq.combiner = ScalarExpr::apply(OpKind::Add, {ScalarExpr::argument(0),
-      ScalarExpr::apply(OpKind::Mul, {ScalarExpr::argument(1), ScalarExpr::argument(1)})});
-  GraphBuilder b("sumsq");
+  // The largest magnitude: max(|acc|, |x|) from 0 (|x| of an element is its partial).
+  Reduction maxAbs;
+  maxAbs.name = "max_abs";
+  maxAbs.accType = DType::Float32;
+  maxAbs.identity = Scalar::ofFloat(DType::Float32, 0);
+  maxAbs.combiner = ScalarExpr::apply(OpKind::Maximum, {ScalarExpr::apply(OpKind::Abs, {ScalarExpr::argument(0)}),
+                                                        ScalarExpr::apply(OpKind::Abs, {ScalarExpr::argument(1)})});
+  GraphBuilder b("max_abs");
   Value x = b.input("x", DType::Float32, {2, 3});
-  b.output(b.reduce(x, sumsq, {1}));
-  EXPECT_EQ(valuesOf(evalOne(b, {iota(DType::Float32, {2, 3})})), (Values{5, 50}));
+  b.output(b.reduce(x, maxAbs, {1}));
+  EXPECT_EQ(valuesOf(evalOne(b, {HostTensor::fromValues(DType::Float32, {2, 3}, {1, -7, 3, -2, 0, 1.5})})),
+            (Values{7, 2}));
+}
+
+// A fold-only combiner -- acc + x * x, right for a left-to-right fold of elements but
+// squaring partials again where a tree merges them -- is refused where the graph is
+// built, naming the law (ir/reduction_laws.h); so is a non-associative one.
+TEST(Reference, CombinersThatCannotRunInParallelAreRefused) {
+  auto refusal = [](ScalarExprPtr combiner) {
+    Reduction r;
+    r.name = "user";
+    r.accType = DType::Float32;
+    r.identity = Scalar::ofFloat(DType::Float32, 0);
+    r.combiner = std::move(combiner);
+    GraphBuilder b("user");
+    b.output(b.reduce(b.input("x", DType::Float32, {4, 8}), r, {1}));
+    try {
+      b.build();
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  const ScalarExprPtr acc = ScalarExpr::argument(0), x = ScalarExpr::argument(1);
+  const std::string sumsq = refusal(ScalarExpr::apply(OpKind::Add, {acc, ScalarExpr::apply(OpKind::Mul, {x, x})}));
+  EXPECT_NE(sumsq.find("'user'"), std::string::npos) << sumsq;
+  EXPECT_NE(sumsq.find("identity 0 is not neutral"), std::string::npos) << sumsq;
+  const std::string difference = refusal(ScalarExpr::apply(OpKind::Sub, {acc, x}));
+  EXPECT_NE(difference.find("not neutral on the left"), std::string::npos) << difference;
+  // acc + |x| is not commutative on elements, but it is on its partials (sums of
+  // magnitudes, never negative): the laws hold where a kernel uses them.
+  EXPECT_EQ(refusal(ScalarExpr::apply(OpKind::Add, {acc, ScalarExpr::apply(OpKind::Abs, {x})})), "accepted");
+  // The average of two: commutative, neutral nowhere, not associative.
+  const std::string mean = refusal(ScalarExpr::apply(
+      OpKind::Mul, {ScalarExpr::apply(OpKind::Add, {acc, x}), ScalarExpr::constant(Scalar::ofFloat(DType::Float32, 0.5))}));
+  EXPECT_NE(mean.find("is not"), std::string::npos) << mean;
 }
 
 // The interpreter folds built-in reductions with typed loops; they must give what

@@ -102,17 +102,38 @@ TEST(OrderedTuples, KernelsCompileWithNvrtc) {
   }
 }
 
-// The same tuples declared commutative take the interleaved lowering and butterflies:
-// the executor then gets other answers, so the tests above do detect reordering.
+// The same tuple declared commutative is refused where the graph is built: the sampled
+// laws (ir/reduction_laws.h) find two partials whose combine depends on their order.
+TEST(OrderedTuples, AFalseCommutativeClaimIsRefused) {
+  auto wrong = std::make_shared<TupleReduction>(*affineTuple());
+  wrong->commutative = true;
+  GraphBuilder b("wrong");
+  Value x = b.input("x", DType::Int32, {64, 100});
+  b.output(b.reduceTuple({x}, wrong, 0, {1}, false, DType::Int64));
+  try {
+    b.build();
+    ADD_FAILURE() << "a non-commutative combine declared commutative was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("is not commutative (it is declared commutative)"), std::string::npos)
+        << e.what();
+  }
+}
+
+// Had the claim been believed, the interleaved lowering and butterflies would give
+// other answers, so the tests above do detect reordering (the claim is put into the
+// built graph behind the verifier's back; the reference folds in order either way).
 TEST(OrderedTuples, AnInterleavedLoweringGivesOtherAnswers) {
   for (const Case& c : {kCases[0], kCases[3], kCases[7]}) {
+    GraphBuilder b("ordered");
+    Value x = b.input("x", DType::Int32, c.shape);
+    b.output(b.reduceTuple({x}, affineTuple(), 0, c.axes, false, DType::Int64));
+    const Graph g = b.build();
     auto wrong = std::make_shared<TupleReduction>(*affineTuple());
     wrong->commutative = true;
-    GraphBuilder b("wrong");
-    Value x = b.input("x", DType::Int32, c.shape);
-    b.output(b.reduceTuple({x}, wrong, 0, c.axes, false, DType::Int64));
-    const Graph g = b.build();
-    CompiledGraph compiled = compileGraph(g, CompileOptions{});
+    Graph forced = g;
+    for (Node& n : forced.nodes)
+      if (n.reduction && n.reduction->isTuple()) n.reduction->tuple = wrong;
+    CompiledGraph compiled = compileGraph(forced, CompileOptions{});
     EXPECT_EQ(compiled.kernels[0].binding.chunk, 0) << c.name;
     const std::vector<HostTensor> inputs = {orderedInputs(c.shape, 3, 0)[0]};
     EXPECT_NE(firstDifference(lowered(compiled, inputs, 1), evaluateReference(g, inputs)), "") << c.name;

@@ -7,6 +7,7 @@
 
 #include "frontend/composite_json.h"
 #include "frontend/composite_names.h"
+#include "ir/reduction_laws.h"
 #include "support/error.h"
 #include "support/printable.h"
 
@@ -118,6 +119,7 @@ class DeclReader {
     }
     try {
       t->validate(t->name);
+      checkTupleLaws(*t, t->name);
     } catch (const Error& e) {
       fail(e.reason());
     }

@@ -4,6 +4,7 @@
 #include <set>
 #include <sstream>
 
+#include "ir/reduction_laws.h"
 #include "ir/tuple_reduction.h"
 #include "support/error.h"
 #include "support/printable.h"
@@ -348,6 +349,11 @@ class Verifier {
     }
     arity(n, 1);
     if (!n.reduction) fail(n.name, "reduction without a combiner");
+    try {
+      checkCombinerLaws(*n.reduction, in(n, 0).dtype, n.name);
+    } catch (const Error& e) {
+      fail(n.name, e.reason());
+    }
     DType acc = n.reduction->accType, outType = out(n).dtype;
     BuiltinCombiner c = n.reduction->builtin();
     bool exact = c == BuiltinCombiner::Max || c == BuiltinCombiner::Min || c == BuiltinCombiner::And ||
@@ -367,6 +373,7 @@ class Verifier {
     arity(n, t.inputs.size());
     try {
       t.validate(n.name);
+      checkTupleLaws(t, n.name);
     } catch (const Error& e) {
       fail(n.name, e.reason());
     }

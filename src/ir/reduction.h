@@ -5,7 +5,8 @@
 // graph ops. The reference interpreter evaluates it with evalElementwise(), the CUDA
 // emitter prints it, and the device library recognizes the built-in shapes (a+b,
 // max(a,b), ...) to pick a hardware atomic. A user-defined reduction is just another
-// combiner expression; it must be associative and commutative (not checked).
+// combiner expression; it must be associative and commutative on its partials, with a
+// neutral identity (sampled by the graph verifier: ir/reduction_laws.h).
 //
 // Tuple reductions (argmax, Welford mean/variance, online logsumexp, ...) sit beside
 // the scalar path rather than replacing it: a Reduction whose `tuple` is set combines a
