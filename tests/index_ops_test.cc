@@ -5,6 +5,7 @@
 // lowered kernel run on the CPU; then on odd shapes and random inputs (CPU check and
 // NVRTC); malformed attributes are errors naming the op.
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -102,6 +103,19 @@ TEST(IndexOps, ElemAnyIsOneWhenSomeElementIsPositive) {
   expectOutput(g, {HostTensor::fromValues(DType::Float32, {2, 3}, {-1, 0, -3, 0.25, -0.0, -7})}, {1});
   Graph i = oneOp("ElemAny", {desc("x", {5}, "int32")}, desc("y", {1}, "float32"), {attr("dst_type", "float32")});
   expectOutput(i, {HostTensor::fromValues(DType::Int32, {5}, {0, -4, 0, 0, 3})}, {1});
+}
+
+// ElemAll: 1 if no element is zero (-0.0 is zero, NaN is not), in the input's dtype.
+TEST(IndexOps, ElemAllIsOneWhenNoElementIsZero) {
+  Graph g = oneOp("ElemAll", {desc("x", {2, 3}, "float32")}, desc("y", {1}, "float32"), Json::array());
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  expectOutput(g, {HostTensor::fromValues(DType::Float32, {2, 3}, {-1, 2, -3, nan, 0.5, -7})}, {1});
+  expectOutput(g, {HostTensor::fromValues(DType::Float32, {2, 3}, {-1, 2, -3, nan, -0.0, -7})}, {0});
+  Graph i = oneOp("ElemAll", {desc("x", {5}, "int8")}, desc("y", {1}, "int8"), Json::array());
+  expectOutput(i, {HostTensor::fromValues(DType::Int8, {5}, {1, -4, 9, 127, -128})}, {1});
+  expectOutput(i, {HostTensor::fromValues(DType::Int8, {5}, {1, -4, 0, 127, -128})}, {0});
+  expectCheckPasses(oneOp("ElemAll", {desc("x", {4097, 3}, "float16")}, desc("y", {1}, "float16"), Json::array()));
+  EXPECT_THROW(oneOp("ElemAll", {desc("x", {5}, "int32")}, desc("y", {1}, "float32"), Json::array()), Error);
 }
 
 TEST(IndexOps, OddShapesPassTheCpuCheck) {

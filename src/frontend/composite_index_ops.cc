@@ -8,7 +8,7 @@ namespace polyred {
 
 namespace {
 
-constexpr std::string_view kIndexOps[] = {"PadAkg", "UnPadAkg", "OneHot", "ElemAny"};
+constexpr std::string_view kIndexOps[] = {"PadAkg", "UnPadAkg", "OneHot", "ElemAny", "ElemAll"};
 
 class IndexExpansion : public ExpansionBuilder {
  public:
@@ -102,19 +102,30 @@ class IndexExpansion : public ExpansionBuilder {
     return {node(OpKind::Select, {hit, scalar(ins[1]), scalar(ins[2])}), out, t};
   }
 
+  // ElemAny: 1 if some element is > 0; ElemAll: 1 if every element is nonzero (NaN is
+  // nonzero, as AKG's `x == 0` test leaves it). One value, shape [1], in dst_type
+  // (ElemAny; default the input's) or the input's dtype (ElemAll, which reads no
+  // attribute in AKG either).
   IndexOpResult elemAny(const std::vector<TensorId>& ins, const IndexOpAttrs& a) {
+    return elementTest(ins, a.dstType, OpKind::Greater, Reduction::logicalOr(DType::Bool));
+  }
+  IndexOpResult elemAll(const std::vector<TensorId>& ins, const IndexOpAttrs&) {
+    return elementTest(ins, std::nullopt, OpKind::NotEqual, Reduction::logicalAnd(DType::Bool));
+  }
+
+  IndexOpResult elementTest(const std::vector<TensorId>& ins, std::optional<DType> dst, OpKind test, Reduction combine) {
     needInputs(ins, 1, "the tensor to test");
     const Tensor x = info(ins[0]);  // a copy: adding nodes below may move the graph's tensors
-    const DType t = a.dstType.value_or(x.dtype);
-    TensorId positive = apply(OpKind::Greater, {ins[0], constant(0, x.dtype)});
-    TensorId any = positive;
+    const DType t = dst.value_or(x.dtype);
+    TensorId passes = apply(test, {ins[0], constant(0, x.dtype)});
+    TensorId total = passes;
     if (!x.shape.empty()) {
-      Node r = node(OpKind::Reduce, {positive});
+      Node r = node(OpKind::Reduce, {passes});
       for (size_t d = 0; d < x.shape.size(); ++d) r.axes.push_back(static_cast<int64_t>(d));
-      r.reduction = Reduction::logicalOr(DType::Bool);
-      any = add(std::move(r), {}, DType::Bool);
+      r.reduction = std::move(combine);
+      total = add(std::move(r), {}, DType::Bool);
     }
-    TensorId value = t == DType::Bool ? any : add(node(OpKind::Cast, {any}), {}, t);
+    TensorId value = t == DType::Bool ? total : add(node(OpKind::Cast, {total}), {}, t);
     return {node(OpKind::Reshape, {value}), {1}, t};
   }
 };
@@ -133,6 +144,7 @@ IndexOpResult expandIndexOp(std::string_view name, const std::vector<TensorId>& 
   if (name == "PadAkg") return e.pad(ins, attrs);
   if (name == "UnPadAkg") return e.unpad(ins, attrs);
   if (name == "OneHot") return e.oneHot(ins, attrs);
+  if (name == "ElemAll") return e.elemAll(ins, attrs);
   return e.elemAny(ins, attrs);
 }
 

@@ -487,7 +487,7 @@ class Reader : public ExpansionSink {
     return addNode(std::move(n), d);
   }
 
-  // PadAkg, UnPadAkg, OneHot, ElemAny (frontend/composite_index_ops).
+  // PadAkg, UnPadAkg, OneHot, ElemAny, ElemAll (frontend/composite_index_ops).
   void readIndexOp(const std::string& name, const Attrs& attrs, const std::vector<TensorId>& ins,
                    const TensorDesc& out) {
     IndexOpAttrs a;
