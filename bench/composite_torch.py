@@ -228,6 +228,10 @@ class Builder:
             return lambda x: torch.nn.functional.pad(x, pad, mode="constant", value=float(a.get("pad_val", 0)))
         if name == "UnPadAkg":  # the leading block, x[:m, :n]
             return lambda x: x[tuple(slice(0, n - t) for n, t in zip(x.shape, a["tail"]))]
+        if name == "ElemAny":  # 1 if some element is > 0
+            return lambda x: (x > 0).any().reshape(shape).to(odt)
+        if name == "ElemAll":  # 1 if no element is zero (NaN is not zero)
+            return lambda x: (x != 0).all().reshape(shape).to(odt)
         raise Unsupported(name)
 
     def reduction(self, name, a, odt):
