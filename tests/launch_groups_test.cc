@@ -10,7 +10,7 @@
 
 #include "canon/launch_groups.h"
 #include "driver/cpu_check.h"
-#include "codegen/cuda_emitter.h"
+#include "codegen/shared_memory.h"
 #include "driver/pipeline.h"
 #include "frontend/builder.h"
 #include "parallel_graphs.h"

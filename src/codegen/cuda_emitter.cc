@@ -9,16 +9,13 @@
 
 #include "codegen/exp_range.h"
 #include "codegen/row_cache.h"
+#include "codegen/shared_memory.h"
 #include "codegen/tuple_emitter.h"
 #include "ir/tuple_reduction.h"
-#include "device/polyred_reduce_layout.cuh"
 #include "support/error.h"
 #include "support/printable.h"
 
 namespace polyred {
-
-// The static shared memory one block may declare.
-constexpr int64_t kMaxStaticSharedBytes = 48 * 1024;
 
 namespace {
 
@@ -685,24 +682,6 @@ class KernelEmitter {
 std::string deviceLibraryPrelude(const CodegenOptions& options) {
   return std::string(options.fastExp ? "#define POLYRED_FAST_EXP 1\n" : "") +
          "#include \"polyred_elementwise.cuh\"\n#include \"polyred_reduce.cuh\"\n\n";
-}
-
-// Mirrors KernelEmitter::emitDeclarations (and block_arrive_last's flag).
-int64_t staticSharedBytes(const PolyKernel& k) {
-  const KernelPlan& p = k.plan;
-  const Binding& b = k.binding;
-  const bool y = p.form == CanonicalForm::YReduce;
-  const int64_t slots = y ? std::max(1, polyred_dev::ColumnsLayout::make(b.BX, b.BY).smem_elements())
-                          : std::max(1, polyred_dev::RowsLayout::make(b.BX, b.BY).partial_slots());
-  int64_t bytes = 0;
-  for (const ReductionOutput& r : p.reductions) {
-    if (r.sharesAccumulatorOf >= 0) continue;  // no storage of its own
-    const int64_t acc = r.reduction.isTuple() ? tupleBytes(r.reduction) : dtypeBytes(r.reduction.accType);
-    bytes += slots * acc;
-    if (r.stage + 1 < p.passes()) bytes += (y ? b.BX : b.BY) * acc;  // totals of a row-resident pass
-  }
-  if (b.multiBlock()) bytes += 8;  // last_block
-  return bytes;
 }
 
 KernelSpec emitCuda(const Graph& g, const PolyKernel& k, const CodegenOptions& options) {

@@ -7,7 +7,7 @@
 // the device library (Part 2), and Contribute/Arrive/Final combine blocks in the same
 // launch through a runtime-owned workspace that every launch leaves as it found it
 // (Part 3; no memset, no clean kernel). In deterministic mode blocks publish partials
-// and the last block combines them in block order.
+// and the last block combines them in block order, all its threads together.
 #pragma once
 
 #include "codegen/cuda_expr.h"
@@ -39,10 +39,6 @@ struct CodegenOptions {
 std::string deviceLibraryPrelude(const CodegenOptions& options);
 
 KernelSpec emitCuda(const Graph& g, const PolyKernel& k, const CodegenOptions& options);
-
-// The static shared memory the kernel's block reductions declare (bytes), from the same
-// layout functions the device library sizes them with (polyred_reduce_layout.cuh).
-int64_t staticSharedBytes(const PolyKernel& k);
 
 
 // One kernel written as a part of a horizontally fused kernel (codegen/horizontal_fusion.h):

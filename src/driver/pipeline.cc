@@ -10,6 +10,7 @@
 #include "canon/partition.h"
 #include "codegen/cuda_emitter.h"
 #include "codegen/horizontal_fusion.h"
+#include "codegen/shared_memory.h"
 #include "driver/artifacts.h"
 #include "poly/binding.h"
 #include "poly/vectorize.h"

@@ -1,0 +1,28 @@
+#include "codegen/shared_memory.h"
+
+#include <algorithm>
+
+#include "codegen/tuple_emitter.h"
+#include "device/polyred_reduce_layout.cuh"
+
+namespace polyred {
+
+// Mirrors KernelEmitter::emitDeclarations (and block_arrive_last's flag).
+int64_t staticSharedBytes(const PolyKernel& k) {
+  const KernelPlan& p = k.plan;
+  const Binding& b = k.binding;
+  const bool y = p.form == CanonicalForm::YReduce;
+  const int64_t slots = y ? std::max(1, polyred_dev::ColumnsLayout::make(b.BX, b.BY).smem_elements())
+                          : std::max(1, polyred_dev::RowsLayout::make(b.BX, b.BY).partial_slots());
+  int64_t bytes = 0;
+  for (const ReductionOutput& r : p.reductions) {
+    if (r.sharesAccumulatorOf >= 0) continue;  // no storage of its own
+    const int64_t acc = r.reduction.isTuple() ? tupleBytes(r.reduction) : dtypeBytes(r.reduction.accType);
+    bytes += slots * acc;
+    if (r.stage + 1 < p.passes()) bytes += (y ? b.BX : b.BY) * acc;  // totals of a row-resident pass
+  }
+  if (b.multiBlock()) bytes += 8;  // last_block
+  return bytes;
+}
+
+}  // namespace polyred
