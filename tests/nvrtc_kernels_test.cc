@@ -93,14 +93,36 @@ TEST(NvrtcKernels, EveryReductionDtypeAndForm) {
           EXPECT_EQ(k.plan.form, f.form) << what;
           EXPECT_GT(k.binding.GX, 1) << what << ": meant to be multi-block";
           // Deterministic mode combines blocks in a fixed order, never with atomics.
-          bool atomics = compiled.program.kernels[0].source.find("atomic_combine") != std::string::npos;
+          const std::string& source = compiled.program.kernels[0].source;
+          bool atomics = source.find("atomic_combine") != std::string::npos;
           EXPECT_EQ(atomics, !deterministic) << what;
+          // ...and the last block combines the partials with all its threads.
+          EXPECT_EQ(source.find("combine_partials_fixed_order") != std::string::npos, deterministic) << what;
           expectNvrtcCompiles(compiled, what);
           expectCpuCheckPasses(compiled, deterministic, what);
         }
       }
     }
   }
+}
+
+// The last block's gather of the partials per column lane of a y-reduce with lanes,
+// with a last tile of columns past M (its lanes combine nothing: the `live` guards).
+TEST(NvrtcKernels, DeterministicPartialsOfColumnLanesAreGatheredByTheWholeBlock) {
+  GraphBuilder b("columns");
+  b.output(b.reduceSum(b.input("x", DType::Float32, {2048, 8200}), {0}));
+  CompiledGraph c = compile(b.build(), true);
+  const PolyKernel& k = c.kernels.at(0);
+  ASSERT_EQ(k.plan.form, CanonicalForm::YReduce);
+  EXPECT_GT(k.binding.GX, 1);
+  ASSERT_EQ(k.vector.accumulatorLanes, 4);
+  EXPECT_NE((k.plan.M / 4) % k.binding.BX, 0) << "meant to end with a partial tile of columns";
+  const std::string& source = c.program.kernels[0].source;
+  for (int lane = 0; lane < 4; ++lane)
+    EXPECT_NE(source.find("acc0[" + std::to_string(lane) + "] = polyred_dev::combine_partials_fixed_order_y"),
+              std::string::npos) << lane;
+  EXPECT_NE(source.find("live3 ? " + std::to_string(k.binding.GX) + " : 0"), std::string::npos) << source;
+  expectNvrtcCompiles(c, "deterministic y-reduce with column lanes");
 }
 
 TEST(NvrtcKernels, ElementwiseEveryDtype) {
