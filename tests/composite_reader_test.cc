@@ -15,6 +15,7 @@
 #include "frontend/composite_reader.h"
 #include "frontend/composite_writer.h"
 #include "support/error.h"
+#include "user_reductions.h"
 
 using namespace polyred;
 using Json = nlohmann::json;
@@ -371,11 +372,6 @@ TEST(CompositeWriter, BuilderInPlaceOutputBecomesAnAssign) {
 TEST(CompositeWriter, UserReductionIsUnsupported) {
   GraphBuilder b("user");
   Value x = b.input("x", DType::Float32, {8});
-  Reduction r = Reduction::max(DType::Float32);
-  r.name = "max_abs";
-  r.identity = Scalar::ofFloat(DType::Float32, 0);
-  r.combiner = ScalarExpr::apply(OpKind::Maximum, {ScalarExpr::apply(OpKind::Abs, {ScalarExpr::argument(0)}),
-                                                   ScalarExpr::apply(OpKind::Abs, {ScalarExpr::argument(1)})});
-  b.output(b.reduce(x, r, {0}));
+  b.output(b.reduce(x, test_support::maxAbsReduction(), {0}));
   EXPECT_THROW(writeComposite(b.build()), UnsupportedError);
 }

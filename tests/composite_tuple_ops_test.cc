@@ -155,10 +155,20 @@ std::string tupleDoc(const Json& decls, const std::string& reduction, const std:
       .dump();
 }
 
+// The outputs of the "mean" declaration's two results over x[2, 3].
+std::vector<Json> meanOutputs() { return {desc("m", {2}, "float64"), desc("n", {2}, "int64")}; }
+
+// A document using the "mean" declaration after `change` rewrote it.
+std::string meanDocWith(const std::function<void(Json&)>& change) {
+  Json d = meanDecl();
+  change(d);
+  return tupleDoc(Json::array({d}), "mean", meanOutputs());
+}
+
 }  // namespace
 
 TEST(CompositeTupleDecl, AUserTupleComputesItsResults) {
-  const std::vector<Json> outs = {desc("m", {2}, "float64"), desc("n", {2}, "int64")};
+  const std::vector<Json> outs = meanOutputs();
   Graph g = parseComposite(tupleDoc(Json::array({meanDecl()}), "mean", outs), "t.info");
   std::vector<HostTensor> out = evaluateReference(g, {HostTensor::fromValues(DType::Float32, {2, 3}, {1, 2, 6, -1, 0, 4})});
   EXPECT_EQ(valuesOf(out[0]), (std::vector<double>{3, 1}));
@@ -166,12 +176,8 @@ TEST(CompositeTupleDecl, AUserTupleComputesItsResults) {
 }
 
 TEST(CompositeTupleDecl, MalformedDeclarationsAreRefusedWithAReason) {
-  const std::vector<Json> outs = {desc("m", {2}, "float64"), desc("n", {2}, "int64")};
-  auto with = [&](const std::function<void(Json&)>& change) {
-    Json d = meanDecl();
-    change(d);
-    return tupleDoc(Json::array({d}), "mean", outs);
-  };
+  const std::vector<Json> outs = meanOutputs();
+  const auto with = meanDocWith;
   struct Case {
     std::string json, reason;
   };
@@ -207,12 +213,8 @@ TEST(CompositeTupleDecl, MalformedDeclarationsAreRefusedWithAReason) {
 // Declarations whose laws the samples contradict (ir/reduction_laws.h): a kernel
 // would merge partials in an order or grouping the reference never uses.
 TEST(CompositeTupleDecl, ClaimsTheSamplesContradictAreRefused) {
-  const std::vector<Json> outs = {desc("m", {2}, "float64"), desc("n", {2}, "int64")};
-  auto with = [&](const std::function<void(Json&)>& change) {
-    Json d = meanDecl();
-    change(d);
-    return tupleDoc(Json::array({d}), "mean", outs);
-  };
+  const std::vector<Json> outs = meanOutputs();
+  const auto with = meanDocWith;
   const Json half = {{"value", 0.5}, {"data_type", "float64"}};
   // The affine map x -> m x + c composed: associative, identity (1, 0), not commutative.
   const Json affine = Json::parse(R"({"name": "affine", "inputs": ["float32"], "commutative": true,

@@ -18,6 +18,7 @@
 #include "frontend/composite_reader.h"
 #include "runtime/nvrtc.h"
 #include "lowering_helpers.h"
+#include "user_reductions.h"
 
 namespace polyred {
 namespace {
@@ -139,24 +140,13 @@ TEST(NvrtcKernels, ElementwiseEveryDtype) {
   }
 }
 
-// acc' = max(|acc|, |x|): associative and commutative, and no built-in shape.
-Reduction maxAbs() {
-  Reduction r;
-  r.name = "max_abs";
-  r.accType = DType::Float32;
-  r.identity = Scalar::ofFloat(DType::Float32, 0);
-  r.combiner = ScalarExpr::apply(OpKind::Maximum, {ScalarExpr::apply(OpKind::Abs, {ScalarExpr::argument(0)}),
-                                                  ScalarExpr::apply(OpKind::Abs, {ScalarExpr::argument(1)})});
-  return r;
-}
-
 TEST(NvrtcKernels, UserDefinedCombiner) {
-  ASSERT_EQ(maxAbs().builtin(), BuiltinCombiner::None);
+  ASSERT_EQ(test_support::maxAbsReduction().builtin(), BuiltinCombiner::None);
   for (DType t : {DType::Float32, DType::Float16}) {
     for (const FormCase& f : kForms) {
       GraphBuilder b("max_abs");
       Value x = b.input("x", t, f.shape);
-      b.output(b.reduce(x, maxAbs(), f.axes, /*keepDims=*/false, DType::Float32));
+      b.output(b.reduce(x, test_support::maxAbsReduction(), f.axes, /*keepDims=*/false, DType::Float32));
       Graph g = b.build();
       for (bool deterministic : {false, true}) {
         std::string what = std::string("max_abs ") + std::string(dtypeName(t)) + " " + f.name + "-reduce" +

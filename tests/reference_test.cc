@@ -10,6 +10,7 @@
 #include "interp/random_inputs.h"
 #include "interp/reference.h"
 #include "support/error.h"
+#include "user_reductions.h"
 
 using namespace polyred;
 
@@ -79,15 +80,9 @@ TEST(Reference, MaxMinProdAndOr) {
 
 TEST(Reference, UserCombinerUsesTheReductionExpression) {
   // The largest magnitude: max(|acc|, |x|) from 0 (|x| of an element is its partial).
-  Reduction maxAbs;
-  maxAbs.name = "max_abs";
-  maxAbs.accType = DType::Float32;
-  maxAbs.identity = Scalar::ofFloat(DType::Float32, 0);
-  maxAbs.combiner = ScalarExpr::apply(OpKind::Maximum, {ScalarExpr::apply(OpKind::Abs, {ScalarExpr::argument(0)}),
-                                                        ScalarExpr::apply(OpKind::Abs, {ScalarExpr::argument(1)})});
   GraphBuilder b("max_abs");
   Value x = b.input("x", DType::Float32, {2, 3});
-  b.output(b.reduce(x, maxAbs, {1}));
+  b.output(b.reduce(x, test_support::maxAbsReduction(), {1}));
   EXPECT_EQ(valuesOf(evalOne(b, {HostTensor::fromValues(DType::Float32, {2, 3}, {1, -7, 3, -2, 0, 1.5})})),
             (Values{7, 2}));
 }

@@ -139,8 +139,9 @@ class _Lowering:
             return self.b.softmax(a[0], dim, log=target in (t.log_softmax, F.log_softmax))
         if target is t.logsumexp:
             return self.logsumexp(a[0], a[1] if len(a) > 1 else kw["dim"], kw.get("keepdim", False))
-        if target in (t.argmax, t.argmin):
-            return self.arg_extremum(target.__name__, a[0], a[1] if len(a) > 1 else kw.get("dim"),
+        arg_extrema = {t.argmax: "argmax", t.argmin: "argmin"}
+        if target in arg_extrema:
+            return self.arg_extremum(arg_extrema[target], a[0], a[1] if len(a) > 1 else kw.get("dim"),
                                      kw.get("keepdim", a[2] if len(a) > 2 else False))
         if target is t.square:
             return self.b.binary("mul", a[0], a[0])
