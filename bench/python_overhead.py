@@ -2,8 +2,10 @@
 """Host overhead of one polyred kernel call from Python (issue #15): the wall time of
 N back-to-back calls of a tiny kernel (a sum of 1280 floats, Table 2 sg05), enqueue
 only (no synchronization inside the loop), per call, against the same for the
-equivalent torch op (torch.sum of the same tensors' product) and for an empty
-torch op (x.add_(0)) as the floor of what PyTorch itself costs per call.
+equivalent torch ops eagerly and under torch.compile, an empty torch op (x.add_(0)) as
+the floor of what PyTorch itself costs per call, and the floors under polyred's own
+launch: a ctypes call that does nothing, and cuLaunchKernel of an empty kernel through
+ctypes.
 
     PYTHONPATH=python POLYRED_LIBRARY=build/src/libpolyred.so python3 bench/python_overhead.py
 """
@@ -33,6 +35,29 @@ def per_call_us(fn, *args):
     return statistics.median(samples)
 
 
+def launch_floors(k):
+    """What a launch costs below polyred: a ctypes call that does nothing, and
+    cuLaunchKernel of an empty kernel (PTX, loaded into torch's context) through ctypes."""
+    import ctypes
+
+    from polyred import _lib
+
+    cuda = ctypes.CDLL("libcuda.so.1")
+    ptx = b".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry empty()\n{\n ret;\n}\n"
+    module, function = ctypes.c_void_p(), ctypes.c_void_p()
+    torch.cuda.synchronize()  # torch's primary context is current
+    assert cuda.cuModuleLoadData(ctypes.byref(module), ptx) == 0
+    assert cuda.cuModuleGetFunction(ctypes.byref(function), module, b"empty") == 0
+    launch = cuda.cuLaunchKernel
+    u, p = ctypes.c_uint, ctypes.c_void_p
+    launch.argtypes = [p, u, u, u, u, u, u, u, p, p, p]
+    stream = torch.cuda.current_stream().cuda_stream
+    count, handle = _lib.lib.polyred_num_launches, k._handle
+    return [("floor: a ctypes call that does nothing", per_call_us(lambda: count(handle))),
+            ("floor: cuLaunchKernel (empty kernel) via ctypes",
+             per_call_us(lambda: launch(function, 1, 1, 1, 32, 1, 1, 0, stream, None, None)))]
+
+
 def main():
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     k = polyred.load(os.path.join(root, "examples/table2/sg05_neg_mul_sum.json"), target="gpu")
@@ -41,11 +66,15 @@ def main():
     torch.testing.assert_close(got.reshape(-1), (-a * b).sum().reshape(-1), rtol=1e-5, atol=1e-4)
     x = torch.zeros(1, device="cuda")
     preallocated = torch.empty_like(got)
+    compiled = torch.compile(lambda p, q: (-p * q).sum())
+    torch.testing.assert_close(compiled(a, b), (-a * b).sum())
     rows = [("polyred kernel call (sg05)", per_call_us(k, a, b)),
             ("polyred kernel call, out= preallocated", per_call_us(lambda p, q: k(p, q, out=preallocated), a, b)),
             ("torch (-a * b).sum(): 3 ops", per_call_us(lambda p, q: (-p * q).sum(), a, b)),
+            ("torch.compile((-a * b).sum())", per_call_us(compiled, a, b)),
             ("torch x.add_(0): 1 op", per_call_us(lambda t: t.add_(0), x))]
     rows += breakdown(k, a, b)
+    rows += launch_floors(k)
     print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}, {N} calls per sample, median of 5")
     for name, us in rows:
         print(f"{name:44} {us:7.2f} us per call (enqueue, host)")
