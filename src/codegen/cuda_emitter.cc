@@ -540,6 +540,7 @@ class KernelEmitter {
       lanesInRow = ", lo, hi";
     }
     const std::vector<bool> evaluated = p_.valuesOfPass(u.pass);
+    const bool lastPass = u.pass == p_.passes() - 1;  // where the cache hints apply (poly/cache_hints.h)
     size_t load = 0, offset = 0;
     for (size_t v = 0; v < p_.body.size(); ++v) {
       const BodyValue& b = p_.body[v];
@@ -556,7 +557,8 @@ class KernelEmitter {
           switch (k_.vector.accesses[load++]) {
             case LaneAccess::Contiguous: {
               std::string slot, kind = cachedLoad(static_cast<int>(v), u.pass, slot);
-              os << "pr_load_lanes" << kind << "<" << V << ">(" << ptr << ", " << toC(u.offsets.at(offset++)) << ", "
+              const bool evictFirst = kind.empty() && lastPass && v < k_.hints.lastUse.size() && k_.hints.lastUse[v];
+              os << "pr_load_lanes" << kind << "<" << V << (evictFirst ? ", true" : "") << ">(" << ptr << ", " << toC(u.offsets.at(offset++)) << ", "
                  << name << ", " << vectorOk
                  << (kind.empty() ? lanesInRow : (masked ? ", lo, hi, " : ", 0, " + w + ", ") + slot) << ");\n";
               break;
@@ -617,7 +619,7 @@ class KernelEmitter {
     }
     for (const ElementwiseOutput& s : p_.stores)
       if (s.pass == u.pass)
-        os << in << "  pr_store_lanes<" << V << ">(out" << s.output << ", " << toC(u.offsets.at(offset++)) << ", v"
+        os << in << "  pr_store_lanes<" << V << (lastPass && k_.hints.streamingStores ? ", true" : "") << ">(out" << s.output << ", " << toC(u.offsets.at(offset++)) << ", v"
            << s.value << ", " << vectorOk << lanesInRow << ");\n";
     if (!cache_.empty()) os << in << "  ++cache_slot;\n";
     os << in << "}\n";

@@ -255,10 +255,69 @@ __device__ __forceinline__ __half pr_storage<__half, float>(float x) { return __
 template <>
 __device__ __forceinline__ __nv_bfloat16 pr_storage<__nv_bfloat16, float>(float x) { return __float2bfloat16_rn(x); }
 
-template <int V, class S, class C>
+// Cache hints (poly/cache_hints.h): a load that is the kernel's last read of its bytes
+// carries an L2 cache policy of evict-first (sm_80+: createpolicy, ld.global.nc with
+// L2::cache_hint; plain before), and a store of bytes the kernel never reads again goes
+// as st.global.cs ("cache streaming"), so that what later passes of a row-resident
+// kernel read again stays in the L2 longer. The same bits move either way.
+// Measured on the H100 (docs/results.md, session 12): ld.global.cs loads, which leave
+// the read-only path, cost cross-entropy 7%; the policy on st.global cost softmax 4%.
+__device__ __forceinline__ unsigned long long pr_l2_evict_first_policy() {
+  unsigned long long policy = 0;
+#if __CUDA_ARCH__ >= 800
+  asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+#endif
+  return policy;
+}
+
+// (P is a PrPack: aligned to its size, so its bits may be moved as the int vector of
+// that size, as the plain vector accesses below move them.)
+template <class P>
+__device__ __forceinline__ P pr_load_evict_first(const P* p) {
+  static_assert(sizeof(P) == 16 || sizeof(P) == 8 || sizeof(P) == 4 || sizeof(P) == 2,
+                "a hinted load moves 2, 4, 8 or 16 bytes");
+#if __CUDA_ARCH__ >= 800
+  const unsigned long long policy = pr_l2_evict_first_policy();
+  if constexpr (sizeof(P) == 16) {
+    int4 b;
+    asm("ld.global.nc.L2::cache_hint.v4.s32 {%0, %1, %2, %3}, [%4], %5;"
+        : "=r"(b.x), "=r"(b.y), "=r"(b.z), "=r"(b.w) : "l"(p), "l"(policy));
+    return *reinterpret_cast<const P*>(&b);
+  } else if constexpr (sizeof(P) == 8) {
+    int2 b;
+    asm("ld.global.nc.L2::cache_hint.v2.s32 {%0, %1}, [%2], %3;" : "=r"(b.x), "=r"(b.y) : "l"(p), "l"(policy));
+    return *reinterpret_cast<const P*>(&b);
+  } else if constexpr (sizeof(P) == 4) {
+    int b;
+    asm("ld.global.nc.L2::cache_hint.s32 %0, [%1], %2;" : "=r"(b) : "l"(p), "l"(policy));
+    return *reinterpret_cast<const P*>(&b);
+  } else {
+    unsigned short b;
+    asm("ld.global.nc.L2::cache_hint.b16 %0, [%1], %2;" : "=h"(b) : "l"(p), "l"(policy));
+    return *reinterpret_cast<const P*>(&b);
+  }
+#else
+  return *p;
+#endif
+}
+
+template <class P>
+__device__ __forceinline__ void pr_store_evict_first(P* p, const P& v) {
+  static_assert(sizeof(P) == 16 || sizeof(P) == 8 || sizeof(P) == 4 || sizeof(P) == 2,
+                "a hinted store moves 2, 4, 8 or 16 bytes");
+  if constexpr (sizeof(P) == 16) __stcs(reinterpret_cast<int4*>(p), *reinterpret_cast<const int4*>(&v));
+  else if constexpr (sizeof(P) == 8) __stcs(reinterpret_cast<int2*>(p), *reinterpret_cast<const int2*>(&v));
+  else if constexpr (sizeof(P) == 4) __stcs(reinterpret_cast<int*>(p), *reinterpret_cast<const int*>(&v));
+  else __stcs(reinterpret_cast<short*>(p), *reinterpret_cast<const short*>(&v));
+}
+
+// EvictFirst: the vector access carries the cache hint above (element-by-element lanes
+// at a row's ends do not).
+template <int V, bool EvictFirst = false, class S, class C>
 __device__ __forceinline__ void pr_load_lanes(const S* p, long long k, C (&out)[V], bool vector, int lo = 0, int hi = V) {
   if (vector) {
-    const PrPack<V, S> pack = *reinterpret_cast<const PrPack<V, S>*>(p + k);
+    const PrPack<V, S>* at = reinterpret_cast<const PrPack<V, S>*>(p + k);
+    const PrPack<V, S> pack = EvictFirst ? pr_load_evict_first(at) : *at;
 #pragma unroll
     for (int l = 0; l < V; ++l) out[l] = pr_value(pack.v[l]);
   } else {  // element by element: only lanes [lo, hi) (a masked vector's lanes in its row)
@@ -267,13 +326,15 @@ __device__ __forceinline__ void pr_load_lanes(const S* p, long long k, C (&out)[
   }
 }
 
-template <int V, class S, class C>
+template <int V, bool EvictFirst = false, class S, class C>
 __device__ __forceinline__ void pr_store_lanes(S* p, long long k, const C (&in)[V], bool vector, int lo = 0, int hi = V) {
   if (vector) {
     PrPack<V, S> pack;
 #pragma unroll
     for (int l = 0; l < V; ++l) pack.v[l] = pr_storage<S>(in[l]);
-    *reinterpret_cast<PrPack<V, S>*>(p + k) = pack;
+    PrPack<V, S>* at = reinterpret_cast<PrPack<V, S>*>(p + k);
+    if (EvictFirst) pr_store_evict_first(at, pack);
+    else *at = pack;
   } else {  // element by element: only lanes [lo, hi) (a masked vector's lanes in its row)
 #pragma unroll
     for (int l = 0; l < V; ++l)

@@ -146,11 +146,14 @@ CompiledGraph compileGraph(const Graph& source, const CompileOptions& options) {
   for (size_t k = 0; k < c.partition.kernels.size(); ++k) {
     const KernelPlan& plan = c.partition.kernels[k];
     const Bound& b = bound[k];
+    CacheHints hints = chooseCacheHints(plan, options.config.cacheHints);
     dump("binding", plan.name + ": " + b.binding.toString() +
                         (b.vector.width > 1 ? ", " + std::to_string(b.vector.width) + " elements per thread and step" +
                                                   (b.vector.masked() ? " (masked lanes, row shift " + b.vector.shift + ")" : "")
-                                            : ""));
+                                            : "") +
+                        hints.describe(plan));
     PolyKernel pk = timed(ms, "schedule+ast", [&] { return buildPolyKernel(plan, b.binding, b.vector); });
+    pk.hints = std::move(hints);
     dump("schedule", plan.name + ":\n" + pk.scheduleTree);
     dump("ast", plan.name + ":\n" + pk.islAst);
     c.kernels.push_back(std::move(pk));

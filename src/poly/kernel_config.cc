@@ -14,7 +14,8 @@ std::string knob(int v) { return v == KernelConfig::kAuto ? "auto" : std::to_str
 std::string KernelConfig::toString() const {
   return "threads=" + std::to_string(threadsPerBlock) + ",items=" + knob(itemsPerThread) +
          ",vector=" + knob(maxVectorWidth) + (unroll == kAuto ? "" : ",unroll=" + std::to_string(unroll)) +
-         (rowCache == RowCacheMode::Auto ? "" : rowCache == RowCacheMode::On ? ",cache=on" : ",cache=off");
+         (rowCache == RowCacheMode::Auto ? "" : rowCache == RowCacheMode::On ? ",cache=on" : ",cache=off") +
+         (cacheHints == CacheHintMode::Auto ? "" : cacheHints == CacheHintMode::On ? ",evict=on" : ",evict=off");
 }
 
 namespace {
@@ -46,6 +47,11 @@ KernelConfig KernelConfig::parse(const std::string& text, const std::string& wha
       c.rowCache = automatic ? RowCacheMode::Auto : value == "on" ? RowCacheMode::On : RowCacheMode::Off;
       continue;
     }
+    if (key == "evict") {
+      if (value != "auto" && value != "on" && value != "off") throw Error(what + ": evict must be auto, on or off");
+      c.cacheHints = automatic ? CacheHintMode::Auto : value == "on" ? CacheHintMode::On : CacheHintMode::Off;
+      continue;
+    }
     const int v = automatic ? kAuto : parseField(key, value, what);
     if (key == "threads") {
       if (!isPow2(v) || v < 32 || v > 1024) throw Error(what + ": threads must be a power of two in 32..1024");
@@ -60,7 +66,7 @@ KernelConfig KernelConfig::parse(const std::string& text, const std::string& wha
       if (!automatic && (v < 1 || v > 32)) throw Error(what + ": unroll must be auto or in 1..32");
       c.unroll = v;
     } else {
-      throw Error(what + ": unknown knob '" + key + "' (threads, items, vector, unroll, cache)");
+      throw Error(what + ": unknown knob '" + key + "' (threads, items, vector, unroll, cache, evict)");
     }
   }
   return c;

@@ -15,6 +15,8 @@
 //            it keeps in flight. auto: 4
 //   cache    on, off or auto: row-resident kernels keep their row in shared memory for
 //            the later passes (codegen/row_cache.h). auto: the policy's choice
+//   evict    on, off or auto: last reads and stores tell the L2 to evict their lines
+//            first (poly/cache_hints.h). auto: in kernels of several passes
 #pragma once
 
 #include <string>
@@ -23,6 +25,8 @@ namespace polyred {
 
 // KernelConfig::rowCache.
 enum class RowCacheMode : unsigned char { Auto, On, Off };
+// KernelConfig::cacheHints.
+enum class CacheHintMode : unsigned char { Auto, On, Off };
 
 struct KernelConfig {
   static constexpr int kAuto = 0;
@@ -31,13 +35,14 @@ struct KernelConfig {
   int maxVectorWidth = kAuto;
   int unroll = kAuto;
   RowCacheMode rowCache = RowCacheMode::Auto;
+  CacheHintMode cacheHints = CacheHintMode::Auto;
 
   static constexpr int kDefaultUnroll = 4;
   int unrollFactor() const { return unroll == kAuto ? kDefaultUnroll : unroll; }
 
   bool operator==(const KernelConfig&) const = default;
   bool isDefault() const { return *this == KernelConfig{}; }
-  // "threads=256,items=auto,vector=16" (",unroll=8", ",cache=off" unless auto)
+  // "threads=256,items=auto,vector=16" (",unroll=8", ",cache=off", ",evict=on" unless auto)
   std::string toString() const;
   // Throws polyred::Error naming the bad field; `what` names the source (an option,
   // a database entry) in the message.

@@ -22,6 +22,7 @@
 
 #include "canon/kernel_plan.h"
 #include "poly/binding.h"
+#include "poly/cache_hints.h"
 #include "poly/loop_ast.h"
 #include "poly/vectorize.h"
 
@@ -32,6 +33,7 @@ struct PolyKernel {
   Binding binding;
   Vectorization vector;      // elementwise kernels: lanes per Elem instance (i counts vectors)
   bool index64 = false;      // some index reaches 2^31: emit 64-bit index arithmetic
+  CacheHints hints;          // accesses that evict first (none unless chooseCacheHints set them)
   std::string scheduleTree;  // isl's schedule tree (YAML), for --dump=schedule
   std::string islAst;        // isl's own C rendering of the AST, for --dump=ast
   std::unique_ptr<AstNode> ast;

@@ -26,6 +26,11 @@ std::vector<KernelConfig> candidateConfigs(bool hasReduction, bool rowResident) 
     // The pass loops' unroll: the default's rule (poly/vectorize, loopUnrollFor) rests on
     // six measured long-row kernels.
     for (int unroll : {1, 2, 4}) add({256, KernelConfig::kAuto, KernelConfig::kAuto, unroll});
+    // Without the evict-first hints the default gives row-resident kernels (poly/cache_hints.h):
+    // measured on four kernels only.
+    KernelConfig plain;
+    plain.cacheHints = CacheHintMode::Off;
+    add(plain);
   }
   return configs;
 }

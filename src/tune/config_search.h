@@ -16,8 +16,8 @@ namespace polyred {
 // The analytic default first. Elementwise-only graphs: block size (256, 512) and
 // lanes on or off. Reductions also try how many items each thread takes along the
 // reduced axis (4..64: how many blocks split a row or column). Graphs with a
-// row-resident kernel also try its row cache (cache=on, blocks of 512 and 1024 threads)
-// and its pass loops unrolled by 1, 2 and 4.
+// row-resident kernel also try its row cache (cache=on, blocks of 512 and 1024 threads),
+// its pass loops unrolled by 1, 2 and 4, and no cache hints (evict=off).
 std::vector<KernelConfig> candidateConfigs(bool hasReduction, bool rowResident = false);
 
 struct MeasuredConfig {

@@ -1,0 +1,55 @@
+#include "poly/cache_hints.h"
+
+#include <algorithm>
+#include <isl/map.h>
+
+#include "support/isl_support.h"
+
+namespace polyred {
+
+namespace {
+
+// Whether offset(i, j) (isl text) maps the points 0 <= i < M, 0 <= j < N one-to-one.
+bool readsEachElementOnce(isl_ctx* ctx, const std::string& offset, int64_t M, int64_t N) {
+  const std::string text = "{ [i, j] -> [o] : o = " + offset + " and 0 <= i < " + std::to_string(M) +
+                           " and 0 <= j < " + std::to_string(N) + " }";
+  isl_map* access = isl_map_read_from_str(ctx, text.c_str());
+  POLYRED_CHECK(access, "isl could not parse the access " << text);
+  const bool once = isl_map_is_injective(access) == isl_bool_true;
+  isl_map_free(access);
+  return once;
+}
+
+}  // namespace
+
+bool CacheHints::any() const {
+  return streamingStores || std::find(lastUse.begin(), lastUse.end(), true) != lastUse.end();
+}
+
+std::string CacheHints::describe(const KernelPlan& plan) const {
+  if (!any()) return "";
+  std::string loads;
+  for (size_t v = 0; v < lastUse.size(); ++v)
+    if (lastUse[v]) loads += (loads.empty() ? "" : ", ") + plan.body[v].label;
+  return ", evict first:" + (loads.empty() ? "" : " the last loads of " + loads + (streamingStores ? ";" : "")) +
+         (streamingStores ? " the stores" : "");
+}
+
+CacheHints chooseCacheHints(const KernelPlan& plan, CacheHintMode mode) {
+  CacheHints hints;
+  hints.lastUse.assign(plan.body.size(), false);
+  const int last = plan.passes() - 1;
+  if (mode == CacheHintMode::Off || (mode == CacheHintMode::Auto && last == 0)) return hints;
+  IslContext ctx;
+  const std::vector<bool> evaluated = plan.valuesOfPass(last);
+  for (size_t v = 0; v < plan.body.size(); ++v) {
+    const BodyValue& b = plan.body[v];
+    if (evaluated[v] && b.kind == BodyValue::Kind::Load && b.temporary < 0)
+      hints.lastUse[v] = readsEachElementOnce(ctx.get(), b.offset, plan.M, plan.N);
+  }
+  hints.streamingStores = std::any_of(plan.stores.begin(), plan.stores.end(),
+                                      [&](const ElementwiseOutput& s) { return s.pass == last; });
+  return hints;
+}
+
+}  // namespace polyred

@@ -1,0 +1,119 @@
+// Cache hints (poly/cache_hints.h): in a kernel of several passes the last pass's loads
+// that read each element once, and its stores, evict first from the L2; a load of a
+// tensor that every row reads (a broadcast weight) stays plain; single-pass kernels get
+// hints only with `evict=on`, none with `evict=off`. Hinted programs match the
+// reference on the CPU and compile under NVRTC (tests/gpu/row_resident_gpu_test.cc and
+// the tuple GPU tests run them).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "driver/cpu_check.h"
+#include "driver/pipeline.h"
+#include "row_resident_graphs.h"
+#include "runtime/nvrtc.h"
+
+namespace polyred {
+namespace {
+
+CompiledGraph compileWith(const Graph& g, const std::string& knobs) {
+  CompileOptions o;
+  o.config = KernelConfig::parse(knobs, "test");
+  return compileGraph(g, o);
+}
+
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// The body value that loads graph input `input` (there is one per input here).
+size_t loadOf(const KernelPlan& plan, int input) {
+  for (size_t v = 0; v < plan.body.size(); ++v)
+    if (plan.body[v].kind == BodyValue::Kind::Load && plan.body[v].input == input) return v;
+  ADD_FAILURE() << "no load of input " << input;
+  return 0;
+}
+
+void expectCorrectAndCompiles(const CompiledGraph& c) {
+  CpuCheckReport r = checkOnCpu(c, /*seed=*/5, /*maxPoints=*/0, /*deterministic=*/false);
+  EXPECT_TRUE(r.ok) << r.message;
+  for (const KernelSpec& k : c.program.kernels) {
+    try {
+      EXPECT_FALSE(compileCuda(k.source, k.name + ".cu", 9, 0).cubin.empty());
+    } catch (const CompileError& e) {
+      ADD_FAILURE() << "NVRTC rejected " << k.name << ":\n" << e.log() << "\n" << k.source;
+    }
+  }
+}
+
+// y = (x - mean(x)) * w over the last axis: two passes, w [N] read by every row.
+Graph centeredTimesWeight(const Shape& shape) {
+  GraphBuilder b("centered_times_weight");
+  Value x = b.input("x", DType::Float32, shape);
+  Value w = b.input("w", DType::Float32, {shape.back()});
+  Value mean = b.mul(b.reduceSum(x, {-1}, true),
+                     b.constant(Scalar::ofFloat(DType::Float32, 1.0 / static_cast<double>(shape.back()))));
+  b.output(b.mul(b.sub(x, mean), w));
+  return b.build();
+}
+
+TEST(CacheHints, SoftmaxRowsEvictFirstInTheirLastPass) {
+  for (const Shape& shape : {Shape{300, 1024}, Shape{300, 1001}}) {  // aligned rows, masked rows
+    CompiledGraph c = compileWith(testgraphs::softmax(DType::Float16, shape, 1), "");
+    ASSERT_EQ(c.kernels.size(), 1u);
+    const PolyKernel& k = c.kernels[0];
+    ASSERT_EQ(k.plan.passes(), 3);
+    EXPECT_TRUE(k.hints.lastUse[loadOf(k.plan, 0)]);
+    EXPECT_TRUE(k.hints.streamingStores);
+    const std::string& source = c.program.kernels[0].source;
+    const std::string V = std::to_string(k.vector.width);
+    ASSERT_GT(k.vector.width, 1);
+    EXPECT_EQ(count(source, "pr_load_lanes<" + V + ">("), 2u) << source;        // passes 0 and 1
+    EXPECT_EQ(count(source, "pr_load_lanes<" + V + ", true>("), 1u) << source;  // pass 2
+    EXPECT_EQ(count(source, "pr_store_lanes<" + V + ", true>("), 1u) << source;
+    expectCorrectAndCompiles(c);
+  }
+}
+
+TEST(CacheHints, ABroadcastWeightKeepsPlainLoads) {
+  CompiledGraph c = compileWith(centeredTimesWeight({256, 1024}), "");
+  ASSERT_EQ(c.kernels.size(), 1u);
+  const PolyKernel& k = c.kernels[0];
+  ASSERT_EQ(k.plan.passes(), 2);
+  EXPECT_TRUE(k.hints.lastUse[loadOf(k.plan, 0)]);   // x: each element read once per pass
+  EXPECT_FALSE(k.hints.lastUse[loadOf(k.plan, 1)]);  // w: every row reads it
+  EXPECT_NE(k.hints.describe(k.plan).find("the last loads of x; the stores"), std::string::npos)
+      << k.hints.describe(k.plan);
+  expectCorrectAndCompiles(c);
+}
+
+TEST(CacheHints, SinglePassKernelsOnlyWhenAskedAndNoneWhenOff) {
+  GraphBuilder b("row_sum");
+  b.output(b.reduceSum(b.input("x", DType::Float32, {64, 4096}), {1}, false));
+  const Graph rowSum = b.build();
+  CompiledGraph automatic = compileWith(rowSum, "");
+  ASSERT_EQ(automatic.kernels.size(), 1u);
+  EXPECT_FALSE(automatic.kernels[0].hints.any());
+  EXPECT_EQ(automatic.program.kernels[0].source.find(", true>("), std::string::npos);
+
+  CompiledGraph on = compileWith(rowSum, "evict=on");
+  EXPECT_TRUE(on.kernels[0].hints.lastUse[loadOf(on.kernels[0].plan, 0)]);
+  EXPECT_NE(on.program.kernels[0].source.find(", true>("), std::string::npos);
+  expectCorrectAndCompiles(on);
+
+  CompiledGraph off = compileWith(testgraphs::softmax(DType::Float16, {300, 1024}, 1), "evict=off");
+  EXPECT_FALSE(off.kernels[0].hints.any());
+  EXPECT_EQ(off.program.kernels[0].source.find(", true>("), std::string::npos);
+}
+
+TEST(CacheHints, TheKnobParsesAndPrints) {
+  EXPECT_EQ(KernelConfig::parse("evict=on", "test").cacheHints, CacheHintMode::On);
+  EXPECT_EQ(KernelConfig::parse("evict=off", "test").toString(), "threads=256,items=auto,vector=auto,evict=off");
+  EXPECT_TRUE(KernelConfig::parse("evict=auto", "test").isDefault());
+  EXPECT_THROW(KernelConfig::parse("evict=maybe", "test"), Error);
+}
+
+}  // namespace
+}  // namespace polyred
