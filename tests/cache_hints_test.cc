@@ -108,6 +108,25 @@ TEST(CacheHints, SinglePassKernelsOnlyWhenAskedAndNoneWhenOff) {
   EXPECT_EQ(off.program.kernels[0].source.find(", true>("), std::string::npos);
 }
 
+TEST(CacheHints, EveryVectorSizeCompiles) {
+  // Lanes of 2, 4, 8 and 16 bytes (vector=2 of int8, float16 and float32; 16-byte lanes
+  // of float16) with the hints on every access they apply to.
+  for (const auto& [t, knobs] : std::vector<std::pair<DType, std::string>>{{DType::Int8, "evict=on,vector=2"},
+                                                                          {DType::Float16, "evict=on,vector=2"},
+                                                                          {DType::Float32, "evict=on,vector=2"},
+                                                                          {DType::Float16, "evict=on"}}) {
+    SCOPED_TRACE(std::string(dtypeName(t)) + " " + knobs);
+    GraphBuilder b("shifted_rows");
+    Value x = b.input("x", t, {128, 4096});
+    b.output(b.sub(x, b.reduceMax(x, {1}, true)));  // two passes: the max, then x - max stored
+    CompiledGraph c = compileWith(b.build(), knobs);  // (int8's max and shift: two kernels)
+    ASSERT_FALSE(c.kernels.empty());
+    EXPECT_TRUE(c.kernels.back().hints.streamingStores);
+    EXPECT_NE(c.program.kernels.back().source.find(", true>("), std::string::npos) << c.program.kernels.back().source;
+    expectCorrectAndCompiles(c);
+  }
+}
+
 TEST(CacheHints, TheKnobParsesAndPrints) {
   EXPECT_EQ(KernelConfig::parse("evict=on", "test").cacheHints, CacheHintMode::On);
   EXPECT_EQ(KernelConfig::parse("evict=off", "test").toString(), "threads=256,items=auto,vector=auto,evict=off");
