@@ -1,6 +1,7 @@
 // Composite JSON text to a JSON tree, refusing hostile nesting (composite_json.h).
 #include "frontend/composite_json.h"
 
+#include <cmath>
 #include <string>
 
 #include "support/error.h"
@@ -45,6 +46,17 @@ nlohmann::json parseCompositeJson(const std::string& text, const std::string& fi
   } catch (const nlohmann::json::exception& e) {
     throw Error(file, "", std::string("malformed JSON: ") + e.what());
   }
+}
+
+nlohmann::json scalarToJson(const Scalar& v) {
+  if (v.type == DType::Bool) return v.i != 0;
+  if (isComplex(v.type) && v.im != 0)
+    throw UnsupportedError("", "", "a complex64 constant with a nonzero imaginary part (" + v.toString() +
+                                       ") has no composite JSON form; build it with Complex from two float32");
+  if (!isFloat(v.type) && !isComplex(v.type)) return v.i;
+  if (std::isnan(v.f)) return "nan";
+  if (std::isinf(v.f)) return v.f > 0 ? "inf" : "-inf";
+  return v.f;
 }
 
 }  // namespace polyred

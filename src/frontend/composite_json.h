@@ -2,7 +2,7 @@
 //
 // parseCompositeJson takes the text of a file and gives its JSON tree; malformed text,
 // and nesting deeper than real files need, is a polyred::Error naming the file.
-// Takes: a JSON value and the dtype it is read as. Gives: the Scalar (booleans,
+// scalarFromJson takes a JSON value and the dtype it is read as. Gives: the Scalar (booleans,
 // integers -- unsigned ones past int64 through double --, floats, and "inf", "-inf",
 // "nan" for float types), or nothing when the value is not a number; the caller says
 // why in its own terms (the reader's constants, the tuple declarations' identities).
@@ -35,5 +35,10 @@ inline std::optional<Scalar> scalarFromJson(const nlohmann::json& j, DType t) {
   }
   return std::nullopt;
 }
+
+// The inverse, for the writer: a bool, an integer, a float, or "inf", "-inf", "nan"
+// (JSON numbers cannot hold them). Throws UnsupportedError for a complex64 value with a
+// nonzero imaginary part, which composite JSON cannot hold.
+nlohmann::json scalarToJson(const Scalar& v);
 
 }  // namespace polyred

@@ -99,6 +99,11 @@ std::optional<std::string_view> decompositionOf(std::string_view op) {
 std::span<const CompositeOpName> compositeOpNames() { return kOpNames; }
 std::span<const CompositeReduceName> compositeReduceNames() { return kReduceNames; }
 const CompositeOpName* findCompositeOp(std::string_view name) { return findNamed(kOpNames, name); }
+const CompositeOpName* compositeOpFor(OpKind kind) {
+  for (const CompositeOpName& o : kOpNames)
+    if (o.kind == kind) return &o;
+  return nullptr;
+}
 const CompositeReduceName* findCompositeReduce(std::string_view name) { return findNamed(kReduceNames, name); }
 
 std::optional<std::string_view> outOfScopeReason(std::string_view op) {

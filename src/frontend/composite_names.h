@@ -21,6 +21,7 @@ struct CompositeOpName {
 };
 std::span<const CompositeOpName> compositeOpNames();
 const CompositeOpName* findCompositeOp(std::string_view name);  // null if none
+const CompositeOpName* compositeOpFor(OpKind kind);              // the first name of `kind`; null if none
 
 // The composite reduction ops and the built-in combiner each one means.
 struct CompositeReduceName {

@@ -144,4 +144,37 @@ TupleDeclarations readTupleDeclarations(const nlohmann::json& list, const std::s
   return decls;
 }
 
+namespace {
+
+Json exprJson(const ScalarExpr& e, const std::string& where) {
+  switch (e.kind) {
+    case ScalarExpr::Kind::Arg: return (e.arg == 0 ? "a" : e.arg == 1 ? "b" : "in") + std::to_string(e.field);
+    case ScalarExpr::Kind::Const:
+      return {{"data_type", std::string(dtypeName(e.value.type))}, {"value", scalarToJson(e.value)}};
+    case ScalarExpr::Kind::Op: {
+      const CompositeOpName* op = compositeOpFor(e.op);
+      if (!op) throw UnsupportedError("", where, std::string("op ") + std::string(opName(e.op)) + " has no composite name");
+      Json list = Json::array({std::string(op->name)});
+      for (const ScalarExprPtr& o : e.operands) list.push_back(exprJson(*o, where));
+      return list;
+    }
+  }
+  POLYRED_CHECK(false, "unknown expression kind");
+}
+
+}  // namespace
+
+Json writeTupleDeclaration(const TupleReduction& t, const std::string& name) {
+  const std::string where = "tuple reduction " + quotedName(name);
+  Json inputs = Json::array(), fields = Json::array(), results = Json::array();
+  for (DType i : t.inputs) inputs.push_back(std::string(dtypeName(i)));
+  for (const TupleField& f : t.fields)
+    fields.push_back({{"name", f.name}, {"data_type", std::string(dtypeName(f.dtype))},
+                      {"identity", scalarToJson(f.identity)}, {"lift", exprJson(*f.lift, where)},
+                      {"combine", exprJson(*f.combine, where)}});
+  for (const TupleResult& r : t.results) results.push_back({{"name", r.name}, {"value", exprJson(*r.finalize, where)}});
+  return {{"name", name}, {"inputs", std::move(inputs)}, {"commutative", t.commutative},
+          {"fields", std::move(fields)}, {"results", std::move(results)}};
+}
+
 }  // namespace polyred

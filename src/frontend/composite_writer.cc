@@ -13,11 +13,16 @@
 #include "frontend/composite_writer.h"
 
 #include <cmath>
+#include <map>
 #include <set>
 
 #include <nlohmann/json.hpp>
 
+#include "frontend/composite_json.h"
+#include "frontend/composite_names.h"
 #include "frontend/composite_reader.h"
+#include "frontend/composite_tuple_decl.h"
+#include "ir/tuple_reduction.h"
 #include "support/error.h"
 #include "support/printable.h"
 
@@ -26,17 +31,6 @@ namespace polyred {
 namespace {
 
 using Json = nlohmann::json;
-
-Json scalarJson(const Scalar& v) {
-  if (v.type == DType::Bool) return v.i != 0;
-  if (isComplex(v.type) && v.im != 0)
-    throw UnsupportedError("", "", "a complex64 constant with a nonzero imaginary part (" + v.toString() +
-                                       ") has no composite JSON form; build it with Complex from two float32");
-  if (!isFloat(v.type) && !isComplex(v.type)) return v.i;
-  if (std::isnan(v.f)) return "nan";
-  if (std::isinf(v.f)) return v.f > 0 ? "inf" : "-inf";
-  return v.f;
-}
 
 Json attrJson(const char* name, const char* dataType, Json value) {
   return {{"data_type", dataType}, {"name", name}, {"value", std::move(value)}};
@@ -53,11 +47,15 @@ class Writer {
     Json doc = {{"composite", true}, {"op", g_.name}, {"platform", "AKG"}, {"process", "cuda"}};
     doc["input_desc"] = inputDescs();
     Json ops = Json::array();
-    for (const Node& n : g_.nodes) ops.push_back(nodeJson(n));
+    for (const Node& n : g_.nodes) {
+      if (n.kind == OpKind::Reduce && n.reduction->isTuple()) writeTupleReduce(n, ops);
+      else ops.push_back(nodeJson(n));
+    }
     Json outs = Json::array();
     for (const Output& o : g_.outputs) outs.push_back(outputDesc(o, ops));
     doc["op_desc"] = std::move(ops);
     doc["output_desc"] = std::move(outs);
+    if (!declarations_.empty()) doc["tuple_reductions"] = std::move(declarations_);
     try {
       return doc.dump();
     } catch (const Json::type_error& e) {
@@ -73,7 +71,7 @@ class Writer {
   Json tensorDesc(TensorId id) const {
     const Tensor& t = g_.tensor(id);
     Json d = desc(t.name, t.shape, t.dtype);
-    if (t.role == TensorRole::Constant) d["value"] = scalarJson(*t.constant);
+    if (t.role == TensorRole::Constant) d["value"] = scalarToJson(*t.constant);
     return d;
   }
 
@@ -133,9 +131,9 @@ class Writer {
   }
 
   static std::string_view plainName(OpKind k) {
-    for (const CompositeOpName& o : compositeOpNames())
-      if (o.kind == k) return o.name;
-    POLYRED_CHECK(false, "no composite name for op " << opName(k));
+    const CompositeOpName* o = compositeOpFor(k);
+    POLYRED_CHECK(o, "no composite name for op " << opName(k));
+    return o->name;
   }
 
   // Only a built-in reduction with the accumulator the reader would pick reads back
@@ -153,6 +151,62 @@ class Writer {
     throw UnsupportedError(g_.sourceFile, n.name,
                            "reduction " + quotedName(r.name) + " (accumulating in " +
                                std::string(dtypeName(r.accType)) + ") has no composite JSON op");
+  }
+
+  // A tuple reduction is one TupleReduce op (frontend/composite_tuple_ops.h) for all the
+  // Reduce nodes that share its tuple, inputs, axes and keep_dims, written where the
+  // first of them is: one output per result, in order. A result no node takes gets an
+  // output of its own (reading back adds its node, unused); a node that casts its
+  // result to another dtype (argmax's int64 index carried in int32) reads its result
+  // through a Cast.
+  void writeTupleReduce(const Node& first, Json& ops) {
+    const TupleReduction& t = *first.reduction->tuple;
+    auto sameReduce = [&](const Node& n) {
+      return n.kind == OpKind::Reduce && n.reduction->tuple.get() == &t && n.inputs == first.inputs &&
+             n.axes == first.axes && n.keepDims == first.keepDims;
+    };
+    for (const Node& n : g_.nodes) {
+      if (&n == &first) break;
+      if (sameReduce(n)) return;  // written with an earlier node of its group
+    }
+    std::vector<const Node*> byResult(t.results.size(), nullptr);
+    for (const Node& n : g_.nodes)
+      if (sameReduce(n) && !byResult.at(static_cast<size_t>(n.reduction->result))) byResult[n.reduction->result] = &n;
+    const Shape& shape = g_.tensor(first.output).shape;
+    Json inputs = Json::array(), outputs = Json::array(), casts = Json::array();
+    for (TensorId id : first.inputs) inputs.push_back(tensorDesc(id));
+    for (size_t r = 0; r < t.results.size(); ++r) {
+      const DType type = tupleResultType(t, static_cast<int>(r));
+      const Node* n = byResult[r];
+      if (n && g_.tensor(n->output).dtype == type) {
+        outputs.push_back(tensorDesc(n->output));
+        continue;
+      }
+      Json result = desc(freshName((n ? g_.tensor(n->output).name + "_" : "") + t.results[r].name), shape, type);
+      outputs.push_back(result);
+      if (n)
+        casts.push_back(opJson("Cast", Json::array({result}), false, tensorDesc(n->output),
+                               Json::array({attrJson("dst_type", "str", std::string(dtypeName(g_.tensor(n->output).dtype)))})));
+    }
+    for (size_t k = 0; k < outputs.size(); ++k) outputs[k]["name"] = "output_" + std::to_string(k);
+    Json op = opJson("TupleReduce", std::move(inputs), false, Json::object(),
+                     Json::array({attrJson("reduction", "str", declarationName(t)), attrJson("axis", "listInt", first.axes),
+                                  attrJson("keep_dims", "bool", first.keepDims)}));
+    op["output_desc"] = std::move(outputs);
+    ops.push_back(std::move(op));
+    for (Json& c : casts) ops.push_back(std::move(c));
+  }
+
+  // The name `t` is declared under: its own, made unique among the document's
+  // declarations (two tuples may share a name, e.g. argmax over two input dtypes).
+  std::string declarationName(const TupleReduction& t) {
+    if (auto it = declared_.find(&t); it != declared_.end()) return it->second;
+    std::string name = t.name;
+    for (int k = 2; declaredNames_.count(name); ++k) name = t.name + "_" + std::to_string(k);
+    declared_[&t] = name;
+    declaredNames_.insert(name);
+    declarations_.push_back(writeTupleDeclaration(t, name));
+    return name;
   }
 
   Json outputDesc(const Output& o, Json& ops) {
@@ -178,6 +232,9 @@ class Writer {
   }
 
   const Graph& g_;
+  std::map<const TupleReduction*, std::string> declared_;
+  std::set<std::string> declaredNames_;
+  Json declarations_ = Json::array();
   std::set<std::string> names_;
 };
 

@@ -2,9 +2,12 @@
 // MindSpore dumps (one line, keys sorted), which parseComposite reads back to an
 // equal graph.
 //
+// Tuple reductions (Argmax & co., Welford, logsumexp, user declarations) are written as
+// TupleReduce ops with their declarations under "tuple_reductions" (polyred's own
+// extension); reading back gives a graph that computes the same outputs.
 // Throws polyred::Error if the graph does not verify, and polyred::UnsupportedError
-// for what the format cannot express: a reduction other than the built-in ones with
-// their default accumulator.
+// for what the format cannot express: a scalar reduction other than the built-in ones
+// with their default accumulator.
 #pragma once
 
 #include <string>
