@@ -557,9 +557,9 @@ class KernelEmitter {
           switch (k_.vector.accesses[load++]) {
             case LaneAccess::Contiguous: {
               std::string slot, kind = cachedLoad(static_cast<int>(v), u.pass, slot);
-              const bool evictFirst = kind.empty() && lastPass && v < k_.hints.lastUse.size() && k_.hints.lastUse[v];
-              os << "pr_load_lanes" << kind << "<" << V << (evictFirst ? ", true" : "") << ">(" << ptr << ", " << toC(u.offsets.at(offset++)) << ", "
-                 << name << ", " << vectorOk
+              const bool evictFirst = kind.empty() && lastPass && k_.hints.lastUse.size() > v && k_.hints.lastUse[v];
+              os << "pr_load_lanes" << kind << "<" << V << (evictFirst ? ", true" : "") << ">(" << ptr << ", "
+                 << toC(u.offsets.at(offset++)) << ", " << name << ", " << vectorOk
                  << (kind.empty() ? lanesInRow : (masked ? ", lo, hi, " : ", 0, " + w + ", ") + slot) << ");\n";
               break;
             }
@@ -619,8 +619,9 @@ class KernelEmitter {
     }
     for (const ElementwiseOutput& s : p_.stores)
       if (s.pass == u.pass)
-        os << in << "  pr_store_lanes<" << V << (lastPass && k_.hints.streamingStores ? ", true" : "") << ">(out" << s.output << ", " << toC(u.offsets.at(offset++)) << ", v"
-           << s.value << ", " << vectorOk << lanesInRow << ");\n";
+        os << in << "  pr_store_lanes<" << V << (lastPass && k_.hints.streamingStores ? ", true" : "") << ">(out"
+           << s.output << ", " << toC(u.offsets.at(offset++)) << ", v" << s.value << ", " << vectorOk << lanesInRow
+           << ");\n";
     if (!cache_.empty()) os << in << "  ++cache_slot;\n";
     os << in << "}\n";
   }
