@@ -9,10 +9,10 @@
 // in-place output and reads a Reduce over no axes (of a rank-0 tensor) as a Cast, so
 // graphs built by hand in those shapes come back in the reader's form. Non-finite
 // float constants, which JSON numbers cannot hold, are written as the strings "inf",
-// "-inf" and "nan".
+// "-inf" and "nan". Tuple reductions become TupleReduce ops with their declarations
+// (writeTupleReduce below).
 #include "frontend/composite_writer.h"
 
-#include <cmath>
 #include <map>
 #include <set>
 
@@ -171,7 +171,8 @@ class Writer {
     }
     std::vector<const Node*> byResult(t.results.size(), nullptr);
     for (const Node& n : g_.nodes)
-      if (sameReduce(n) && !byResult.at(static_cast<size_t>(n.reduction->result))) byResult[n.reduction->result] = &n;
+      if (sameReduce(n) && !byResult.at(static_cast<size_t>(n.reduction->result)))
+        byResult[static_cast<size_t>(n.reduction->result)] = &n;
     const Shape& shape = g_.tensor(first.output).shape;
     Json inputs = Json::array(), outputs = Json::array(), casts = Json::array();
     for (TensorId id : first.inputs) inputs.push_back(tensorDesc(id));
@@ -184,14 +185,15 @@ class Writer {
       }
       Json result = desc(freshName((n ? g_.tensor(n->output).name + "_" : "") + t.results[r].name), shape, type);
       outputs.push_back(result);
-      if (n)
-        casts.push_back(opJson("Cast", Json::array({result}), false, tensorDesc(n->output),
-                               Json::array({attrJson("dst_type", "str", std::string(dtypeName(g_.tensor(n->output).dtype)))})));
+      if (!n) continue;
+      const std::string to(dtypeName(g_.tensor(n->output).dtype));
+      casts.push_back(opJson("Cast", Json::array({result}), false, tensorDesc(n->output),
+                             Json::array({attrJson("dst_type", "str", to)})));
     }
     for (size_t k = 0; k < outputs.size(); ++k) outputs[k]["name"] = "output_" + std::to_string(k);
-    Json op = opJson("TupleReduce", std::move(inputs), false, Json::object(),
-                     Json::array({attrJson("reduction", "str", declarationName(t)), attrJson("axis", "listInt", first.axes),
-                                  attrJson("keep_dims", "bool", first.keepDims)}));
+    Json attrs = Json::array({attrJson("reduction", "str", declarationName(t)), attrJson("axis", "listInt", first.axes),
+                              attrJson("keep_dims", "bool", first.keepDims)});
+    Json op = opJson("TupleReduce", std::move(inputs), false, Json::object(), std::move(attrs));
     op["output_desc"] = std::move(outputs);
     ops.push_back(std::move(op));
     for (Json& c : casts) ops.push_back(std::move(c));
