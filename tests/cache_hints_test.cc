@@ -8,25 +8,12 @@
 
 #include <string>
 
-#include "driver/cpu_check.h"
 #include "driver/pipeline.h"
+#include "lowering_helpers.h"
 #include "row_resident_graphs.h"
-#include "runtime/nvrtc.h"
 
 namespace polyred {
 namespace {
-
-CompiledGraph compileWith(const Graph& g, const std::string& knobs) {
-  CompileOptions o;
-  o.config = KernelConfig::parse(knobs, "test");
-  return compileGraph(g, o);
-}
-
-size_t count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
 
 // The body value that loads graph input `input` (there is one per input here).
 size_t loadOf(const KernelPlan& plan, int input) {
@@ -34,18 +21,6 @@ size_t loadOf(const KernelPlan& plan, int input) {
     if (plan.body[v].kind == BodyValue::Kind::Load && plan.body[v].input == input) return v;
   ADD_FAILURE() << "no load of input " << input;
   return 0;
-}
-
-void expectCorrectAndCompiles(const CompiledGraph& c) {
-  CpuCheckReport r = checkOnCpu(c, /*seed=*/5, /*maxPoints=*/0, /*deterministic=*/false);
-  EXPECT_TRUE(r.ok) << r.message;
-  for (const KernelSpec& k : c.program.kernels) {
-    try {
-      EXPECT_FALSE(compileCuda(k.source, k.name + ".cu", 9, 0).cubin.empty());
-    } catch (const CompileError& e) {
-      ADD_FAILURE() << "NVRTC rejected " << k.name << ":\n" << e.log() << "\n" << k.source;
-    }
-  }
 }
 
 // y = (x - mean(x)) * w over the last axis: two passes, w [N] read by every row.
@@ -61,7 +36,7 @@ Graph centeredTimesWeight(const Shape& shape) {
 
 TEST(CacheHints, SoftmaxRowsEvictFirstInTheirLastPass) {
   for (const Shape& shape : {Shape{300, 1024}, Shape{300, 1001}}) {  // aligned rows, masked rows
-    CompiledGraph c = compileWith(testgraphs::softmax(DType::Float16, shape, 1), "");
+    CompiledGraph c = test_support::compileWithKnobs(testgraphs::softmax(DType::Float16, shape, 1), "");
     ASSERT_EQ(c.kernels.size(), 1u);
     const PolyKernel& k = c.kernels[0];
     ASSERT_EQ(k.plan.passes(), 3);
@@ -70,15 +45,15 @@ TEST(CacheHints, SoftmaxRowsEvictFirstInTheirLastPass) {
     const std::string& source = c.program.kernels[0].source;
     const std::string V = std::to_string(k.vector.width);
     ASSERT_GT(k.vector.width, 1);
-    EXPECT_EQ(count(source, "pr_load_lanes<" + V + ">("), 2u) << source;        // passes 0 and 1
-    EXPECT_EQ(count(source, "pr_load_lanes<" + V + ", true>("), 1u) << source;  // pass 2
-    EXPECT_EQ(count(source, "pr_store_lanes<" + V + ", true>("), 1u) << source;
-    expectCorrectAndCompiles(c);
+    EXPECT_EQ(test_support::occurrences(source, "pr_load_lanes<" + V + ">("), 2u) << source;        // passes 0 and 1
+    EXPECT_EQ(test_support::occurrences(source, "pr_load_lanes<" + V + ", true>("), 1u) << source;  // pass 2
+    EXPECT_EQ(test_support::occurrences(source, "pr_store_lanes<" + V + ", true>("), 1u) << source;
+    test_support::expectMatchesOnCpuAndCompiles(c, /*seed=*/5);
   }
 }
 
 TEST(CacheHints, ABroadcastWeightKeepsPlainLoads) {
-  CompiledGraph c = compileWith(centeredTimesWeight({256, 1024}), "");
+  CompiledGraph c = test_support::compileWithKnobs(centeredTimesWeight({256, 1024}), "");
   ASSERT_EQ(c.kernels.size(), 1u);
   const PolyKernel& k = c.kernels[0];
   ASSERT_EQ(k.plan.passes(), 2);
@@ -86,24 +61,24 @@ TEST(CacheHints, ABroadcastWeightKeepsPlainLoads) {
   EXPECT_FALSE(k.hints.lastUse[loadOf(k.plan, 1)]);  // w: every row reads it
   EXPECT_NE(k.hints.describe(k.plan).find("the last loads of x; the stores"), std::string::npos)
       << k.hints.describe(k.plan);
-  expectCorrectAndCompiles(c);
+  test_support::expectMatchesOnCpuAndCompiles(c, /*seed=*/5);
 }
 
 TEST(CacheHints, SinglePassKernelsOnlyWhenAskedAndNoneWhenOff) {
   GraphBuilder b("row_sum");
   b.output(b.reduceSum(b.input("x", DType::Float32, {64, 4096}), {1}, false));
   const Graph rowSum = b.build();
-  CompiledGraph automatic = compileWith(rowSum, "");
+  CompiledGraph automatic = test_support::compileWithKnobs(rowSum, "");
   ASSERT_EQ(automatic.kernels.size(), 1u);
   EXPECT_FALSE(automatic.kernels[0].hints.any());
   EXPECT_EQ(automatic.program.kernels[0].source.find(", true>("), std::string::npos);
 
-  CompiledGraph on = compileWith(rowSum, "evict=on");
+  CompiledGraph on = test_support::compileWithKnobs(rowSum, "evict=on");
   EXPECT_TRUE(on.kernels[0].hints.lastUse[loadOf(on.kernels[0].plan, 0)]);
   EXPECT_NE(on.program.kernels[0].source.find(", true>("), std::string::npos);
-  expectCorrectAndCompiles(on);
+  test_support::expectMatchesOnCpuAndCompiles(on, /*seed=*/5);
 
-  CompiledGraph off = compileWith(testgraphs::softmax(DType::Float16, {300, 1024}, 1), "evict=off");
+  CompiledGraph off = test_support::compileWithKnobs(testgraphs::softmax(DType::Float16, {300, 1024}, 1), "evict=off");
   EXPECT_FALSE(off.kernels[0].hints.any());
   EXPECT_EQ(off.program.kernels[0].source.find(", true>("), std::string::npos);
 }
@@ -119,11 +94,11 @@ TEST(CacheHints, EveryVectorSizeCompiles) {
     GraphBuilder b("shifted_rows");
     Value x = b.input("x", t, {128, 4096});
     b.output(b.sub(x, b.reduceMax(x, {1}, true)));  // two passes: the max, then x - max stored
-    CompiledGraph c = compileWith(b.build(), knobs);  // (int8's max and shift: two kernels)
+    CompiledGraph c = test_support::compileWithKnobs(b.build(), knobs);  // (int8's max and shift: two kernels)
     ASSERT_FALSE(c.kernels.empty());
     EXPECT_TRUE(c.kernels.back().hints.streamingStores);
     EXPECT_NE(c.program.kernels.back().source.find(", true>("), std::string::npos) << c.program.kernels.back().source;
-    expectCorrectAndCompiles(c);
+    test_support::expectMatchesOnCpuAndCompiles(c, /*seed=*/5);
   }
 }
 

@@ -31,6 +31,28 @@ inline void expectNvrtcCompiles(const CompiledGraph& c, const std::string& what 
   }
 }
 
+// `g` compiled with the KernelConfig knobs `knobs` ("cache=on,threads=512").
+inline CompiledGraph compileWithKnobs(const Graph& g, const std::string& knobs) {
+  CompileOptions o;
+  o.config = KernelConfig::parse(knobs, "test");
+  return compileGraph(g, o);
+}
+
+// How often `what` occurs in `text` (calls in a generated kernel's source).
+inline size_t occurrences(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// The lowered kernels of `c` match the reference on the CPU (every point, blocks in the
+// order `seed` picks) and compile under NVRTC.
+inline void expectMatchesOnCpuAndCompiles(const CompiledGraph& c, uint64_t seed) {
+  CpuCheckReport r = checkOnCpu(c, seed, /*maxPoints=*/0, /*deterministic=*/false);
+  EXPECT_TRUE(r.ok) << r.message;
+  expectNvrtcCompiles(c);
+}
+
 // The outputs of the lowered kernels on the CPU executor, every point; `seed` picks
 // the order in which blocks run.
 inline std::vector<HostTensor> lowered(const CompiledGraph& c, const std::vector<HostTensor>& inputs,

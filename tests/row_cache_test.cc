@@ -9,41 +9,16 @@
 #include <string>
 
 #include "codegen/row_cache.h"
-#include "driver/cpu_check.h"
 #include "driver/pipeline.h"
+#include "lowering_helpers.h"
 #include "row_resident_graphs.h"
-#include "runtime/nvrtc.h"
 
 namespace polyred {
 namespace {
 
-CompiledGraph compileWith(const Graph& g, const std::string& knobs) {
-  CompileOptions o;
-  o.config = KernelConfig::parse(knobs, "test");
-  return compileGraph(g, o);
-}
-
-size_t count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
-
-void expectCorrectAndCompiles(const CompiledGraph& c) {
-  CpuCheckReport r = checkOnCpu(c, /*seed=*/3, /*maxPoints=*/0, /*deterministic=*/false);
-  EXPECT_TRUE(r.ok) << r.message;
-  for (const KernelSpec& k : c.program.kernels) {
-    try {
-      EXPECT_FALSE(compileCuda(k.source, k.name + ".cu", 9, 0).cubin.empty());
-    } catch (const CompileError& e) {
-      ADD_FAILURE() << "NVRTC rejected " << k.name << ":\n" << e.log() << "\n" << k.source;
-    }
-  }
-}
-
 TEST(RowCache, OffUnlessAsked) {
   for (const char* knobs : {"", "cache=auto", "cache=off"}) {
-    CompiledGraph c = compileWith(testgraphs::softmax(DType::Float16, {300, 1000}, 1), knobs);
+    CompiledGraph c = test_support::compileWithKnobs(testgraphs::softmax(DType::Float16, {300, 1000}, 1), knobs);
     ASSERT_EQ(c.program.kernels.size(), 1u);
     EXPECT_EQ(c.program.kernels[0].launch.dynamicSharedBytes, 0u) << knobs;
     EXPECT_EQ(c.program.kernels[0].source.find("pr_row_cache"), std::string::npos) << knobs;
@@ -52,7 +27,7 @@ TEST(RowCache, OffUnlessAsked) {
 
 TEST(RowCache, LaterPassesReadWhatPassZeroKept) {
   // Softmax: pass 0 (max) keeps x; pass 1 (sum of exp) and pass 2 (the quotient) read it.
-  CompiledGraph c = compileWith(testgraphs::softmax(DType::Float16, {300, 1000}, 1), "cache=on");
+  CompiledGraph c = test_support::compileWithKnobs(testgraphs::softmax(DType::Float16, {300, 1000}, 1), "cache=on");
   ASSERT_EQ(c.kernels.size(), 1u);
   const PolyKernel& k = c.kernels[0];
   ASSERT_EQ(k.plan.passes(), 3);
@@ -66,10 +41,10 @@ TEST(RowCache, LaterPassesReadWhatPassZeroKept) {
 
   const KernelSpec& spec = c.program.kernels[0];
   EXPECT_EQ(spec.launch.dynamicSharedBytes, static_cast<uint32_t>(cache.bytes));
-  EXPECT_EQ(count(spec.source, "pr_load_lanes_kept<"), 1u) << spec.source;
-  EXPECT_EQ(count(spec.source, "pr_load_lanes_cached<"), 2u) << spec.source;
-  EXPECT_EQ(count(spec.source, "cache_slot = 0;  // this pass"), 3u) << spec.source;  // one restart per pass
-  expectCorrectAndCompiles(c);
+  EXPECT_EQ(test_support::occurrences(spec.source, "pr_load_lanes_kept<"), 1u) << spec.source;
+  EXPECT_EQ(test_support::occurrences(spec.source, "pr_load_lanes_cached<"), 2u) << spec.source;
+  EXPECT_EQ(test_support::occurrences(spec.source, "cache_slot = 0;  // this pass"), 3u) << spec.source;  // one restart per pass
+  test_support::expectMatchesOnCpuAndCompiles(c, /*seed=*/3);
 }
 
 TEST(RowCache, ScalarAndMaskedRowsAndLayerNorm) {
@@ -79,22 +54,22 @@ TEST(RowCache, ScalarAndMaskedRowsAndLayerNorm) {
            {testgraphs::softmax(DType::Float32, {2000}, 0), "cache=on"},                // all-reduce
            {testgraphs::layerNorm(DType::Float16, {64, 768}), "cache=on,threads=512"}}) {
     SCOPED_TRACE(knobs);
-    CompiledGraph c = compileWith(graph, knobs);
+    CompiledGraph c = test_support::compileWithKnobs(graph, knobs);
     ASSERT_EQ(c.program.kernels.size(), 1u);
     const std::string& cuda = c.program.kernels[0].source;
     EXPECT_GT(c.program.kernels[0].launch.dynamicSharedBytes, 0u);
-    EXPECT_GE(count(cuda, "_cached"), 1u) << cuda;
-    expectCorrectAndCompiles(c);
+    EXPECT_GE(test_support::occurrences(cuda, "_cached"), 1u) << cuda;
+    test_support::expectMatchesOnCpuAndCompiles(c, /*seed=*/3);
   }
 }
 
 TEST(RowCache, NotForColumnsNorWhereItDoesNotFit) {
-  CompiledGraph columns = compileWith(testgraphs::softmax(DType::Float32, {50, 40}, 0), "cache=on");
+  CompiledGraph columns = test_support::compileWithKnobs(testgraphs::softmax(DType::Float32, {50, 40}, 0), "cache=on");
   ASSERT_EQ(columns.kernels.size(), 1u);
   EXPECT_EQ(columns.kernels[0].plan.form, CanonicalForm::YReduce);
   EXPECT_EQ(columns.program.kernels[0].launch.dynamicSharedBytes, 0u);
 
-  CompiledGraph rows = compileWith(testgraphs::softmax(DType::Float16, {300, 1000}, 1), "cache=on");
+  CompiledGraph rows = test_support::compileWithKnobs(testgraphs::softmax(DType::Float16, {300, 1000}, 1), "cache=on");
   const RowCache fits = planRowCache(rows.kernels[0], 227 * 1024, RowCacheMode::On);
   ASSERT_FALSE(fits.empty());
   EXPECT_TRUE(planRowCache(rows.kernels[0], fits.bytes - 1, RowCacheMode::On).empty());
