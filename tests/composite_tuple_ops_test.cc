@@ -331,3 +331,22 @@ TEST(CompositeTupleOps, TheTupleFilesSurviveTheWriter) {
   }
   EXPECT_GE(files, 7);
 }
+
+// Two nodes of one result of one tuple over the same input each get an output.
+TEST(CompositeTupleOps, TheWriterWritesARepeatedResultToo) {
+  const Graph declared = parseComposite(tupleDoc(Json::array({meanDecl()}), "mean", meanOutputs()), "t.info");
+  std::shared_ptr<const TupleReduction> mean;
+  for (const Node& n : declared.nodes)
+    if (n.reduction && n.reduction->isTuple()) mean = n.reduction->tuple;
+  ASSERT_TRUE(mean);
+  GraphBuilder b("twice");
+  Value x = b.input("x", DType::Float32, {2, 3});
+  b.output(b.reduceTuple({x}, mean, 0, {1}, false, DType::Float64));
+  b.output(b.reduceTuple({x}, mean, 0, {1}, false, DType::Float64));
+  const Graph g = b.build();
+  const Graph back = parseComposite(writeComposite(g), "twice.json");
+  const std::vector<HostTensor> in = {HostTensor::fromValues(DType::Float32, {2, 3}, {1, 2, 6, -1, 0, 4})};
+  const std::vector<HostTensor> got = evaluateReference(back, in);
+  ASSERT_EQ(got.size(), 2u);
+  for (const HostTensor& t : got) EXPECT_EQ(valuesOf(t), (std::vector<double>{3, 1}));
+}

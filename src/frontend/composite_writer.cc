@@ -153,26 +153,26 @@ class Writer {
                                std::string(dtypeName(r.accType)) + ") has no composite JSON op");
   }
 
-  // A tuple reduction is one TupleReduce op (frontend/composite_tuple_ops.h) for all the
-  // Reduce nodes that share its tuple, inputs, axes and keep_dims, written where the
-  // first of them is: one output per result, in order. A result no node takes gets an
+  // A tuple reduction is one TupleReduce op (frontend/composite_tuple_ops.h) for the
+  // Reduce nodes that share its tuple, inputs, axes and keep_dims (one per result; a
+  // repeated result gets an op of its own), written where the first of them is: one
+  // output per result, in order. A result no node takes gets an
   // output of its own (reading back adds its node, unused); a node that casts its
   // result to another dtype (argmax's int64 index carried in int32) reads its result
   // through a Cast.
   void writeTupleReduce(const Node& first, Json& ops) {
+    if (writtenTupleNodes_.count(&first)) return;  // with an earlier node of its group
     const TupleReduction& t = *first.reduction->tuple;
-    auto sameReduce = [&](const Node& n) {
-      return n.kind == OpKind::Reduce && n.reduction->tuple.get() == &t && n.inputs == first.inputs &&
-             n.axes == first.axes && n.keepDims == first.keepDims;
-    };
-    for (const Node& n : g_.nodes) {
-      if (&n == &first) break;
-      if (sameReduce(n)) return;  // written with an earlier node of its group
-    }
     std::vector<const Node*> byResult(t.results.size(), nullptr);
-    for (const Node& n : g_.nodes)
-      if (sameReduce(n) && !byResult.at(static_cast<size_t>(n.reduction->result)))
-        byResult[static_cast<size_t>(n.reduction->result)] = &n;
+    for (const Node& n : g_.nodes) {
+      if (n.kind != OpKind::Reduce || n.reduction->tuple.get() != &t || n.inputs != first.inputs ||
+          n.axes != first.axes || n.keepDims != first.keepDims)
+        continue;
+      const Node*& slot = byResult.at(static_cast<size_t>(n.reduction->result));
+      if (slot || writtenTupleNodes_.count(&n)) continue;  // a second node of one result: an op of its own
+      slot = &n;
+      writtenTupleNodes_.insert(&n);
+    }
     const Shape& shape = g_.tensor(first.output).shape;
     Json inputs = Json::array(), outputs = Json::array(), casts = Json::array();
     for (TensorId id : first.inputs) inputs.push_back(tensorDesc(id));
@@ -234,6 +234,7 @@ class Writer {
   }
 
   const Graph& g_;
+  std::set<const Node*> writtenTupleNodes_;  // Reduce nodes whose TupleReduce op is written
   std::map<const TupleReduction*, std::string> declared_;
   std::set<std::string> declaredNames_;
   Json declarations_ = Json::array();
