@@ -258,9 +258,16 @@ def make_function(comp, mode="native", device="cuda"):
         consts[name] = t.to(b.storage(dt))
     steps, writes, results = [], [], list(comp.outputs)
     aliases = {}  # InplaceAssign's output name -> its third input (z)
+    # Outputs that are a constant or a view of one (BroadcastTo/Reshape/Transpose chains:
+    # MindSpore's atomic_clean fills) would cost the peer nothing per call -- the tensor
+    # made when the function was built is returned again -- while polyred writes them
+    # at every call. They are copied to fresh memory at every call instead.
+    views_of_constants = set(consts)
     for op in comp.ops:
         ins = [d["tensor_name"] for arg in (op.get("input_desc") or []) for d in arg]
         out = op["output_desc"][0]["tensor_name"]
+        if op["name"] in ("BroadcastTo", "Reshape", "Transpose") and all(n in views_of_constants for n in ins):
+            views_of_constants.add(out)
         if op["name"] == "Assign":
             steps.append((out, lambda dst, v: v, ins[:2]))
             writes.append((ins[0], out))
@@ -274,16 +281,8 @@ def make_function(comp, mode="native", device="cuda"):
     results += [w for _, w in writes if w not in results]
     params = [d["tensor_name"] for d in comp.inputs]
     in_place = mode == "native"
-    # Outputs that are a constant or a view of one (BroadcastTo/Reshape/Transpose chains:
-    # MindSpore's atomic_clean fills) would cost the peer nothing per call -- the tensor
-    # made when the function was built is returned again -- while polyred writes them
-    # at every call. They are copied to fresh memory at every call instead.
-    views_of_constants = set(consts)
-    for op in comp.ops:
-        ins = [d["tensor_name"] for arg in (op.get("input_desc") or []) for d in arg]
-        if op["name"] in ("BroadcastTo", "Reshape", "Transpose") and all(n in views_of_constants for n in ins):
-            views_of_constants.add(op["output_desc"][0]["tensor_name"])
-    copied = [aliases.get(n, n) in views_of_constants for n in results]
+    result_tensors = [aliases.get(n, n) for n in results]
+    copied = [n in views_of_constants for n in result_tensors]
 
     def fn(*args):
         env = dict(consts)
@@ -293,8 +292,7 @@ def make_function(comp, mode="native", device="cuda"):
         if in_place:
             for dst, value in writes:
                 env[dst].copy_(env[value])
-        outs = tuple(env[aliases.get(n, n)].clone() if copy else env[aliases.get(n, n)]
-                     for n, copy in zip(results, copied))
+        outs = tuple(env[n].clone() if copy else env[n] for n, copy in zip(result_tensors, copied))
         # Materialize views (Transpose, BroadcastTo, Reshape of a view): polyred writes
         # every output, so a peer that returns a view would be timed for moving no bytes.
         return tuple(t.contiguous() for t in outs) if in_place else outs
