@@ -371,6 +371,12 @@ __device__ void cross_block(T* ws_acc, T* ws_partials, unsigned* ws_tickets, T* 
     if (t == 0) out[1] = all;
     if (threadIdx.x == 0) out[2 + threadIdx.y] = row;
     if (threadIdx.y == 0) out[4 + threadIdx.x] = column;
+    if (gridDim.x <= 32) {  // the one-warp combines (at most 32 partials)
+      const T all_in_warp = combine_partials_fixed_order<T, Op, BX, BY, AnyOrder, 32>(ws_partials, gridDim.x, identity, Op{}, smem);
+      const T row_in_warp = combine_partials_fixed_order_x<T, Op, BX, BY, AnyOrder, 32>(ws_partials + threadIdx.y, gridDim.x, identity, Op{}, smem);
+      if (t == 0) out[132] = all_in_warp;
+      if (threadIdx.x == 0) out[133 + threadIdx.y] = row_in_warp;
+    }
   }
 }
 )";
@@ -507,7 +513,7 @@ struct Compose { __device__ Aff operator()(const Aff& x, const Aff& y) const { r
   const std::vector<std::pair<int, int>> shapes = {{32, 1}, {96, 3}, {31, 33}, {1, 256}, {7, 1}, {16, 8}, {256, 4}};
   for (auto [bx, by] : shapes) {
     const std::string dims = std::to_string(bx) + ", " + std::to_string(by), name = "ordered_" + std::to_string(bx) + "x" + std::to_string(by);
-    const std::string args = "<Aff, Compose, " + dims + ", InOrder>";
+    const std::string args = "<Aff, Compose, " + dims + ", InOrder>", argsFew = "<Aff, Compose, " + dims + ", InOrder, 31>";
     source += "extern \"C\" __global__ void " + name + "(Aff* p) {\n"
               "  __shared__ Aff sx[smem_x<" + dims + ">()], sy[smem_y<" + dims + ">()], sa[smem_all<" + dims + ">()];\n"
               "  __shared__ Aff tx[" + std::to_string(by) + "], ty[" + std::to_string(bx) + "];\n"
@@ -520,7 +526,9 @@ struct Compose { __device__ Aff operator()(const Aff& x, const Aff& y) const { r
               "  p[t + 8192] = block_allreduce_y" + args + "(v, Compose(), sy, ty);\n"
               "  p[t + 10240] = combine_partials_fixed_order" + args + "(p + 12288, 77, id, Compose(), sa);\n"
               "  p[t + 14336] = combine_partials_fixed_order_x" + args + "(p + 12288, 77, id, Compose(), sx);\n"
-              "  p[t + 16384] = combine_partials_fixed_order_y" + args + "(p + 12288, 77, id, Compose(), sy);\n}\n";
+              "  p[t + 16384] = combine_partials_fixed_order_y" + args + "(p + 12288, 77, id, Compose(), sy);\n"
+              "  p[t + 18432] = combine_partials_fixed_order" + argsFew + "(p + 12288, 31, id, Compose(), sa);\n"
+              "  p[t + 20480] = combine_partials_fixed_order_x" + argsFew + "(p + 12288, 31, id, Compose(), sx);\n}\n";
   }
   const NvrtcResult r = compile(source, "ordered_block_reductions.cu");
   EXPECT_EQ(r.log, "");
@@ -542,7 +550,8 @@ TEST(DeviceLibraryCompile, CrossBlockProtocolsForEveryTypeAndCombiner) {
       if (atomic.rfind("cas", 0) != 0) {
         EXPECT_EQ(ptx.find(".cas."), std::string::npos) << kernel;
       }
-      EXPECT_NE(ptx.find("atom.global.inc.u32"), std::string::npos) << kernel;  // arrive_last
+      EXPECT_NE(ptx.find("atom.acq_rel.gpu.global.inc.u32"), std::string::npos) << kernel;  // arrive_last
+      EXPECT_EQ(ptx.find("membar.gl"), std::string::npos) << kernel;  // no fence beside the acquire-release
       EXPECT_NE(ptx.find("atom.global.exch.b" + std::string(t.tag[1] == '3' ? "32" : "64")), std::string::npos)
           << kernel;  // take_and_reset
       EXPECT_NE(ptx.find("ld.global.cg"), std::string::npos) << kernel;  // partials bypass L1

@@ -155,9 +155,13 @@ class KernelEmitter {
   std::string op(size_t r) const { return functor(r) + "()"; }
   // The block reduction's tree policy: InOrder for an ordered tuple (whose threads hold
   // contiguous chunks of j), else the library's default (butterflies).
-  std::string treePolicy(size_t r) const {
+  std::string treeOrder(size_t r) const {
     const Reduction& red = p_.reductions[r].reduction;
-    return red.isTuple() && !red.tuple->commutative ? ", polyred_dev::InOrder" : "";
+    return red.isTuple() && !red.tuple->commutative ? "polyred_dev::InOrder" : "polyred_dev::AnyOrder";
+  }
+  std::string treePolicy(size_t r) const {  // the trailing template argument, where it is not the default
+    const std::string order = treeOrder(r);
+    return order == "polyred_dev::AnyOrder" ? "" : ", " + order;
   }
   // Accumulator r of lane `lane` (a y-reduce thread owns lanes_ consecutive columns).
   std::string acc(size_t r, const std::string& lane) const {
@@ -284,7 +288,7 @@ class KernelEmitter {
         os << "  __shared__ " << accType(r) << " totals" << r << "[" << (y_ ? k_.binding.BX : k_.binding.BY) << "];\n";
       os << "  " << accType(r) << " acc" << r << (lanes_ > 1 ? "[" + std::to_string(lanes_) + "]" : "") << ";\n";
     }
-    if (k_.binding.multiBlock()) os << "  __shared__ bool last_block;\n";
+    if (k_.binding.multiBlock()) os << "  bool last_block = false;\n";
     if (k_.vector.width > 1) emitAlignmentCheck(os);
     if (!cache_.empty()) emitRowCacheDeclarations(os);
   }
@@ -399,14 +403,10 @@ class KernelEmitter {
                << op(r) << ");\n";
         }
     } else if (s == "Arrive") {
-      os << in << "__threadfence();\n" << in << "__syncthreads();\n";
-      os << in << "if (tx == 0 && ty == 0) last_block = polyred_dev::arrive_last(&tickets[" << i << "], " << k_.binding.GX
-         << "u);\n";
-      os << in << "__syncthreads();\n";
+      os << in << "last_block = polyred_dev::block_arrive_last(&tickets[" << i << "], " << k_.binding.GX << "u);\n";
       if (o_.deterministic) emitGatherPartials(os, i, d);
     } else if (s == "Final") {
       os << in << "if (last_block) {\n";
-      if (!o_.deterministic) os << in << "  __threadfence();\n";
       for (int l = 0; l < lanes_; ++l) {
         const std::string at = row(i, l), suffix = lanes_ > 1 ? "_" + std::to_string(l) : "";
         std::vector<std::string> totals;
@@ -429,16 +429,17 @@ class KernelEmitter {
     }
   }
 
-  // The deterministic protocol's last block of a tile: all its threads combine each
-  // row's partials (one per block, in block order) by a fixed tree -- strided or, for
-  // an ordered tuple, contiguous shares, then the block reduction -- leaving the row's
-  // total in the accumulator of the thread whose Final stores it. (One thread folding
-  // the partials alone waited on one dependent combine per block: var_mean, #13.)
+  // The deterministic protocol's last block of a tile combines each row's partials (one
+  // per block, in block order) by a fixed tree -- one warp's where GX <= 32, else all
+  // the row's threads (strided or, for an ordered tuple, contiguous shares, then the
+  // block reduction) -- leaving the row's total in the accumulator of the thread whose
+  // Final stores it. (One thread folding the partials alone waited on one dependent
+  // combine per block: var_mean, #13.)
   void emitGatherPartials(std::ostream& os, const std::string& tile, int d) {
     const std::string in = indent(d);
     const int rowsPerTile = y_ ? k_.binding.BX : k_.binding.BY;
     const std::string gx = std::to_string(k_.binding.GX);
-    os << in << "if (last_block) {  // the rows' partials, combined by the whole block\n" << in << "  __threadfence();\n";
+    os << in << "if (last_block) {  // the rows' partials, combined by a fixed tree\n";
     os << in << "  const " << idx_ << " tile_row = (" << tile << ") * " << rowsPerTile << " + " << (y_ ? "tx" : "ty")
        << ";\n";
     for (int l = 0; l < lanes_; ++l) {
@@ -447,9 +448,9 @@ class KernelEmitter {
       for (size_t r = 0; r < p_.reductions.size(); ++r) {
         if (!owns(r)) continue;
         os << in << "  " << acc(r, l) << " = polyred_dev::combine_partials_fixed_order_" << (y_ ? "y" : "x") << "<"
-           << accType(r) << ", " << functor(r) << ", " << shape() << treePolicy(r) << ">(ws" << r << " + (" << live
-           << " ? " << at << " : 0) * " << gx << ", " << live << " ? " << gx << " : 0, " << identity(r) << ", "
-           << op(r) << ", smem" << r << ");\n";
+           << accType(r) << ", " << functor(r) << ", " << shape() << ", " << treeOrder(r) << ", " << gx << ">(ws" << r
+           << " + (" << live << " ? " << at << " : 0) * " << gx << ", " << live << " ? " << gx << " : 0, "
+           << identity(r) << ", " << op(r) << ", smem" << r << ");\n";
       }
     }
     os << in << "}\n";

@@ -7,7 +7,8 @@
 
 namespace polyred {
 
-// Mirrors KernelEmitter::emitDeclarations (and block_arrive_last's flag).
+// Mirrors KernelEmitter::emitDeclarations (and block_arrive_last's flag, a function-scope
+// __shared__ word: 4 bytes, counted as 8).
 int64_t staticSharedBytes(const PolyKernel& k) {
   const KernelPlan& p = k.plan;
   const Binding& b = k.binding;
@@ -21,7 +22,7 @@ int64_t staticSharedBytes(const PolyKernel& k) {
     bytes += slots * acc;
     if (r.stage + 1 < p.passes()) bytes += (y ? b.BX : b.BY) * acc;  // totals of a row-resident pass
   }
-  if (b.multiBlock()) bytes += 8;  // last_block
+  if (b.multiBlock()) bytes += 8;  // block_arrive_last's flag
   return bytes;
 }
 

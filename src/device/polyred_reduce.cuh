@@ -39,8 +39,8 @@
 //     1. partial = block_reduce_{x,y,all}(per-thread value)
 //     2. one thread per output slot: atomic_combine(&ws_acc[slot], partial, op)
 //     3. last = block_arrive_last(&ws_ticket[group], blocks_per_group)
-//        (= __threadfence(); __syncthreads(); thread (0,0): arrive_last(...);
-//           broadcast through shared memory; __threadfence() in the last block)
+//        (= __syncthreads(); thread (0,0): arrive_last(...), an acquire-release
+//           increment; broadcast through shared memory)
 //     4. if (last): value = take_and_reset(&ws_acc[slot], identity) by the slot's
 //        thread, apply the epilogue, store to the output.
 //   Deterministic (bitwise identical run to run):
@@ -49,7 +49,7 @@
 //     2. last = block_arrive_last(&ws_ticket[group], blocks_per_group)
 //     3. if (last): value = combine_partials_fixed_order{,_x,_y}(&ws_partials[slot *
 //        blocks_per_group], blocks_per_group, identity, op, smem): a fixed tree over
-//        partials 0..n-1; epilogue; store. Partials need no reset (always overwritten).
+//        partials 0..n-1 (one warp's when blocks_per_group <= 32); epilogue; store. Partials need no reset (always overwritten).
 // The tickets reset themselves (arrive_last); the atomic slots are reset by
 // take_and_reset. Every thread of the block must reach block_arrive_last and the
 // block reductions (they contain __syncthreads()).
@@ -470,25 +470,30 @@ __device__ __forceinline__ void atomic_combine(T* addr, T v, Op op) {
 }
 
 // Counts one arriving block on *ticket; true for the last of `expected` arrivals, which
-// also resets *ticket to 0 (atomicInc wraps). Call from one thread, after
-// __threadfence(); *ticket must start below `expected` (0 does).
+// also resets *ticket to 0 (atomicInc wraps). Call from one thread; *ticket must start
+// below `expected` (0 does). The increment is an acquire-release atomic at GPU scope:
+// its release publishes what the calling thread -- and, through a barrier before it,
+// its whole block -- wrote earlier; its acquire, in the last block, orders the reads
+// after it behind every earlier arrival's writes. (A __threadfence in every thread
+// before a relaxed increment, and again in the last block, did the same: 0.6 us
+// slower on var_mean's 832 blocks, docs/results.md session 13.)
 __device__ __forceinline__ bool arrive_last(unsigned* ticket, unsigned expected) {
-  return atomicInc(ticket, expected - 1u) == expected - 1u;
+  unsigned old;
+  asm volatile("atom.acq_rel.gpu.global.inc.u32 %0, [%1], %2;" : "=r"(old) : "l"(ticket), "r"(expected - 1u) : "memory");
+  return old == expected - 1u;
 }
 
-// Block-wide arrive_last: makes this block's earlier global writes and atomics visible,
-// counts the block once, and returns the same answer in every thread; in the last block
-// it also orders the following reads after everyone's writes. All threads must call it.
+// Block-wide arrive_last: counts the block once, after all its threads' earlier global
+// writes and atomics (the barrier orders them before thread 0's release), and returns
+// the same answer in every thread; in the last block the second barrier orders every
+// thread's following reads after thread 0's acquire. All threads must call it.
 __device__ __forceinline__ bool block_arrive_last(unsigned* ticket, unsigned expected) {
   __shared__ unsigned last_flag;
-  __threadfence();
   __syncthreads();
   if (threadIdx.x == 0 && threadIdx.y == 0)  // linear thread 0 in both block shapes
     last_flag = arrive_last(ticket, expected) ? 1u : 0u;
   __syncthreads();
-  const bool last = last_flag != 0u;
-  if (last) __threadfence();
-  return last;
+  return last_flag != 0u;
 }
 
 // Reads the combined value at *addr and puts `identity` back, in one atomic exchange.
@@ -552,25 +557,58 @@ __device__ __forceinline__ T fold_partials(const T* partials, int n, int lane, i
 
 }  // namespace detail
 
+// The deterministic cross-block combines below take MaxPartials, a compile-time bound
+// on n (0: unknown). When the partials fit one warp (MaxPartials <= 32) and the row is
+// whole warps, the row's first warp combines them alone -- lane k loads partial k, one
+// warp tree -- with no shared memory or barrier: the last block's combine is on the
+// critical path of every multi-block kernel (var_mean, session 13).
+namespace detail {
+
+template <int MaxPartials, int RowWidth>
+inline constexpr bool partials_fit_one_warp = MaxPartials > 0 && MaxPartials <= kWarpSize && RowWidth % kWarpSize == 0;
+
+// partials[0..n) combined by the lanes of one full warp (lane k takes partial k), in a
+// fixed tree (in lane order under InOrder); the result is valid in lane 0.
+template <class Order, class T, class Op>
+__device__ __forceinline__ T combine_partials_in_warp(const T* partials, int n, int lane, T identity, Op op) {
+  const T v = lane < n ? load_cg(partials + lane) : identity;
+  if constexpr (Order::ordered) return warp_butterfly_in_order<kWarpSize>(v, op, 0xffffffffu, lane);
+  else return warp_butterfly<kWarpSize>(v, op, 0xffffffffu);
+}
+
+}  // namespace detail
+
 // Deterministic cross-block combine: all threads of the block combine partials[0..n)
-// with a fixed assignment and tree; the result is valid in thread (0, 0).
-template <class T, class Op, int BX, int BY, class Order = AnyOrder>
+// (n <= MaxPartials when that is given) with a fixed assignment and tree; the result
+// is valid in thread (0, 0).
+template <class T, class Op, int BX, int BY, class Order = AnyOrder, int MaxPartials = 0>
 __device__ __forceinline__ T combine_partials_fixed_order(const T* partials, int n, T identity, Op op, T* smem) {
-  const T acc = detail::fold_partials<Order>(partials, n, thread_linear<BX>(), BX * BY, identity, op);
-  return block_reduce_all<T, Op, BX, BY, Order>(acc, op, smem);
+  if constexpr (detail::partials_fit_one_warp<MaxPartials, BX * BY>) {
+    const int t = thread_linear<BX>();
+    return t < kWarpSize ? detail::combine_partials_in_warp<Order>(partials, n, t, identity, op) : identity;
+  } else {
+    const T acc = detail::fold_partials<Order>(partials, n, thread_linear<BX>(), BX * BY, identity, op);
+    return block_reduce_all<T, Op, BX, BY, Order>(acc, op, smem);
+  }
 }
 
 // Deterministic cross-block combine per y: each row combines its own partials[0..n)
-// (its own pointer); the result is valid in x == 0.
-template <class T, class Op, int BX, int BY, class Order = AnyOrder>
+// (its own pointer; n <= MaxPartials when that is given); the result is valid in x == 0.
+template <class T, class Op, int BX, int BY, class Order = AnyOrder, int MaxPartials = 0>
 __device__ __forceinline__ T combine_partials_fixed_order_x(const T* partials, int n, T identity, Op op, T* smem) {
-  const T acc = detail::fold_partials<Order>(partials, n, thread_x<BX>(), BX, identity, op);
-  return block_reduce_x<T, Op, BX, BY, Order>(acc, op, smem);
+  if constexpr (detail::partials_fit_one_warp<MaxPartials, BX>) {
+    const int x = thread_x<BX>();
+    return x < kWarpSize ? detail::combine_partials_in_warp<Order>(partials, n, x, identity, op) : identity;
+  } else {
+    const T acc = detail::fold_partials<Order>(partials, n, thread_x<BX>(), BX, identity, op);
+    return block_reduce_x<T, Op, BX, BY, Order>(acc, op, smem);
+  }
 }
 
 // Deterministic cross-block combine per x: each column combines its own partials[0..n)
-// (its own pointer); the result is valid in y == 0.
-template <class T, class Op, int BX, int BY, class Order = AnyOrder>
+// (its own pointer); the result is valid in y == 0. A column's threads are not one
+// warp, so MaxPartials chooses nothing here (it is accepted for a uniform call).
+template <class T, class Op, int BX, int BY, class Order = AnyOrder, int MaxPartials = 0>
 __device__ __forceinline__ T combine_partials_fixed_order_y(const T* partials, int n, T identity, Op op, T* smem) {
   const T acc = detail::fold_partials<Order>(partials, n, thread_y<BX>(), BY, identity, op);
   return block_reduce_y<T, Op, BX, BY, Order>(acc, op, smem);
