@@ -369,9 +369,14 @@ TEST(CompositeWriter, BuilderInPlaceOutputBecomesAnAssign) {
   EXPECT_EQ(back.producer(back.outputs[0].tensor)->kind, OpKind::Assign);
 }
 
-TEST(CompositeWriter, UserReductionIsUnsupported) {
+// A user reduction is written as a declaration (tests/composite_user_reduce_test.cc),
+// except one accumulating in a type a declaration cannot name.
+TEST(CompositeWriter, UserReductionInANarrowAccumulatorIsUnsupported) {
   GraphBuilder b("user");
-  Value x = b.input("x", DType::Float32, {8});
-  b.output(b.reduce(x, test_support::maxAbsReduction(), {0}));
+  Value x = b.input("x", DType::Int8, {8});
+  Reduction r = test_support::maxAbsReduction();
+  r.accType = DType::Int8;
+  r.identity = Scalar::convert(int64_t{0}, DType::Int8);
+  b.output(b.reduce(x, r, {0}));
   EXPECT_THROW(writeComposite(b.build()), UnsupportedError);
 }

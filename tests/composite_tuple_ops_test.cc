@@ -2,7 +2,7 @@
 // (frontend/composite_tuple_ops): their attributes, outputs and defaults, what they
 // compute through the reader, and the bad declarations the reader refuses with a
 // reason (polyred::Error: exit 2); user-defined tuple reductions declared under
-// "tuple_reductions" and used by TupleReduce (frontend/composite_tuple_decl).
+// "tuple_reductions" and used by TupleReduce (frontend/composite_declarations).
 #include <gtest/gtest.h>
 
 #include <cmath>

@@ -6,12 +6,15 @@
 // integers -- unsigned ones past int64 through double --, floats, and "inf", "-inf",
 // "nan" for float types), or nothing when the value is not a number; the caller says
 // why in its own terms (the reader's constants, the tuple declarations' identities).
+// CheckedJsonAccess: type-tested access to JSON values for a reader that says, through
+// fail(), where a malformed value is (file and op), so nothing is read unchecked.
 #pragma once
 
 #include <cstdint>
 #include <limits>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -40,5 +43,50 @@ inline std::optional<Scalar> scalarFromJson(const nlohmann::json& j, DType t) {
 // (JSON numbers cannot hold them). Throws UnsupportedError for a complex64 value with a
 // nonzero imaginary part, which composite JSON cannot hold.
 nlohmann::json scalarToJson(const Scalar& v);
+
+class CheckedJsonAccess {
+ protected:
+  using Json = nlohmann::json;
+  virtual ~CheckedJsonAccess() = default;
+  [[noreturn]] virtual void fail(const std::string& reason) const = 0;
+
+  // A missing key and JSON null are both absent.
+  const Json* optionalField(const Json& obj, const char* key) const {
+    auto it = obj.find(key);
+    return it == obj.end() || it->is_null() ? nullptr : &*it;
+  }
+  const Json& field(const Json& obj, const char* key) const {
+    auto it = obj.find(key);
+    if (it == obj.end()) fail(std::string("missing field \"") + key + "\"");
+    return *it;
+  }
+  const Json& array(const Json& j, const std::string& what) const {
+    if (!j.is_array()) fail(what + " must be a list");
+    return j;
+  }
+  const Json& object(const Json& j, const std::string& what) const {
+    if (!j.is_object()) fail(what + " must be an object");
+    return j;
+  }
+  std::string readString(const Json& j, const std::string& what) const {
+    if (!j.is_string()) fail(what + " must be a string");
+    return j.get<std::string>();
+  }
+  bool readBool(const Json& j, const std::string& what) const {
+    if (!j.is_boolean()) fail(what + " must be true or false");
+    return j.get<bool>();
+  }
+  int64_t readInt(const Json& j, const std::string& what) const {
+    if (!j.is_number_integer()) fail(what + " must be an integer");
+    if (j.is_number_unsigned() && j.get<uint64_t>() > uint64_t{std::numeric_limits<int64_t>::max()})
+      fail(what + " is out of range");
+    return j.get<int64_t>();
+  }
+  std::vector<int64_t> readIntList(const Json& j, const std::string& what) const {
+    std::vector<int64_t> r;
+    for (const Json& e : array(j, what)) r.push_back(readInt(e, what + " entry"));
+    return r;
+  }
+};
 
 }  // namespace polyred

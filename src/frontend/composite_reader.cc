@@ -10,7 +10,7 @@
 // enable_atomic_add, parallel_fusion_type, stitch, cross_batch, n, dyn_input_sizes,
 // keep_value_node_input, ...) is a scheduling hint that does not change what is
 // computed, and so are the top-level keys other than "op", "input_desc", "op_desc", "output_desc"
-// and polyred's own "tuple_reductions" (process, platform, parallel_fusion, buffer_stitch, ...).
+// and polyred's own "reductions" and "tuple_reductions" (process, platform, parallel_fusion, buffer_stitch, ...).
 //
 // Conventions of MindSpore's dumps that the reader follows:
 // - A tensor descriptor with "value" is a constant scalar (a number, a one-element
@@ -47,7 +47,7 @@
 #include "frontend/composite_expansions.h"
 #include "frontend/composite_index_ops.h"
 #include "frontend/composite_json.h"
-#include "frontend/composite_tuple_decl.h"
+#include "frontend/composite_declarations.h"
 #include "frontend/composite_tuple_ops.h"
 #include "frontend/composite_names.h"
 #include "support/error.h"
@@ -82,7 +82,7 @@ Shape reducedShape(const Shape& in, const std::vector<int64_t>& axes, bool keepD
   return out;
 }
 
-class Reader : public ExpansionSink {
+class Reader : public ExpansionSink, CheckedJsonAccess {
  public:
   explicit Reader(std::string file) : file_(std::move(file)) {}
 
@@ -91,6 +91,7 @@ class Reader : public ExpansionSink {
     g_.sourceFile = file_;
     g_.name = readString(field(doc, "op"), "op");
     readInputs(optionalField(doc, "input_desc"));
+    if (const Json* r = optionalField(doc, "reductions")) reductions_ = readReductionDeclarations(*r, file_);
     if (const Json* t = optionalField(doc, "tuple_reductions")) tuples_ = readTupleDeclarations(*t, file_);
     size_t index = 0;
     for (const Json& op : array(field(doc, "op_desc"), "op_desc")) readOp(op, index++);
@@ -103,48 +104,9 @@ class Reader : public ExpansionSink {
  private:
   using Attrs = std::map<std::string, const Json*>;
 
-  [[noreturn]] void fail(const std::string& reason) const { throw Error(file_, op_, reason); }
+  [[noreturn]] void fail(const std::string& reason) const override { throw Error(file_, op_, reason); }
   [[noreturn]] void unsupported(const std::string& reason) const {
     throw UnsupportedError(file_, op_, reason);
-  }
-
-  // ---- checked access: every JSON value is type-tested before it is read ----
-
-  const Json* optionalField(const Json& obj, const char* key) const {
-    auto it = obj.find(key);
-    return it == obj.end() || it->is_null() ? nullptr : &*it;
-  }
-  const Json& field(const Json& obj, const char* key) const {
-    auto it = obj.find(key);
-    if (it == obj.end()) fail(std::string("missing field \"") + key + "\"");
-    return *it;
-  }
-  const Json& array(const Json& j, const std::string& what) const {
-    if (!j.is_array()) fail(what + " must be a list");
-    return j;
-  }
-  const Json& object(const Json& j, const std::string& what) const {
-    if (!j.is_object()) fail(what + " must be an object");
-    return j;
-  }
-  std::string readString(const Json& j, const std::string& what) const {
-    if (!j.is_string()) fail(what + " must be a string");
-    return j.get<std::string>();
-  }
-  bool readBool(const Json& j, const std::string& what) const {
-    if (!j.is_boolean()) fail(what + " must be true or false");
-    return j.get<bool>();
-  }
-  int64_t readInt(const Json& j, const std::string& what) const {
-    if (!j.is_number_integer()) fail(what + " must be an integer");
-    if (j.is_number_unsigned() && j.get<uint64_t>() > uint64_t{std::numeric_limits<int64_t>::max()})
-      fail(what + " is out of range");
-    return j.get<int64_t>();
-  }
-  std::vector<int64_t> readIntList(const Json& j, const std::string& what) const {
-    std::vector<int64_t> r;
-    for (const Json& e : array(j, what)) r.push_back(readInt(e, what + " entry"));
-    return r;
   }
 
   // ---- tensor descriptors ----
@@ -332,7 +294,7 @@ class Reader : public ExpansionSink {
 
   // Every op name the reader accepts, for suggestions.
   static std::vector<std::string> acceptedOpNames() {
-    std::vector<std::string> names = {"InplaceAssign"};
+    std::vector<std::string> names = {"InplaceAssign", "UserReduce"};
     for (const CompositeOpName& o : compositeOpNames()) names.emplace_back(o.name);
     for (const CompositeReduceName& o : compositeReduceNames()) names.emplace_back(o.name);
     for (std::string_view n : expandedOpNames()) names.emplace_back(n);
@@ -349,7 +311,9 @@ class Reader : public ExpansionSink {
     const CompositeReduceName* reduce = findCompositeReduce(name);
     const CompositeOpName* plain = findCompositeOp(name);
     const bool expanded = isExpandedOp(name), indexOp = isIndexOp(name), tupleOp = isTupleOp(name);
-    if (!reduce && !plain && !expanded && !indexOp && !tupleOp && name != "InplaceAssign") rejectOp(name);
+    const bool userReduce = name == "UserReduce";
+    if (!reduce && !plain && !expanded && !indexOp && !tupleOp && !userReduce && name != "InplaceAssign")
+      rejectOp(name);
 
     const Attrs attrs = readAttrs(op);
     std::vector<TensorId> ins;
@@ -360,7 +324,8 @@ class Reader : public ExpansionSink {
       return;
     }
     const TensorDesc out = readOutputDesc(op);
-    if (reduce) readReduce(reduce->combiner, attrs, ins, out);
+    if (reduce) readReduce([&](DType in) { return builtinReduction(reduce->combiner, in, out.dtype); }, attrs, ins, out);
+    else if (userReduce) readReduce([&](DType) { return declaredReduction(attrs); }, attrs, ins, out);
     else if (plain) readPlain(plain->kind, attrs, ins, out);
     else if (expanded) readExpanded(name, attrs, ins, out);
     else if (indexOp) readIndexOp(name, attrs, ins, out);
@@ -441,7 +406,17 @@ class Reader : public ExpansionSink {
     }
   }
 
-  void readReduce(BuiltinCombiner combiner, const Attrs& attrs, const std::vector<TensorId>& ins,
+  // UserReduce's "reduction": a scalar reduction declared under "reductions".
+  Reduction declaredReduction(const Attrs& attrs) const {
+    const std::string which = readString(required(attrs, "reduction"), "reduction");
+    auto r = reductions_.find(which);
+    if (r == reductions_.end()) fail("no reduction " + quotedName(which) + " is declared under \"reductions\"");
+    return r->second;
+  }
+
+  // ReduceSum & co. and UserReduce: `reduction` gives the Reduction for the input's dtype.
+  template <class ReductionOf>
+  void readReduce(const ReductionOf& reduction, const Attrs& attrs, const std::vector<TensorId>& ins,
                   const TensorDesc& out) {
     arity(ins, 1, "the tensor to reduce");
     const Tensor& x = g_.tensor(ins[0]);
@@ -454,7 +429,7 @@ class Reader : public ExpansionSink {
       n.kind = OpKind::Cast;  // a rank-0 input: reducing no axis copies it
     } else {
       n.kind = OpKind::Reduce;
-      n.reduction = builtinReduction(combiner, x.dtype, out.dtype);
+      n.reduction = reduction(x.dtype);
     }
     const Shape shape = reducedShape(x.shape, n.axes, n.keepDims);
     if (shape == out.shape) {
@@ -641,7 +616,8 @@ class Reader : public ExpansionSink {
   Graph g_;
   std::unordered_map<std::string, TensorId> byName_;
   std::vector<std::pair<TensorId, TensorId>> writes_;  // Assign result, destination input
-  TupleDeclarations tuples_;  // "tuple_reductions" (frontend/composite_tuple_decl)
+  ReductionDeclarations reductions_;  // "reductions" (frontend/composite_declarations)
+  TupleDeclarations tuples_;          // "tuple_reductions"
 };
 
 }  // namespace

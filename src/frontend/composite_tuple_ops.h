@@ -10,7 +10,7 @@
 //   ArgMaxWithValue(x; axis = 0, keep_dims = false)  outputs (index int32, value x.dtype)
 //   ArgMinWithValue(x; axis = 0, keep_dims = false)
 //   TupleReduce(inputs...; reduction, axis, keep_dims)  a tuple reduction the document
-//       declares under "tuple_reductions" (frontend/composite_tuple_decl): one output
+//       declares under "tuple_reductions" (frontend/composite_declarations): one output
 //       per result, in order, each of the result's type
 // Ties give the smallest index; NaN is larger and smaller than every number, and the
 // first NaN's index is taken (PyTorch's torch.argmax / torch.max(dim)).

@@ -10,10 +10,12 @@
 // graphs built by hand in those shapes come back in the reader's form. Non-finite
 // float constants, which JSON numbers cannot hold, are written as the strings "inf",
 // "-inf" and "nan". Tuple reductions become TupleReduce ops with their declarations
-// (writeTupleReduce below).
+// (writeTupleReduce below); a scalar reduction that is not a built-in op with the
+// reader's accumulator becomes a UserReduce with its declaration under "reductions".
 #include "frontend/composite_writer.h"
 
 #include <map>
+#include <optional>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -21,7 +23,7 @@
 #include "frontend/composite_json.h"
 #include "frontend/composite_names.h"
 #include "frontend/composite_reader.h"
-#include "frontend/composite_tuple_decl.h"
+#include "frontend/composite_declarations.h"
 #include "ir/tuple_reduction.h"
 #include "support/error.h"
 #include "support/printable.h"
@@ -55,6 +57,7 @@ class Writer {
     for (const Output& o : g_.outputs) outs.push_back(outputDesc(o, ops));
     doc["op_desc"] = std::move(ops);
     doc["output_desc"] = std::move(outs);
+    if (!scalarDeclarations_.empty()) doc["reductions"] = std::move(scalarDeclarations_);
     if (!declarations_.empty()) doc["tuple_reductions"] = std::move(declarations_);
     try {
       return doc.dump();
@@ -103,13 +106,21 @@ class Writer {
             {"output_desc", Json::array({std::move(out)})}};
   }
 
-  Json nodeJson(const Node& n) const {
+  Json nodeJson(const Node& n) {
     Json inputs = Json::array();
     for (TensorId id : n.inputs) inputs.push_back(tensorDesc(id));
     const Tensor& out = g_.tensor(n.output);
-    std::string_view name = n.kind == OpKind::Reduce ? reduceName(n) : plainName(n.kind);
-    return opJson(name, std::move(inputs), n.kind == OpKind::AddN, tensorDesc(n.output),
-                  nodeAttrs(n, out));
+    Json attrs = nodeAttrs(n, out);
+    std::string_view name;
+    if (n.kind != OpKind::Reduce) {
+      name = plainName(n.kind);
+    } else if (std::optional<std::string_view> builtin = builtinReduceName(n)) {
+      name = *builtin;
+    } else {
+      name = "UserReduce";
+      attrs.push_back(attrJson("reduction", "str", declareScalarReduction(n)));
+    }
+    return opJson(name, std::move(inputs), n.kind == OpKind::AddN, tensorDesc(n.output), std::move(attrs));
   }
 
   static Json nodeAttrs(const Node& n, const Tensor& out) {
@@ -137,8 +148,8 @@ class Writer {
   }
 
   // Only a built-in reduction with the accumulator the reader would pick reads back
-  // as itself.
-  std::string_view reduceName(const Node& n) const {
+  // as itself (ReduceSum & co.); any other is declared (declareScalarReduction).
+  std::optional<std::string_view> builtinReduceName(const Node& n) const {
     const Reduction& r = *n.reduction;
     BuiltinCombiner c = r.builtin();
     for (const CompositeReduceName& op : compositeReduceNames()) {
@@ -148,9 +159,31 @@ class Writer {
           canonical.identity.identical(r.identity))
         return op.name;
     }
-    throw UnsupportedError(g_.sourceFile, n.name,
-                           "reduction " + quotedName(r.name) + " (accumulating in " +
-                               std::string(dtypeName(r.accType)) + ") has no composite JSON op");
+    return std::nullopt;
+  }
+
+  // The name node n's scalar reduction is declared under in "reductions": one
+  // declaration per distinct (name, accumulator, identity, combiner), names made unique.
+  std::string declareScalarReduction(const Node& n) {
+    const Reduction& r = *n.reduction;
+    const DType acc = r.accType;
+    if (acc != DType::Int32 && acc != DType::Int64 && acc != DType::Float32 && acc != DType::Float64)
+      throw UnsupportedError(g_.sourceFile, n.name,
+                             "reduction " + quotedName(r.name) + " accumulates in " + std::string(dtypeName(acc)) +
+                                 "; a declared reduction accumulates in int32, int64, float32 or float64");
+    const std::string key = r.name + "|" + std::string(dtypeName(acc)) + "|" + r.identity.toString() + "|" +
+                            toString(*r.combiner);
+    if (auto it = scalarDeclared_.find(key); it != scalarDeclared_.end()) return it->second;
+    std::string name = r.name;
+    for (int k = 2; scalarDeclaredNames_.count(name); ++k) name = r.name + "_" + std::to_string(k);
+    try {
+      scalarDeclarations_.push_back(writeReductionDeclaration(r, name));
+    } catch (const UnsupportedError& e) {
+      throw UnsupportedError(g_.sourceFile, n.name, e.reason());
+    }
+    scalarDeclared_[key] = name;
+    scalarDeclaredNames_.insert(name);
+    return name;
   }
 
   // A tuple reduction is one TupleReduce op (frontend/composite_tuple_ops.h) for the
@@ -238,6 +271,9 @@ class Writer {
   std::map<const TupleReduction*, std::string> declared_;
   std::set<std::string> declaredNames_;
   Json declarations_ = Json::array();
+  std::map<std::string, std::string> scalarDeclared_;  // declareScalarReduction's key -> name
+  std::set<std::string> scalarDeclaredNames_;
+  Json scalarDeclarations_ = Json::array();
   std::set<std::string> names_;
 };
 

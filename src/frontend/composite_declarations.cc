@@ -1,4 +1,4 @@
-#include "frontend/composite_tuple_decl.h"
+#include "frontend/composite_declarations.h"
 
 #include <cmath>
 #include <limits>
@@ -17,9 +17,12 @@ namespace {
 
 using Json = nlohmann::json;
 
+// Reads one declaration: a tuple's (operands a<k>, b<k>, in<m>) or, with `scalar`, a
+// scalar combiner's (operands a, b).
 class DeclReader {
  public:
-  DeclReader(const std::string& file, std::string where) : file_(file), where_(std::move(where)) {}
+  DeclReader(const std::string& file, std::string where, bool scalar = false)
+      : file_(file), where_(std::move(where)), scalar_(scalar) {}
 
   [[noreturn]] void fail(const std::string& reason) const { throw Error(file_, where_, reason); }
 
@@ -47,8 +50,12 @@ class DeclReader {
     fail(what + " must be a number (or \"inf\", \"-inf\", \"nan\" for a float type)");
   }
 
-  // "a3", "b0", "in1"
+  // "a3", "b0", "in1"; a scalar combiner's "a", "b"
   ScalarExprPtr operand(const std::string& s, const std::string& what) const {
+    if (scalar_) {
+      if (s != "a" && s != "b") fail(what + ": operand " + quotedName(s) + " is not a or b");
+      return ScalarExpr::argument(s == "a" ? 0 : 1);
+    }
     int side = -1;
     size_t digits = 0;
     if (s.rfind("in", 0) == 0) side = 2, digits = 2;
@@ -73,16 +80,40 @@ class DeclReader {
     const CompositeOpName* op = findCompositeOp(name);
     if (!op || !isElementwise(op->kind) || op->kind == OpKind::Cast || op->kind == OpKind::AddN ||
         op->kind == OpKind::Assign)
-      fail(what + ": " + quotedName(name) + " is not an elementwise op a tuple expression can use");
+      fail(what + ": " + quotedName(name) + " is not an elementwise op a reduction's expression can use");
     std::vector<ScalarExprPtr> operands;
     for (size_t k = 1; k < j.size(); ++k) operands.push_back(expr(j[k], what, depth + 1));
-    // TupleReduction::validate checks the arity with the operand types.
-    if (operands.size() > 3) fail(what + ": " + name + " with " + std::to_string(operands.size()) + " operands");
+    // TupleReduction::validate checks a tuple's arity with the operand types; a scalar
+    // combiner's is checked here (every value has the accumulator's type).
+    const int arity = opArity(op->kind);
+    if (operands.size() > 3 || (scalar_ && arity != static_cast<int>(operands.size())))
+      fail(what + ": " + name + " with " + std::to_string(operands.size()) + " operands");
     auto e = std::make_shared<ScalarExpr>();
     e->kind = ScalarExpr::Kind::Op;
     e->op = op->kind;
     e->operands = std::move(operands);
     return e;
+  }
+
+  // {"name": ..., "data_type": ..., "identity": ..., "combine": [...]}
+  Reduction readScalar(const Json& d) const {
+    Reduction r;
+    r.name = str(field(d, "name"), "name");
+    r.accType = dtype(field(d, "data_type"), "data_type");
+    if (r.accType != DType::Int32 && r.accType != DType::Int64 && r.accType != DType::Float32 &&
+        r.accType != DType::Float64)
+      fail("data_type " + std::string(dtypeName(r.accType)) +
+           ": a declared reduction accumulates in int32, int64, float32 or float64");
+    r.identity = value(field(d, "identity"), r.accType, "identity");
+    r.combiner = expr(field(d, "combine"), "combine");
+    if (usesPredicate(*r.combiner) && !isFloat(r.accType))
+      fail("combine: IsNan, IsInf and IsFinite need a float data_type");
+    try {
+      checkCombinerLaws(r, r.accType, r.name);
+    } catch (const Error& e) {
+      fail(e.reason());
+    }
+    return r;
   }
 
   std::shared_ptr<const TupleReduction> read(const Json& d) const {
@@ -127,8 +158,25 @@ class DeclReader {
   }
 
  private:
+  static int opArity(OpKind k) {
+    if (k == OpKind::Select) return 3;
+    switch (opCategory(k)) {
+      case OpCategory::Unary: return 1;
+      case OpCategory::Binary: return 2;
+      default: return -1;  // no other op computes a combiner's value
+    }
+  }
+  static bool usesPredicate(const ScalarExpr& e) {
+    if (e.kind != ScalarExpr::Kind::Op) return false;
+    if (isPredicate(e.op)) return true;
+    for (const ScalarExprPtr& o : e.operands)
+      if (usesPredicate(*o)) return true;
+    return false;
+  }
+
   const std::string& file_;
   std::string where_;
+  bool scalar_;
 };
 
 }  // namespace
@@ -144,18 +192,33 @@ TupleDeclarations readTupleDeclarations(const nlohmann::json& list, const std::s
   return decls;
 }
 
+ReductionDeclarations readReductionDeclarations(const nlohmann::json& list, const std::string& file) {
+  if (!list.is_array()) throw Error(file, "reductions", "must be a list of declarations");
+  ReductionDeclarations decls;
+  for (size_t k = 0; k < list.size(); ++k) {
+    DeclReader r(file, "reductions[" + std::to_string(k) + "]", /*scalar=*/true);
+    Reduction red = r.readScalar(list[k]);
+    const std::string name = red.name;
+    if (!decls.emplace(name, std::move(red)).second) r.fail("reduction " + quotedName(name) + " is declared twice");
+  }
+  return decls;
+}
+
 namespace {
 
-Json exprJson(const ScalarExpr& e, const std::string& where) {
+// `scalar`: a scalar combiner's operands are "a" and "b".
+Json exprJson(const ScalarExpr& e, const std::string& where, bool scalar = false) {
   switch (e.kind) {
-    case ScalarExpr::Kind::Arg: return (e.arg == 0 ? "a" : e.arg == 1 ? "b" : "in") + std::to_string(e.field);
+    case ScalarExpr::Kind::Arg:
+      if (scalar) return e.arg == 0 ? "a" : "b";
+      return (e.arg == 0 ? "a" : e.arg == 1 ? "b" : "in") + std::to_string(e.field);
     case ScalarExpr::Kind::Const:
       return {{"data_type", std::string(dtypeName(e.value.type))}, {"value", scalarToJson(e.value)}};
     case ScalarExpr::Kind::Op: {
       const CompositeOpName* op = compositeOpFor(e.op);
       if (!op) throw UnsupportedError("", where, std::string("op ") + std::string(opName(e.op)) + " has no composite name");
       Json list = Json::array({std::string(op->name)});
-      for (const ScalarExprPtr& o : e.operands) list.push_back(exprJson(*o, where));
+      for (const ScalarExprPtr& o : e.operands) list.push_back(exprJson(*o, where, scalar));
       return list;
     }
   }
@@ -175,6 +238,11 @@ Json writeTupleDeclaration(const TupleReduction& t, const std::string& name) {
   for (const TupleResult& r : t.results) results.push_back({{"name", r.name}, {"value", exprJson(*r.finalize, where)}});
   return {{"name", name}, {"inputs", std::move(inputs)}, {"commutative", t.commutative},
           {"fields", std::move(fields)}, {"results", std::move(results)}};
+}
+
+Json writeReductionDeclaration(const Reduction& r, const std::string& name) {
+  return {{"name", name}, {"data_type", std::string(dtypeName(r.accType))}, {"identity", scalarToJson(r.identity)},
+          {"combine", exprJson(*r.combiner, "reduction " + quotedName(name), /*scalar=*/true)}};
 }
 
 }  // namespace polyred

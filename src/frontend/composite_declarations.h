@@ -1,5 +1,14 @@
-// polyred's composite extension "tuple_reductions": user-defined tuple reductions
-// declared in the JSON document, used by TupleReduce ops (docs/format.md).
+// polyred's composite extensions "reductions" and "tuple_reductions": user-defined
+// scalar and tuple reductions declared in the JSON document, used by UserReduce and
+// TupleReduce ops (docs/format.md).
+//
+// readReductionDeclarations takes the value of the top-level key "reductions" (a list of
+// scalar declarations); gives the Reductions by name (ir/reduction.h), their combiner's
+// laws sampled (ir/reduction_laws.h). writeReductionDeclaration is its inverse. One:
+//   {"name": "absmax", "data_type": "float32", "identity": 0,
+//    "combine": ["Maximum", ["Abs", "a"], ["Abs", "b"]]}
+// with operands "a" (the accumulator, or the earlier partial) and "b" (the element, or
+// the later partial), every value of the accumulator's type.
 //
 // readTupleDeclarations takes the value of the top-level key "tuple_reductions" (a list
 // of declarations); gives the TupleReductions by name (ir/tuple_reduction.h), validated.
@@ -22,11 +31,19 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "ir/reduction.h"
 #include "ir/tuple_reduction.h"
 
 namespace polyred {
 
 using TupleDeclarations = std::map<std::string, std::shared_ptr<const TupleReduction>>;
+using ReductionDeclarations = std::map<std::string, Reduction>;
+
+ReductionDeclarations readReductionDeclarations(const nlohmann::json& list, const std::string& file);
+
+// `r` (a scalar reduction) as a declaration named `name`. Throws UnsupportedError if its
+// combiner uses an op that has no composite name.
+nlohmann::json writeReductionDeclaration(const Reduction& r, const std::string& name);
 
 TupleDeclarations readTupleDeclarations(const nlohmann::json& list, const std::string& file);
 
