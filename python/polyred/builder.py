@@ -5,6 +5,13 @@ composite JSON (docs/format.md) that polyred compiles:
     x = b.input("x", "float16", (8192, 768))
     b.output(b.reduce_sum(b.cast(x, "float32"), axes=[0]))
     kernel = b.compile()
+
+A reduction of your own is declared once (its combiner an expression of composite ops
+over "a", the accumulator, and "b", the element or a later partial) and used like a
+built-in one:
+
+    b.declare_reduction("max_abs", "float32", 0, ["Maximum", ["Abs", "a"], ["Abs", "b"]])
+    b.output(b.user_reduce("max_abs", x, axes=[1], dtype="float32"))
 """
 import json
 from dataclasses import dataclass
@@ -49,6 +56,7 @@ class Builder:
     def __init__(self, name="graph"):
         self.name = name
         self._inputs, self._ops, self._outputs, self._count = [], [], [], 0
+        self._reductions = {}  # declared scalar reductions by name
 
     def _fresh(self, stem):
         self._count += 1
@@ -107,6 +115,33 @@ class Builder:
         return self._op(_REDUCE[kind], [x], dtype or x.dtype, shape or [1],
                         [("axis", axes), ("keep_dims", bool(keep_dims))])
 
+    def declare_reduction(self, name, acc_dtype, identity, combine):
+        """Declares a scalar reduction (docs/format.md, "reductions") for user_reduce:
+        accumulating in `acc_dtype` (int32, int64, float32 or float64) from `identity`
+        (a number, or "inf", "-inf", "nan"), folding by `combine`, an expression over
+        "a" and "b" as nested lists [op, operand, ...] of composite elementwise ops, or
+        {"value": v, "data_type": t} constants. polyred samples its laws (identity,
+        associativity, commutativity) when the graph is compiled and refuses it with the
+        law that failed. Returns `name`."""
+        if not isinstance(name, str) or not name:
+            raise BadInputError("a declared reduction needs a name")
+        if name in self._reductions:
+            raise BadInputError(f"reduction {name!r} is declared twice")
+        self._reductions[name] = {"name": name, "data_type": acc_dtype, "identity": identity, "combine": combine}
+        return name
+
+    def user_reduce(self, name, x, axes=None, keep_dims=False, dtype=None):
+        """Reduces x over `axes` (None: every axis) by the declared reduction `name`; the
+        result in `dtype` (default: x's)."""
+        if name not in self._reductions:
+            raise BadInputError(f"no reduction {name!r} is declared (declare_reduction)")
+        rank = len(x.shape)
+        axes = list(range(rank)) if axes is None else sorted({a % rank for a in ([axes] if isinstance(axes, int) else axes)})
+        shape = [1 if d in axes else n for d, n in enumerate(x.shape)] if keep_dims else \
+            [n for d, n in enumerate(x.shape) if d not in axes]
+        return self._op("UserReduce", [x], dtype or x.dtype, shape or [1],
+                        [("reduction", name), ("axis", axes), ("keep_dims", bool(keep_dims))])
+
     def reduce_sum(self, x, axes=None, keep_dims=False, dtype=None):
         return self.reduce("sum", x, axes, keep_dims, dtype)
 
@@ -142,9 +177,12 @@ class Builder:
         """The graph as a composite JSON dict."""
         if not self._outputs:
             raise BadInputError(f"graph {self.name!r} has no output")
-        return {"composite": True, "composite_graph": self.name, "id": 0, "op": self.name, "platform": "AKG",
-                "process": "cuda", "input_desc": [[self._desc(v)] for v in self._inputs], "op_desc": self._ops,
-                "output_desc": [self._desc(v) for v in self._outputs]}
+        doc = {"composite": True, "composite_graph": self.name, "id": 0, "op": self.name, "platform": "AKG",
+               "process": "cuda", "input_desc": [[self._desc(v)] for v in self._inputs], "op_desc": self._ops,
+               "output_desc": [self._desc(v) for v in self._outputs]}
+        if self._reductions:
+            doc["reductions"] = list(self._reductions.values())
+        return doc
 
     def to_json(self):
         return json.dumps(self.build())

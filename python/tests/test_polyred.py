@@ -47,6 +47,28 @@ def test_builder_mirrors_the_cpp_builder():
     assert doc["op_desc"][0]["name"] == "Cast" and json.loads(b.to_json()) == doc
 
 
+def test_builder_declares_reductions_of_its_own():
+    b = polyred.Builder("max_abs_rows")
+    x = b.input("x", "float16", (33, 1001))
+    b.declare_reduction("max_abs", "float32", 0, ["Maximum", ["Abs", "a"], ["Abs", "b"]])
+    b.output(b.user_reduce("max_abs", b.binary("mul", x, x), axes=[1], dtype="float32"))
+    b.output(b.user_reduce("max_abs", x, axes=None, keep_dims=True, dtype="float32"))
+    k = b.compile()
+    assert [(o.dtype, o.shape) for o in k.outputs] == [("float32", (33,)), ("float32", (1, 1))]
+    assert "ok" in k.check_cpu()
+    assert b.build()["reductions"][0]["name"] == "max_abs"
+    with pytest.raises(polyred.BadInputError, match="declared twice"):
+        b.declare_reduction("max_abs", "float32", 0, ["Add", "a", "b"])
+    with pytest.raises(polyred.BadInputError, match="no reduction 'median'"):
+        b.user_reduce("median", x)
+    bad = polyred.Builder("sub")
+    y = bad.input("y", "float32", (4, 8))
+    bad.declare_reduction("minus", "float32", 0, ["Sub", "a", "b"])
+    bad.output(bad.user_reduce("minus", y, axes=[1]))
+    with pytest.raises(polyred.BadInputError, match="not neutral"):
+        bad.compile()
+
+
 def test_builder_shape_errors_are_bad_input():
     b = polyred.Builder()
     with pytest.raises(polyred.BadInputError, match="do not broadcast"):
