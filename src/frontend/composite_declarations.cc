@@ -116,7 +116,7 @@ class DeclReader {
     return r;
   }
 
-  std::shared_ptr<const TupleReduction> read(const Json& d) const {
+  std::shared_ptr<const TupleReduction> readTuple(const Json& d) const {
     auto t = std::make_shared<TupleReduction>();
     t->name = str(field(d, "name"), "name");
     const Json& inputs = field(d, "inputs");
@@ -186,7 +186,7 @@ TupleDeclarations readTupleDeclarations(const nlohmann::json& list, const std::s
   TupleDeclarations decls;
   for (size_t k = 0; k < list.size(); ++k) {
     DeclReader r(file, "tuple_reductions[" + std::to_string(k) + "]");
-    std::shared_ptr<const TupleReduction> t = r.read(list[k]);
+    std::shared_ptr<const TupleReduction> t = r.readTuple(list[k]);
     if (!decls.emplace(t->name, t).second) r.fail("tuple reduction " + quotedName(t->name) + " is declared twice");
   }
   return decls;
