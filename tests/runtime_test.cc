@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -14,6 +15,7 @@
 #include "runtime/executor.h"
 #include "runtime/kernel_cache.h"
 #include "support/error.h"
+#include "support/parallel.h"
 
 namespace polyred {
 namespace {
@@ -211,6 +213,53 @@ TEST(KernelCacheDisk, CompileErrorsPropagateAndCacheNothing) {
   EXPECT_THROW(cache.cubin(addOneRequest()), Error);
   EXPECT_EQ(calls, 2);
   EXPECT_TRUE(filesIn(dir.path()).empty());
+}
+
+// warm() compiles on several threads: each missing request once, nothing already
+// cached; a request that fails is left for the cubin() call that needs it.
+TEST(KernelCacheWarm, CompilesEachMissingRequestOnce) {
+  TempDir dir;
+  std::atomic<int> calls{0};
+  Compiler counting{"counting", [&](const CompileRequest& r) {
+                      ++calls;
+                      if (r.name.rfind("bad", 0) == 0) throw Error("does not compile");
+                      std::string text = "cubin:" + r.name;
+                      return std::vector<char>(text.begin(), text.end());
+                    }};
+  KernelCache cache(counting, onDisk(dir.path()));
+  std::vector<CompileRequest> requests;
+  for (int k = 0; k < 40; ++k) {
+    CompileRequest r = addOneRequest();
+    r.name = (k == 17 ? "bad" : "k") + std::to_string(k);
+    requests.push_back(r);
+  }
+  cache.cubin(requests[0]);
+  EXPECT_EQ(calls, 1);
+  EXPECT_NO_THROW(cache.warm(requests, 8));
+  EXPECT_EQ(calls, 40);
+  for (const CompileRequest& r : requests)
+    if (r.name != "bad17") EXPECT_EQ(asString(cache.cubin(r)), "cubin:" + r.name);
+  EXPECT_EQ(calls, 40) << "the warmed cubins come from memory";
+  EXPECT_THROW(cache.cubin(requests[17]), Error);
+  EXPECT_EQ(filesIn(dir.path()).size(), 39u);
+}
+
+TEST(ParallelFor, RunsEveryIndexOnceAndRethrowsTheLowestFailure) {
+  std::vector<std::atomic<int>> runs(100);
+  try {
+    parallelFor(runs.size(), 6, [&](size_t k) {
+      ++runs[k];
+      if (k == 37 || k == 81) throw Error("index " + std::to_string(k));
+    });
+    ADD_FAILURE() << "nothing was rethrown";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("index 37"), std::string::npos) << e.what();
+  }
+  for (const std::atomic<int>& r : runs) EXPECT_EQ(r.load(), 1);
+  int calls = 0;
+  parallelFor(0, 4, [&](size_t) { ++calls; });
+  parallelFor(3, 0, [&](size_t) { ++calls; });  // 0 threads: the calling thread alone
+  EXPECT_EQ(calls, 3);
 }
 
 TEST(KernelCacheDisk, UsageAndClearCountOnlyCacheEntries) {

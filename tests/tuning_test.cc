@@ -93,6 +93,34 @@ TEST(KernelConfig, EveryCandidateLowersCorrectly) {
     }
 }
 
+// The tuner compiles its candidate configs in parallel: any thread count gives the
+// programs and config groups of one thread, in the same order (and compileGraph is
+// safe to run on several threads at once: nothing in the pipeline is shared).
+TEST(ConfigSearch, ParallelCandidatesAreTheSerialOnes) {
+  std::vector<Graph> graphs = variantGraphs();
+  GraphBuilder w("welford");
+  Value x = w.input("x", DType::Float32, {32, 64, 56, 56});
+  auto [var, mean] = w.varMean(x, {0, 2, 3});
+  w.output(var);
+  w.output(mean);
+  graphs.push_back(w.build());
+  for (const Graph& g : graphs) {
+    const TuneCandidates serial = compileTuneCandidates(g, CompileOptions{}, 1);
+    const TuneCandidates parallel = compileTuneCandidates(g, CompileOptions{}, 8);
+    ASSERT_EQ(parallel.programs.size(), serial.programs.size()) << g.name;
+    EXPECT_GE(serial.programs.size(), 2u) << g.name << ": the candidates differ";
+    for (size_t k = 0; k < serial.programs.size(); ++k) {
+      const std::vector<KernelSpec>& a = serial.programs[k].program.kernels;
+      const std::vector<KernelSpec>& b = parallel.programs[k].program.kernels;
+      ASSERT_EQ(a.size(), b.size()) << g.name << " program " << k;
+      for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i].source, b[i].source) << g.name << " program " << k;
+      ASSERT_EQ(parallel.configsOf[k].size(), serial.configsOf[k].size()) << g.name << " program " << k;
+      for (size_t i = 0; i < serial.configsOf[k].size(); ++i)
+        EXPECT_EQ(parallel.configsOf[k][i].toString(), serial.configsOf[k][i].toString());
+    }
+  }
+}
+
 TEST(ConfigSearch, DefaultFirstAndKeptUnlessClearlyBeaten) {
   std::vector<KernelConfig> configs = candidateConfigs(true);
   ASSERT_GE(configs.size(), 10u);

@@ -3,8 +3,11 @@
 #include <chrono>
 #include <ctime>
 #include <map>
+#include <optional>
+#include <thread>
 
 #include "runtime/kernel_cache.h"
+#include "support/parallel.h"
 #include "tune/config_search.h"
 
 namespace polyred {
@@ -45,23 +48,36 @@ TuningKey tuningKeyOf(const Graph& g, const Target& target, bool deterministic) 
   return TuningKey{sha256Hex(g.toString()), target.name, target.ccMajor, target.ccMinor, deterministic};
 }
 
-TuneReport tuneGraph(const Graph& g, const CompileOptions& base, const GpuRunOptions& run) {
+TuneCandidates compileTuneCandidates(const Graph& g, const CompileOptions& base, unsigned threads) {
   CompileOptions o = base;
   o.config = KernelConfig{};
-  std::vector<CompiledGraph> programs;
-  programs.push_back(compileGraph(g, o));
-  std::vector<std::vector<KernelConfig>> configsOf = {{o.config}};  // the configs giving each program
-  std::map<std::string, size_t> seen = {{fingerprint(programs[0]), 0}};
-  for (const KernelConfig& c : candidateConfigs(hasReduction(programs[0]), hasRowResidentKernel(programs[0]))) {
-    o.config = c;
-    CompiledGraph variant = compileGraph(g, o);
-    auto [it, fresh] = seen.emplace(fingerprint(variant), programs.size());
+  TuneCandidates t;
+  t.programs.push_back(compileGraph(g, o));
+  t.configsOf = {{o.config}};
+  const std::vector<KernelConfig> configs =
+      candidateConfigs(hasReduction(t.programs[0]), hasRowResidentKernel(t.programs[0]));
+  std::vector<std::optional<CompiledGraph>> compiled(configs.size());
+  parallelFor(configs.size(), threads, [&](size_t k) {
+    CompileOptions ok = base;
+    ok.config = configs[k];
+    compiled[k] = compileGraph(g, ok);
+  });
+  std::map<std::string, size_t> seen = {{fingerprint(t.programs[0]), 0}};
+  for (size_t k = 0; k < configs.size(); ++k) {
+    auto [it, fresh] = seen.emplace(fingerprint(*compiled[k]), t.programs.size());
     if (fresh) {
-      programs.push_back(std::move(variant));
-      configsOf.emplace_back();
+      t.programs.push_back(std::move(*compiled[k]));
+      t.configsOf.emplace_back();
     }
-    configsOf[it->second].push_back(c);
+    t.configsOf[it->second].push_back(configs[k]);
   }
+  return t;
+}
+
+TuneReport tuneGraph(const Graph& g, const CompileOptions& base, const GpuRunOptions& run) {
+  TuneCandidates candidates = compileTuneCandidates(g, base, std::thread::hardware_concurrency());
+  const std::vector<CompiledGraph>& programs = candidates.programs;
+  const std::vector<std::vector<KernelConfig>>& configsOf = candidates.configsOf;
   std::vector<const CompiledGraph*> variants;
   for (const CompiledGraph& p : programs) variants.push_back(&p);
   std::vector<std::optional<double>> micros = timeVariants(variants, run);

@@ -31,6 +31,16 @@ constexpr double kTuningNoise = 0.03;
 
 TuneReport tuneGraph(const Graph& g, const CompileOptions& base, const GpuRunOptions& run);
 
+// The candidates tuneGraph times: the default config's program first, then each
+// distinct program the candidate configs give (by kernel sources and launch shapes),
+// with the configs giving it, in candidate order. Compiled on up to `threads` threads
+// (the compiles are independent); the same result for any count.
+struct TuneCandidates {
+  std::vector<CompiledGraph> programs;
+  std::vector<std::vector<KernelConfig>> configsOf;
+};
+TuneCandidates compileTuneCandidates(const Graph& g, const CompileOptions& base, unsigned threads);
+
 // Sets options.config from `db` for `g` when an entry exists; returns whether it did.
 bool applyTuning(const Graph& g, const TuningDb& db, CompileOptions& options);
 

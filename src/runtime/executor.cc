@@ -6,6 +6,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <thread>
 #include <utility>
 
 #include "runtime/cuda_driver.h"
@@ -245,8 +246,7 @@ struct StreamResources {
 };
 
 LoadedKernel loadKernel(const KernelSpec& spec, const DeviceInfo& device) {
-  CompileRequest request{spec.name, spec.source, device.ccMajor, device.ccMinor, {}};
-  KernelCache::Cubin cubin = KernelCache::global().cubin(request);
+  KernelCache::Cubin cubin = KernelCache::global().cubin(compileRequest(spec, device));
   LoadedKernel kernel{spec.launch, spec.params, spec.workspaces, nullptr, nullptr};
   CUmodule module = nullptr;
   check(driver().cuModuleLoadData(&module, cubin->data()), "cuModuleLoadData(" + spec.name + ")");
@@ -262,6 +262,17 @@ LoadedKernel loadKernel(const KernelSpec& spec, const DeviceInfo& device) {
 }
 
 }  // namespace
+
+CompileRequest compileRequest(const KernelSpec& spec, const DeviceInfo& device) {
+  return CompileRequest{spec.name, spec.source, device.ccMajor, device.ccMinor, {}};
+}
+
+void warmKernelCache(std::span<const Program* const> programs, const DeviceInfo& device) {
+  std::vector<CompileRequest> requests;
+  for (const Program* p : programs)
+    for (const KernelSpec& spec : p->kernels) requests.push_back(compileRequest(spec, device));
+  KernelCache::global().warm(requests, std::thread::hardware_concurrency());
+}
 
 struct CompiledProgram::State {
   CUcontext context = nullptr;

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "codegen/kernel_spec.h"
+#include "runtime/kernel_cache.h"
 
 namespace polyred {
 
@@ -61,6 +62,14 @@ class DeviceBuffer {
   size_t bytes_ = 0;
   CUcontext context_ = nullptr;
 };
+
+// The kernel cache's request for `spec`'s cubin on `device`.
+CompileRequest compileRequest(const KernelSpec& spec, const DeviceInfo& device);
+
+// Compiles every kernel of `programs` for `device` into the kernel cache, on all the
+// host's cores at once (KernelCache::warm), so that loading them one by one finds them
+// compiled: the tuner loads each candidate in turn.
+void warmKernelCache(std::span<const Program* const> programs, const DeviceInfo& device);
 
 // A Program compiled (through the kernel cache) and loaded into the current context.
 // Kernels are looked up by KernelSpec::name unmangled, so they must be extern "C".
