@@ -28,6 +28,23 @@ def test_traced_argmax_agrees_with_torch():
         assert torch.equal(got.reshape(want.shape), want)
 
 
+def test_declared_reduction_agrees_with_torch():
+    import torch
+    b = polyred.Builder("max_abs")
+    x = b.input("x", "float32", (300, 70000))
+    b.declare_reduction("max_abs", "float32", 0, ["Maximum", ["Abs", "a"], ["Abs", "b"]])
+    b.output(b.user_reduce("max_abs", x, axes=[1]))
+    b.output(b.user_reduce("max_abs", x, axes=[0]))
+    b.output(b.user_reduce("max_abs", x))
+    k = b.compile(target="gpu")
+    a = torch.randn(300, 70000, device="cuda")
+    a[123, 4567] = -50.0
+    rows, cols, everything = k(a)
+    assert torch.equal(rows, a.abs().amax(1))
+    assert torch.equal(cols, a.abs().amax(0))
+    assert torch.equal(everything.reshape(()), a.abs().amax())
+
+
 def test_loaded_file_on_a_side_stream():
     import torch
     k = polyred.load(polyred.__file__.rsplit("/python/", 1)[0] + "/examples/table2/sg09_sum_sum.json", target="gpu")
