@@ -57,6 +57,7 @@ class Builder:
         self.name = name
         self._inputs, self._ops, self._outputs, self._count = [], [], [], 0
         self._reductions = {}  # declared scalar reductions by name
+        self._tuples = {}      # declared tuple reductions by name
 
     def _fresh(self, stem):
         self._count += 1
@@ -108,12 +109,8 @@ class Builder:
 
     def reduce(self, kind, x, axes=None, keep_dims=False, dtype=None):
         """kind: sum, prod, max, min, all, any, mean; axes None: every axis."""
-        rank = len(x.shape)
-        axes = list(range(rank)) if axes is None else sorted({a % rank for a in ([axes] if isinstance(axes, int) else axes)})
-        shape = [1 if d in axes else n for d, n in enumerate(x.shape)] if keep_dims else \
-            [n for d, n in enumerate(x.shape) if d not in axes]
-        return self._op(_REDUCE[kind], [x], dtype or x.dtype, shape or [1],
-                        [("axis", axes), ("keep_dims", bool(keep_dims))])
+        return self._op(_REDUCE[kind], [x], dtype or x.dtype, self._reduced_shape(x, axes, keep_dims) or [1],
+                        [("axis", self._axes(x, axes)), ("keep_dims", bool(keep_dims))])
 
     def declare_reduction(self, name, acc_dtype, identity, combine):
         """Declares a scalar reduction (docs/format.md, "reductions") for user_reduce:
@@ -135,12 +132,52 @@ class Builder:
         result in `dtype` (default: x's)."""
         if name not in self._reductions:
             raise BadInputError(f"no reduction {name!r} is declared (declare_reduction)")
+        return self._op("UserReduce", [x], dtype or x.dtype, self._reduced_shape(x, axes, keep_dims) or [1],
+                        [("reduction", name), ("axis", self._axes(x, axes)), ("keep_dims", bool(keep_dims))])
+
+    def declare_tuple_reduction(self, declaration):
+        """Declares a tuple reduction (docs/format.md, "tuple_reductions") for
+        tuple_reduce: a dict with "name", "inputs" (their dtypes), "commutative",
+        "fields" (name, data_type, identity, lift over "in0".., combine over "a0".. and
+        "b0"..) and "results" (name, value over "a0"..). Checked, laws sampled, when the
+        graph is compiled. Returns its name."""
+        name = declaration.get("name") if isinstance(declaration, dict) else None
+        if not isinstance(name, str) or not name:
+            raise BadInputError("a tuple reduction's declaration is a dict with a \"name\"")
+        if name in self._tuples:
+            raise BadInputError(f"tuple reduction {name!r} is declared twice")
+        self._tuples[name] = dict(declaration)
+        return name
+
+    def tuple_reduce(self, name, inputs, dtypes, axes=None, keep_dims=False):
+        """Reduces `inputs` (all of one shape) over `axes` (None: every axis) by the
+        declared tuple reduction `name`: one Value per result, in order, of `dtypes` (the
+        results' types, which the compiler checks)."""
+        if name not in self._tuples:
+            raise BadInputError(f"no tuple reduction {name!r} is declared (declare_tuple_reduction)")
+        inputs = list(inputs)
+        if not inputs or any(v.shape != inputs[0].shape for v in inputs):
+            raise BadInputError(f"tuple_reduce {name!r}: needs inputs of one shape")
+        shape = self._reduced_shape(inputs[0], axes, keep_dims)
+        outs = [Value(self._fresh("tuplereduce"), dt, tuple(shape or [1])) for dt in dtypes]
+        self._ops.append({"name": "TupleReduce",
+                          "attr": [{"name": "reduction", "value": name}, {"name": "axis", "value": self._axes(inputs[0], axes)},
+                                   {"name": "keep_dims", "value": bool(keep_dims)}],
+                          "input_desc": [[self._desc(v)] for v in inputs],
+                          "output_desc": [self._desc(o) for o in outs]})
+        return tuple(outs)
+
+    @staticmethod
+    def _axes(x, axes):
+        """The reduced axes of x, normalized and sorted (None: every axis)."""
         rank = len(x.shape)
-        axes = list(range(rank)) if axes is None else sorted({a % rank for a in ([axes] if isinstance(axes, int) else axes)})
-        shape = [1 if d in axes else n for d, n in enumerate(x.shape)] if keep_dims else \
+        return list(range(rank)) if axes is None else sorted({a % rank for a in ([axes] if isinstance(axes, int) else axes)})
+
+    @classmethod
+    def _reduced_shape(cls, x, axes, keep_dims):
+        axes = cls._axes(x, axes)
+        return [1 if d in axes else n for d, n in enumerate(x.shape)] if keep_dims else \
             [n for d, n in enumerate(x.shape) if d not in axes]
-        return self._op("UserReduce", [x], dtype or x.dtype, shape or [1],
-                        [("reduction", name), ("axis", axes), ("keep_dims", bool(keep_dims))])
 
     def reduce_sum(self, x, axes=None, keep_dims=False, dtype=None):
         return self.reduce("sum", x, axes, keep_dims, dtype)
@@ -182,6 +219,8 @@ class Builder:
                "output_desc": [self._desc(v) for v in self._outputs]}
         if self._reductions:
             doc["reductions"] = list(self._reductions.values())
+        if self._tuples:
+            doc["tuple_reductions"] = list(self._tuples.values())
         return doc
 
     def to_json(self):

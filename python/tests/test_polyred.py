@@ -69,6 +69,35 @@ def test_builder_declares_reductions_of_its_own():
         bad.compile()
 
 
+MEAN = {"name": "mean", "inputs": ["float32"], "commutative": True,
+        "fields": [{"name": "sum", "data_type": "float64", "identity": 0, "lift": "in0", "combine": ["Add", "a0", "b0"]},
+                   {"name": "count", "data_type": "int64", "identity": 0, "lift": {"value": 1, "data_type": "int64"},
+                    "combine": ["Add", "a1", "b1"]}],
+        "results": [{"name": "mean", "value": ["RealDiv", "a0", "a1"]}, {"name": "count", "value": "a1"}]}
+
+
+def test_builder_declares_tuple_reductions_of_its_own():
+    b = polyred.Builder("means")
+    x = b.input("x", "float32", (37, 129))
+    b.declare_tuple_reduction(MEAN)
+    mean, count = b.tuple_reduce("mean", [x], ["float64", "int64"], axes=[1])
+    b.output(mean)
+    b.output(count)
+    everything, _ = b.tuple_reduce("mean", [x], ["float64", "int64"], keep_dims=True)
+    b.output(everything)
+    k = b.compile()
+    assert [(o.dtype, o.shape) for o in k.outputs] == [("float64", (37,)), ("int64", (37,)), ("float64", (1, 1))]
+    assert "ok" in k.check_cpu()
+    with pytest.raises(polyred.BadInputError, match="declared twice"):
+        b.declare_tuple_reduction(MEAN)
+    wrong = polyred.Builder("wrong")
+    y = wrong.input("y", "float32", (4, 8))
+    wrong.declare_tuple_reduction(MEAN)
+    wrong.output(wrong.tuple_reduce("mean", [y], ["float32", "int64"], axes=[1])[0])
+    with pytest.raises(polyred.BadInputError, match="computes float64"):
+        wrong.compile()
+
+
 def test_builder_shape_errors_are_bad_input():
     b = polyred.Builder()
     with pytest.raises(polyred.BadInputError, match="do not broadcast"):
