@@ -45,6 +45,29 @@ def test_declared_reduction_agrees_with_torch():
     assert torch.equal(everything.reshape(()), a.abs().amax())
 
 
+def test_declared_tuple_reduction_agrees_with_torch():
+    import torch
+    decl = {"name": "mean", "inputs": ["float32"], "commutative": True,
+            "fields": [{"name": "sum", "data_type": "float64", "identity": 0, "lift": "in0",
+                        "combine": ["Add", "a0", "b0"]},
+                       {"name": "count", "data_type": "int64", "identity": 0,
+                        "lift": {"value": 1, "data_type": "int64"}, "combine": ["Add", "a1", "b1"]}],
+            "results": [{"name": "mean", "value": ["RealDiv", "a0", "a1"]}, {"name": "count", "value": "a1"}]}
+    b = polyred.Builder("means")
+    x = b.input("x", "float32", (300, 70000))
+    b.declare_tuple_reduction(decl)
+    for axes in ([1], [0], None):
+        for v in b.tuple_reduce("mean", [x], ["float64", "int64"], axes=axes):
+            b.output(v)
+    k = b.compile(target="gpu")
+    a = torch.randn(300, 70000, device="cuda")
+    got = k(a)
+    for (mean, count), dim in zip(zip(got[0::2], got[1::2]), (1, 0, None)):
+        want = a.double().mean() if dim is None else a.double().mean(dim)
+        torch.testing.assert_close(mean.reshape(want.shape), want, rtol=1e-9, atol=1e-12)
+        assert torch.all(count == (a.numel() if dim is None else a.shape[dim]))
+
+
 def test_loaded_file_on_a_side_stream():
     import torch
     k = polyred.load(polyred.__file__.rsplit("/python/", 1)[0] + "/examples/table2/sg09_sum_sum.json", target="gpu")
