@@ -85,8 +85,7 @@ class DeclReader {
     for (size_t k = 1; k < j.size(); ++k) operands.push_back(expr(j[k], what, depth + 1));
     // TupleReduction::validate checks a tuple's arity with the operand types; a scalar
     // combiner's is checked here (every value has the accumulator's type).
-    const int arity = opArity(op->kind);
-    if (operands.size() > 3 || (scalar_ && arity != static_cast<int>(operands.size())))
+    if (operands.size() > 3 || (scalar_ && expressionArity(op->kind) != static_cast<int>(operands.size())))
       fail(what + ": " + name + " with " + std::to_string(operands.size()) + " operands");
     auto e = std::make_shared<ScalarExpr>();
     e->kind = ScalarExpr::Kind::Op;
@@ -100,10 +99,8 @@ class DeclReader {
     Reduction r;
     r.name = str(field(d, "name"), "name");
     r.accType = dtype(field(d, "data_type"), "data_type");
-    if (r.accType != DType::Int32 && r.accType != DType::Int64 && r.accType != DType::Float32 &&
-        r.accType != DType::Float64)
-      fail("data_type " + std::string(dtypeName(r.accType)) +
-           ": a declared reduction accumulates in int32, int64, float32 or float64");
+    if (!isDeclarableAccumulator(r.accType))
+      fail("data_type " + std::string(dtypeName(r.accType)) + ": " + kDeclarableAccumulators);
     r.identity = value(field(d, "identity"), r.accType, "identity");
     r.combiner = expr(field(d, "combine"), "combine");
     if (usesPredicate(*r.combiner) && !isFloat(r.accType))
@@ -158,14 +155,6 @@ class DeclReader {
   }
 
  private:
-  static int opArity(OpKind k) {
-    if (k == OpKind::Select) return 3;
-    switch (opCategory(k)) {
-      case OpCategory::Unary: return 1;
-      case OpCategory::Binary: return 2;
-      default: return -1;  // no other op computes a combiner's value
-    }
-  }
   static bool usesPredicate(const ScalarExpr& e) {
     if (e.kind != ScalarExpr::Kind::Op) return false;
     if (isPredicate(e.op)) return true;
@@ -190,6 +179,10 @@ TupleDeclarations readTupleDeclarations(const nlohmann::json& list, const std::s
     if (!decls.emplace(t->name, t).second) r.fail("tuple reduction " + quotedName(t->name) + " is declared twice");
   }
   return decls;
+}
+
+bool isDeclarableAccumulator(DType t) {
+  return t == DType::Int32 || t == DType::Int64 || t == DType::Float32 || t == DType::Float64;
 }
 
 ReductionDeclarations readReductionDeclarations(const nlohmann::json& list, const std::string& file) {

@@ -41,6 +41,12 @@ using ReductionDeclarations = std::map<std::string, Reduction>;
 
 ReductionDeclarations readReductionDeclarations(const nlohmann::json& list, const std::string& file);
 
+// The accumulators a declared scalar reduction may name: the device library's (int32,
+// int64, float32, float64). kDeclarableAccumulators says so in an error message.
+bool isDeclarableAccumulator(DType t);
+inline constexpr const char* kDeclarableAccumulators =
+    "a declared reduction accumulates in int32, int64, float32 or float64";
+
 // `r` (a scalar reduction) as a declaration named `name`. Throws UnsupportedError if its
 // combiner uses an op that has no composite name.
 nlohmann::json writeReductionDeclaration(const Reduction& r, const std::string& name);

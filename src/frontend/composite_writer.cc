@@ -38,6 +38,34 @@ Json attrJson(const char* name, const char* dataType, Json value) {
   return {{"data_type", dataType}, {"name", name}, {"value", std::move(value)}};
 }
 
+// The declarations written under one top-level key ("reductions", "tuple_reductions"):
+// each distinct reduction (by Key) once, under its own name made unique among them (two
+// may share a name, e.g. argmax over two input dtypes).
+template <class Key>
+class DeclarationTable {
+ public:
+  // The name `key` is declared under; write(name) gives a new declaration's JSON.
+  template <class Write>
+  std::string declare(const Key& key, const std::string& base, const Write& write) {
+    if (auto it = nameOf_.find(key); it != nameOf_.end()) return it->second;
+    std::string name = base;
+    for (int k = 2; names_.count(name); ++k) name = base + "_" + std::to_string(k);
+    list_.push_back(write(name));
+    names_.insert(name);
+    nameOf_.emplace(key, name);
+    return name;
+  }
+  // Under `key` in `doc`, if any was declared.
+  void writeInto(Json& doc, const char* key) {
+    if (!list_.empty()) doc[key] = std::move(list_);
+  }
+
+ private:
+  std::map<Key, std::string> nameOf_;
+  std::set<std::string> names_;
+  Json list_ = Json::array();
+};
+
 class Writer {
  public:
   explicit Writer(const Graph& g) : g_(g) {
@@ -57,8 +85,8 @@ class Writer {
     for (const Output& o : g_.outputs) outs.push_back(outputDesc(o, ops));
     doc["op_desc"] = std::move(ops);
     doc["output_desc"] = std::move(outs);
-    if (!scalarDeclarations_.empty()) doc["reductions"] = std::move(scalarDeclarations_);
-    if (!declarations_.empty()) doc["tuple_reductions"] = std::move(declarations_);
+    scalarDeclarations_.writeInto(doc, "reductions");
+    tupleDeclarations_.writeInto(doc, "tuple_reductions");
     try {
       return doc.dump();
     } catch (const Json::type_error& e) {
@@ -163,27 +191,22 @@ class Writer {
   }
 
   // The name node n's scalar reduction is declared under in "reductions": one
-  // declaration per distinct (name, accumulator, identity, combiner), names made unique.
+  // declaration per distinct (name, accumulator, identity, combiner).
   std::string declareScalarReduction(const Node& n) {
     const Reduction& r = *n.reduction;
     const DType acc = r.accType;
-    if (acc != DType::Int32 && acc != DType::Int64 && acc != DType::Float32 && acc != DType::Float64)
+    if (!isDeclarableAccumulator(acc))
       throw UnsupportedError(g_.sourceFile, n.name,
                              "reduction " + quotedName(r.name) + " accumulates in " + std::string(dtypeName(acc)) +
-                                 "; a declared reduction accumulates in int32, int64, float32 or float64");
+                                 "; " + kDeclarableAccumulators);
     const std::string key = r.name + "|" + std::string(dtypeName(acc)) + "|" + r.identity.toString() + "|" +
                             toString(*r.combiner);
-    if (auto it = scalarDeclared_.find(key); it != scalarDeclared_.end()) return it->second;
-    std::string name = r.name;
-    for (int k = 2; scalarDeclaredNames_.count(name); ++k) name = r.name + "_" + std::to_string(k);
     try {
-      scalarDeclarations_.push_back(writeReductionDeclaration(r, name));
+      return scalarDeclarations_.declare(
+          key, r.name, [&](const std::string& name) { return writeReductionDeclaration(r, name); });
     } catch (const UnsupportedError& e) {
       throw UnsupportedError(g_.sourceFile, n.name, e.reason());
     }
-    scalarDeclared_[key] = name;
-    scalarDeclaredNames_.insert(name);
-    return name;
   }
 
   // A tuple reduction is one TupleReduce op (frontend/composite_tuple_ops.h) for the
@@ -224,24 +247,14 @@ class Writer {
                              Json::array({attrJson("dst_type", "str", to)})));
     }
     for (size_t k = 0; k < outputs.size(); ++k) outputs[k]["name"] = "output_" + std::to_string(k);
-    Json attrs = Json::array({attrJson("reduction", "str", declarationName(t)), attrJson("axis", "listInt", first.axes),
+    const std::string declared = tupleDeclarations_.declare(
+        &t, t.name, [&](const std::string& name) { return writeTupleDeclaration(t, name); });
+    Json attrs = Json::array({attrJson("reduction", "str", declared), attrJson("axis", "listInt", first.axes),
                               attrJson("keep_dims", "bool", first.keepDims)});
     Json op = opJson("TupleReduce", std::move(inputs), false, Json::object(), std::move(attrs));
     op["output_desc"] = std::move(outputs);
     ops.push_back(std::move(op));
     for (Json& c : casts) ops.push_back(std::move(c));
-  }
-
-  // The name `t` is declared under: its own, made unique among the document's
-  // declarations (two tuples may share a name, e.g. argmax over two input dtypes).
-  std::string declarationName(const TupleReduction& t) {
-    if (auto it = declared_.find(&t); it != declared_.end()) return it->second;
-    std::string name = t.name;
-    for (int k = 2; declaredNames_.count(name); ++k) name = t.name + "_" + std::to_string(k);
-    declared_[&t] = name;
-    declaredNames_.insert(name);
-    declarations_.push_back(writeTupleDeclaration(t, name));
-    return name;
   }
 
   Json outputDesc(const Output& o, Json& ops) {
@@ -268,12 +281,8 @@ class Writer {
 
   const Graph& g_;
   std::set<const Node*> writtenTupleNodes_;  // Reduce nodes whose TupleReduce op is written
-  std::map<const TupleReduction*, std::string> declared_;
-  std::set<std::string> declaredNames_;
-  Json declarations_ = Json::array();
-  std::map<std::string, std::string> scalarDeclared_;  // declareScalarReduction's key -> name
-  std::set<std::string> scalarDeclaredNames_;
-  Json scalarDeclarations_ = Json::array();
+  DeclarationTable<std::string> scalarDeclarations_;  // keyed by declareScalarReduction
+  DeclarationTable<const TupleReduction*> tupleDeclarations_;
   std::set<std::string> names_;
 };
 

@@ -244,6 +244,14 @@ bool isElementwise(OpKind k) {
   return c == OpCategory::Unary || c == OpCategory::Binary || c == OpCategory::OtherElementwise;
 }
 bool isComparison(OpKind k) { return k >= OpKind::Equal && k <= OpKind::GreaterEqual; }
+int expressionArity(OpKind k) {
+  if (k == OpKind::Select) return 3;
+  switch (opCategory(k)) {
+    case OpCategory::Unary: return 1;
+    case OpCategory::Binary: return 2;
+    default: return -1;
+  }
+}
 bool isPredicate(OpKind k) { return k == OpKind::IsNan || k == OpKind::IsInf || k == OpKind::IsFinite; }
 bool isLogical(OpKind k) {
   return k == OpKind::LogicalNot || k == OpKind::LogicalAnd || k == OpKind::LogicalOr;

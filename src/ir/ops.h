@@ -50,6 +50,10 @@ bool isComplexPart(OpKind k);       // CReal, CImag: complex64 in, float32 out
 // The elementwise ops defined on complex64 operands (Add, Sub, Mul, Div, Neg, Abs,
 // Conj, CReal, CImag, Select); every other op refuses them (graph verifier, exit 2).
 bool acceptsComplex(OpKind k);
+// The operands an op takes in a reduction's expression (a combiner, a tuple's lift,
+// combine or finalize): 1 for a unary op, 2 for a binary one, 3 for Select; -1 for any
+// other op, which such an expression cannot use.
+int expressionArity(OpKind k);
 
 // Evaluates an elementwise op (not Cast/Assign/AddN, which are trivial) on host
 // scalars. Operands must already have the op's input dtype; the result has dtype

@@ -19,14 +19,6 @@ bool allowedFieldType(DType t) {
 
 DType widened(DType t, bool widen) { return widen && t == DType::Float32 ? DType::Float64 : t; }
 
-int arity(OpKind op) {
-  switch (opCategory(op)) {
-    case OpCategory::Unary: return 1;
-    case OpCategory::Binary: return 2;
-    default: return op == OpKind::Select ? 3 : -1;
-  }
-}
-
 // The result type of `op` over operands of `types`, and the type its operands are
 // converted to (Select: that of its branches; its condition is bool).
 struct OpTyping {
@@ -122,7 +114,7 @@ DType check(const ScalarExpr& e, const std::vector<DType> sides[3], bool allowed
     }
     case ScalarExpr::Kind::Const: return e.value.type;
     case ScalarExpr::Kind::Op: {
-      if (!isElementwise(e.op) || arity(e.op) < 0 || arity(e.op) != static_cast<int>(e.operands.size()))
+      if (!isElementwise(e.op) || expressionArity(e.op) != static_cast<int>(e.operands.size()))
         throw Error("", "", where + ": " + std::string(opName(e.op)) + " with " + std::to_string(e.operands.size()) +
                                    " operands cannot appear in a tuple reduction");
       std::vector<DType> types;
