@@ -154,15 +154,14 @@ class KernelEmitter {
   }
   std::string op(size_t r) const { return functor(r) + "()"; }
   // The block reduction's tree policy: InOrder for an ordered tuple (whose threads hold
-  // contiguous chunks of j), else the library's default (butterflies).
-  std::string treeOrder(size_t r) const {
+  // contiguous chunks of j), else AnyOrder, the library's default (butterflies).
+  // treePolicy is the trailing template argument, empty for the default.
+  bool orderedTree(size_t r) const {
     const Reduction& red = p_.reductions[r].reduction;
-    return red.isTuple() && !red.tuple->commutative ? "polyred_dev::InOrder" : "polyred_dev::AnyOrder";
+    return red.isTuple() && !red.tuple->commutative;
   }
-  std::string treePolicy(size_t r) const {  // the trailing template argument, where it is not the default
-    const std::string order = treeOrder(r);
-    return order == "polyred_dev::AnyOrder" ? "" : ", " + order;
-  }
+  std::string treeOrder(size_t r) const { return orderedTree(r) ? "polyred_dev::InOrder" : "polyred_dev::AnyOrder"; }
+  std::string treePolicy(size_t r) const { return orderedTree(r) ? ", polyred_dev::InOrder" : ""; }
   // Accumulator r of lane `lane` (a y-reduce thread owns lanes_ consecutive columns).
   std::string acc(size_t r, const std::string& lane) const {
     return "acc" + std::to_string(r) + (lanes_ > 1 ? "[" + lane + "]" : "");

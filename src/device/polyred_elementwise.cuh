@@ -302,7 +302,7 @@ __device__ __forceinline__ P pr_load_evict_first(const P* p) {
 }
 
 template <class P>
-__device__ __forceinline__ void pr_store_evict_first(P* p, const P& v) {
+__device__ __forceinline__ void pr_store_streaming(P* p, const P& v) {
   static_assert(sizeof(P) == 16 || sizeof(P) == 8 || sizeof(P) == 4 || sizeof(P) == 2,
                 "a hinted store moves 2, 4, 8 or 16 bytes");
   if constexpr (sizeof(P) == 16) __stcs(reinterpret_cast<int4*>(p), *reinterpret_cast<const int4*>(&v));
@@ -326,14 +326,15 @@ __device__ __forceinline__ void pr_load_lanes(const S* p, long long k, C (&out)[
   }
 }
 
-template <int V, bool EvictFirst = false, class S, class C>
+// Streaming: the vector store goes as st.global.cs (the cache hint above).
+template <int V, bool Streaming = false, class S, class C>
 __device__ __forceinline__ void pr_store_lanes(S* p, long long k, const C (&in)[V], bool vector, int lo = 0, int hi = V) {
   if (vector) {
     PrPack<V, S> pack;
 #pragma unroll
     for (int l = 0; l < V; ++l) pack.v[l] = pr_storage<S>(in[l]);
     PrPack<V, S>* at = reinterpret_cast<PrPack<V, S>*>(p + k);
-    if (EvictFirst) pr_store_evict_first(at, pack);
+    if (Streaming) pr_store_streaming(at, pack);
     else *at = pack;
   } else {  // element by element: only lanes [lo, hi) (a masked vector's lanes in its row)
 #pragma unroll

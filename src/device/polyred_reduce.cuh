@@ -49,7 +49,8 @@
 //     2. last = block_arrive_last(&ws_ticket[group], blocks_per_group)
 //     3. if (last): value = combine_partials_fixed_order{,_x,_y}(&ws_partials[slot *
 //        blocks_per_group], blocks_per_group, identity, op, smem): a fixed tree over
-//        partials 0..n-1 (one warp's when blocks_per_group <= 32); epilogue; store. Partials need no reset (always overwritten).
+//        partials 0..n-1 (one warp's when blocks_per_group <= 32); epilogue; store.
+//        Partials need no reset (always overwritten).
 // The tickets reset themselves (arrive_last); the atomic slots are reset by
 // take_and_reset. Every thread of the block must reach block_arrive_last and the
 // block reductions (they contain __syncthreads()).

@@ -4,10 +4,10 @@
 // whether its load in the kernel's last pass is the last read of those bytes (the
 // access is one-to-one over the iteration space, decided exactly with isl: no other
 // point reads the element, so nothing reads it after this pass), and whether the last
-// pass's stores stream (the kernel never reads its outputs). Codegen emits those
-// accesses as ld/st.global.cs (the device library's pr_load_lanes/pr_store_lanes with
-// EvictFirst), which leaves the L2 to what is read again: in a row-resident kernel,
-// the rows its later passes re-read.
+// pass's stores stream (the kernel never reads its outputs). Codegen emits those loads
+// with an L2 evict-first cache policy and those stores as st.global.cs (the device
+// library's pr_load_lanes / pr_store_lanes with their hint argument), which leaves the
+// L2 to what is read again: in a row-resident kernel, the rows its later passes re-read.
 // Policy (auto): hints in kernels of several passes only; single-pass kernels read and
 // write every byte once and keep plain accesses. `evict=on` hints every kernel,
 // `evict=off` none.
