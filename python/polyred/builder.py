@@ -71,10 +71,14 @@ class Builder:
         return d
 
     def _op(self, op, ins, dtype, shape, attrs=()):
-        out = Value(self._fresh(op.lower()), dtype, tuple(shape))
+        return self._op_outputs(op, ins, [dtype], shape, attrs)[0]
+
+    def _op_outputs(self, op, ins, dtypes, shape, attrs=()):
+        """Appends op over `ins` with one output of `shape` per dtype; returns them."""
+        outs = [Value(self._fresh(op.lower()), dtype, tuple(shape)) for dtype in dtypes]
         self._ops.append({"name": op, "attr": [{"name": k, "value": v} for k, v in attrs] or None,
-                          "input_desc": [[self._desc(v)] for v in ins], "output_desc": [self._desc(out)]})
-        return out
+                          "input_desc": [[self._desc(v)] for v in ins], "output_desc": [self._desc(o) for o in outs]})
+        return outs
 
     def input(self, name, dtype, shape):
         v = Value(name, dtype, tuple(shape))
@@ -158,14 +162,9 @@ class Builder:
         inputs = list(inputs)
         if not inputs or any(v.shape != inputs[0].shape for v in inputs):
             raise BadInputError(f"tuple_reduce {name!r}: needs inputs of one shape")
-        shape = self._reduced_shape(inputs[0], axes, keep_dims)
-        outs = [Value(self._fresh("tuplereduce"), dt, tuple(shape or [1])) for dt in dtypes]
-        self._ops.append({"name": "TupleReduce",
-                          "attr": [{"name": "reduction", "value": name}, {"name": "axis", "value": self._axes(inputs[0], axes)},
-                                   {"name": "keep_dims", "value": bool(keep_dims)}],
-                          "input_desc": [[self._desc(v)] for v in inputs],
-                          "output_desc": [self._desc(o) for o in outs]})
-        return tuple(outs)
+        return tuple(self._op_outputs("TupleReduce", inputs, dtypes, self._reduced_shape(inputs[0], axes, keep_dims) or [1],
+                                      [("reduction", name), ("axis", self._axes(inputs[0], axes)),
+                                       ("keep_dims", bool(keep_dims))]))
 
     @staticmethod
     def _axes(x, axes):
