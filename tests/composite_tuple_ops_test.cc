@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "composite_test_helpers.h"
 #include "frontend/builder.h"
 #include "frontend/composite_reader.h"
 #include "frontend/composite_writer.h"
@@ -20,13 +21,12 @@
 #include "support/error.h"
 
 using namespace polyred;
+using test_support::desc;
+using test_support::errorOf;
+using test_support::valuesOf;
 using Json = nlohmann::json;
 
 namespace {
-
-Json desc(const std::string& name, Shape shape, const std::string& dtype) {
-  return {{"data_type", dtype}, {"format", "DefaultFormat"}, {"shape", shape}, {"tensor_name", name}};
-}
 
 // One op over one input x of `shape` / `dtype`, declaring `outs`.
 std::string oneOp(const std::string& op, Shape shape, const std::string& dtype, const std::vector<Json>& outs,
@@ -45,23 +45,6 @@ std::string oneOp(const std::string& op, Shape shape, const std::string& dtype, 
 
 Json attr(const std::string& name, const Json& value) {
   return {{"name", name}, {"value", value}, {"data_type", value.is_string() ? "str" : "int"}};
-}
-
-std::string errorOf(const std::string& json) {
-  try {
-    parseComposite(json, "t.info");
-  } catch (const InternalError& e) {
-    return std::string("internal error: ") + e.what();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
-std::vector<double> valuesOf(const HostTensor& t) {
-  std::vector<double> v;
-  for (int64_t k = 0; k < t.size(); ++k) v.push_back(t.get(k).asDouble());
-  return v;
 }
 
 }  // namespace

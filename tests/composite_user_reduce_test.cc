@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "composite_test_helpers.h"
 #include "frontend/builder.h"
 #include "frontend/composite_reader.h"
 #include "frontend/composite_writer.h"
@@ -19,13 +20,12 @@
 #include "user_reductions.h"
 
 using namespace polyred;
+using test_support::desc;
+using test_support::errorOf;
+using test_support::valuesOf;
 using Json = nlohmann::json;
 
 namespace {
-
-Json desc(const std::string& name, Shape shape, const std::string& dtype) {
-  return {{"data_type", dtype}, {"format", "DefaultFormat"}, {"shape", shape}, {"tensor_name", name}};
-}
 
 Json maxAbsDecl() {
   return {{"name", "max_abs"},
@@ -55,23 +55,6 @@ std::string declWith(const std::function<void(Json&)>& change) {
   Json d = maxAbsDecl();
   change(d);
   return userReduceDoc(Json::array({d}));
-}
-
-std::string errorOf(const std::string& json) {
-  try {
-    parseComposite(json, "t.info");
-  } catch (const InternalError& e) {
-    return std::string("internal error: ") + e.what();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
-std::vector<double> valuesOf(const HostTensor& t) {
-  std::vector<double> v;
-  for (int64_t k = 0; k < t.size(); ++k) v.push_back(t.get(k).asDouble());
-  return v;
 }
 
 const std::vector<HostTensor> kRows = {HostTensor::fromValues(DType::Float32, {2, 3}, {1, -7, 3, -2, 0, 1.5})};
