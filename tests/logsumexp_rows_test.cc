@@ -78,7 +78,9 @@ TEST(LogSumExpRows, MeansWhatTheOnlineTupleMeansOnEdgeValues) {
         SCOPED_TRACE(std::string(dtypeName(t)) + " row " + std::to_string(i));
         if (std::isnan(w) || std::isinf(w)) {
           EXPECT_EQ(std::isnan(v), std::isnan(w)) << v << " vs " << w;
-          if (std::isinf(w)) EXPECT_EQ(v, w);
+          if (std::isinf(w)) {
+            EXPECT_EQ(v, w);
+          }
         } else {
           EXPECT_NEAR(v, w, (t == DType::Float16 ? 2e-3 : 1e-6) * std::max(1.0, std::abs(w)));
         }

@@ -81,7 +81,9 @@ TEST(TupleKernels, ArgExtremaMatchTheReferenceBitForBitInEveryForm) {
       ASSERT_EQ(c.kernels.size(), 1u) << what;
       EXPECT_EQ(c.kernels[0].plan.form, f.form) << what;
       EXPECT_GT(blocksAlongJ(c), 1) << what << ": the cross-block combine is not exercised";
-      EXPECT_EQ(c.kernels[0].vector.width, 1) << what << ": a combine of compares and selects stays scalar";
+      // x- and all-reduces fold lanes with the later-combine (whole vectors) and the
+      // combine (vectors masked at the row's ends); y-reduces stay scalar.
+      EXPECT_EQ(c.kernels[0].vector.width > 1, f.form != CanonicalForm::YReduce) << what;
       std::vector<HostTensor> inputs = {tiesAndNaNs(t, f.shape)};
       std::vector<HostTensor> want = evaluateReference(g, inputs), got = lowered(c, inputs);
       ASSERT_EQ(got.size(), want.size());
@@ -121,6 +123,36 @@ TEST(TupleKernels, NaNRowsAndTiesGiveTheFirstIndex) {
   EXPECT_EQ(got[0].get(2).i, 7);
   EXPECT_EQ(got[1].get(0).i, 40000);
   EXPECT_EQ(got[1].get(1).i, 0);
+}
+
+// The lane fold does use the later-combine, and the ties test above would catch a wrong
+// one: a later-combine that lets the later element win ties (put into the built graph
+// behind the verifier's back) gives other indices than the reference.
+TEST(TupleKernels, AWrongLaterCombineIsCaught) {
+  GraphBuilder b("arg");
+  Value x = b.input("x", DType::Float16, {3, 32000});
+  b.output(b.argmax(x, 1));
+  const Graph g = b.build();
+  Graph forced = g;
+  for (Node& n : forced.nodes)
+    if (n.reduction && n.reduction->isTuple()) {
+      auto wrong = std::make_shared<TupleReduction>(*n.reduction->tuple);
+      for (TupleField& f : wrong->fields) {
+        const ScalarExprPtr a = ScalarExpr::tupleArg(0, static_cast<int>(&f - wrong->fields.data()));
+        const ScalarExprPtr bf = ScalarExpr::tupleArg(1, static_cast<int>(&f - wrong->fields.data()));
+        const ScalarExprPtr laterAtLeast =
+            ScalarExpr::apply(OpKind::GreaterEqual, {ScalarExpr::tupleArg(1, 0), ScalarExpr::tupleArg(0, 0)});
+        f.combineLater = ScalarExpr::apply(OpKind::Select, {laterAtLeast, bf, a});
+      }
+      n.reduction->tuple = wrong;
+    }
+  CompiledGraph c = compileGraph(forced, CompileOptions{});
+  ASSERT_GT(c.kernels.at(0).vector.width, 1);
+  const std::vector<HostTensor> inputs = {tiesAndNaNs(DType::Float16, {3, 32000})};
+  const HostTensor got = lowered(c, inputs).at(0), want = evaluateReference(g, inputs).at(0);
+  bool differs = false;
+  for (int64_t k = 0; k < want.size(); ++k) differs = differs || !got.get(k).identical(want.get(k));
+  EXPECT_TRUE(differs) << "a later-combine that breaks ties the wrong way went unnoticed";
 }
 
 // x ~ N(1e4, 1) in float32: the numerics test, through the generated kernel.
@@ -217,7 +249,9 @@ TEST(TupleKernels, CompositeFilesPassTheCpuCheckAndCompile) {
         EXPECT_TRUE(r.ok) << e.path() << " " << options.config.toString() << "\n" << r.message;
       }
       expectNvrtcCompiles(c, e.path().string());
-      if (options.config.maxVectorWidth == 1) EXPECT_GT(blocksAlongJ(c), 1) << e.path();
+      if (options.config.maxVectorWidth == 1) {
+        EXPECT_GT(blocksAlongJ(c), 1) << e.path();
+      }
     }
     ++files;
   }

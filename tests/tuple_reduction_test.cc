@@ -64,6 +64,36 @@ TEST(TupleReference, ArgmaxTiesNaNAndEqualRows) {
   EXPECT_EQ(vmin[3], -kInf);
 }
 
+// argmax/argmin's later-combine (the kernels' lane fold) equals the combine wherever
+// its contract holds: every pair of lifted elements (a before b) over values with ties,
+// signed zeros, infinities, NaNs and each input type's extremes.
+TEST(TupleReference, ArgExtremaLaterCombineIsTheCombineForOrderedElements) {
+  const std::vector<double> values = {-kInf, -3, -0.0, 0.0, 0.5, 2, 2, kInf, kNaN, -kNaN, 127, -128, 255};
+  for (bool max : {true, false})
+    for (DType in : {DType::Float32, DType::Float16, DType::BFloat16, DType::Float64, DType::Int32, DType::Int8,
+                     DType::UInt8, DType::Bool})
+      for (DType index : {DType::Int32, DType::Int64}) {
+        auto t = argExtremumTuple(max, in, index, 1000);
+        ASSERT_TRUE(t->hasCombineLater());
+        int checked = 0;
+        for (size_t ia = 0; ia < values.size(); ++ia)
+          for (size_t ib = 0; ib < values.size(); ++ib) {
+            const Scalar va = Scalar::convert(values[ia], in), vb = Scalar::convert(values[ib], in);
+            const Scalar i0 = Scalar::ofInt(t->inputs[1], static_cast<int64_t>(ia));
+            const Scalar i1 = Scalar::ofInt(t->inputs[1], static_cast<int64_t>(ia + 1 + ib));
+            const Scalar ea[2] = {va, i0}, eb[2] = {vb, i1};
+            const TupleValue a = liftTuple(*t, ea), b = liftTuple(*t, eb);
+            const TupleValue want = combineTuples(*t, a, b), got = combineLaterTuples(*t, a, b);
+            for (size_t k = 0; k < want.size(); ++k)
+              ASSERT_TRUE(got[k].identical(want[k]))
+                  << t->name << " " << dtypeName(in) << ": a = " << va.toString() << ", b = " << vb.toString()
+                  << ", field " << k << ": later " << got[k].toString() << ", combine " << want[k].toString();
+            ++checked;
+          }
+        EXPECT_EQ(checked, static_cast<int>(values.size() * values.size()));
+      }
+}
+
 TEST(TupleReference, SignedZerosTieToTheFirstIndex) {
   // -0 == +0: a tie, so the first index and its value (with its sign) win.
   std::vector<HostTensor> out = argAll(DType::Float32, {2, 2}, {-0.0, 0.0, 0.0, -0.0}, 1);

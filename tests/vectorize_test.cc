@@ -53,14 +53,29 @@ TEST(Vectorize, XReduceLanesRunAlongTheReducedAxis) {
   }
 }
 
+// The graph with its tuples' later-combines taken away (argmax's combine is then only
+// compares and selects).
+Graph withoutLaterCombine(Graph g) {
+  for (Node& n : g.nodes)
+    if (n.reduction && n.reduction->isTuple()) {
+      auto plain = std::make_shared<TupleReduction>(*n.reduction->tuple);
+      for (TupleField& f : plain->fields) f.combineLater = nullptr;
+      n.reduction->tuple = plain;
+    }
+  return g;
+}
+
 TEST(Vectorize, NoLanesWhereTheyCannotApply) {
   auto width = [](const Graph& g) { return compileAndCheck(g).kernels.at(0).vector.width; };
   GraphBuilder column("column");  // y-reduce: 301 kept columns, not a multiple of 2
   column.output(column.reduceSum(column.input("x", DType::Float32, {1024, 301}), {0}));
   EXPECT_EQ(width(column.build()), 1);
-  GraphBuilder arg("argmax");  // a tuple whose combine is only compares and selects
+  // A tuple whose combine is only compares and selects, without a later-combine: argmax
+  // with its later-combine taken away.
+  GraphBuilder arg("argmax");
   arg.output(arg.argmax(arg.input("x", DType::Float16, {64, 4096}), 1));
-  EXPECT_EQ(width(arg.build()), 1);
+  EXPECT_EQ(width(withoutLaterCombine(arg.build())), 1);
+  EXPECT_EQ(width(arg.build()), 8);  // with it: lanes
   GraphBuilder tiny("tiny");  // launch-bound size
   tiny.output(tiny.reduceSum(tiny.input("x", DType::Float32, {4096}), {0}));
   EXPECT_EQ(width(tiny.build()), 1);
@@ -175,10 +190,11 @@ TEST(Vectorize, LongRowsWithTwoAccumulatorsInAPassAreNotUnrolled) {
   EXPECT_EQ(c.program.kernels[0].source.find("#pragma unroll 2\n"), std::string::npos);
 }
 
-// Tuples with a short combine (argmax) take no lanes, so their one-pass x-reduce loops
-// unroll by 16 (16 scalar loads in flight per thread); tuples with lanes (var_mean) and
-// y-reduces keep the default 4.
-TEST(Vectorize, ScalarTupleRowsUnrollBySixteen) {
+// Tuples with a short combine and no later-combine take no lanes, so their one-pass
+// x-reduce loops unroll by 16 (16 scalar loads in flight per thread); argmax folds lanes
+// with its later-combine and unrolls by 2; tuples with lanes and a long combine
+// (var_mean) and y-reduces keep the default 4.
+TEST(Vectorize, TupleRowsUnrollByHowTheyFold) {
   auto unrollOf = [](Graph g) {
     CompiledGraph c = compileGraph(g, CompileOptions{});
     EXPECT_EQ(c.kernels.size(), 1u);
@@ -186,7 +202,8 @@ TEST(Vectorize, ScalarTupleRowsUnrollBySixteen) {
   };
   GraphBuilder rows("argmax_rows");
   rows.output(rows.argmax(rows.input("x", DType::Float16, {64, 50257}), 1));
-  EXPECT_EQ(unrollOf(rows.build()), std::pair(1, 16));
+  EXPECT_EQ(unrollOf(rows.build()), std::pair(8, 2));
+  EXPECT_EQ(unrollOf(withoutLaterCombine(rows.build())), std::pair(1, 16));
   GraphBuilder columns("argmax_columns");
   columns.output(columns.argmax(columns.input("x", DType::Float32, {4096, 64}), 0));
   EXPECT_EQ(unrollOf(columns.build()), std::pair(1, 4));

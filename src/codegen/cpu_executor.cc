@@ -330,8 +330,9 @@ class BlockMachine {
   // A vectorized instance: every lane evaluated on its own, then folded into the
   // accumulators (Red: the thread's one, or the lane's own in a y-reduce) or stored at
   // base + lane (Elem).
-  // A tuple's lanes are lifted, folded as a tree (lanes l and l+s for s = 1, 2, 4, ...)
-  // and the root joins the thread's accumulator, as the CUDA emitter's emitLaneTree.
+  // A tuple's lanes are lifted, folded as a tree (lanes l and l+s for s = 1, 2, 4, ...;
+  // whole vectors with the tuple's later-combine where it has one) and the root joins
+  // the thread's accumulator, as the CUDA emitter's emitLaneTree.
   // Masked lanes outside the row are not evaluated (their tuples are the identity).
   // In a row-resident kernel only the statement's pass is evaluated, folded and stored,
   // with the totals of the earlier passes (as point()).
@@ -370,12 +371,16 @@ class BlockMachine {
         store(out.output, base + lane, values[static_cast<size_t>(out.value)], type);
       }
     }
+    const bool whole = !masked || (position >= 0 && position + V <= p_.N);
     for (size_t r = 0; r < p_.reductions.size(); ++r) {
       if (!isTuple(r) || !inPass(r)) continue;
+      const TupleReduction& tuple = tupleOf(r);
+      const bool later = whole && tuple.hasCombineLater();
       TupleValue* lane = &laneTuples_[r * static_cast<size_t>(V)];
       for (int step = 1; step < V; step *= 2)
-        for (int l = 0; l + step < V; l += 2 * step) lane[l] = combineTuples(tupleOf(r), lane[l], lane[l + step]);
-      tupleAcc(t, r) = combineTuples(tupleOf(r), tupleAcc(t, r), lane[0]);
+        for (int l = 0; l + step < V; l += 2 * step)
+          lane[l] = later ? combineLaterTuples(tuple, lane[l], lane[l + step]) : combineTuples(tuple, lane[l], lane[l + step]);
+      tupleAcc(t, r) = combineTuples(tuple, tupleAcc(t, r), lane[0]);
     }
   }
 

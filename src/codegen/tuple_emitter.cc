@@ -98,13 +98,17 @@ std::string tupleDefinitions(const Reduction& red, int r, int holder) {
   combine.names[0] = fieldNames("a", f.size());
   combine.names[1] = fieldNames("b", f.size());
   combine.types[0] = combine.types[1] = f;
-  os << "struct Combine" << R << " {\n  __device__ __forceinline__ " << T << " operator()(const " << T << "& a, const "
-     << T << "& b) const {\n    " << T << " r;\n";
-  for (size_t k = 0; k < f.size(); ++k) {
-    Typed e = emitExpr(*t.fields[k].combine, combine);
-    os << "    r.f" << k << " = " << emitCast(e.code, e.type, f[k]) << ";\n";
-  }
-  os << "    return r;\n  }\n};\n";
+  auto combiner = [&](const std::string& name, ScalarExprPtr TupleField::*expr) {
+    os << "struct " << name << R << " {\n  __device__ __forceinline__ " << T << " operator()(const " << T << "& a, const "
+       << T << "& b) const {\n    " << T << " r;\n";
+    for (size_t k = 0; k < f.size(); ++k) {
+      Typed e = emitExpr(*(t.fields[k].*expr), combine);
+      os << "    r.f" << k << " = " << emitCast(e.code, e.type, f[k]) << ";\n";
+    }
+    os << "    return r;\n  }\n};\n";
+  };
+  combiner("Combine", &TupleField::combine);
+  if (t.hasCombineLater()) combiner("CombineLater", &TupleField::combineLater);
   Sides lift;
   os << "__device__ __forceinline__ " << T << " lift" << R << "(";
   for (size_t m = 0; m < t.inputs.size(); ++m) {

@@ -5,6 +5,7 @@
 // (device/polyred_reduce.cuh, "tuple accumulators"):
 //   struct alignas(8) Tuple<r> { polyred_tuple, polyred_commutative; fields f0, f1, ... };
 //   struct Combine<r> { Tuple<r> operator()(const Tuple<r>& a, const Tuple<r>& b) const; };
+//   struct CombineLater<r> { ... }          where the tuple has a later-combine
 //   Tuple<r> lift<r>(element inputs...);   the per-element tuple
 //   finalize<r>(const Tuple<r>&)           the Reduce node's result (before its cast)
 // Every expression is printed with the types of ir/tuple_reduction.h (each operand

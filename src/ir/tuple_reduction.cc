@@ -169,6 +169,8 @@ void TupleReduction::validate(const std::string& where) const {
       throw Error("", where, "field " + quotedName(x.name) + " is " + std::string(dtypeName(x.dtype)) +
                                  "; tuple fields are bool, int32, int64, float32 or float64");
     if (!x.lift || !x.combine) throw Error("", where, "field " + quotedName(x.name) + " lacks a lift or a combine");
+    if ((x.combineLater != nullptr) != hasCombineLater())
+      throw Error("", where, "field " + quotedName(x.name) + ": a later-combine is given for every field or for none");
     f.push_back(x.dtype);
   }
   const std::vector<DType> liftSides[3] = {{}, {}, inputs};
@@ -177,6 +179,8 @@ void TupleReduction::validate(const std::string& where) const {
   for (const TupleField& x : fields) {
     check(*x.lift, liftSides, liftAllowed, "the lift of field " + quotedName(x.name));
     check(*x.combine, combineSides, combineAllowed, "the combine of field " + quotedName(x.name));
+    if (x.combineLater)
+      check(*x.combineLater, combineSides, combineAllowed, "the later-combine of field " + quotedName(x.name));
   }
   for (const TupleResult& r : results) {
     if (!r.finalize) throw Error("", where, "result " + quotedName(r.name) + " lacks an expression");
@@ -192,6 +196,7 @@ std::string TupleReduction::toString() const {
     os << (k ? "; " : " ") << "f" << k << " " << x.name << ":" << dtypeName(x.dtype) << " = "
        << x.identity.toString() << ", lift " << str(*x.lift) << ", combine "
        << str(*x.combine);
+    if (x.combineLater) os << ", later " << str(*x.combineLater);
   }
   for (size_t r = 0; r < results.size(); ++r)
     os << "; result " << results[r].name << " = " << str(*results[r].finalize);
@@ -216,6 +221,15 @@ TupleValue combineTuples(const TupleReduction& t, const TupleValue& a, const Tup
   TupleValue v;
   v.reserve(t.fields.size());
   for (const TupleField& x : t.fields) v.push_back(eval(*x.combine, env).castTo(widened(x.dtype, widen)));
+  return v;
+}
+
+TupleValue combineLaterTuples(const TupleReduction& t, const TupleValue& a, const TupleValue& b, bool widen) {
+  POLYRED_CHECK(t.hasCombineLater(), "tuple " << t.name << " has no later-combine");
+  Env env{{a, b, {}}, widen, {}};
+  TupleValue v;
+  v.reserve(t.fields.size());
+  for (const TupleField& x : t.fields) v.push_back(eval(*x.combineLater, env).castTo(widened(x.dtype, widen)));
   return v;
 }
 
@@ -247,12 +261,16 @@ std::shared_ptr<const TupleReduction> argExtremumTuple(bool max, DType in, DType
   ScalarExprPtr better = op(max ? OpKind::Greater : OpKind::Less, {av, bv});
   ScalarExprPtr tie = op(OpKind::Equal, {av, bv});
   ScalarExprPtr first = op(OpKind::Less, {ai, bi});
+  // With every element of b after a's, a tie or two NaNs keep a: b wins only where it
+  // is strictly better, or NaN while a is not.
+  ScalarExprPtr laterWins = op(max ? OpKind::Greater : OpKind::Less, {bv, av});
   ScalarExprPtr pickA;
   if (isFloat(v)) {
     ScalarExprPtr aNan = op(OpKind::IsNan, {av}), bNan = op(OpKind::IsNan, {bv});
     ScalarExprPtr nanWins = op(OpKind::LogicalAnd, {aNan, op(OpKind::LogicalNot, {bNan})});
     tie = op(OpKind::LogicalOr, {tie, op(OpKind::LogicalAnd, {aNan, bNan})});
     pickA = op(OpKind::LogicalOr, {op(OpKind::LogicalOr, {nanWins, better}), op(OpKind::LogicalAnd, {tie, first})});
+    laterWins = op(OpKind::LogicalAnd, {op(OpKind::LogicalNot, {aNan}), op(OpKind::LogicalOr, {laterWins, bNan})});
   } else {
     pickA = op(OpKind::LogicalOr, {better, op(OpKind::LogicalAnd, {tie, first})});
   }
@@ -263,8 +281,9 @@ std::shared_ptr<const TupleReduction> argExtremumTuple(bool max, DType in, DType
     worst = Scalar::ofInt(v, max ? r.lo : r.hi);
   }
   const int64_t lastIndex = index == DType::Int32 ? std::numeric_limits<int32_t>::max() : std::numeric_limits<int64_t>::max();
-  t->fields.push_back({"value", v, worst, arg(2, 0), op(OpKind::Select, {pickA, av, bv})});
-  t->fields.push_back({"index", index, Scalar::ofInt(index, lastIndex), arg(2, 1), op(OpKind::Select, {pickA, ai, bi})});
+  t->fields.push_back({"value", v, worst, arg(2, 0), op(OpKind::Select, {pickA, av, bv}), op(OpKind::Select, {laterWins, bv, av})});
+  t->fields.push_back({"index", index, Scalar::ofInt(index, lastIndex), arg(2, 1), op(OpKind::Select, {pickA, ai, bi}),
+                       op(OpKind::Select, {laterWins, bi, ai})});
   t->results.push_back({"index", ai});
   t->results.push_back({"value", av});
   t->commutative = true;  // a total order: NaN above all numbers, ties broken by index

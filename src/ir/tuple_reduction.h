@@ -9,6 +9,10 @@
 //   combine   field k of combine(a, b), an expression over a.fieldK and b.fieldK
 //             (tupleArg(0, k), tupleArg(1, k)); `a` holds elements that come before
 //             those of `b` in row-major order of the reduced elements
+//   combineLater  optional, every field or none: field k of combine(a, b) where every
+//             element of `b` comes after every element of `a` and neither is the
+//             identity -- a cheaper form the kernels use to fold the lanes of one
+//             vector (argmax: a later element never wins a tie, no index compare)
 //   results   finalize: output r is an expression over the total's fields (side 0)
 //   commutative  whether combine(a, b) == combine(b, a); combine must be associative.
 //             A non-commutative tuple is evaluated strictly in order.
@@ -39,6 +43,7 @@ struct TupleField {
   Scalar identity;
   ScalarExprPtr lift;
   ScalarExprPtr combine;
+  ScalarExprPtr combineLater = nullptr;  // optional (see above)
 };
 
 struct TupleResult {
@@ -53,6 +58,7 @@ struct TupleReduction {
   std::vector<DType> inputs;  // the element inputs' dtypes (the Reduce node's inputs)
   bool commutative = true;
 
+  bool hasCombineLater() const { return !fields.empty() && fields.front().combineLater != nullptr; }
   // Throws polyred::Error (naming `where`) if a field type is not allowed, an operand
   // names a missing field or input, an op is not elementwise or has the wrong arity,
   // or an expression does not type (a float-only op on an integer, ...).
@@ -66,6 +72,9 @@ using TupleValue = std::vector<Scalar>;
 TupleValue tupleIdentity(const TupleReduction& t, bool widen = false);
 TupleValue liftTuple(const TupleReduction& t, std::span<const Scalar> inputs, bool widen = false);
 TupleValue combineTuples(const TupleReduction& t, const TupleValue& a, const TupleValue& b, bool widen = false);
+// combineLater (t.hasCombineLater()): every element of `b` after those of `a`, neither
+// the identity.
+TupleValue combineLaterTuples(const TupleReduction& t, const TupleValue& a, const TupleValue& b, bool widen = false);
 Scalar finalizeTuple(const TupleReduction& t, const TupleValue& total, int result, bool widen = false);
 // The dtype finalize result `result` has (before the Reduce node casts it to its output).
 DType tupleResultType(const TupleReduction& t, int result);
@@ -92,7 +101,8 @@ DType tupleExprType(const ScalarExpr& e, std::span<const DType> a, std::span<con
 // axis of fewer than 2^31 - 1 elements is carried in int32 (argIndexType): every index
 // and the identity fit, the combine only compares and selects it, and the result is
 // widened where it is stored -- 64-bit compares and selects were a fifth of argmax's
-// instructions per element.
+// instructions per element. combineLater: `b` wins only if `a` is not NaN and `b` is
+// better or NaN (no tie test, no index compare).
 std::shared_ptr<const TupleReduction> argExtremumTuple(bool max, DType in, DType index, int64_t extent);
 // The dtype in which argExtremumTuple carries the index of an `extent`-long axis.
 DType argIndexType(DType index, int64_t extent);

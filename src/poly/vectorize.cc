@@ -123,17 +123,20 @@ bool hasLongLatencyOp(const ScalarExpr& e) {
   }
 }
 
-// Lanes pay for a tuple only where its combine is long (Welford's division, logsumexp's
+// Lanes pay for a tuple where its combine is long (Welford's division, logsumexp's
 // Exp): the lane tree takes those combines off the loop's dependence chain. A combine
-// of compares and selects is as short as the loop itself, and its lane tree only adds
-// work: argmax f16 [4096, 50257] on the H100 (2026-11-25) took 193.5 us scalar, 277.0
-// us with masked lanes (198.8 us with the combine branch-free); cross-entropy's
-// logsumexp, 370.5 us scalar, 359.4 us with masked lanes.
+// of compares and selects is as short as the loop itself, and its lane tree with that
+// combine only adds work: argmax f16 [4096, 50257] on the H100 (2026-11-25) took 193.5
+// us scalar, 277.0 us with masked lanes (198.8 us with the combine branch-free);
+// cross-entropy's logsumexp, 370.5 us scalar, 359.4 us with masked lanes. A tuple with
+// a later-combine (argmax) folds whole vectors with it, without the tie and index
+// tests, and one 16-byte load replaces V scalar ones (docs/results.md, session 14).
 bool tupleLanesPay(const KernelPlan& plan) {
   for (const ReductionOutput& r : plan.reductions) {
     if (!r.reduction.isTuple()) continue;
-    const auto& fields = r.reduction.tuple->fields;
-    if (std::none_of(fields.begin(), fields.end(), [](const TupleField& f) { return hasLongLatencyOp(*f.combine); }))
+    const TupleReduction& t = *r.reduction.tuple;
+    if (t.hasCombineLater()) continue;
+    if (std::none_of(t.fields.begin(), t.fields.end(), [](const TupleField& f) { return hasLongLatencyOp(*f.combine); }))
       return false;
   }
   return true;
@@ -179,16 +182,31 @@ int laneLimitFor(int maxWidth, const KernelPlan& plan) {
 // SM) took it to 288 us but softmax [4096,32768] from 281.9 to 319.9 (spills), so the
 // rule unrolls by 2 only where each pass folds a single accumulator.
 //
-// Tuples whose combine is short take no lanes (chooseVectorization), so each thread of
-// their one-pass x-/all-reduces loads one element per iteration: unrolled by 16 it keeps
-// 16 loads in flight. argmax f16 [4096,50257] (H100, 2026-11-25, session 11): 193.1 us
-// by 4, 191.3 by 8, 183.4 by 16.
+// Tuples whose combine is short and who have no later-combine take no lanes
+// (chooseVectorization), so each thread of their one-pass x-/all-reduces loads one
+// element per iteration: unrolled by 16 it keeps 16 loads in flight. argmax f16
+// [4096,50257] (H100, 2026-11-25, session 11, before argmax had lanes): 193.1 us by 4,
+// 191.3 by 8, 183.4 by 16.
+// Tuples whose lanes fold with a later-combine (argmax) hold V lifted tuples per
+// vector: unrolled by 4, NVRTC gave argmax f16 [4096,50257] 37 registers (6 blocks of
+// 256 per SM, 69% occupancy) and 167.4 us; by 2, 32 registers and 157.9 us; by 1, 158.4
+// (H100, 2026-11-26, session 14).
+constexpr int kLaterCombineLanesUnroll = 2;
+
+bool foldsLanesWithLaterCombine(const KernelPlan& plan) {
+  return std::any_of(plan.reductions.begin(), plan.reductions.end(), [](const ReductionOutput& r) {
+    return r.reduction.isTuple() && r.reduction.tuple->hasCombineLater();
+  });
+}
+
 int loopUnrollFor(const KernelPlan& plan, const Vectorization& vec, int requested) {
   if (requested != KernelConfig::kAuto) return requested;
   if (plan.passes() > 1 && vec.masked()) return 1;
   if (plan.passes() > 1 && plan.N >= kLongRowElements) return maxAccumulatorsPerPass(plan) > 1 ? 1 : 2;
-  if (plan.passes() == 1 && plan.hasTupleReduction() && vec.width == 1 && plan.form != CanonicalForm::YReduce)
-    return kScalarTupleUnroll;
+  if (plan.passes() == 1 && plan.hasTupleReduction() && plan.form != CanonicalForm::YReduce) {
+    if (vec.width == 1) return kScalarTupleUnroll;
+    if (foldsLanesWithLaterCombine(plan)) return kLaterCombineLanesUnroll;
+  }
   return KernelConfig::kDefaultUnroll;
 }
 

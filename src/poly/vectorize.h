@@ -15,7 +15,8 @@
 // row-resident kernel, each pass's own); in a y-reduce they run along the kept,
 // contiguous i and each lane is a column of its own, with its own accumulator, block
 // reduction and output (the thread owns V consecutive columns). Commutative tuples of
-// x/all-reduces whose combine is long fold their lanes as a tree (codegen).
+// x/all-reduces whose combine is long, or that have a later-combine (argmax), fold their
+// lanes as a tree (codegen).
 // Masked lanes: in an x/all-reduce whose rows do not start on a vector boundary (the row
 // length is not a multiple of V: softmax over 50257 logits), the vectors are those of
 // the flat buffer: row i's first vector starts shift(i) < V elements before the row,
