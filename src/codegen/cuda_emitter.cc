@@ -626,40 +626,19 @@ class KernelEmitter {
     os << in << "}\n";
   }
 
-  // A tuple folds its V lifted lanes as a tree first (lanes l and l+s for s = 1, 2, 4,
-  // ...), then the tree's root into the thread's accumulator: log2(V) + 1 dependent
-  // combines per vector instead of V, so a combine as long as Welford's division or
-  // logsumexp's Exp no longer serializes the loop. Only commutative tuples of x- and
-  // all-reduces get lanes (vectorize.cc); the CPU executor folds in the same order.
-  // In a tree node lanes [l, l+s) come before lanes [l+s, l+2s): a tuple with a
-  // later-combine (argmax) folds whole vectors with it; lanes masked outside the row
-  // join as the identity, which needs the full combine.
+  // A tuple's V lifted lanes fold as a tree before they join the thread's accumulator
+  // (codegen/tuple_emitter.h, tupleLaneTree).
   void emitLaneTree(std::ostream& os, size_t r, int d) {
-    const std::string in = indent(d), V = std::to_string(k_.vector.width), lanes = "t" + std::to_string(r);
-    const bool later = p_.reductions[r].reduction.tuple->hasCombineLater();
-    const std::string laterOp = "CombineLater" + std::to_string(r) + "()";
-    auto tree = [&](const std::string& in, const std::string& combine) {
-      os << in << "#pragma unroll\n" << in << "for (int s = 1; s < " << V << "; s *= 2)\n";
-      os << in << "  #pragma unroll\n" << in << "  for (int l = 0; l + s < " << V << "; l += 2 * s) " << lanes << "[l] = "
-         << combine << "(" << lanes << "[l], " << lanes << "[l + s]);\n";
-    };
-    os << in << "{\n" << in << "  " << accType(r) << " " << lanes << "[" << V << "];\n";
-    os << in << "  #pragma unroll\n" << in << "  for (int l = 0; l < " << V << "; ++l) " << lanes << "[l] = " << element(r, "v", "[l]") << ";\n";
-    if (!k_.vector.masked()) {
-      tree(in + "  ", later ? laterOp : op(r));
-    } else if (!later) {
-      os << in << "  if (!whole)\n" << in << "    #pragma unroll\n" << in << "    for (int l = 0; l < " << V
-         << "; ++l) if (l < lo || l >= hi) " << lanes << "[l] = " << identity(r) << ";\n";
-      tree(in + "  ", op(r));
-    } else {
-      os << in << "  if (whole) {\n";
-      tree(in + "    ", laterOp);
-      os << in << "  } else {\n" << in << "    #pragma unroll\n" << in << "    for (int l = 0; l < " << V
-         << "; ++l) if (l < lo || l >= hi) " << lanes << "[l] = " << identity(r) << ";\n";
-      tree(in + "    ", op(r));
-      os << in << "  }\n";
-    }
-    os << in << "  " << acc(r, 0) << " = " << op(r) << "(" << acc(r, 0) << ", " << lanes << "[0]);\n" << in << "}\n";
+    TupleLaneTree t;
+    t.reduction = static_cast<int>(r);
+    t.width = k_.vector.width;
+    t.masked = k_.vector.masked();
+    t.later = p_.reductions[r].reduction.tuple->hasCombineLater();
+    t.tupleType = accType(r);
+    t.laneElement = element(r, "v", "[l]");
+    t.identity = identity(r);
+    t.accumulator = acc(r, 0);
+    os << tupleLaneTree(t, indent(d));
   }
 
   // The fused producers at one point, then the accumulation or the stores of the

@@ -154,4 +154,38 @@ int64_t tupleBytes(const Reduction& red) {
   return (size + 7) / 8 * 8;
 }
 
+std::string tupleLaneTree(const TupleLaneTree& t, const std::string& in) {
+  const std::string V = std::to_string(t.width), R = std::to_string(t.reduction), lanes = "t" + R;
+  const std::string combine = "Combine" + R + "()", later = "CombineLater" + R + "()";
+  std::ostringstream os;
+  auto tree = [&](const std::string& in, const std::string& op) {
+    os << in << "#pragma unroll\n" << in << "for (int s = 1; s < " << V << "; s *= 2)\n";
+    os << in << "  #pragma unroll\n" << in << "  for (int l = 0; l + s < " << V << "; l += 2 * s) " << lanes << "[l] = "
+       << op << "(" << lanes << "[l], " << lanes << "[l + s]);\n";
+  };
+  auto identityOutside = [&](const std::string& in) {
+    os << in << "#pragma unroll\n" << in << "for (int l = 0; l < " << V << "; ++l) if (l < lo || l >= hi) " << lanes
+       << "[l] = " << t.identity << ";\n";
+  };
+  os << in << "{\n" << in << "  " << t.tupleType << " " << lanes << "[" << V << "];\n";
+  os << in << "  #pragma unroll\n" << in << "  for (int l = 0; l < " << V << "; ++l) " << lanes << "[l] = " << t.laneElement << ";\n";
+  if (!t.masked) {
+    tree(in + "  ", t.later ? later : combine);
+  } else if (!t.later) {
+    os << in << "  if (!whole) {\n";
+    identityOutside(in + "    ");
+    os << in << "  }\n";
+    tree(in + "  ", combine);
+  } else {
+    os << in << "  if (whole) {\n";
+    tree(in + "    ", later);
+    os << in << "  } else {\n";
+    identityOutside(in + "    ");
+    tree(in + "    ", combine);
+    os << in << "  }\n";
+  }
+  os << in << "  " << t.accumulator << " = " << combine << "(" << t.accumulator << ", " << lanes << "[0]);\n" << in << "}\n";
+  return os.str();
+}
+
 }  // namespace polyred

@@ -31,4 +31,25 @@ std::string tupleFinalizeCall(int r, const std::string& total);
 // alignment, the struct 8-byte aligned).
 int64_t tupleBytes(const Reduction& red);
 
+// The fold of one vector's V lifted lanes of tuple reduction r into the thread's
+// accumulator: a tree (lanes l and l+s for s = 1, 2, 4, ...), log2(V) + 1 dependent
+// combines per vector instead of V, so a combine as long as Welford's division or
+// logsumexp's Exp no longer serializes the loop; the root joins the accumulator with
+// Combine<r>. In a tree node lanes [l, l+s) come before lanes [l+s, l+2s), so a tuple
+// with a later-combine (argmax) folds whole vectors with CombineLater<r>. Lanes masked
+// outside the row (`whole`, `lo`, `hi` in scope) join as the identity, which needs the
+// full combine. Only commutative tuples of x- and all-reduces get lanes
+// (poly/vectorize.h); the CPU executor folds in the same order.
+struct TupleLaneTree {
+  int reduction = 0;
+  int width = 1;
+  bool masked = false;            // rows off the vector boundary
+  bool later = false;             // the tuple has a later-combine
+  std::string tupleType;          // Tuple<holder>
+  std::string laneElement;        // lane l's lifted tuple, an expression of `l`
+  std::string identity;           // the identity literal
+  std::string accumulator;        // the thread's accumulator
+};
+std::string tupleLaneTree(const TupleLaneTree& t, const std::string& indent);
+
 }  // namespace polyred
