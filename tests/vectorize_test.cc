@@ -86,7 +86,8 @@ TEST(Vectorize, NoLanesWhereTheyCannotApply) {
 // masked (no load, the identity). Covers plain and tuple reductions, an odd all-reduce,
 // rows shorter than a vector, a row-invariant load (Invariant), a load whose rows start
 // elsewhere (bias[j]: Gather), and the deterministic combine across blocks. (A tuple
-// gets lanes only where its combine is long: logsumexp here, not argmax.)
+// gets lanes where its combine is long or it has a later-combine: logsumexp here;
+// argmax in tuple_codegen_test.cc.)
 TEST(Vectorize, RowsOffTheVectorBoundaryGetMaskedLanes) {
   struct Case {
     std::string name;

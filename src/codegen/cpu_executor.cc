@@ -332,7 +332,7 @@ class BlockMachine {
   // base + lane (Elem).
   // A tuple's lanes are lifted, folded as a tree (lanes l and l+s for s = 1, 2, 4, ...;
   // whole vectors with the tuple's later-combine where it has one) and the root joins
-  // the thread's accumulator, as the CUDA emitter's emitLaneTree.
+  // the thread's accumulator, as the CUDA emitter's tupleLaneTree.
   // Masked lanes outside the row are not evaluated (their tuples are the identity).
   // In a row-resident kernel only the statement's pass is evaluated, folded and stored,
   // with the totals of the earlier passes (as point()).

@@ -222,7 +222,7 @@ Vectorization chooseVectorization(const KernelPlan& plan, int maxWidth) {
   // Reductions that store points (the last pass of a row-resident kernel: softmax) take
   // lanes along j only, their stores contiguous and aligned like the loads.
   if (!elementwise && !alongJ && (!plan.stores.empty() || plan.passes() > 1)) return none;
-  // Tuples fold their lanes as a tree (codegen's emitLaneTree), which reorders the
+  // Tuples fold their lanes as a tree (codegen's tupleLaneTree), which reorders the
   // elements of a thread: commutative tuples with a long combine only, and lanes along j
   // only (a thread owning V columns would hold V tuple accumulators: not done).
   if (plan.hasTupleReduction() && (alongI || plan.hasOrderedReduction() || !tupleLanesPay(plan))) return none;

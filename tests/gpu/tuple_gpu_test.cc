@@ -33,8 +33,9 @@ struct FormCase {
 // each test well under a minute (at 10^6 elements per graph two tests ran past 25 s on
 // the H100, 2026-11-23).
 // The "lanes" forms have extents divisible by 8: for the tuples with a long combine
-// (Welford, logsumexp; argmax stays scalar, vectorize.cc), vector loads and the lifted
-// lanes folded as a tree (codegen's emitLaneTree). The odd x and all forms (and x-short,
+// (Welford, logsumexp) and those with a later-combine (argmax, argmin: whole vectors fold
+// with it, masked ones with the combine), vector loads and the lifted
+// lanes folded as a tree (codegen's tupleLaneTree). The odd x and all forms (and x-short,
 // rows shorter than most vectors) get masked lanes: rows start anywhere inside a vector
 // (poly/vectorize.h).
 const FormCase kForms[] = {{"all", {200003}, 0},        {"x", {7, 60001}, 1},         {"y", {60001, 7}, 0},
