@@ -1,7 +1,8 @@
 // Cache hints (poly/cache_hints.h): in a kernel of several passes the last pass's loads
 // that read each element once, and its stores, evict first from the L2; a load of a
 // tensor that every row reads (a broadcast weight) stays plain; single-pass kernels get
-// hints only with `evict=on`, none with `evict=off`. Hinted programs match the
+// hints only with `evict=on`, none with `evict=off`; the last loads go as ld.global.cs
+// where the last pass stores, with the L2 policy where it does not. Hinted programs match the
 // reference on the CPU and compile under NVRTC (tests/gpu/row_resident_gpu_test.cc and
 // the tuple GPU tests run them).
 #include <gtest/gtest.h>
@@ -46,7 +47,8 @@ TEST(CacheHints, SoftmaxRowsEvictFirstInTheirLastPass) {
     const std::string V = std::to_string(k.vector.width);
     ASSERT_GT(k.vector.width, 1);
     EXPECT_EQ(test_support::occurrences(source, "pr_load_lanes<" + V + ">("), 2u) << source;        // passes 0 and 1
-    EXPECT_EQ(test_support::occurrences(source, "pr_load_lanes<" + V + ", true>("), 1u) << source;  // pass 2
+    // pass 2, as ld.global.cs: the pass also stores
+    EXPECT_EQ(test_support::occurrences(source, "pr_load_lanes<" + V + ", PrLoadHint::Streaming>("), 1u) << source;
     EXPECT_EQ(test_support::occurrences(source, "pr_store_lanes<" + V + ", true>("), 1u) << source;
     test_support::expectMatchesOnCpuAndCompiles(c, /*seed=*/5);
   }
@@ -59,8 +61,26 @@ TEST(CacheHints, ABroadcastWeightKeepsPlainLoads) {
   ASSERT_EQ(k.plan.passes(), 2);
   EXPECT_TRUE(k.hints.lastUse[loadOf(k.plan, 0)]);   // x: each element read once per pass
   EXPECT_FALSE(k.hints.lastUse[loadOf(k.plan, 1)]);  // w: every row reads it
-  EXPECT_NE(k.hints.describe(k.plan).find("the last loads of x; the stores"), std::string::npos)
+  EXPECT_NE(k.hints.describe(k.plan).find("the last loads of x (.cs); the stores"), std::string::npos)
       << k.hints.describe(k.plan);
+  test_support::expectMatchesOnCpuAndCompiles(c, /*seed=*/5);
+}
+
+// A row-resident kernel whose last pass stores nothing (the max, then the sum of the
+// shifted row, as logsumexp's two passes) keeps the L2 policy on its last loads.
+TEST(CacheHints, WithoutStoresTheLastLoadsKeepThePolicy) {
+  GraphBuilder b("shifted_sum");
+  Value x = b.input("x", DType::Float16, {256, 1024});
+  b.output(b.reduceSum(b.sub(x, b.reduceMax(x, {1}, true)), {1}, false));
+  CompiledGraph c = test_support::compileWithKnobs(b.build(), "");
+  ASSERT_EQ(c.kernels.size(), 1u);
+  const PolyKernel& k = c.kernels[0];
+  ASSERT_EQ(k.plan.passes(), 2);
+  EXPECT_FALSE(k.hints.streamingStores);
+  EXPECT_FALSE(k.hints.streamingLoads);
+  const std::string& source = c.program.kernels[0].source;
+  EXPECT_EQ(test_support::occurrences(source, "PrLoadHint::EvictFirst>("), 1u) << source;
+  EXPECT_EQ(source.find("PrLoadHint::Streaming"), std::string::npos) << source;
   test_support::expectMatchesOnCpuAndCompiles(c, /*seed=*/5);
 }
 
@@ -71,25 +91,34 @@ TEST(CacheHints, SinglePassKernelsOnlyWhenAskedAndNoneWhenOff) {
   CompiledGraph automatic = test_support::compileWithKnobs(rowSum, "");
   ASSERT_EQ(automatic.kernels.size(), 1u);
   EXPECT_FALSE(automatic.kernels[0].hints.any());
-  EXPECT_EQ(automatic.program.kernels[0].source.find(", true>("), std::string::npos);
+  EXPECT_EQ(automatic.program.kernels[0].source.find("PrLoadHint::"), std::string::npos);
 
   CompiledGraph on = test_support::compileWithKnobs(rowSum, "evict=on");
   EXPECT_TRUE(on.kernels[0].hints.lastUse[loadOf(on.kernels[0].plan, 0)]);
-  EXPECT_NE(on.program.kernels[0].source.find(", true>("), std::string::npos);
+  EXPECT_NE(on.program.kernels[0].source.find("PrLoadHint::EvictFirst>("), std::string::npos);
   test_support::expectMatchesOnCpuAndCompiles(on, /*seed=*/5);
+
+  CompiledGraph stream = test_support::compileWithKnobs(rowSum, "evict=stream");
+  EXPECT_TRUE(stream.kernels[0].hints.streamingLoads);
+  EXPECT_NE(stream.program.kernels[0].source.find("PrLoadHint::Streaming>("), std::string::npos);
+  test_support::expectMatchesOnCpuAndCompiles(stream, /*seed=*/5);
 
   CompiledGraph off = test_support::compileWithKnobs(testgraphs::softmax(DType::Float16, {300, 1024}, 1), "evict=off");
   EXPECT_FALSE(off.kernels[0].hints.any());
-  EXPECT_EQ(off.program.kernels[0].source.find(", true>("), std::string::npos);
+  EXPECT_EQ(off.program.kernels[0].source.find("PrLoadHint::"), std::string::npos);
+  EXPECT_EQ(off.program.kernels[0].source.find(", true>("), std::string::npos);  // the stores
 }
 
 TEST(CacheHints, EveryVectorSizeCompiles) {
   // Lanes of 2, 4, 8 and 16 bytes (vector=2 of int8, float16 and float32; 16-byte lanes
-  // of float16) with the hints on every access they apply to.
-  for (const auto& [t, knobs] : std::vector<std::pair<DType, std::string>>{{DType::Int8, "evict=on,vector=2"},
-                                                                          {DType::Float16, "evict=on,vector=2"},
-                                                                          {DType::Float32, "evict=on,vector=2"},
-                                                                          {DType::Float16, "evict=on"}}) {
+  // of float16) with the hints on every access they apply to, loads with the L2 policy
+  // (evict=on) and as ld.global.cs (evict=stream).
+  std::vector<std::pair<DType, std::string>> cases;
+  for (const std::string mode : {"evict=on", "evict=stream"})
+    for (const auto& [t, vector] : std::vector<std::pair<DType, std::string>>{
+             {DType::Int8, ",vector=2"}, {DType::Float16, ",vector=2"}, {DType::Float32, ",vector=2"}, {DType::Float16, ""}})
+      cases.emplace_back(t, mode + vector);
+  for (const auto& [t, knobs] : cases) {
     SCOPED_TRACE(std::string(dtypeName(t)) + " " + knobs);
     GraphBuilder b("shifted_rows");
     Value x = b.input("x", t, {128, 4096});
@@ -97,7 +126,10 @@ TEST(CacheHints, EveryVectorSizeCompiles) {
     CompiledGraph c = test_support::compileWithKnobs(b.build(), knobs);  // (int8's max and shift: two kernels)
     ASSERT_FALSE(c.kernels.empty());
     EXPECT_TRUE(c.kernels.back().hints.streamingStores);
-    EXPECT_NE(c.program.kernels.back().source.find(", true>("), std::string::npos) << c.program.kernels.back().source;
+    const std::string& source = c.program.kernels.back().source;
+    EXPECT_NE(source.find(", true>("), std::string::npos) << source;  // the streaming stores
+    const bool stream = knobs.starts_with("evict=stream");
+    EXPECT_NE(source.find(stream ? "PrLoadHint::Streaming>(" : "PrLoadHint::EvictFirst>("), std::string::npos) << source;
     test_support::expectMatchesOnCpuAndCompiles(c, /*seed=*/5);
   }
 }
@@ -106,6 +138,8 @@ TEST(CacheHints, TheKnobParsesAndPrints) {
   EXPECT_EQ(KernelConfig::parse("evict=on", "test").cacheHints, CacheHintMode::On);
   EXPECT_EQ(KernelConfig::parse("evict=off", "test").toString(), "threads=256,items=auto,vector=auto,evict=off");
   EXPECT_TRUE(KernelConfig::parse("evict=auto", "test").isDefault());
+  EXPECT_EQ(KernelConfig::parse("evict=stream", "test").cacheHints, CacheHintMode::Stream);
+  EXPECT_EQ(KernelConfig::parse("evict=stream", "test").toString(), "threads=256,items=auto,vector=auto,evict=stream");
   EXPECT_THROW(KernelConfig::parse("evict=maybe", "test"), Error);
 }
 

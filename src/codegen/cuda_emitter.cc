@@ -557,8 +557,9 @@ class KernelEmitter {
           switch (k_.vector.accesses[load++]) {
             case LaneAccess::Contiguous: {
               std::string slot, kind = cachedLoad(static_cast<int>(v), u.pass, slot);
-              const bool evictFirst = kind.empty() && lastPass && k_.hints.lastUse.size() > v && k_.hints.lastUse[v];
-              os << "pr_load_lanes" << kind << "<" << V << (evictFirst ? ", true" : "") << ">(" << ptr << ", "
+              const bool lastUse = kind.empty() && lastPass && k_.hints.lastUse.size() > v && k_.hints.lastUse[v];
+              const std::string hint = k_.hints.streamingLoads ? ", PrLoadHint::Streaming" : ", PrLoadHint::EvictFirst";
+              os << "pr_load_lanes" << kind << "<" << V << (lastUse ? hint : "") << ">(" << ptr << ", "
                  << toC(u.offsets.at(offset++)) << ", " << name << ", " << vectorOk
                  << (kind.empty() ? lanesInRow : (masked ? ", lo, hi, " : ", 0, " + w + ", ") + slot) << ");\n";
               break;

@@ -311,13 +311,32 @@ __device__ __forceinline__ void pr_store_streaming(P* p, const P& v) {
   else __stcs(reinterpret_cast<short*>(p), *reinterpret_cast<const short*>(&v));
 }
 
-// EvictFirst: the vector access carries the cache hint above (element-by-element lanes
-// at a row's ends do not).
-template <int V, bool EvictFirst = false, class S, class C>
+// A load that is the kernel's last read of its bytes as ld.global.cs ("cache
+// streaming", evict first from the L1 and the L2, off the read-only path).
+template <class P>
+__device__ __forceinline__ P pr_load_streaming(const P* p) {
+  static_assert(sizeof(P) == 16 || sizeof(P) == 8 || sizeof(P) == 4 || sizeof(P) == 2,
+                "a hinted load moves 2, 4, 8 or 16 bytes");
+  P v;
+  if constexpr (sizeof(P) == 16) *reinterpret_cast<int4*>(&v) = __ldcs(reinterpret_cast<const int4*>(p));
+  else if constexpr (sizeof(P) == 8) *reinterpret_cast<int2*>(&v) = __ldcs(reinterpret_cast<const int2*>(p));
+  else if constexpr (sizeof(P) == 4) *reinterpret_cast<int*>(&v) = __ldcs(reinterpret_cast<const int*>(p));
+  else *reinterpret_cast<short*>(&v) = __ldcs(reinterpret_cast<const short*>(p));
+  return v;
+}
+
+// How a vector load is hinted (poly/cache_hints.h); element-by-element lanes at a row's
+// ends are not.
+enum class PrLoadHint { Plain, EvictFirst, Streaming };
+
+template <int V, PrLoadHint Hint = PrLoadHint::Plain, class S, class C>
 __device__ __forceinline__ void pr_load_lanes(const S* p, long long k, C (&out)[V], bool vector, int lo = 0, int hi = V) {
   if (vector) {
     const PrPack<V, S>* at = reinterpret_cast<const PrPack<V, S>*>(p + k);
-    const PrPack<V, S> pack = EvictFirst ? pr_load_evict_first(at) : *at;
+    PrPack<V, S> pack;
+    if constexpr (Hint == PrLoadHint::EvictFirst) pack = pr_load_evict_first(at);
+    else if constexpr (Hint == PrLoadHint::Streaming) pack = pr_load_streaming(at);
+    else pack = *at;
 #pragma unroll
     for (int l = 0; l < V; ++l) out[l] = pr_value(pack.v[l]);
   } else {  // element by element: only lanes [lo, hi) (a masked vector's lanes in its row)

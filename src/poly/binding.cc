@@ -19,6 +19,16 @@ constexpr int64_t kLargeAllReduce = int64_t{1} << 16;  // statement instances (v
 // quantization (4 waves: a fifth).
 constexpr int64_t kRowResidentWaves = 2;
 constexpr int kLongRowThreads = 1024;  // row-resident kernels over long rows
+// Items per thread along j in row-resident kernels (the default's half): more threads
+// on a row, fewer rows in a block, fewer rows resident for the later passes to find in
+// the L2. H100, 2026-11-26, softmax `polyred run --config=items=4` against the default
+// 8 (us): f16 [4096,30522] 329.2 -> 220.5, [4096,32768] 208.9 -> 190.4, [8192,8192]
+// 100.4 -> 96.0, [16384,4096] 102.1 -> 96.2, f32 [16384,4096] 226.7 -> 183.4,
+// [8192,4096] 117.0 -> 94.7, [43690,768] 98.8 -> 93.9; logsumexp f16 [8192,32000]
+// 198.8 -> 186.5; the bert dropout-grad file 21.42 -> 17.82; the bert softmax file
+// 18.34 -> 18.56 and cross-entropy f16 [8192,32000] 230.6 -> 231.9 the only losses
+// (docs/results.md, session 14).
+constexpr int kRowResidentItems = 4;
 
 int pow2AtLeast(int64_t n, int cap) {
   int p = 1;
@@ -132,7 +142,9 @@ bool rowsFitOneBlock(const CanonicalSpace& space, const Target& target) {
 Binding chooseBinding(const KernelPlan& plan, const Target& target, const KernelConfig& config, int threadsPerBlock) {
   // Row-resident kernels were planned with rowsFitOneBlock() under the defaults: larger
   // blocks keep its promise (they cover more of a row, and fewer of them are resident),
-  // smaller ones might not, and the items per thread do not matter with GX == 1.
+  // smaller ones might not. With GX == 1 the items per thread only shape the block:
+  // kRowResidentItems (unless `items` is given) puts twice the default's threads along a
+  // row and half its rows in a block.
   // Long rows take blocks of kLongRowThreads: a later pass re-reads the row, which hits
   // the L2 only while the rows resident at once fit it (H100, softmax f16 over 4096
   // rows of 50257, 3 passes: 820 us with 256 threads, 878 with 512, 576 with 1024).
@@ -144,6 +156,7 @@ Binding chooseBinding(const KernelPlan& plan, const Target& target, const Kernel
     const bool shortRow = shortRows(blockShapeOf(plan.form, plan.M, plan.N, kDefaults), plan.form, plan.N);
     const int least = shortRow || config.rowCache == RowCacheMode::On ? kDefaults.threadsPerBlock : kLongRowThreads;
     c.threadsPerBlock = std::max(config.threadsPerBlock, least);
+    c.itemsPerThread = config.itemsPerThread != KernelConfig::kAuto ? config.itemsPerThread : kRowResidentItems;
   }
   POLYRED_CHECK(threadsPerBlock == 0 || (threadsPerBlock <= 1024 && (threadsPerBlock & (threadsPerBlock - 1)) == 0),
                 plan.name << ": blocks of " << threadsPerBlock << " threads asked for");

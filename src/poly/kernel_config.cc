@@ -9,13 +9,22 @@ namespace polyred {
 
 namespace {
 std::string knob(int v) { return v == KernelConfig::kAuto ? "auto" : std::to_string(v); }
+std::string cacheHintsText(CacheHintMode m) {
+  switch (m) {
+    case CacheHintMode::Auto: return "";
+    case CacheHintMode::On: return ",evict=on";
+    case CacheHintMode::Off: return ",evict=off";
+    case CacheHintMode::Stream: return ",evict=stream";
+  }
+  return "";
+}
 }  // namespace
 
 std::string KernelConfig::toString() const {
   return "threads=" + std::to_string(threadsPerBlock) + ",items=" + knob(itemsPerThread) +
          ",vector=" + knob(maxVectorWidth) + (unroll == kAuto ? "" : ",unroll=" + std::to_string(unroll)) +
          (rowCache == RowCacheMode::Auto ? "" : rowCache == RowCacheMode::On ? ",cache=on" : ",cache=off") +
-         (cacheHints == CacheHintMode::Auto ? "" : cacheHints == CacheHintMode::On ? ",evict=on" : ",evict=off");
+         cacheHintsText(cacheHints);
 }
 
 namespace {
@@ -48,8 +57,12 @@ KernelConfig KernelConfig::parse(const std::string& text, const std::string& wha
       continue;
     }
     if (key == "evict") {
-      if (value != "auto" && value != "on" && value != "off") throw Error(what + ": evict must be auto, on or off");
-      c.cacheHints = automatic ? CacheHintMode::Auto : value == "on" ? CacheHintMode::On : CacheHintMode::Off;
+      if (value != "auto" && value != "on" && value != "off" && value != "stream")
+        throw Error(what + ": evict must be auto, on, off or stream");
+      c.cacheHints = automatic          ? CacheHintMode::Auto
+                     : value == "on"    ? CacheHintMode::On
+                     : value == "off"   ? CacheHintMode::Off
+                                        : CacheHintMode::Stream;
       continue;
     }
     const int v = automatic ? kAuto : parseField(key, value, what);

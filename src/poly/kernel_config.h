@@ -15,8 +15,9 @@
 //            it keeps in flight. auto: 4
 //   cache    on, off or auto: row-resident kernels keep their row in shared memory for
 //            the later passes (codegen/row_cache.h). auto: the policy's choice
-//   evict    on, off or auto: last reads and stores tell the L2 to evict their lines
-//            first (poly/cache_hints.h). auto: in kernels of several passes
+//   evict    on, off, stream or auto: last reads and stores tell the L2 to evict their
+//            lines first (poly/cache_hints.h; stream: the last reads as ld.global.cs).
+//            auto: in kernels of several passes
 #pragma once
 
 #include <string>
@@ -26,7 +27,7 @@ namespace polyred {
 // KernelConfig::rowCache.
 enum class RowCacheMode : unsigned char { Auto, On, Off };
 // KernelConfig::cacheHints.
-enum class CacheHintMode : unsigned char { Auto, On, Off };
+enum class CacheHintMode : unsigned char { Auto, On, Off, Stream };
 
 struct KernelConfig {
   static constexpr int kAuto = 0;
