@@ -60,8 +60,9 @@ int itemsFor(const KernelConfig& config, CanonicalForm form, int64_t N);
 // kernel share one block size. The extra threads go to more rows (x-reduce), more of
 // j (y-reduce) or a larger grid stride; isl guards the ones past the extents.
 // `config` holds the knobs of the policy (defaults: the analytic choice); row-resident
-// kernels use the defaults but for a larger block size (rowsFitOneBlock promised
-// their rows one block under the defaults).
+// kernels use the defaults but for a larger block size and the items per thread
+// (kRowResidentItems unless `items` is given; rowsFitOneBlock promised their rows one
+// block under the defaults).
 Binding chooseBinding(const KernelPlan& plan, const Target& target, const KernelConfig& config = {},
                       int threadsPerBlock = 0);
 
