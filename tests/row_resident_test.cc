@@ -122,6 +122,28 @@ TEST(RowResident, ManyLongRowsStayOneKernelOfOneBlockPerRow) {
   }
 }
 
+// A row-resident kernel takes 4 items per thread along the row (poly/binding.cc,
+// kRowResidentItems): a softmax over rows of 30522 halves (3816 vectors) gets one row
+// per block of 1024 threads, where 8 items would give blocks of two rows of 512; the
+// `items` knob reaches row-resident kernels and gives that shape back.
+TEST(RowResident, LongRowsTakeOneRowPerBlockAndTheItemsKnob) {
+  Graph g = softmax(DType::Float16, {2113, 30522}, 1);
+  CompiledGraph automatic = compile(g);
+  ASSERT_EQ(onlyKernel(automatic).passes(), 3);
+  EXPECT_EQ(automatic.kernels[0].binding.BX, 1024);
+  EXPECT_EQ(automatic.kernels[0].binding.BY, 1);
+  CompileOptions eight;
+  eight.config = KernelConfig::parse("items=8", "test");
+  CompiledGraph tuned = compileGraph(g, eight);
+  ASSERT_EQ(tuned.kernels.size(), 1u);
+  EXPECT_EQ(tuned.kernels[0].binding.BX, 512);
+  EXPECT_EQ(tuned.kernels[0].binding.BY, 2);
+  for (const CompiledGraph* c : {&automatic, &tuned}) {
+    CpuCheckReport r = checkOnCpu(*c, /*seed=*/5, /*maxPoints=*/100000, false);
+    EXPECT_TRUE(r.ok) << r.message;
+  }
+}
+
 TEST(RowResident, LongRowsFallBackToAKernelSequence) {
   // 100000 elements per row need several blocks per row and 4 rows cannot fill the
   // GPU with one block each: max, sum and the quotient become three kernels linked
