@@ -7,8 +7,10 @@
 // and keeps the best in the tuning database.
 //   threads  threads per block (a power of two, 32..1024)
 //   items    the fewest statement instances (vectors, with lanes) each thread handles
-//            along the reduced axis: bounds how many blocks split one row or column.
-//            auto: 4 for all-reduces, 8 otherwise (itemsFor)
+//            along the reduced axis: bounds how many blocks split one row or column
+//            (in a row-resident kernel, one block per row: how many threads share it).
+//            auto: 4 for large all-reduces and row-resident kernels, 8 otherwise
+//            (itemsFor, kRowResidentItems)
 //   vector   the most vector lanes (1: scalar code; the 16-byte rule still applies).
 //            auto: 16-byte lanes, except y-reduces, which are scalar (laneLimitFor)
 //   unroll   how far each thread's accumulation loop is unrolled (1..32): the loads
