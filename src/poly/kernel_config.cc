@@ -1,6 +1,8 @@
 #include "poly/kernel_config.h"
 
+#include <algorithm>
 #include <charconv>
+#include <iterator>
 #include <sstream>
 
 #include "support/error.h"
@@ -9,13 +11,20 @@ namespace polyred {
 
 namespace {
 std::string knob(int v) { return v == KernelConfig::kAuto ? "auto" : std::to_string(v); }
+// The `evict` knob's values, for parsing and printing alike.
+struct CacheHintName {
+  CacheHintMode mode;
+  const char* name;
+};
+constexpr CacheHintName kCacheHintNames[] = {{CacheHintMode::Auto, "auto"},
+                                             {CacheHintMode::On, "on"},
+                                             {CacheHintMode::Off, "off"},
+                                             {CacheHintMode::Stream, "stream"}};
+
 std::string cacheHintsText(CacheHintMode m) {
-  switch (m) {
-    case CacheHintMode::Auto: return "";
-    case CacheHintMode::On: return ",evict=on";
-    case CacheHintMode::Off: return ",evict=off";
-    case CacheHintMode::Stream: return ",evict=stream";
-  }
+  if (m == CacheHintMode::Auto) return "";
+  for (const CacheHintName& n : kCacheHintNames)
+    if (n.mode == m) return std::string(",evict=") + n.name;
   return "";
 }
 }  // namespace
@@ -57,12 +66,10 @@ KernelConfig KernelConfig::parse(const std::string& text, const std::string& wha
       continue;
     }
     if (key == "evict") {
-      if (value != "auto" && value != "on" && value != "off" && value != "stream")
-        throw Error(what + ": evict must be auto, on, off or stream");
-      c.cacheHints = automatic          ? CacheHintMode::Auto
-                     : value == "on"    ? CacheHintMode::On
-                     : value == "off"   ? CacheHintMode::Off
-                                        : CacheHintMode::Stream;
+      const auto named = std::find_if(std::begin(kCacheHintNames), std::end(kCacheHintNames),
+                                      [&](const CacheHintName& n) { return value == n.name; });
+      if (named == std::end(kCacheHintNames)) throw Error(what + ": evict must be auto, on, off or stream");
+      c.cacheHints = named->mode;
       continue;
     }
     const int v = automatic ? kAuto : parseField(key, value, what);
