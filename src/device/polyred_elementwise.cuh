@@ -301,30 +301,27 @@ __device__ __forceinline__ P pr_load_evict_first(const P* p) {
 #endif
 }
 
-// The int vector as wide as a PrPack P: a hinted access moves P's bits as it.
-template <int Bytes>
-struct PrBitsOf {
-  static_assert(Bytes == 16 || Bytes == 8 || Bytes == 4 || Bytes == 2, "a hinted access moves 2, 4, 8 or 16 bytes");
-};
-template <> struct PrBitsOf<16> { using type = int4; };
-template <> struct PrBitsOf<8> { using type = int2; };
-template <> struct PrBitsOf<4> { using type = int; };
-template <> struct PrBitsOf<2> { using type = short; };
-template <class P>
-using PrBits = typename PrBitsOf<sizeof(P)>::type;
-
-// A store of bytes the kernel never reads again as st.global.cs ("cache streaming").
 template <class P>
 __device__ __forceinline__ void pr_store_streaming(P* p, const P& v) {
-  __stcs(reinterpret_cast<PrBits<P>*>(p), *reinterpret_cast<const PrBits<P>*>(&v));
+  static_assert(sizeof(P) == 16 || sizeof(P) == 8 || sizeof(P) == 4 || sizeof(P) == 2,
+                "a hinted store moves 2, 4, 8 or 16 bytes");
+  if constexpr (sizeof(P) == 16) __stcs(reinterpret_cast<int4*>(p), *reinterpret_cast<const int4*>(&v));
+  else if constexpr (sizeof(P) == 8) __stcs(reinterpret_cast<int2*>(p), *reinterpret_cast<const int2*>(&v));
+  else if constexpr (sizeof(P) == 4) __stcs(reinterpret_cast<int*>(p), *reinterpret_cast<const int*>(&v));
+  else __stcs(reinterpret_cast<short*>(p), *reinterpret_cast<const short*>(&v));
 }
 
 // A load that is the kernel's last read of its bytes as ld.global.cs ("cache
 // streaming", evict first from the L1 and the L2, off the read-only path).
 template <class P>
 __device__ __forceinline__ P pr_load_streaming(const P* p) {
+  static_assert(sizeof(P) == 16 || sizeof(P) == 8 || sizeof(P) == 4 || sizeof(P) == 2,
+                "a hinted load moves 2, 4, 8 or 16 bytes");
   P v;
-  *reinterpret_cast<PrBits<P>*>(&v) = __ldcs(reinterpret_cast<const PrBits<P>*>(p));
+  if constexpr (sizeof(P) == 16) *reinterpret_cast<int4*>(&v) = __ldcs(reinterpret_cast<const int4*>(p));
+  else if constexpr (sizeof(P) == 8) *reinterpret_cast<int2*>(&v) = __ldcs(reinterpret_cast<const int2*>(p));
+  else if constexpr (sizeof(P) == 4) *reinterpret_cast<int*>(&v) = __ldcs(reinterpret_cast<const int*>(p));
+  else *reinterpret_cast<short*>(&v) = __ldcs(reinterpret_cast<const short*>(p));
   return v;
 }
 
