@@ -120,6 +120,47 @@ TEST(LaunchGroups, SmallerBlocksAreBoundAgainWithTheLargest) {
   EXPECT_TRUE(r.ok) << r.message;
 }
 
+// A sum of squares over 2^23 floats fills one wave of blocks alone; beside it, two
+// small sums. Launched one after another, the small parts' blocks would wait behind
+// the wave and run as a tail of their own; fused, the large part splits j over fewer
+// blocks so that the whole launch is one wave (H100, the deep_fm file of this shape:
+// 35.2 -> 31.8 us, docs/results.md session 15).
+TEST(LaunchGroups, TheLargestPartLeavesRoomForTheOthersInItsWave) {
+  auto graph = [](int64_t smallRows) {
+    GraphBuilder b("wave");
+    Value x = b.input("x", DType::Float32, {1 << 17, 64});
+    b.output(b.reduceSum(b.mul(x, x), {0, 1}));
+    b.output(b.reduceSum(b.input("y", DType::Float32, {smallRows}), {0}));
+    b.output(b.reduceSum(b.input("z", DType::Float32, {8000}), {0}));
+    return b.build();
+  };
+  const Target target;
+  const int64_t wave = static_cast<int64_t>(target.smCount) * (2048 / 256);
+  {
+    CompiledGraph alone = compile(graph(184965), false, /*horizontalFusion=*/false);
+    ASSERT_EQ(alone.kernels.size(), 3u);
+    ASSERT_EQ(alone.kernels[0].binding.blocks(), wave) << "the large part alone fills one wave of 256-thread blocks";
+    const int64_t others = alone.kernels[1].binding.blocks() + alone.kernels[2].binding.blocks();
+    ASSERT_GT(others, 1);
+    CompiledGraph fused = compile(graph(184965), false);
+    ASSERT_EQ(fused.program.kernels.size(), 1u);
+    EXPECT_EQ(fused.kernels[0].binding.blocks(), wave - others);
+    EXPECT_EQ(fused.kernels[1].binding.blocks() + fused.kernels[2].binding.blocks(), others);
+    EXPECT_EQ(static_cast<int64_t>(fused.program.kernels[0].launch.grid[0]), wave);
+    expectNvrtcCompiles(fused);
+    CpuCheckReport r = checkOnCpu(fused, 3, 0, false);
+    EXPECT_TRUE(r.ok) << r.message;
+  }
+  {  // Others past a quarter of a wave: their blocks are no longer short beside the
+     // large part's, and it keeps its own split.
+    CompiledGraph alone = compile(graph(1 << 22), false, false);
+    ASSERT_GT(alone.kernels[1].binding.blocks(), wave / 4);
+    CompiledGraph fused = compile(graph(1 << 22), false);
+    ASSERT_EQ(fused.program.kernels.size(), 1u);
+    EXPECT_EQ(fused.kernels[0].binding.blocks(), alone.kernels[0].binding.blocks());
+  }
+}
+
 // Long rows: the layer norm's mean is materialized and read by later kernels, so those
 // launch later; an independent output joins the first launch.
 TEST(LaunchGroups, DependencesThroughTemporariesSplitLaunches) {

@@ -53,7 +53,8 @@ namespace {
 
 // Vector lanes and the natural binding of each kernel; then, in every launch group of
 // several kernels, the parts with smaller blocks are bound again with the group's
-// largest block (one block size per launch; their extra threads idle, guarded by isl).
+// largest block (one block size per launch; their extra threads idle, guarded by isl),
+// and the part with the most blocks again beside the others' blocks.
 struct Bound {
   Vectorization vector;
   Binding binding;
@@ -79,6 +80,18 @@ std::vector<Bound> bindKernels(const KernelPartition& partition, const std::vect
       if (b.binding.threadsPerBlock() != threads)
         b.binding = chooseBinding(perInstance(partition.kernels[static_cast<size_t>(k)], b.vector), target, config, threads);
     }
+    if (group.kernels.size() < 2) continue;
+    // The part with the most blocks splits j again around the others' blocks, so that
+    // they run in the launch's waves instead of after them (chooseBinding).
+    int64_t total = 0;
+    int largest = group.kernels.front();
+    for (int k : group.kernels) {
+      total += bound[static_cast<size_t>(k)].binding.blocks();
+      if (bound[static_cast<size_t>(k)].binding.blocks() > bound[static_cast<size_t>(largest)].binding.blocks()) largest = k;
+    }
+    Bound& b = bound[static_cast<size_t>(largest)];
+    b.binding = chooseBinding(perInstance(partition.kernels[static_cast<size_t>(largest)], b.vector), target, config,
+                              threads, total - b.binding.blocks());
   }
   return bound;
 }

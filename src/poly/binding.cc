@@ -40,18 +40,19 @@ int64_t residentBlocks(const Target& t, int threadsPerBlock) {
   return static_cast<int64_t>(t.smCount) * std::max(1, kResidentThreadsPerSM / threadsPerBlock);
 }
 
-// Blocks along j: the split with the best wave efficiency -- blocks over the slots
-// their waves occupy -- among those that leave each thread `items` elements; ties go
-// to the fewest blocks (fewer partial results to combine).
+// Blocks along j: the split with the best wave efficiency -- the launch's blocks (this
+// kernel's and `blocksBeside`, those of the other parts of a horizontally fused launch)
+// over the slots their waves occupy -- among those that leave each thread `items`
+// elements; ties go to the fewest blocks (fewer partial results to combine).
 int64_t splitReduced(int64_t N, int64_t threadsAlongJ, int64_t tilesOfI, int threadsPerBlock, int64_t items,
-                     const Target& t) {
+                     const Target& t, int64_t blocksBeside) {
   int64_t resident = residentBlocks(t, threadsPerBlock);
   int64_t useful = std::max<int64_t>(1, ceilDiv(N, threadsAlongJ * items));
   int64_t limit = std::min(useful, std::max<int64_t>(1, ceilDiv(resident * kMaxWaves, tilesOfI)));
   int64_t best = 1;
   double bestEfficiency = 0;
   for (int64_t gx = 1; gx <= limit; ++gx) {
-    int64_t blocks = gx * tilesOfI;
+    int64_t blocks = gx * tilesOfI + blocksBeside;
     double efficiency = static_cast<double>(blocks) / static_cast<double>(ceilDiv(blocks, resident) * resident);
     if (efficiency > bestEfficiency + 1e-9) {
       best = gx;
@@ -139,7 +140,8 @@ bool rowsFitOneBlock(const CanonicalSpace& space, const Target& target) {
   return b.tiles >= kRowResidentWaves * residentBlocks(target, b.threadsPerBlock());
 }
 
-Binding chooseBinding(const KernelPlan& plan, const Target& target, const KernelConfig& config, int threadsPerBlock) {
+Binding chooseBinding(const KernelPlan& plan, const Target& target, const KernelConfig& config, int threadsPerBlock,
+                      int64_t blocksBeside) {
   // Row-resident kernels were planned with rowsFitOneBlock() under the defaults: larger
   // blocks keep its promise (they cover more of a row, and fewer of them are resident),
   // smaller ones might not. With GX == 1 the items per thread only shape the block:
@@ -172,11 +174,14 @@ Binding chooseBinding(const KernelPlan& plan, const Target& target, const Kernel
                 plan.name << ": blocks of " << threadsPerBlock << " threads, fewer than its own "
                           << natural.threadsPerBlock());
   Binding b = threadsPerBlock ? blockShapeOf(plan.form, plan.M, plan.N, c, threadsPerBlock) : natural;
+  // Blocks beside count while they are few (a quarter of a wave at most): then they
+  // are short next to this kernel's, and slot counts predict when the launch ends.
+  if (blocksBeside > residentBlocks(target, b.threadsPerBlock()) / 4) blocksBeside = 0;
   // A row-resident kernel (several passes over each row) keeps a row in one block:
   // rowsFitOneBlock() admitted it because its rows are short or many.
   b.GX = plan.passes() > 1 ? 1
                            : splitReduced(plan.N, threadsAlongJ(b, plan.form), b.tiles, b.threadsPerBlock(),
-                                          itemsFor(c, plan.form, plan.N), target);
+                                          itemsFor(c, plan.form, plan.N), target, blocksBeside);
   // Ordered tuples: the same threads and blocks, each over one contiguous chunk of j
   // (the last ones may be short or empty: they contribute the identity).
   if (plan.hasOrderedReduction()) b.chunk = std::max<int64_t>(1, ceilDiv(plan.N, threadsAlongJ(b, plan.form) * b.GX));

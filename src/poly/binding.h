@@ -63,8 +63,10 @@ int itemsFor(const KernelConfig& config, CanonicalForm form, int64_t N);
 // kernels use the defaults but for a larger block size and the items per thread
 // (kRowResidentItems unless `items` is given; rowsFitOneBlock promised their rows one
 // block under the defaults).
+// blocksBeside: blocks that the other parts of a horizontally fused launch add to it;
+// a split along j then fills the waves of the whole launch, not its own.
 Binding chooseBinding(const KernelPlan& plan, const Target& target, const KernelConfig& config = {},
-                      int threadsPerBlock = 0);
+                      int threadsPerBlock = 0, int64_t blocksBeside = 0);
 
 // Whether a reduction of this space may keep each row in one block (GX == 1) on
 // `target` without losing parallelism: its rows are short (one block's threads with
