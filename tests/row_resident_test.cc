@@ -122,6 +122,25 @@ TEST(RowResident, ManyLongRowsStayOneKernelOfOneBlockPerRow) {
   }
 }
 
+// Rows too long for one default block count their waves in the blocks they will take,
+// one row per block of 1024 threads (264 resident on 132 SMs): 528 rows of 16384 floats
+// are two waves and one kernel; 527 are not and split into three kernels. Counted in
+// 256-thread blocks, rows had needed 2112 to stay whole (H100, softmax f32
+// [2048,16384]: three kernels 192.2 us, one 97.1 us, docs/results.md session 15).
+TEST(RowResident, LongRowsCountWavesInTheBlocksTheyTake) {
+  const Target target;
+  const int64_t twoWaves = 2 * static_cast<int64_t>(target.smCount) * (2048 / 1024);
+  Graph whole = softmax(DType::Float32, {twoWaves, 16384}, 1);
+  CompiledGraph c = compile(whole);
+  EXPECT_EQ(onlyKernel(c).passes(), 3);
+  EXPECT_EQ(c.kernels[0].binding.threadsPerBlock(), 1024);
+  EXPECT_EQ(c.kernels[0].binding.BY, 1);
+  CpuCheckReport r = checkOnCpu(c, /*seed=*/5, /*maxPoints=*/100000, false);
+  EXPECT_TRUE(r.ok) << r.message;
+  CompiledGraph split = compile(softmax(DType::Float32, {twoWaves - 1, 16384}, 1));
+  EXPECT_EQ(split.partition.kernels.size(), 3u) << split.partition.toString(split.graph);
+}
+
 // A row-resident kernel takes 4 items per thread along the row (poly/binding.cc,
 // kRowResidentItems): a softmax over rows of 30522 halves (3816 vectors) gets one row
 // per block of 1024 threads, where 8 items would give blocks of two rows of 512; the

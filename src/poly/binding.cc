@@ -137,6 +137,14 @@ bool rowsFitOneBlock(const CanonicalSpace& space, const Target& target) {
   if (space.form == CanonicalForm::Elementwise) return false;
   Binding b = blockShapeOf(space.form, space.M, space.N, kDefaults);
   if (shortRows(b, space.form, space.N)) return true;  // splitReduced() picks one block anyway
+  // Long rows: counted in the blocks chooseBinding will give them (kLongRowThreads
+  // threads, kRowResidentItems each), not in default blocks, of which four times as
+  // many are resident (a softmax over f32 [2048,16384] had been split into three
+  // kernels, though its 2048 rows are 7.8 waves of one-row blocks of 1024).
+  KernelConfig longRows = kDefaults;
+  longRows.threadsPerBlock = kLongRowThreads;
+  longRows.itemsPerThread = kRowResidentItems;
+  b = blockShapeOf(space.form, space.M, space.N, longRows);
   return b.tiles >= kRowResidentWaves * residentBlocks(target, b.threadsPerBlock());
 }
 
