@@ -127,6 +127,7 @@ TEST(RowResident, ManyLongRowsStayOneKernelOfOneBlockPerRow) {
 // are two waves and one kernel; 527 are not and split into three kernels. Counted in
 // 256-thread blocks, rows had needed 2112 to stay whole (H100, softmax f32
 // [2048,16384]: three kernels 192.2 us, one 97.1 us, docs/results.md session 15).
+// Columns (y-reduces) do not.
 TEST(RowResident, LongRowsCountWavesInTheBlocksTheyTake) {
   const Target target;
   const int64_t twoWaves = 2 * static_cast<int64_t>(target.smCount) * (2048 / 1024);
@@ -139,6 +140,10 @@ TEST(RowResident, LongRowsCountWavesInTheBlocksTheyTake) {
   EXPECT_TRUE(r.ok) << r.message;
   CompiledGraph split = compile(softmax(DType::Float32, {twoWaves - 1, 16384}, 1));
   EXPECT_EQ(split.partition.kernels.size(), 3u) << split.partition.toString(split.graph);
+  // Columns keep counting in default blocks: 1024 tiles of 32 long columns are not the
+  // 2112 that two waves of those need (one column-resident kernel measured slower).
+  CompiledGraph columns = compile(softmax(DType::Float32, {4096, 32768}, 0));
+  EXPECT_EQ(columns.partition.kernels.size(), 3u) << columns.partition.toString(columns.graph);
 }
 
 // A row-resident kernel takes 4 items per thread along the row (poly/binding.cc,

@@ -140,7 +140,13 @@ bool rowsFitOneBlock(const CanonicalSpace& space, const Target& target) {
   // Long rows: counted in the blocks chooseBinding will give them (kLongRowThreads
   // threads, kRowResidentItems each), not in default blocks, of which four times as
   // many are resident (a softmax over f32 [2048,16384] had been split into three
-  // kernels, though its 2048 rows are 7.8 waves of one-row blocks of 1024).
+  // kernels, though its 2048 rows are 7.8 waves of one-row blocks of 1024: 192.2 ->
+  // 97.1 us on the H100). Columns (y-reduces) keep the default count: a block of 32
+  // long columns re-reads more than the L2 holds while the other blocks stream, and a
+  // column softmax of f32 [4096,32768] took 866.7 us as one such kernel against 827.9
+  // as three (docs/results.md, session 15).
+  if (space.form == CanonicalForm::YReduce)
+    return b.tiles >= kRowResidentWaves * residentBlocks(target, b.threadsPerBlock());
   KernelConfig longRows = kDefaults;
   longRows.threadsPerBlock = kLongRowThreads;
   longRows.itemsPerThread = kRowResidentItems;

@@ -71,8 +71,9 @@ Binding chooseBinding(const KernelPlan& plan, const Target& target, const Kernel
 // Whether a reduction of this space may keep each row in one block (GX == 1) on
 // `target` without losing parallelism: its rows are short (one block's threads with
 // their items per thread cover a row), or there are enough rows for kRowResidentWaves
-// waves of one block per row, counted in the blocks of kLongRowThreads that long rows
-// take (a softmax over 4096 rows of 50257, or 2048 of 16384). Row-resident kernels
+// waves of one block per row, counted for rows (not columns) in the blocks of
+// kLongRowThreads that long rows take (a softmax over 4096 rows of 50257, or 2048 of
+// 16384). Row-resident kernels
 // (several passes per row) are planned only where this holds; chooseBinding gives
 // them GX == 1.
 bool rowsFitOneBlock(const CanonicalSpace& space, const Target& target);
