@@ -51,47 +51,63 @@ auto timed(std::map<std::string, double>* millis, const std::string& stage, F&& 
 
 namespace {
 
-// Vector lanes and the natural binding of each kernel; then, in every launch group of
-// several kernels, the parts with smaller blocks are bound again with the group's
-// largest block (one block size per launch; their extra threads idle, guarded by isl),
-// and the part with the most blocks again beside the others' blocks.
 struct Bound {
   Vectorization vector;
   Binding binding;
 };
 
+// The plan as chooseBinding sees it: a vectorized instance covers `width` elements.
+KernelPlan perInstance(KernelPlan plan, const Vectorization& v) {
+  int64_t& extent = v.axis == 'i' ? plan.M : plan.N;
+  extent = v.vectorsAlong(extent);
+  return plan;
+}
+
+// A launch has one block size: the parts with smaller blocks are bound again with the
+// group's largest (their extra threads idle, guarded by isl). Returns that size.
+int bindWithOneBlockSize(const KernelPartition& partition, const LaunchGroup& group, const Target& target,
+                         const KernelConfig& config, std::vector<Bound>& bound) {
+  int threads = 0;
+  for (int k : group.kernels) threads = std::max(threads, bound[static_cast<size_t>(k)].binding.threadsPerBlock());
+  for (int k : group.kernels) {
+    Bound& b = bound[static_cast<size_t>(k)];
+    if (b.binding.threadsPerBlock() != threads)
+      b.binding = chooseBinding(perInstance(partition.kernels[static_cast<size_t>(k)], b.vector), target, config, threads);
+  }
+  return threads;
+}
+
+// The part with the most blocks splits j again around the others' blocks, so that they
+// run in the launch's waves instead of after them (chooseBinding's blocksBeside). A
+// group that splitBySharedMemory later cuts into several launches counts as one here:
+// the split is then merely less good, never wrong.
+void makeRoomInTheWave(const KernelPartition& partition, const LaunchGroup& group, const Target& target,
+                       const KernelConfig& config, int threads, std::vector<Bound>& bound) {
+  auto blocksOf = [&](int k) { return bound[static_cast<size_t>(k)].binding.blocks(); };
+  int64_t total = 0;
+  int largest = group.kernels.front();
+  for (int k : group.kernels) {
+    total += blocksOf(k);
+    if (blocksOf(k) > blocksOf(largest)) largest = k;
+  }
+  Bound& b = bound[static_cast<size_t>(largest)];
+  b.binding = chooseBinding(perInstance(partition.kernels[static_cast<size_t>(largest)], b.vector), target, config,
+                            threads, total - blocksOf(largest));
+}
+
+// Vector lanes and the natural binding of each kernel; then, in every launch group of
+// several kernels, one block size and room for the small parts in the wave.
 std::vector<Bound> bindKernels(const KernelPartition& partition, const std::vector<LaunchGroup>& groups,
                                const Target& target, const KernelConfig& config) {
-  auto perInstance = [](KernelPlan plan, const Vectorization& v) {  // a vectorized instance covers `width` elements
-    int64_t& extent = v.axis == 'i' ? plan.M : plan.N;
-    extent = v.vectorsAlong(extent);
-    return plan;
-  };
   std::vector<Bound> bound;
   for (const KernelPlan& plan : partition.kernels) {
     Vectorization v = chooseVectorization(plan, config.maxVectorWidth);
     bound.push_back({v, chooseBinding(perInstance(plan, v), target, config)});
   }
   for (const LaunchGroup& group : groups) {
-    int threads = 0;
-    for (int k : group.kernels) threads = std::max(threads, bound[static_cast<size_t>(k)].binding.threadsPerBlock());
-    for (int k : group.kernels) {
-      Bound& b = bound[static_cast<size_t>(k)];
-      if (b.binding.threadsPerBlock() != threads)
-        b.binding = chooseBinding(perInstance(partition.kernels[static_cast<size_t>(k)], b.vector), target, config, threads);
-    }
     if (group.kernels.size() < 2) continue;
-    // The part with the most blocks splits j again around the others' blocks, so that
-    // they run in the launch's waves instead of after them (chooseBinding).
-    int64_t total = 0;
-    int largest = group.kernels.front();
-    for (int k : group.kernels) {
-      total += bound[static_cast<size_t>(k)].binding.blocks();
-      if (bound[static_cast<size_t>(k)].binding.blocks() > bound[static_cast<size_t>(largest)].binding.blocks()) largest = k;
-    }
-    Bound& b = bound[static_cast<size_t>(largest)];
-    b.binding = chooseBinding(perInstance(partition.kernels[static_cast<size_t>(largest)], b.vector), target, config,
-                              threads, total - b.binding.blocks());
+    const int threads = bindWithOneBlockSize(partition, group, target, config, bound);
+    makeRoomInTheWave(partition, group, target, config, threads, bound);
   }
   return bound;
 }
