@@ -14,10 +14,17 @@ constexpr int kMaxWaves = 8;             // look no further than this many waves
 constexpr int64_t kMaxGridY = 65535;
 const KernelConfig kDefaults;
 constexpr int64_t kLargeAllReduce = int64_t{1} << 16;  // statement instances (vectors with lanes)
-// Long rows stay in one block each when there are at least this many waves of them:
-// the GPU is full without splitting rows, and a wave of 2+ loses at most a third to
-// quantization (4 waves: a fifth).
+// Long columns (y-reduces) stay in one block each when there are at least this many
+// waves of them: the GPU is full without splitting them, and a wave of 2+ loses at most
+// a third to quantization (4 waves: a fifth).
 constexpr int64_t kRowResidentWaves = 2;
+// Long rows (x-reduces) stay in one block of kLongRowThreads each from a quarter of a
+// wave of such blocks (66 rows on 132 SMs): the kernel sequence that splits them reads
+// them three times. H100, softmax f32 over rows of 16384..100000, three kernels against
+// one row-resident kernel (us): 2048 rows 192.2 -> 97.1, 400 rows 86.0 -> 48.3, 200 rows
+// 24.9 -> 15.5, 132 rows 29.6 -> 18.1, 64 rows of 65536 30.1 -> 23.7, but 16 rows of
+// 100000 19.4 -> 29.2 (docs/results.md, session 15).
+constexpr int64_t kLongRowWaveDivisor = 4;
 constexpr int kLongRowThreads = 1024;  // row-resident kernels over long rows
 // Items per thread along j in row-resident kernels (the default's half): more threads
 // on a row, fewer rows in a block, fewer rows resident for the later passes to find in
@@ -137,21 +144,19 @@ bool rowsFitOneBlock(const CanonicalSpace& space, const Target& target) {
   if (space.form == CanonicalForm::Elementwise) return false;
   Binding b = blockShapeOf(space.form, space.M, space.N, kDefaults);
   if (shortRows(b, space.form, space.N)) return true;  // splitReduced() picks one block anyway
-  // Long rows: counted in the blocks chooseBinding will give them (kLongRowThreads
-  // threads, kRowResidentItems each), not in default blocks, of which four times as
-  // many are resident (a softmax over f32 [2048,16384] had been split into three
-  // kernels, though its 2048 rows are 7.8 waves of one-row blocks of 1024: 192.2 ->
-  // 97.1 us on the H100). Columns (y-reduces) keep the default count: a block of 32
-  // long columns re-reads more than the L2 holds while the other blocks stream, and a
-  // column softmax of f32 [4096,32768] took 866.7 us as one such kernel against 827.9
-  // as three (docs/results.md, session 15).
+  // Columns (y-reduces) count two waves of default blocks: a block of 32 long columns
+  // re-reads more than the L2 holds while the other blocks stream, and a column softmax
+  // of f32 [4096,32768] took 866.7 us as one such kernel against 827.9 as three
+  // (docs/results.md, session 15).
   if (space.form == CanonicalForm::YReduce)
     return b.tiles >= kRowResidentWaves * residentBlocks(target, b.threadsPerBlock());
+  // Rows count a quarter wave of the blocks chooseBinding will give them
+  // (kLongRowThreads threads, kRowResidentItems each; kLongRowWaveDivisor).
   KernelConfig longRows = kDefaults;
   longRows.threadsPerBlock = kLongRowThreads;
   longRows.itemsPerThread = kRowResidentItems;
   b = blockShapeOf(space.form, space.M, space.N, longRows);
-  return b.tiles >= kRowResidentWaves * residentBlocks(target, b.threadsPerBlock());
+  return b.tiles * kLongRowWaveDivisor >= residentBlocks(target, b.threadsPerBlock());
 }
 
 Binding chooseBinding(const KernelPlan& plan, const Target& target, const KernelConfig& config, int threadsPerBlock,

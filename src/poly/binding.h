@@ -70,10 +70,10 @@ Binding chooseBinding(const KernelPlan& plan, const Target& target, const Kernel
 
 // Whether a reduction of this space may keep each row in one block (GX == 1) on
 // `target` without losing parallelism: its rows are short (one block's threads with
-// their items per thread cover a row), or there are enough rows for kRowResidentWaves
-// waves of one block per row, counted for rows (not columns) in the blocks of
-// kLongRowThreads that long rows take (a softmax over 4096 rows of 50257, or 2048 of
-// 16384). Row-resident kernels
+// their items per thread cover a row), or there are enough of them at one block each:
+// a quarter wave of the 1024-thread blocks long rows take (66 rows on 132 SMs: a
+// softmax over 4096 rows of 50257, or 200 of 16384), two waves of default blocks for
+// long columns. Row-resident kernels
 // (several passes per row) are planned only where this holds; chooseBinding gives
 // them GX == 1.
 bool rowsFitOneBlock(const CanonicalSpace& space, const Target& target);
