@@ -6,7 +6,8 @@
 // rows of at most a warp (xor butterfly: every lane already holds the total), longer
 // rows (the total published through shared memory), y-reduces (columns) and
 // all-reduces, several i-tiles per block (more rows than grid.y), and long rows that
-// stay in one block because there are enough of them to fill the GPU. Without a GPU
+// stay in one block because there are enough of them (from a quarter wave of one-row
+// blocks, poly/binding.cc). Without a GPU
 // every test is skipped.
 #include <gtest/gtest.h>
 
@@ -44,6 +45,7 @@ std::vector<Case> cases() {
       {"softmax f32 [2000] (all-reduce)", softmax(DType::Float32, {2000}, 0)},
       {"softmax f32 [17000000,2] (more row tiles than grid.y)", softmax(DType::Float32, {17000000, 2}, 1)},
       {"softmax f16 [4096,50257] (long rows, many of them)", softmax(DType::Float16, {4096, 50257}, 1)},
+      {"softmax f32 [200,16384] (long rows, under a wave of one-row blocks)", softmax(DType::Float32, {200, 16384}, 1)},
       {"softmax f32 [64,70001] axis 0 (long columns, many of them)", softmax(DType::Float32, {64, 70001}, 0)},
       {"layer norm f16 [4096,768]", layerNorm(DType::Float16, {4096, 768})},
       {"layer norm f32 [1000,1024]", layerNorm(DType::Float32, {1000, 1024})},
