@@ -177,6 +177,11 @@ TEST(RowResident, LongRowsFallBackToAKernelSequence) {
   EXPECT_EQ(c.partition.kernels.size(), 3u) << c.partition.toString(c.graph);
   EXPECT_EQ(c.partition.temporaries.size(), 2u);
   for (const KernelPlan& k : c.partition.kernels) EXPECT_EQ(k.passes(), 1);
+  // The dump says why (--dump=partition).
+  EXPECT_NE(c.partition.kernels[0].why.find("2 reduction result(s) materialized for later kernels: its rows span "
+                                            "several blocks"),
+            std::string::npos)
+      << c.partition.kernels[0].why;
   expectCorrectAndCompiles(g);
 }
 
@@ -191,6 +196,25 @@ TEST(RowResident, ReductionReadingTotalsAtOtherRowsSplitsByLevel) {
   CompiledGraph c = compile(g);
   EXPECT_EQ(c.partition.kernels.size(), 2u) << c.partition.toString(c.graph);
   EXPECT_EQ(c.partition.temporaries.size(), 1u);
+  EXPECT_NE(c.partition.kernels[0].why.find("materialized for later kernels: read at other rows than its own"),
+            std::string::npos)
+      << c.partition.kernels[0].why;
+  expectCorrectAndCompiles(g);
+}
+
+TEST(RowResident, ReductionOverOtherAxesReadsAMaterializedResult) {
+  // t[j] = sum_i x[i, j] * s[i] with s[i] = sum_j x[i, j]: the second reduction is over
+  // the other axis (a y-reduce), a kernel of its own that loads s from a temporary.
+  GraphBuilder b("other_axes");
+  Value x = b.input("x", DType::Float32, {64, 100});
+  Value s = b.reduceSum(x, {1}, /*keepDims=*/true);  // [64, 1]
+  b.output(b.reduceSum(b.mul(x, s), {0}));          // [100]
+  Graph g = b.build();
+  CompiledGraph c = compile(g);
+  ASSERT_EQ(c.partition.kernels.size(), 2u) << c.partition.toString(c.graph);
+  EXPECT_NE(c.partition.kernels[0].why.find("materialized for later kernels: read by a reduction over other axes"),
+            std::string::npos)
+      << c.partition.kernels[0].why;
   expectCorrectAndCompiles(g);
 }
 

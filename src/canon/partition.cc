@@ -137,10 +137,24 @@ class Partitioner {
       const Tensor& t = g_.tensor(g_.nodes[static_cast<size_t>(node)].output);
       p.temporaries[static_cast<size_t>(temp)] = {g_.nodes[static_cast<size_t>(node)].output, numElements(t.shape), t.dtype};
     }
-    if (!materialized_.empty() && !p.kernels.empty())
-      p.kernels.front().why += "; " + std::to_string(materialized_.size()) +
-                               " reduction result(s) materialized: read by a later reduction or at other rows";
+    if (!materialized_.empty() && !p.kernels.empty()) p.kernels.front().why += "; " + whyMaterialized();
     return p;
+  }
+
+  // "2 reduction result(s) materialized: read by a later reduction (its rows span several
+  // blocks)" -- why the reductions could not stay passes of one row-resident kernel.
+  std::string whyMaterialized() const {
+    std::set<std::string> reasons;
+    for (auto [node, temp] : materialized_) {
+      const auto [shape, axes] = spaceOf(node);
+      if (splitByLevel_.count({shape, axes})) reasons.insert("read at other rows than its own");
+      else if (!rowsFitOneBlock_(canonicalSpace(shape, axes)))
+        reasons.insert("its rows span several blocks: too long for one, too few to fill the GPU one block each");
+      else reasons.insert("read by a reduction over other axes or another shape");
+    }
+    std::string text = std::to_string(materialized_.size()) + " reduction result(s) materialized for later kernels:";
+    for (const std::string& r : reasons) text += (text.back() == ':' ? " " : "; ") + r;
+    return text;
   }
 
   void classify(int o, std::vector<int>& reductionFree) {
