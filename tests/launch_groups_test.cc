@@ -142,14 +142,17 @@ TEST(LaunchGroups, TheLargestPartLeavesRoomForTheOthersInItsWave) {
     ASSERT_EQ(alone.kernels[0].binding.blocks(), wave) << "the large part alone fills one wave of 256-thread blocks";
     const int64_t others = alone.kernels[1].binding.blocks() + alone.kernels[2].binding.blocks();
     ASSERT_GT(others, 1);
-    CompiledGraph fused = compile(graph(184965), false);
-    ASSERT_EQ(fused.program.kernels.size(), 1u);
-    EXPECT_EQ(fused.kernels[0].binding.blocks(), wave - others);
-    EXPECT_EQ(fused.kernels[1].binding.blocks() + fused.kernels[2].binding.blocks(), others);
-    EXPECT_EQ(static_cast<int64_t>(fused.program.kernels[0].launch.grid[0]), wave);
-    expectNvrtcCompiles(fused);
-    CpuCheckReport r = checkOnCpu(fused, 3, 0, false);
-    EXPECT_TRUE(r.ok) << r.message;
+    for (bool deterministic : {false, true}) {
+      SCOPED_TRACE(deterministic ? "deterministic" : "atomics");
+      CompiledGraph fused = compile(graph(184965), deterministic);
+      ASSERT_EQ(fused.program.kernels.size(), 1u);
+      EXPECT_EQ(fused.kernels[0].binding.blocks(), wave - others);
+      EXPECT_EQ(fused.kernels[1].binding.blocks() + fused.kernels[2].binding.blocks(), others);
+      EXPECT_EQ(static_cast<int64_t>(fused.program.kernels[0].launch.grid[0]), wave);
+      expectNvrtcCompiles(fused);
+      CpuCheckReport r = checkOnCpu(fused, 3, 0, deterministic);
+      EXPECT_TRUE(r.ok) << r.message;
+    }
   }
   {  // Others past a quarter of a wave: their blocks are no longer short beside the
      // large part's, and it keeps its own split.
