@@ -141,8 +141,8 @@ class Partitioner {
     return p;
   }
 
-  // "2 reduction result(s) materialized: read by a later reduction (its rows span several
-  // blocks)" -- why the reductions could not stay passes of one row-resident kernel.
+  // "2 reduction result(s) materialized for later kernels: read at other rows than its
+  // own" -- why the reductions could not stay passes of one row-resident kernel.
   std::string whyMaterialized() const {
     std::set<std::string> reasons;
     for (auto [node, temp] : materialized_) {
@@ -152,8 +152,12 @@ class Partitioner {
         reasons.insert("its rows span several blocks: too long for one, too few to fill the GPU one block each");
       else reasons.insert("read by a reduction over other axes or another shape");
     }
-    std::string text = std::to_string(materialized_.size()) + " reduction result(s) materialized for later kernels:";
-    for (const std::string& r : reasons) text += (text.back() == ':' ? " " : "; ") + r;
+    std::string text = std::to_string(materialized_.size()) + " reduction result(s) materialized for later kernels";
+    const char* separator = ": ";
+    for (const std::string& r : reasons) {
+      text += separator + r;
+      separator = "; ";
+    }
     return text;
   }
 

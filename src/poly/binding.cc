@@ -127,6 +127,20 @@ bool shortRows(const Binding& b, CanonicalForm form, int64_t N) {
   return N <= threadsAlongJ(b, form) * itemsFor(kDefaults, form, N);
 }
 
+// The knobs a row-resident kernel is bound with: the defaults, but `asked`'s block size
+// if larger, blocks of at least kLongRowThreads on long rows (a later pass re-reads the
+// row, which hits the L2 only while the rows resident at once fit it) unless a forced
+// row cache keeps the later passes out of the L2, and kRowResidentItems unless `asked`
+// gives the items per thread.
+KernelConfig rowResidentConfig(const KernelConfig& asked, CanonicalForm form, int64_t M, int64_t N) {
+  KernelConfig c = kDefaults;
+  const bool shortRow = shortRows(blockShapeOf(form, M, N, kDefaults), form, N);
+  const int least = shortRow || asked.rowCache == RowCacheMode::On ? kDefaults.threadsPerBlock : kLongRowThreads;
+  c.threadsPerBlock = std::max(asked.threadsPerBlock, least);
+  c.itemsPerThread = asked.itemsPerThread != KernelConfig::kAuto ? asked.itemsPerThread : kRowResidentItems;
+  return c;
+}
+
 }  // namespace
 
 int64_t Target::sharedBytesPerBlock() const {
@@ -150,12 +164,9 @@ bool rowsFitOneBlock(const CanonicalSpace& space, const Target& target) {
   // (docs/results.md, session 15).
   if (space.form == CanonicalForm::YReduce)
     return b.tiles >= kRowResidentWaves * residentBlocks(target, b.threadsPerBlock());
-  // Rows count a quarter wave of the blocks chooseBinding will give them
-  // (kLongRowThreads threads, kRowResidentItems each; kLongRowWaveDivisor).
-  KernelConfig longRows = kDefaults;
-  longRows.threadsPerBlock = kLongRowThreads;
-  longRows.itemsPerThread = kRowResidentItems;
-  b = blockShapeOf(space.form, space.M, space.N, longRows);
+  // Rows count a quarter wave (kLongRowWaveDivisor) of the blocks chooseBinding will
+  // give them.
+  b = blockShapeOf(space.form, space.M, space.N, rowResidentConfig(kDefaults, space.form, space.M, space.N));
   return b.tiles * kLongRowWaveDivisor >= residentBlocks(target, b.threadsPerBlock());
 }
 
@@ -166,19 +177,9 @@ Binding chooseBinding(const KernelPlan& plan, const Target& target, const Kernel
   // smaller ones might not. With GX == 1 the items per thread only shape the block:
   // kRowResidentItems (unless `items` is given) puts twice the default's threads along a
   // row and half its rows in a block.
-  // Long rows take blocks of kLongRowThreads: a later pass re-reads the row, which hits
-  // the L2 only while the rows resident at once fit it (H100, softmax f16 over 4096
-  // rows of 50257, 3 passes: 820 us with 256 threads, 878 with 512, 576 with 1024).
-  // A forced row cache (KernelConfig::rowCache on) keeps the later passes out of the L2:
-  // then the block may be as small as asked.
-  KernelConfig c = config;
-  if (plan.passes() > 1) {
-    c = kDefaults;
-    const bool shortRow = shortRows(blockShapeOf(plan.form, plan.M, plan.N, kDefaults), plan.form, plan.N);
-    const int least = shortRow || config.rowCache == RowCacheMode::On ? kDefaults.threadsPerBlock : kLongRowThreads;
-    c.threadsPerBlock = std::max(config.threadsPerBlock, least);
-    c.itemsPerThread = config.itemsPerThread != KernelConfig::kAuto ? config.itemsPerThread : kRowResidentItems;
-  }
+  // Long rows take blocks of kLongRowThreads (rowResidentConfig; H100, softmax f16 over
+  // 4096 rows of 50257, 3 passes: 820 us with 256 threads, 878 with 512, 576 with 1024).
+  const KernelConfig c = plan.passes() > 1 ? rowResidentConfig(config, plan.form, plan.M, plan.N) : config;
   POLYRED_CHECK(threadsPerBlock == 0 || (threadsPerBlock <= 1024 && (threadsPerBlock & (threadsPerBlock - 1)) == 0),
                 plan.name << ": blocks of " << threadsPerBlock << " threads asked for");
   if (plan.form == CanonicalForm::Elementwise) {
