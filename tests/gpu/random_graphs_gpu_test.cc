@@ -1,0 +1,145 @@
+// Random graphs on the GPU: tests/random_graphs.h's generator with its GPU sizes (ranks
+// up to 6, rows longer than a block, rows spread over many blocks, vector lanes off
+// their boundary, grids of several waves; up to 2^22 elements), each graph compiled
+// for this GPU, launched, compared with the reference interpreter, launched twice more
+// and compared bit for bit with the first launch where the result cannot depend on
+// the order of accumulation (deterministic mode, or integer and bool outputs).
+// Seeds alternate deterministic mode. Independent graphs side by side (one fused
+// launch) are run the same way. A failure prints the seed, what the graph exercises,
+// the graph and the comparison; POLYRED_RANDOM_GPU_SEEDS=FIRST:COUNT runs other seeds.
+// Without a GPU every test is skipped.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "driver/gpu_run.h"
+#include "driver/pipeline.h"
+#include "random_graphs.h"
+#include "runtime/executor.h"
+#include "support/error.h"
+
+namespace polyred {
+namespace {
+
+using namespace random_graphs;
+
+struct SeedRange {
+  uint64_t first = 1;
+  int count = 0;
+};
+
+// The seeds a test runs: its own default, or POLYRED_RANDOM_GPU_SEEDS=FIRST:COUNT.
+SeedRange seedsFor(int defaultCount) {
+  SeedRange r{1, defaultCount};
+  if (const char* env = std::getenv("POLYRED_RANDOM_GPU_SEEDS")) {
+    unsigned long long first = 0;
+    int count = 0;
+    if (std::sscanf(env, "%llu:%d", &first, &count) == 2 && count > 0) r = {first, count};
+  }
+  return r;
+}
+
+bool exactOutputs(const Graph& g) {
+  for (const Output& o : g.outputs)
+    if (isFloat(g.tensor(o.tensor).dtype)) return false;
+  return true;
+}
+
+struct Tally {
+  int checked = 0, skipped = 0, multiBlockKernels = 0, fusedLaunches = 0;
+  std::vector<uint64_t> failedSeeds;
+};
+
+void runOne(const Generated& gen, uint64_t seed, const Target& target, Tally& tally) {
+  const Graph& g = gen.graph;
+  CompileOptions options;
+  options.target = target;
+  options.deterministic = seed % 2 == 1;
+  auto fail = [&](const std::string& what) {
+    tally.failedSeeds.push_back(seed);
+    ADD_FAILURE() << "seed " << seed << " (" << describe(gen.features) << "), deterministic "
+                  << options.deterministic << ":\n"
+                  << what << "\n"
+                  << g.toString();
+  };
+  try {
+    CompiledGraph c = compileGraph(g, options);
+    GpuRunOptions run;
+    run.seed = seed;
+    run.time = false;
+    run.repeatChecks = 2;
+    GpuRunReport r = runOnGpu(c, run);
+    if (!r.ok) return fail("GPU result differs from the reference:\n" + r.check);
+    if ((options.deterministic || exactOutputs(g)) && !r.bitwiseRepeatable)
+      return fail("a repeated launch gave other bytes than the first");
+    for (const KernelSpec& k : c.program.kernels) {
+      tally.multiBlockKernels += !k.workspaces.empty();
+      tally.fusedLaunches += !k.parts.empty();
+    }
+    ++tally.checked;
+  } catch (const UnsupportedError&) {
+    ++tally.skipped;
+  } catch (const std::exception& e) {
+    fail(std::string("exception: ") + e.what());
+  }
+}
+
+std::string seedList(const std::vector<uint64_t>& seeds) {
+  std::string s;
+  for (uint64_t x : seeds) s += " " + std::to_string(x);
+  return s;
+}
+
+TEST(RandomGraphsGpu, ReductionGraphsMatchTheReference) {
+  std::string why;
+  if (!gpuAvailable(&why)) GTEST_SKIP() << why;
+  const Target target = currentTarget();
+  const SeedRange seeds = seedsFor(160);
+  Tally tally;
+  for (uint64_t seed = seeds.first; seed < seeds.first + static_cast<uint64_t>(seeds.count); ++seed)
+    runOne(GraphGenerator(seed, gpuSizes()).reductionGraph(), seed, target, tally);
+  EXPECT_TRUE(tally.failedSeeds.empty()) << "failing seeds:" << seedList(tally.failedSeeds);
+  EXPECT_LT(tally.skipped * 10, seeds.count) << tally.skipped << " graphs rejected as unsupported";
+  // The GPU sizes exist to reach cross-block combines; a run without them tests little.
+  EXPECT_GE(tally.multiBlockKernels, seeds.count / 10);
+  std::printf("%d random reduction graphs matched on the GPU (%d kernels with a cross-block workspace)\n",
+              tally.checked, tally.multiBlockKernels);
+}
+
+TEST(RandomGraphsGpu, ElementwiseGraphsMatchTheReference) {
+  std::string why;
+  if (!gpuAvailable(&why)) GTEST_SKIP() << why;
+  const Target target = currentTarget();
+  const SeedRange seeds = seedsFor(20);
+  Tally tally;
+  for (uint64_t seed = seeds.first; seed < seeds.first + static_cast<uint64_t>(seeds.count); ++seed)
+    runOne(GraphGenerator(seed, gpuSizes()).elementwiseGraph(), seed, target, tally);
+  EXPECT_TRUE(tally.failedSeeds.empty()) << "failing seeds:" << seedList(tally.failedSeeds);
+  EXPECT_EQ(tally.skipped, 0);
+}
+
+TEST(RandomGraphsGpu, ParallelGraphsMatchTheReference) {
+  std::string why;
+  if (!gpuAvailable(&why)) GTEST_SKIP() << why;
+  const Target target = currentTarget();
+  const SeedRange seeds = seedsFor(20);
+  Tally tally;
+  for (uint64_t seed = seeds.first; seed < seeds.first + static_cast<uint64_t>(seeds.count); ++seed) {
+    std::vector<Graph> parts;
+    Features features;
+    for (uint64_t k = 0; k < 2 + seed % 3; ++k) {
+      Generated part = GraphGenerator(1000 * seed + k, gpuSizes()).reductionGraph();
+      parts.push_back(part.graph);
+      features = part.features;
+    }
+    runOne(Generated{sideBySide(parts), features}, seed, target, tally);
+  }
+  EXPECT_TRUE(tally.failedSeeds.empty()) << "failing seeds:" << seedList(tally.failedSeeds);
+  EXPECT_GE(tally.fusedLaunches, seeds.count / 2) << "too few graphs were fused horizontally";
+}
+
+}  // namespace
+}  // namespace polyred

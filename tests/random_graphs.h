@@ -1,0 +1,438 @@
+// Random fused sub-graphs for property tests: a seeded generator builds graphs with
+// GraphBuilder -- shapes from a size profile (small ones for the CPU check, larger ones
+// for the GPU) whose dims include 1 and non-powers of two, random reduced-axis sets
+// (sometimes all, sometimes negative), chains of 0-5 elementwise producers, broadcasts
+// (suffix shapes, size-1 dims, BroadcastTo, scalars), a transpose or a reshape before
+// the reduction, every built-in reduction in float32/float16/bfloat16/float64/int32/
+// int8/bool, sometimes two reductions over the same axes, epilogues and keep_dims --
+// plus elementwise-only graphs, and independent graphs side by side (parallel files).
+// Used by tests/pipeline_property_test.cc (CPU) and tests/gpu/random_graphs_gpu_test.cc.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <numeric>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "frontend/builder.h"
+#include "frontend/composite_reader.h"
+#include "ir/graph.h"
+
+namespace polyred::random_graphs {
+
+inline const std::vector<DType> kDTypes = {DType::Float32, DType::Float16, DType::BFloat16, DType::Float64,
+                                    DType::Int32,   DType::Int8,    DType::Bool};
+
+// splitmix64: the same sequence on every platform (std distributions are not portable).
+class Rng {
+ public:
+  explicit Rng(uint64_t seed) : state_(seed) {}
+  uint64_t next() {
+    uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+  size_t below(size_t n) { return static_cast<size_t>(next() % n); }
+  bool percent(int p) { return below(100) < static_cast<size_t>(p); }
+  template <class T>
+  T pick(const std::vector<T>& xs) { return xs[below(xs.size())]; }
+
+ private:
+  uint64_t state_;
+};
+
+// What a generated graph exercises, for the coverage test and failure messages.
+struct Features {
+  DType dtype = DType::Float32;
+  BuiltinCombiner reduction = BuiltinCombiner::None;  // None for elementwise-only graphs
+  int maxChain = 0;
+  bool broadcast = false, transpose = false, reshape = false, allAxes = false, negativeAxes = false,
+       keepDims = false, outType = false, twoReductions = false, epilogue = false, intermediateOutput = false,
+       sizeOneDim = false;
+};
+
+struct Generated {
+  Graph graph;
+  Features features;
+};
+
+inline std::vector<BuiltinCombiner> reductionsFor(DType t) {
+  if (t == DType::Bool) return {BuiltinCombiner::And, BuiltinCombiner::Or};
+  return {BuiltinCombiner::Sum, BuiltinCombiner::Prod, BuiltinCombiner::Max, BuiltinCombiner::Min};
+}
+
+// The sizes a generator draws: ranks, the dims of every axis, a cap on the elements.
+struct SizeProfile {
+  std::vector<size_t> ranks;
+  std::vector<int64_t> dims;
+  int64_t maxElements = 0;
+  // Float products over long rows take factors closer to 1, so that they stay finite
+  // (off for the CPU sizes, whose graphs stay as they were).
+  bool productsScaleWithLength = false;
+};
+
+// Small shapes: the CPU check of one graph stays fast. Rank 1 is always an all-reduce.
+inline SizeProfile cpuSizes() { return {{1, 2, 2, 3, 3, 3, 4, 4}, {1, 2, 3, 5, 7, 31, 32, 33, 64, 100, 127, 129}, 200000}; }
+
+// Shapes for the GPU: ranks up to 6 and dims that make rows longer than a block, many
+// blocks per row, vector lanes off their boundary and grids of several waves -- up to
+// 2^22 elements, which the reference on the host still checks in about a second.
+inline SizeProfile gpuSizes() {
+  return {{1, 2, 2, 3, 3, 4, 4, 5, 6},
+          {1, 2, 3, 5, 7, 31, 32, 33, 64, 100, 127, 129, 255, 1000, 1025, 4097, 8192, 30001, 65537},
+          int64_t{1} << 22,
+          true};
+}
+
+inline std::vector<BuiltinCombiner> reductionsFor(DType t);
+
+// Builds one random graph from a seed (a generator is used once).
+class GraphGenerator {
+ public:
+  explicit GraphGenerator(uint64_t seed, SizeProfile sizes = cpuSizes())
+      : rng_(seed), b_("random_" + std::to_string(seed)), sizes_(std::move(sizes)) {}
+
+  Generated reductionGraph() {
+    DType t = rng_.pick(kDTypes);
+    f_.dtype = t;
+    f_.reduction = rng_.pick(reductionsFor(t));
+    Shape s = randomShape();
+    std::vector<int64_t> axes = randomAxes(s.size());
+    f_.keepDims = rng_.percent(30);
+    f_.outType = rng_.percent(20);
+    DType out = f_.outType ? resultType(t) : t;
+    Value v = producers(s, t);
+    const int64_t length = reducedLength(s, axes);
+    Value r1 = b_.reduce(reductionInput(v, f_.reduction, t, length), builtinReduction(f_.reduction, t, out), axes, f_.keepDims, out);
+    std::vector<Value> results = {r1};
+    if (rng_.percent(30)) {
+      f_.twoReductions = true;
+      BuiltinCombiner second = rng_.pick(reductionsFor(t));
+      Value in = rng_.percent(50) ? v : producers(s, t);
+      results.push_back(b_.reduce(reductionInput(in, second, t, length), builtinReduction(second, t, out), axes, f_.keepDims, out));
+    }
+    if (rng_.percent(40)) {
+      f_.epilogue = true;
+      b_.output(epilogue(results, out));
+      if (rng_.percent(50)) b_.output(r1);
+    } else {
+      b_.output(r1);
+    }
+    if (results.size() > 1) b_.output(results[1]);
+    if (rng_.percent(15)) {  // an intermediate is an output too
+      f_.intermediateOutput = true;
+      b_.output(v);
+    }
+    return {b_.build(), f_};
+  }
+
+  Generated elementwiseGraph() {
+    DType t = rng_.pick(kDTypes);
+    f_.dtype = t;
+    Value v = producers(randomShape(), t);
+    b_.output(v);
+    if (rng_.percent(50)) b_.output(step(v, t));
+    return {b_.build(), f_};
+  }
+
+ private:
+  Shape randomShape() {
+    for (;;) {
+      Shape s(rng_.pick(sizes_.ranks));
+      int64_t elements = 1;  // multiplied as drawn: a rank-6 shape could overflow
+      for (int64_t& d : s) {
+        d = rng_.pick(sizes_.dims);
+        elements = std::min(elements * d, sizes_.maxElements + 1);
+      }
+      if (elements > sizes_.maxElements) continue;
+      for (int64_t d : s) f_.sizeOneDim = f_.sizeOneDim || d == 1;
+      return s;
+    }
+  }
+
+  // A non-empty subset of the axes; sometimes all (as an empty list), sometimes negative.
+  std::vector<int64_t> randomAxes(size_t rank) {
+    auto r = static_cast<int64_t>(rank);
+    if (rng_.percent(10)) {
+      f_.allAxes = true;
+      return {};
+    }
+    std::vector<int64_t> axes;
+    for (int64_t a = 0; a < r; ++a)
+      if (rng_.percent(50)) axes.push_back(a);
+    if (axes.empty()) axes.push_back(static_cast<int64_t>(rng_.below(rank)));
+    f_.allAxes = static_cast<int64_t>(axes.size()) == r;
+    if (rng_.percent(25)) {
+      f_.negativeAxes = true;
+      for (int64_t& a : axes) a -= r;
+    }
+    return axes;
+  }
+
+  Value freshInput(DType t, Shape s) { return b_.input("in" + std::to_string(inputs_++), t, std::move(s)); }
+
+  Value constant(DType t) {
+    if (t == DType::Bool) return b_.constant(Scalar::ofBool(rng_.percent(50)));
+    if (isFloat(t)) return b_.constant(Scalar::ofFloat(t, rng_.pick<double>({0.5, -0.25, 1.5})));
+    return b_.constant(Scalar::ofInt(t, rng_.pick<int64_t>({3, -2, 1})));
+  }
+
+  // A shape that broadcasts to `s`: a suffix of it, or `s` with some dims set to 1.
+  Shape broadcastableTo(const Shape& s) {
+    if (rng_.percent(50)) return Shape(s.begin() + static_cast<long>(1 + rng_.below(s.size())), s.end());
+    Shape r = s;
+    r[rng_.below(r.size())] = 1;
+    for (int64_t& d : r)
+      if (rng_.percent(30)) d = 1;
+    return r;
+  }
+
+  // The second operand of a binary op on a value of shape `s`.
+  Value operand(const Shape& s, DType t) {
+    size_t r = rng_.below(100);
+    if (r < 50 || s.empty()) return freshInput(t, s);
+    if (r < 90) f_.broadcast = true;
+    if (r < 75) return freshInput(t, broadcastableTo(s));
+    if (r < 90) return b_.broadcastTo(freshInput(t, broadcastableTo(s)), s);
+    return constant(t);
+  }
+
+  // The value a producer chain starts from; a broadcast one repeats values along the
+  // reduced axes.
+  Value start(const Shape& s, DType t) {
+    if (!s.empty() && rng_.percent(10)) {
+      f_.broadcast = true;
+      return b_.broadcastTo(freshInput(t, broadcastableTo(s)), s);
+    }
+    if (t == DType::Bool && rng_.percent(40))
+      return b_.binary(OpKind::Greater, freshInput(DType::Float32, s),
+                       b_.constant(Scalar::ofFloat(DType::Float32, -0.5)));
+    if (isFloat(t) && rng_.percent(30)) return b_.cast(freshInput(otherFloat(t), s), t);
+    return freshInput(t, s);
+  }
+
+  // A reduction result type other than the input's, as frameworks declare them: a
+  // float16 sum stored as float32, a float32 sum stored as float16, an int8 sum as int32.
+  static DType resultType(DType in) {
+    switch (in) {
+      case DType::Float16:
+      case DType::BFloat16: return DType::Float32;
+      case DType::Float32: return DType::Float16;
+      case DType::Float64: return DType::Float32;
+      case DType::Int32: return DType::Int64;
+      default: return DType::Int32;
+    }
+  }
+
+  static DType otherFloat(DType t) {
+    switch (t) {
+      case DType::Float32: return DType::Float16;
+      case DType::Float64: return DType::Float32;
+      case DType::Float16: return DType::BFloat16;
+      default: return DType::Float16;
+    }
+  }
+
+  // One elementwise op applied to `v` (of dtype t), keeping values O(1)-ish for floats.
+  Value step(Value v, DType t) {
+    const Shape s = b_.info(v).shape;
+    if (t == DType::Bool) {
+      switch (rng_.below(4)) {
+        case 0: return b_.binary(OpKind::LogicalAnd, v, operand(s, t));
+        case 1: return b_.binary(OpKind::LogicalOr, v, operand(s, t));
+        case 2: return b_.unary(OpKind::LogicalNot, v);
+        default: return b_.select(b_.binary(OpKind::Less, freshInput(DType::Float32, s), constant(DType::Float32)), v,
+                                  operand(s, t));
+      }
+    }
+    std::vector<OpKind> ops = {OpKind::Add, OpKind::Sub, OpKind::Mul,  OpKind::Maximum, OpKind::Minimum,
+                               OpKind::Neg, OpKind::Abs, OpKind::Cast, OpKind::Select};
+    if (isFloat(t)) ops.push_back(OpKind::Exp);
+    OpKind op = rng_.pick(ops);
+    switch (op) {
+      case OpKind::Neg:
+      case OpKind::Abs: return b_.unary(op, v);
+      case OpKind::Exp: return b_.unary(op, b_.mul(v, b_.constant(Scalar::ofFloat(t, 0.125))));
+      case OpKind::Cast: return b_.cast(b_.cast(v, isFloat(t) ? otherFloat(t) : DType::Float64), t);
+      case OpKind::Select: return b_.select(b_.binary(OpKind::Greater, v, operand(s, t)), v, operand(s, t));
+      default: return b_.binary(op, v, operand(s, t));
+    }
+  }
+
+  Value chain(Value v, DType t, size_t steps) {
+    for (size_t k = 0; k < steps; ++k) v = step(v, t);
+    return v;
+  }
+
+  // A chain of 0-5 producers whose result has shape `s`, with a transpose or a reshape
+  // somewhere in the middle half of the time.
+  Value producers(const Shape& s, DType t) {
+    size_t steps = rng_.below(6);
+    f_.maxChain = std::max(f_.maxChain, static_cast<int>(steps));
+    size_t before = rng_.below(steps + 1);
+    size_t movement = rng_.below(4);
+    if (movement == 0 && s.size() >= 2) {
+      std::vector<int64_t> perm(s.size());
+      std::iota(perm.begin(), perm.end(), 0);
+      while (std::is_sorted(perm.begin(), perm.end()))
+        for (size_t k = perm.size(); k > 1; --k) std::swap(perm[k - 1], perm[rng_.below(k)]);
+      Shape pre(s.size());
+      for (size_t k = 0; k < s.size(); ++k) pre[static_cast<size_t>(perm[k])] = s[k];
+      f_.transpose = true;
+      return chain(b_.transpose(chain(start(pre, t), t, before), perm), t, steps - before);
+    }
+    if (movement == 1) {
+      f_.reshape = true;
+      return chain(b_.reshape(chain(start(reshapeSource(s), t), t, before), s), t, steps - before);
+    }
+    return chain(start(s, t), t, steps);
+  }
+
+  // A shape with the same elements as `s` that a reshape turns into `s`: adjacent axes
+  // merged, one axis split in two, or everything flattened.
+  Shape reshapeSource(const Shape& s) {
+    size_t kind = rng_.below(3);
+    if (kind == 0 && s.size() >= 2) {
+      size_t k = rng_.below(s.size() - 1);
+      Shape r(s.begin(), s.begin() + static_cast<long>(k));
+      r.push_back(s[k] * s[k + 1]);
+      r.insert(r.end(), s.begin() + static_cast<long>(k + 2), s.end());
+      return r;
+    }
+    if (kind == 1) {
+      for (size_t k = 0; k < s.size(); ++k)
+        for (int64_t p = 2; p < s[k]; ++p)
+          if (s[k] % p == 0) {
+            Shape r(s.begin(), s.begin() + static_cast<long>(k));
+            r.push_back(p);
+            r.push_back(s[k] / p);
+            r.insert(r.end(), s.begin() + static_cast<long>(k + 1), s.end());
+            return r;
+          }
+    }
+    return {numElements(s)};
+  }
+
+  // Products stay finite and within compare.h's tolerances when the factors are +-1
+  // (integers, whose products wrap) or 1 + a small term of random sign (floats: the
+  // chain value times a fresh symmetric input, so that log|product| is a random walk
+  // even where the chain's values all have one sign).
+  Value reductionInput(Value v, BuiltinCombiner reduction, DType t, int64_t length) {
+    if (reduction != BuiltinCombiner::Prod) return v;
+    if (!isFloat(t))
+      return b_.select(b_.binary(OpKind::Greater, v, b_.constant(Scalar::ofInt(t, 0))),
+                       b_.constant(Scalar::ofInt(t, 1)), b_.constant(Scalar::ofInt(t, -1)));
+    double scale = t == DType::BFloat16 ? 0x1p-5 : t == DType::Float16 ? 0x1p-7 : 0x1p-11;
+    // log|product| is a walk of `length` steps of about `scale`: kept within about 1.
+    if (sizes_.productsScaleWithLength)
+      while (scale * scale * static_cast<double>(length) > 1) scale /= 2;
+    Value term = b_.mul(b_.mul(v, freshInput(t, b_.info(v).shape)), b_.constant(Scalar::ofFloat(t, scale)));
+    return b_.add(term, b_.constant(Scalar::ofFloat(t, 1)));
+  }
+
+  // Elementwise ops on the reduction results (of dtype t), applied once per kept row.
+  // Float results are never cast to integers or compared: the kernel's and the
+  // reference's accumulation orders differ in the last bits.
+  Value epilogue(const std::vector<Value>& results, DType t) {
+    Value r = results[0];
+    const Shape s = b_.info(r).shape;
+    switch (rng_.below(results.size() > 1 ? 5 : 4)) {
+      case 0:
+        if (t == DType::Bool) return b_.unary(OpKind::LogicalNot, r);
+        return b_.mul(r, constant(t));
+      case 1: return b_.cast(r, t == DType::Bool ? DType::Int32 : isFloat(t) ? otherFloat(t) : DType::Float32);
+      case 2: {
+        Shape flat = {numElements(s)};
+        return b_.reshape(r, rng_.percent(50) || s.size() <= 1 ? flat : Shape(s.rbegin(), s.rend()));
+      }
+      case 3: {
+        if (s.empty()) return b_.neg(b_.cast(r, DType::Float32));
+        // An input read at row i, through a broadcast or a transpose.
+        Value x = freshInput(t, broadcastableTo(s));
+        if (s.size() >= 2 && rng_.percent(50))
+          x = b_.transpose(freshInput(t, Shape(s.rbegin(), s.rend())), reversed(s.size()));
+        return b_.binary(t == DType::Bool ? OpKind::LogicalOr : OpKind::Add, r, x);
+      }
+      default: return b_.binary(t == DType::Bool ? OpKind::LogicalAnd : OpKind::Maximum, r, results[1]);
+    }
+  }
+
+  // The elements one reduced value combines (all of them for an empty axis list).
+  static int64_t reducedLength(const Shape& s, const std::vector<int64_t>& axes) {
+    if (axes.empty()) return numElements(s);
+    int64_t n = 1;
+    for (int64_t a : axes) n *= s[static_cast<size_t>(a < 0 ? a + static_cast<int64_t>(s.size()) : a)];
+    return n;
+  }
+
+  static std::vector<int64_t> reversed(size_t rank) {
+    std::vector<int64_t> perm(rank);
+    std::iota(perm.rbegin(), perm.rend(), 0);
+    return perm;
+  }
+
+  Rng rng_;
+  GraphBuilder b_;
+  SizeProfile sizes_;
+  Features f_;
+  int inputs_ = 0;
+};
+
+// The boolean features of a graph, by name.
+inline std::vector<std::pair<std::string, bool>> flags(const Features& f) {
+  return {{"broadcast", f.broadcast},
+          {"transpose", f.transpose},
+          {"reshape", f.reshape},
+          {"all axes", f.allAxes},
+          {"negative axes", f.negativeAxes},
+          {"keep_dims", f.keepDims},
+          {"output dtype", f.outType},
+          {"two reductions", f.twoReductions},
+          {"epilogue", f.epilogue},
+          {"intermediate output", f.intermediateOutput},
+          {"size-1 dim", f.sizeOneDim}};
+}
+
+inline std::string describe(const Features& f) {
+  std::string s = std::string(dtypeName(f.dtype)) + " " +
+                  (f.reduction == BuiltinCombiner::None ? "elementwise" : builtinReduction(f.reduction, f.dtype).name);
+  s += ", chain <= " + std::to_string(f.maxChain);
+  for (const auto& [name, on] : flags(f))
+    if (on) s += ", " + name;
+  return s;
+}
+
+// Independent random graphs side by side in one graph (a MindSpore "parallel" file):
+// tensors renamed per part, ids and producers shifted.
+inline Graph sideBySide(const std::vector<Graph>& parts) {
+  Graph g;
+  g.name = "parallel";
+  for (size_t p = 0; p < parts.size(); ++p) {
+    const Graph& part = parts[p];
+    const auto tensorBase = static_cast<TensorId>(g.tensors.size());
+    const auto nodeBase = static_cast<int32_t>(g.nodes.size());
+    for (Tensor t : part.tensors) {
+      t.name = "p" + std::to_string(p) + "_" + t.name;
+      if (t.producer >= 0) t.producer += nodeBase;
+      g.tensors.push_back(std::move(t));
+    }
+    for (Node n : part.nodes) {
+      for (TensorId& in : n.inputs) in += tensorBase;
+      n.output += tensorBase;
+      g.nodes.push_back(std::move(n));
+    }
+    for (TensorId in : part.inputs) g.inputs.push_back(in + tensorBase);
+    for (Output o : part.outputs) {
+      o.tensor += tensorBase;
+      if (o.aliasOfInput) *o.aliasOfInput += tensorBase;
+      g.outputs.push_back(o);
+    }
+  }
+  g.verify();
+  return g;
+}
+
+}  // namespace polyred::random_graphs
