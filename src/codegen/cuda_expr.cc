@@ -112,8 +112,8 @@ std::string emitFloatOp(OpKind op, const std::vector<std::string>& a, DType t, O
 std::string emitIntOp(OpKind op, const std::vector<std::string>& a, DType t) {
   std::string ct = computeType(t);
   switch (op) {
-    case OpKind::Neg: return "pr_sub((" + ct + ")0, " + a[0] + ")";
-    case OpKind::Abs: return "(" + a[0] + " < 0 ? pr_sub((" + ct + ")0, " + a[0] + ") : " + a[0] + ")";
+    case OpKind::Neg: return "pr_neg((" + ct + ")" + a[0] + ")";
+    case OpKind::Abs: return "(" + a[0] + " < 0 ? pr_neg((" + ct + ")" + a[0] + ") : " + a[0] + ")";
     case OpKind::Sign: return "pr_sign(" + a[0] + ")";
     case OpKind::Floor:
     case OpKind::Ceil:

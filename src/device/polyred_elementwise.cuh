@@ -8,6 +8,23 @@
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
 
+// Integer negation that ptxas cannot miscompile. ptxas of CUDA 13.0 (V13.0.88, sm_90)
+// drops the negation of a 32-bit value that feeds two same-kind integer min or max:
+// min(min(-a, b), c) comes out as min(-max(a, b), c), an unrolled min/max reduction of
+// negated values likewise (found by tests/gpu/random_graphs_gpu_test.cc; reproduced
+// with nvcc -O1..-O3, correct at -O0). It treats 0 - x, x * -1 and neg.s32 as one
+// negation, so every 32-bit negation in generated code is ~x + 1 written in PTX, which
+// it keeps as a NOT and an add. 64-bit negation was measured correct. docs/design.md,
+// "Toolchain defects worked around".
+__device__ __forceinline__ int pr_neg(int x) {
+  int r;
+  asm("{\n\t.reg .b32 t;\n\tnot.b32 t, %1;\n\tadd.s32 %0, t, 1;\n\t}" : "=r"(r) : "r"(x));
+  return r;
+}
+__device__ __forceinline__ long long pr_neg(long long x) { return (long long)(0ull - (unsigned long long)x); }
+template <class T>
+__device__ __forceinline__ T pr_neg(T x) { return -x; }  // other index types (no 32-bit signed negation)
+
 // Index helpers for isl's AST expressions. Operands may mix widths (a 64-bit
 // iterator and a 32-bit literal or subexpression): each computes in the common type
 // of its operands, as the built-in operators do, so no call depends on deduction of
@@ -119,8 +136,12 @@ __device__ __forceinline__ float pr_int_to_bfloat16(long long v) {
 
 // --- integer arithmetic that wraps (no signed-overflow UB) --------------------------
 __device__ __forceinline__ int pr_add(int a, int b) { return (int)((unsigned)a + (unsigned)b); }
-__device__ __forceinline__ int pr_sub(int a, int b) { return (int)((unsigned)a - (unsigned)b); }
-__device__ __forceinline__ int pr_mul(int a, int b) { return (int)((unsigned)a * (unsigned)b); }
+// (a - b as a + (~b + 1), and a product by a literal -1 as its negation: a graph's
+// Sub(0, x) and Mul(x, -1) would otherwise reach ptxas as a plain negation, pr_neg.)
+__device__ __forceinline__ int pr_sub(int a, int b) { return (int)((unsigned)a + (unsigned)pr_neg(b)); }
+__device__ __forceinline__ int pr_mul(int a, int b) {
+  return b == -1 ? pr_neg(a) : a == -1 ? pr_neg(b) : (int)((unsigned)a * (unsigned)b);
+}
 __device__ __forceinline__ long long pr_add(long long a, long long b) {
   return (long long)((unsigned long long)a + (unsigned long long)b);
 }
@@ -131,7 +152,7 @@ __device__ __forceinline__ long long pr_mul(long long a, long long b) {
   return (long long)((unsigned long long)a * (unsigned long long)b);
 }
 template <class T>
-__device__ __forceinline__ T pr_idiv(T a, T b) { return b == 0 ? (T)0 : (b == (T)-1 ? pr_sub((T)0, a) : a / b); }
+__device__ __forceinline__ T pr_idiv(T a, T b) { return b == 0 ? (T)0 : (b == (T)-1 ? pr_neg(a) : a / b); }
 template <class T>
 __device__ __forceinline__ T pr_ipow(T base, T e) {
   if (e < 0) return base == 1 ? (T)1 : (base == (T)-1 ? ((e & 1) ? (T)-1 : (T)1) : (T)0);

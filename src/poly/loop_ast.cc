@@ -8,8 +8,20 @@ namespace {
 std::string binary(const AstExpr& e, const char* op) {
   return "(" + toC(e.args[0]) + " " + op + " " + toC(e.args[1]) + ")";
 }
+// An operand of isl's min or max. A negation there goes through pr_neg: ptxas of CUDA
+// 13.0 drops a 32-bit negation that feeds two same-kind min or max
+// (device/polyred_elementwise.cuh). Elsewhere it stays `-x`, which NVVM folds into
+// the surrounding arithmetic (pr_neg everywhere cost logsumexp f16 13% on the H100:
+// loop bounds it could no longer simplify).
+std::string minMaxOperand(const AstExpr& e) {
+  if (e.op == AstExpr::Op::Minus) return "pr_neg(" + toC(e.args[0]) + ")";
+  return toC(e);
+}
 std::string call(const char* fn, const AstExpr& e) {
   return std::string(fn) + "(" + toC(e.args[0]) + ", " + toC(e.args[1]) + ")";
+}
+std::string minMax(const char* fn, const AstExpr& e) {
+  return std::string(fn) + "(" + minMaxOperand(e.args[0]) + ", " + minMaxOperand(e.args[1]) + ")";
 }
 }  // namespace
 
@@ -31,8 +43,8 @@ std::string toC(const AstExpr& e) {
     case Op::PDivR:
     case Op::ZDivR: return binary(e, "%");
     case Op::FloorDiv: return call("polyred_floord", e);
-    case Op::Min: return call("polyred_min", e);
-    case Op::Max: return call("polyred_max", e);
+    case Op::Min: return minMax("polyred_min", e);
+    case Op::Max: return minMax("polyred_max", e);
     case Op::Eq: return binary(e, "==");
     case Op::Le: return binary(e, "<=");
     case Op::Lt: return binary(e, "<");

@@ -56,7 +56,7 @@ struct AstNode {
   std::string mark;
 };
 
-std::string toC(const AstExpr& e);  // C syntax, using polyred_floord for FloorDiv
+std::string toC(const AstExpr& e);  // C syntax, using polyred_floord for FloorDiv, pr_neg for a negated min/max operand
 
 // Whether mark node `n` heads the loops of one pass's point statements (Red under
 // "reduction", Apply and Elem under "pointwise"): the loops the emitter unrolls and
