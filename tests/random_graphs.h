@@ -72,6 +72,9 @@ struct SizeProfile {
   // Float products over long rows take factors closer to 1, so that they stay finite
   // (off for the CPU sizes, whose graphs stay as they were).
   bool productsScaleWithLength = false;
+  // Steps also draw from more ops (moreOpsStep), for the GPU: the CPU sizes' graphs
+  // stay as they were.
+  bool moreOps = false;
 };
 
 // Small shapes: the CPU check of one graph stays fast. Rank 1 is always an all-reduce.
@@ -84,6 +87,7 @@ inline SizeProfile gpuSizes() {
   return {{1, 2, 2, 3, 3, 4, 4, 5, 6},
           {1, 2, 3, 5, 7, 31, 32, 33, 64, 100, 127, 129, 255, 1000, 1025, 4097, 8192, 30001, 65537},
           int64_t{1} << 22,
+          true,
           true};
 }
 
@@ -239,6 +243,7 @@ class GraphGenerator {
   // One elementwise op applied to `v` (of dtype t), keeping values O(1)-ish for floats.
   Value step(Value v, DType t) {
     const Shape s = b_.info(v).shape;
+    if (sizes_.moreOps && t != DType::Bool && rng_.percent(35)) return moreOpsStep(v, t, s);
     if (t == DType::Bool) {
       switch (rng_.below(4)) {
         case 0: return b_.binary(OpKind::LogicalAnd, v, operand(s, t));
@@ -255,10 +260,59 @@ class GraphGenerator {
     switch (op) {
       case OpKind::Neg:
       case OpKind::Abs: return b_.unary(op, v);
-      case OpKind::Exp: return b_.unary(op, b_.mul(v, b_.constant(Scalar::ofFloat(t, 0.125))));
-      case OpKind::Cast: return b_.cast(b_.cast(v, isFloat(t) ? otherFloat(t) : DType::Float64), t);
+      case OpKind::Exp:
+        inexact_ = true;
+        return b_.unary(op, b_.mul(v, b_.constant(Scalar::ofFloat(t, 0.125))));
+      case OpKind::Cast: return b_.cast(b_.cast(v, roundTripType(t)), t);
       case OpKind::Select: return b_.select(b_.binary(OpKind::Greater, v, operand(s, t)), v, operand(s, t));
       default: return b_.binary(op, v, operand(s, t));
+    }
+  }
+
+  // The type a Cast step goes through and back: a narrower float (the rounding a
+  // framework's float16 intermediate does), but not after float math whose result may
+  // be an ulp off the host's, which would then round to the other side of a narrow
+  // value (one element in 32385 of a float32 Tanh after a float16 round trip, seen on
+  // the GPU): those go through float64. The CPU sizes keep the narrow type always.
+  DType roundTripType(DType t) const {
+    if (!isFloat(t)) return DType::Float64;
+    return sizes_.moreOps && inexact_ ? DType::Float64 : otherFloat(t);
+  }
+
+  // |x| + 1: a divisor that is never 0 (for integers too: |INT_MIN| wraps to INT_MIN).
+  Value awayFromZero(Value x, DType t) { return b_.add(b_.unary(OpKind::Abs, x), b_.constant(isFloat(t) ? Scalar::ofFloat(t, 1) : Scalar::ofInt(t, 1))); }
+
+  // The ops step() does not draw: float math on arguments where it is smooth and
+  // bounded, division, powers, and for integers the other spellings of a negation,
+  // Sign, exact comparisons. No Floor, Ceil or Round of computed floats: a result one
+  // ulp from the host's would jump across an integer.
+  Value moreOpsStep(Value v, DType t, const Shape& s) {
+    if (isFloat(t)) {
+      inexact_ = true;
+      switch (rng_.below(10)) {
+        case 0: return b_.binary(OpKind::Div, v, awayFromZero(operand(s, t), t));
+        case 1: return b_.unary(OpKind::Sqrt, b_.unary(OpKind::Abs, v));
+        case 2: return b_.unary(OpKind::Log, awayFromZero(v, t));
+        case 3: return b_.unary(OpKind::Rsqrt, awayFromZero(v, t));
+        case 4: return b_.unary(OpKind::Reciprocal, awayFromZero(v, t));
+        case 5: return b_.unary(OpKind::Tanh, v);
+        case 6: return b_.unary(rng_.percent(50) ? OpKind::Sin : OpKind::Cos, v);
+        case 7: return b_.unary(OpKind::Erf, v);
+        case 8: return b_.binary(OpKind::Pow, awayFromZero(v, t), b_.constant(Scalar::ofFloat(t, rng_.pick<double>({0.5, 2, 1.5}))));
+        default: return b_.binary(OpKind::Sub, b_.constant(Scalar::ofFloat(t, 0)), v);
+      }
+    }
+    switch (rng_.below(7)) {
+      case 0: return b_.binary(OpKind::Div, v, awayFromZero(operand(s, t), t));
+      case 1: return b_.unary(OpKind::Sign, v);
+      case 2: return b_.binary(OpKind::Pow, v, b_.constant(Scalar::ofInt(t, rng_.pick<int64_t>({0, 1, 2, 3}))));
+      case 3: return b_.binary(OpKind::Sub, b_.constant(Scalar::ofInt(t, 0)), v);
+      case 4: return b_.binary(OpKind::Mul, v, b_.constant(Scalar::ofInt(t, -1)));
+      case 5: return b_.binary(OpKind::Div, v, b_.constant(Scalar::ofInt(t, rng_.pick<int64_t>({-1, 3, -7}))));
+      default: {
+        const OpKind cmp = rng_.pick<OpKind>({OpKind::Equal, OpKind::NotEqual, OpKind::LessEqual, OpKind::GreaterEqual});
+        return b_.select(b_.binary(cmp, v, operand(s, t)), v, operand(s, t));
+      }
     }
   }
 
@@ -378,6 +432,7 @@ class GraphGenerator {
   GraphBuilder b_;
   SizeProfile sizes_;
   Features f_;
+  bool inexact_ = false;  // float math whose GPU result may be an ulp off the host's was generated
   int inputs_ = 0;
 };
 
