@@ -146,11 +146,13 @@ TEST(PipelineProperty, GeneratorCoversTheFeatureSpace) {
   EXPECT_GE(multiBlock, kReductionGraphs / 10);
 }
 
-// The GPU sizes (tests/gpu/random_graphs_gpu_test.cc runs them) compile for an H100-like
-// target without a GPU, and reach what they are there for: rows longer than a block,
-// cross-block combines and every canonical form.
-TEST(PipelineProperty, GpuSizedGraphsCompileAndReachLongRowsAndManyBlocks) {
+// The GPU sizes (tests/gpu/random_graphs_gpu_test.cc runs them, with more ops) compile
+// for an H100-like target without a GPU, pass the CPU check on sampled points, and
+// reach what they are there for: rows longer than a block, cross-block combines and
+// every canonical form.
+TEST(PipelineProperty, GpuSizedGraphsCheckOnTheCpuAndReachLongRowsAndManyBlocks) {
   constexpr int kGraphs = 160;  // the GPU test's default count
+  constexpr int64_t kSampledPoints = 3000;
   std::map<CanonicalForm, int> forms;
   int multiBlock = 0, longRows = 0, skipped = 0;
   for (uint64_t seed = 1; seed <= kGraphs; ++seed) {
@@ -164,6 +166,9 @@ TEST(PipelineProperty, GpuSizedGraphsCompileAndReachLongRowsAndManyBlocks) {
         longRows += (k.form == CanonicalForm::XReduce || k.form == CanonicalForm::AllReduce) && k.N > 1024;
       }
       for (const KernelSpec& k : c.program.kernels) multiBlock += !k.workspaces.empty();
+      CpuCheckReport r = checkOnCpu(c, seed, kSampledPoints, options.deterministic);
+      EXPECT_TRUE(r.ok) << "seed " << seed << " (" << describe(gen.features) << "):\n"
+                        << r.message << gen.graph.toString();
     } catch (const UnsupportedError&) {
       ++skipped;
     } catch (const std::exception& e) {

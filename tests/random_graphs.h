@@ -6,6 +6,9 @@
 // the reduction, every built-in reduction in float32/float16/bfloat16/float64/int32/
 // int8/bool, sometimes two reductions over the same axes, epilogues and keep_dims --
 // plus elementwise-only graphs, and independent graphs side by side (parallel files).
+// The GPU profile also draws division, float math (Sqrt, Log, Rsqrt, Reciprocal, Tanh,
+// Sin, Cos, Erf, Pow), and for integers Div, Sign, Pow, the spellings of a negation and
+// exact comparisons.
 // Used by tests/pipeline_property_test.cc (CPU) and tests/gpu/random_graphs_gpu_test.cc.
 #pragma once
 
