@@ -5,6 +5,7 @@
 // (compile only, no GPU). The builder graphs are multi-block on the default target,
 // so the cross-block combine (atomics, or partials in deterministic mode) is compiled
 // for every accumulator type, and their lowered programs also pass the CPU check.
+// Integer negations reach ptxas only as pr_neg's NOT and add (a ptxas defect).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -212,6 +213,43 @@ TEST(NvrtcKernels, WideIndexShapes) {
       expectNvrtcCompiles(c, what);
     }
   }
+}
+
+// ptxas of CUDA 13.0 miscompiles a 32-bit negation feeding two same-kind min or max
+// (docs/design.md, "Toolchain defects worked around"; IntegerNegationGpu shows it on
+// the GPU). Without a GPU the invariant is checked on the PTX NVRTC hands to ptxas: the
+// kernels of every spelling of an integer negation, in min/max chains and min/max
+// reductions, contain no plain negation (`neg.s32`), only pr_neg's NOT and add.
+TEST(NvrtcKernels, IntegerNegationsReachPtxasAsNotAndAdd) {
+  auto spellings = [](GraphBuilder& b, Value x, int k) {
+    const DType t = b.info(x).dtype;
+    switch (k) {
+      case 0: return b.neg(x);
+      case 1: return b.binary(OpKind::Sub, b.constant(Scalar::ofInt(t, 0)), x);
+      case 2: return b.binary(OpKind::Mul, x, b.constant(Scalar::ofInt(t, -1)));
+      case 3: return b.binary(OpKind::Div, x, b.constant(Scalar::ofInt(t, -1)));
+      default: return b.neg(b.unary(OpKind::Abs, x));
+    }
+  };
+  int kernels = 0;
+  for (DType t : {DType::Int32, DType::Int8})
+    for (int k = 0; k < 5; ++k) {
+      GraphBuilder b("negations");
+      Value a = b.input("a", t, {5, 4097}), x = b.input("b", t, {5, 4097}), y = b.input("c", t, {5, 4097});
+      Value chain = b.binary(OpKind::Minimum, b.binary(OpKind::Minimum, spellings(b, a, k), x), y);
+      b.output(chain);
+      b.output(b.reduce(spellings(b, b.binary(OpKind::Maximum, a, x), k), builtinReduction(BuiltinCombiner::Min, t), {1}));
+      CompiledGraph c = compile(b.build(), false);
+      for (const KernelSpec& spec : c.program.kernels) {
+        SCOPED_TRACE(std::string(dtypeName(t)) + ", spelling " + std::to_string(k) + ", " + spec.name);
+        NvrtcResult r = compileCuda(spec.source, spec.name, 9, 0);
+        EXPECT_EQ(r.ptx.find("neg.s32"), std::string::npos) << r.ptx;
+        EXPECT_NE(r.ptx.find("not.b32"), std::string::npos) << "no pr_neg in the PTX: " << r.ptx;
+        ++kernels;
+      }
+      expectCpuCheckPasses(c, false, "integer negations");
+    }
+  EXPECT_GE(kernels, 10);
 }
 
 }  // namespace
