@@ -117,6 +117,22 @@ TEST(PipelineProperty, RandomElementwiseGraphsMatchTheReference) {
   EXPECT_EQ(stats.skipped, 0);
 }
 
+// Tuple reductions (argmax/argmin with and without the value, var_mean, logsumexp)
+// over random producer chains, shapes and axes.
+TEST(PipelineProperty, RandomTupleGraphsMatchTheReference) {
+  constexpr int kTupleGraphs = 120;
+  RunStats stats;
+  std::set<std::string> kinds;
+  for (uint64_t seed = 1; seed <= kTupleGraphs; ++seed) {
+    Generated gen = GraphGenerator(seed).tupleGraph();
+    kinds.insert(gen.features.tuple);
+    compileAndCheck(gen, seed, stats);
+  }
+  EXPECT_TRUE(stats.failedSeeds.empty()) << "failing seeds:" << seedList(stats.failedSeeds);
+  EXPECT_EQ(stats.skipped, 0);
+  EXPECT_EQ(kinds.size(), 6u) << "argmax, argmin (each with and without the value), var_mean and logsumexp";
+}
+
 TEST(PipelineProperty, GeneratorCoversTheFeatureSpace) {
   std::set<std::pair<DType, BuiltinCombiner>> reductions;
   std::map<CanonicalForm, int> forms;

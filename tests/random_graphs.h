@@ -50,7 +50,8 @@ class Rng {
 // What a generated graph exercises, for the coverage test and failure messages.
 struct Features {
   DType dtype = DType::Float32;
-  BuiltinCombiner reduction = BuiltinCombiner::None;  // None for elementwise-only graphs
+  BuiltinCombiner reduction = BuiltinCombiner::None;  // None for elementwise-only and tuple graphs
+  std::string tuple;  // the tuple reduction of tupleGraph(), e.g. "argmax"
   int maxChain = 0;
   bool broadcast = false, transpose = false, reshape = false, allAxes = false, negativeAxes = false,
        keepDims = false, outType = false, twoReductions = false, epilogue = false, intermediateOutput = false,
@@ -130,6 +131,51 @@ class GraphGenerator {
     }
     if (results.size() > 1) b_.output(results[1]);
     if (rng_.percent(15)) {  // an intermediate is an output too
+      f_.intermediateOutput = true;
+      b_.output(v);
+    }
+    return {b_.build(), f_};
+  }
+
+  // A tuple reduction (ir/tuple_reduction.h) over a producer chain: argmax or argmin
+  // over one axis, with or without the value, in any dtype; var_mean (Welford, either
+  // correction) or logsumexp over random axes of a float; keep_dims sometimes; the
+  // chain's value as an output too sometimes.
+  Generated tupleGraph() {
+    DType t = rng_.pick(kDTypes);
+    f_.dtype = t;
+    Shape s = randomShape();
+    Value v = producers(s, t);
+    const auto rank = static_cast<int64_t>(s.size());
+    f_.keepDims = rng_.percent(30);
+    const size_t kind = isFloat(t) ? rng_.below(4) : rng_.below(2);
+    if (kind <= 1) {
+      int64_t axis = static_cast<int64_t>(rng_.below(s.size()));
+      if (rng_.percent(25)) {
+        f_.negativeAxes = true;
+        axis -= rank;
+      }
+      const DType index = rng_.percent(50) ? DType::Int32 : DType::Int64;
+      const bool max = kind == 0;
+      f_.tuple = max ? "argmax" : "argmin";
+      if (rng_.percent(50)) {
+        b_.output(max ? b_.argmax(v, axis, index, f_.keepDims) : b_.argmin(v, axis, index, f_.keepDims));
+      } else {
+        f_.tuple += " with value";
+        auto [i, value] = max ? b_.argmaxWithValue(v, axis, index, f_.keepDims) : b_.argminWithValue(v, axis, index, f_.keepDims);
+        b_.output(i);
+        b_.output(value);
+      }
+    } else if (kind == 2) {
+      f_.tuple = "var_mean";
+      auto [var, mean] = b_.varMean(v, randomAxes(s.size()), rng_.percent(50) ? 1 : 0, f_.keepDims);
+      b_.output(var);
+      b_.output(mean);
+    } else {
+      f_.tuple = "logsumexp";
+      b_.output(b_.logSumExp(v, randomAxes(s.size()), f_.keepDims));
+    }
+    if (rng_.percent(15)) {
       f_.intermediateOutput = true;
       b_.output(v);
     }
@@ -456,7 +502,9 @@ inline std::vector<std::pair<std::string, bool>> flags(const Features& f) {
 
 inline std::string describe(const Features& f) {
   std::string s = std::string(dtypeName(f.dtype)) + " " +
-                  (f.reduction == BuiltinCombiner::None ? "elementwise" : builtinReduction(f.reduction, f.dtype).name);
+                  (!f.tuple.empty()                       ? f.tuple
+                   : f.reduction == BuiltinCombiner::None ? "elementwise"
+                                                          : builtinReduction(f.reduction, f.dtype).name);
   s += ", chain <= " + std::to_string(f.maxChain);
   for (const auto& [name, on] : flags(f))
     if (on) s += ", " + name;
