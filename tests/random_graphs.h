@@ -5,7 +5,9 @@
 // (suffix shapes, size-1 dims, BroadcastTo, scalars), a transpose or a reshape before
 // the reduction, every built-in reduction in float32/float16/bfloat16/float64/int32/
 // int8/bool, sometimes two reductions over the same axes, epilogues and keep_dims --
-// plus elementwise-only graphs, and independent graphs side by side (parallel files).
+// plus elementwise-only graphs, tuple reductions (argmax/argmin with or without the
+// value, var_mean, logsumexp: tupleGraph), and independent graphs side by side
+// (parallel files).
 // The GPU profile also draws division, float math (Sqrt, Log, Rsqrt, Reciprocal, Tanh,
 // Sin, Cos, Erf, Pow), and for integers Div, Sign, Pow, the spellings of a negation and
 // exact comparisons.
