@@ -9,6 +9,9 @@
 #                  against PyTorch eager and torch.compile (issue #12), in under 6 minutes
 #   tuplebench     bench/tuple_bench.py: the tuple-reduction cases of issue #13 against torch
 #                  eager, torch.compile, CUB (argmax) and the practical limit, in under 8 minutes
+#   randomgraphs   RandomGraphsGpu over seeds past the test's defaults, four processes side by
+#                  side (the host's reference is the bottleneck): RANDOM_GRAPHS_FIRST (default
+#                  161) on, RANDOM_GRAPHS_PER_PROCESS (default 250) seeds each, in about 6 minutes
 # Binaries come from $POLYRED_BIN_DIR (default devbuild/: polyred, polyred_gpu_tests,
 # polyred_loader, libpolyred.so, built on the development machine and carried), the corpus from $CORPUS_DIR
 # (default tests/data/akg). Each step's log goes to OUTDIR/<step>.log; a summary of
@@ -56,6 +59,20 @@ parallel_peers() {
     WARM_JOBS="${WARM_JOBS:-12}" bash bench/run_all.sh "$out/parallelpeers"
 }
 
+# randomgraphs: four shards of seeds, one process each; fails if any shard fails.
+random_graphs() {
+  local first=${RANDOM_GRAPHS_FIRST:-161} per=${RANDOM_GRAPHS_PER_PROCESS:-250} k rc=0
+  local pids=()
+  for k in 0 1 2 3; do
+    POLYRED_RANDOM_GPU_SEEDS="$((first + k * per)):$per" "$bin/polyred_gpu_tests" --gtest_filter='RandomGraphsGpu.*' \
+      >"$out/randomgraphs.$k.log" 2>&1 &
+    pids+=($!)
+  done
+  for k in 0 1 2 3; do wait "${pids[$k]}" || rc=1; done
+  grep -hE "^\[  (PASSED|FAILED) |^\[  FAILED  \]|failing seeds|matched on" "$out"/randomgraphs.?.log
+  return $rc
+}
+
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/device.txt"
 for step in "${steps[@]}"; do
   case $step in
@@ -72,6 +89,7 @@ for step in "${steps[@]}"; do
     bench) run_step bench env POLYRED_BIN="$bin/polyred" CORPUS_DIR="$corpus" bash bench/run_all.sh "$out/bench" ;;
     parallelpeers) run_step parallelpeers parallel_peers ;;
     tuplebench) run_step tuplebench env POLYRED_BIN="$bin/polyred" python3 bench/tuple_bench.py "$out/tuplebench" ;;
+    randomgraphs) run_step randomgraphs random_graphs ;;
     *) echo "unknown step $step"; status[$step]="unknown" ;;
   esac
 done
