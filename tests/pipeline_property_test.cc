@@ -133,6 +133,23 @@ TEST(PipelineProperty, RandomTupleGraphsMatchTheReference) {
   EXPECT_EQ(kinds.size(), 6u) << "argmax, argmin (each with and without the value), var_mean and logsumexp";
 }
 
+// User-declared reductions over random producer chains, shapes and axes: a scalar
+// combiner (max |x|) of float32 chains, ordered tuples (affine maps, a hash, the last
+// value) of int32 chains.
+TEST(PipelineProperty, RandomUserReductionGraphsMatchTheReference) {
+  constexpr int kUserGraphs = 100;
+  RunStats stats;
+  std::set<std::string> kinds;
+  for (uint64_t seed = 1; seed <= kUserGraphs; ++seed) {
+    Generated gen = GraphGenerator(seed).userReductionGraph();
+    kinds.insert(gen.features.tuple);
+    compileAndCheck(gen, seed, stats);
+  }
+  EXPECT_TRUE(stats.failedSeeds.empty()) << "failing seeds:" << seedList(stats.failedSeeds);
+  EXPECT_EQ(stats.skipped, 0);
+  EXPECT_EQ(kinds.size(), 4u) << "max_abs, affine, hash and last";
+}
+
 TEST(PipelineProperty, GeneratorCoversTheFeatureSpace) {
   std::set<std::pair<DType, BuiltinCombiner>> reductions;
   std::map<CanonicalForm, int> forms;

@@ -6,8 +6,9 @@
 // the reduction, every built-in reduction in float32/float16/bfloat16/float64/int32/
 // int8/bool, sometimes two reductions over the same axes, epilogues and keep_dims --
 // plus elementwise-only graphs, tuple reductions (argmax/argmin with or without the
-// value, var_mean, logsumexp: tupleGraph), and independent graphs side by side
-// (parallel files).
+// value, var_mean, logsumexp: tupleGraph), user-declared reductions (a scalar combiner,
+// ordered tuples: userReductionGraph), and independent graphs side by side (parallel
+// files).
 // The GPU profile also draws division, float math (Sqrt, Log, Rsqrt, Reciprocal, Tanh,
 // Sin, Cos, Erf, Pow), and for integers Div, Sign, Pow, the spellings of a negation and
 // exact comparisons.
@@ -23,6 +24,8 @@
 
 #include "frontend/builder.h"
 #include "frontend/composite_reader.h"
+#include "ordered_tuples.h"
+#include "user_reductions.h"
 #include "ir/graph.h"
 
 namespace polyred::random_graphs {
@@ -180,6 +183,33 @@ class GraphGenerator {
     } else {
       f_.tuple = "logsumexp";
       b_.output(b_.logSumExp(v, randomAxes(s.size()), f_.keepDims));
+    }
+    if (rng_.percent(15)) {
+      f_.intermediateOutput = true;
+      b_.output(v);
+    }
+    return {b_.build(), f_};
+  }
+
+  // A user-declared reduction over a producer chain and random axes: the scalar
+  // combiner max(|a|, |b|) of a float32 chain, or an ordered (non-commutative) tuple of
+  // an int32 chain -- affine maps composed in order, a polynomial hash, the last value.
+  Generated userReductionGraph() {
+    const bool scalar = rng_.percent(50);
+    const DType t = scalar ? DType::Float32 : DType::Int32;
+    f_.dtype = t;
+    Shape s = randomShape();
+    std::vector<int64_t> axes = randomAxes(s.size());
+    f_.keepDims = rng_.percent(30);
+    Value v = producers(s, t);
+    if (scalar) {
+      f_.tuple = "max_abs";
+      b_.output(b_.reduce(v, test_support::maxAbsReduction(), axes, f_.keepDims));
+    } else {
+      const size_t which = rng_.below(3);
+      f_.tuple = which == 0 ? "affine" : which == 1 ? "hash" : "last";
+      auto tuple = which == 0 ? ordered_tuples::affineTuple() : which == 1 ? ordered_tuples::hashTuple() : ordered_tuples::pickTuple(false);
+      b_.output(b_.reduceTuple({v}, tuple, 0, axes, f_.keepDims, which == 2 ? DType::Int32 : DType::Int64));
     }
     if (rng_.percent(15)) {
       f_.intermediateOutput = true;
