@@ -150,6 +150,16 @@ TEST(PipelineProperty, RandomUserReductionGraphsMatchTheReference) {
   EXPECT_EQ(kinds.size(), 4u) << "max_abs, affine, hash and last";
 }
 
+// Index ops among the producers: a coordinate mask (Iota == k, as OneHot expands) and a
+// Window (crop, wrapped shift, larger view) before a reduction over random axes.
+TEST(PipelineProperty, RandomIndexOpGraphsMatchTheReference) {
+  constexpr int kIndexGraphs = 60;
+  RunStats stats;
+  for (uint64_t seed = 1; seed <= kIndexGraphs; ++seed) compileAndCheck(GraphGenerator(seed).indexOpsGraph(), seed, stats);
+  EXPECT_TRUE(stats.failedSeeds.empty()) << "failing seeds:" << seedList(stats.failedSeeds);
+  EXPECT_EQ(stats.skipped, 0);
+}
+
 TEST(PipelineProperty, GeneratorCoversTheFeatureSpace) {
   std::set<std::pair<DType, BuiltinCombiner>> reductions;
   std::map<CanonicalForm, int> forms;

@@ -7,8 +7,8 @@
 // int8/bool, sometimes two reductions over the same axes, epilogues and keep_dims --
 // plus elementwise-only graphs, tuple reductions (argmax/argmin with or without the
 // value, var_mean, logsumexp: tupleGraph), user-declared reductions (a scalar combiner,
-// ordered tuples: userReductionGraph), and independent graphs side by side (parallel
-// files).
+// ordered tuples: userReductionGraph), index ops before a reduction (Iota masks,
+// Windows: indexOpsGraph), and independent graphs side by side (parallel files).
 // The GPU profile also draws division, float math (Sqrt, Log, Rsqrt, Reciprocal, Tanh,
 // Sin, Cos, Erf, Pow), and for integers Div, Sign, Pow, the spellings of a negation and
 // exact comparisons.
@@ -215,6 +215,39 @@ class GraphGenerator {
       f_.intermediateOutput = true;
       b_.output(v);
     }
+    return {b_.build(), f_};
+  }
+
+  // Index ops in the producers, then a reduction over random axes: values kept at one
+  // coordinate along a random axis (Iota == k, as OneHot expands) and others elsewhere,
+  // seen through a Window -- a crop, a shifted crop that wraps around, or a view up to
+  // half again as large (PadAkg's reads).
+  Generated indexOpsGraph() {
+    const DType t = rng_.pick<DType>({DType::Float32, DType::Float16, DType::Int32, DType::Int8});
+    f_.dtype = t;
+    f_.reduction = rng_.pick(reductionsFor(t));
+    Shape s = randomShape();
+    Value v = producers(s, t);
+    const size_t axis = rng_.below(s.size());
+    const DType indexType = rng_.percent(50) ? DType::Int32 : DType::Int64;
+    Value coordinate = b_.iota(s, static_cast<int64_t>(axis), indexType);
+    Value k = b_.constant(Scalar::ofInt(indexType, static_cast<int64_t>(rng_.below(static_cast<size_t>(s[axis])))));
+    Value masked = b_.select(b_.binary(OpKind::Equal, coordinate, k), v, operand(s, t));
+    Shape view = s;
+    std::vector<int64_t> begin(s.size());
+    int64_t elements = 1;
+    for (size_t d = 0; d < s.size(); ++d) {
+      const auto extent = static_cast<size_t>(s[d]);
+      view[d] = 1 + static_cast<int64_t>(rng_.below(extent + extent / 2));
+      begin[d] = static_cast<int64_t>(rng_.below(extent));
+      elements *= view[d];
+    }
+    if (elements > sizes_.maxElements) view = s;
+    Value w = b_.window(masked, view, begin);
+    std::vector<int64_t> axes = randomAxes(view.size());
+    f_.keepDims = rng_.percent(30);
+    b_.output(b_.reduce(reductionInput(w, f_.reduction, t, reducedLength(view, axes)), builtinReduction(f_.reduction, t),
+                        axes, f_.keepDims));
     return {b_.build(), f_};
   }
 
