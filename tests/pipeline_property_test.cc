@@ -160,6 +160,22 @@ TEST(PipelineProperty, RandomIndexOpGraphsMatchTheReference) {
   EXPECT_EQ(stats.skipped, 0);
 }
 
+// complex64 values from float32 chains, complex arithmetic, sums and products over
+// random axes, real and imaginary parts of the result.
+TEST(PipelineProperty, RandomComplexGraphsMatchTheReference) {
+  constexpr int kComplexGraphs = 80;
+  RunStats stats;
+  std::set<std::string> kinds;
+  for (uint64_t seed = 1; seed <= kComplexGraphs; ++seed) {
+    Generated gen = GraphGenerator(seed).complexGraph();
+    kinds.insert(gen.features.tuple);
+    compileAndCheck(gen, seed, stats);
+  }
+  EXPECT_TRUE(stats.failedSeeds.empty()) << "failing seeds:" << seedList(stats.failedSeeds);
+  EXPECT_EQ(stats.skipped, 0);
+  EXPECT_EQ(kinds.size(), 2u) << "complex sums and products";
+}
+
 TEST(PipelineProperty, GeneratorCoversTheFeatureSpace) {
   std::set<std::pair<DType, BuiltinCombiner>> reductions;
   std::map<CanonicalForm, int> forms;

@@ -8,7 +8,8 @@
 // plus elementwise-only graphs, tuple reductions (argmax/argmin with or without the
 // value, var_mean, logsumexp: tupleGraph), user-declared reductions (a scalar combiner,
 // ordered tuples: userReductionGraph), index ops before a reduction (Iota masks,
-// Windows: indexOpsGraph), and independent graphs side by side (parallel files).
+// Windows: indexOpsGraph), complex64 sums and products (complexGraph), and independent
+// graphs side by side (parallel files).
 // The GPU profile also draws division, float math (Sqrt, Log, Rsqrt, Reciprocal, Tanh,
 // Sin, Cos, Erf, Pow), and for integers Div, Sign, Pow, the spellings of a negation and
 // exact comparisons.
@@ -16,6 +17,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <numeric>
 #include <string>
@@ -248,6 +250,42 @@ class GraphGenerator {
     f_.keepDims = rng_.percent(30);
     b_.output(b_.reduce(reductionInput(w, f_.reduction, t, reducedLength(view, axes)), builtinReduction(f_.reduction, t),
                         axes, f_.keepDims));
+    return {b_.build(), f_};
+  }
+
+  // complex64 (ir/dtype): a value built from two float32 producer chains, through
+  // complex arithmetic (Add, Sub, Mul, Neg, Conj with another complex value), summed
+  // or multiplied over random axes (the factors of a product 1 + a small term, as
+  // reductionInput makes them), the result as is and as its real or imaginary part.
+  Generated complexGraph() {
+    f_.dtype = DType::Complex64;
+    Shape s = randomShape();
+    auto fresh = [&] { return b_.complex(producers(s, DType::Float32), freshInput(DType::Float32, s)); };
+    Value z = fresh();
+    for (size_t k = rng_.below(4); k > 0; --k) {
+      switch (rng_.below(5)) {
+        case 0: z = b_.add(z, fresh()); break;
+        case 1: z = b_.sub(z, fresh()); break;
+        case 2: z = b_.mul(z, fresh()); break;
+        case 3: z = b_.neg(z); break;
+        default: z = b_.conj(z); break;
+      }
+    }
+    std::vector<int64_t> axes = randomAxes(s.size());
+    f_.keepDims = rng_.percent(30);
+    const bool product = rng_.percent(40);
+    f_.tuple = product ? "complex prod" : "complex sum";
+    Value r;
+    if (product) {
+      const double scale = 1.0 / std::sqrt(static_cast<double>(std::max<int64_t>(1, reducedLength(s, axes)))) / 4;
+      Value small = b_.complex(b_.constant(Scalar::ofFloat(DType::Float32, scale)), b_.constant(Scalar::ofFloat(DType::Float32, 0)));
+      Value one = b_.complex(b_.constant(Scalar::ofFloat(DType::Float32, 1)), b_.constant(Scalar::ofFloat(DType::Float32, 0)));
+      r = b_.reduce(b_.add(b_.mul(z, small), one), Reduction::prod(DType::Complex64), axes, f_.keepDims);
+    } else {
+      r = b_.reduceSum(z, axes, f_.keepDims);
+    }
+    b_.output(r);
+    if (rng_.percent(50)) b_.output(rng_.percent(50) ? b_.creal(r) : b_.cimag(r));
     return {b_.build(), f_};
   }
 
