@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <numeric>
 #include <set>
@@ -90,16 +91,26 @@ void compileAndCheck(const Generated& gen, uint64_t seed, RunStats& stats) {
   }
 }
 
-std::string seedList(const std::vector<uint64_t>& seeds) {
-  std::string s;
-  for (uint64_t x : seeds) s += " " + std::to_string(x);
-  return s;
+// Compiles and CPU-checks the graphs `make` builds from seeds 1..count; `kinds` (if
+// given) collects the tuple kinds they exercise.
+RunStats checkRandomGraphs(int count, const std::function<Generated(uint64_t)>& make,
+                           std::set<std::string>* kinds = nullptr) {
+  RunStats stats;
+  for (uint64_t seed = 1; seed <= static_cast<uint64_t>(count); ++seed) {
+    Generated gen = make(seed);
+    if (kinds) kinds->insert(gen.features.tuple);
+    compileAndCheck(gen, seed, stats);
+  }
+  return stats;
+}
+
+// A generator's method as `make`, on the CPU sizes.
+std::function<Generated(uint64_t)> drawn(Generated (GraphGenerator::*method)()) {
+  return [method](uint64_t seed) { return (GraphGenerator(seed).*method)(); };
 }
 
 TEST(PipelineProperty, RandomReductionGraphsMatchTheReference) {
-  RunStats stats;
-  for (uint64_t seed = 1; seed <= kReductionGraphs; ++seed)
-    compileAndCheck(GraphGenerator(seed).reductionGraph(), seed, stats);
+  RunStats stats = checkRandomGraphs(kReductionGraphs, drawn(&GraphGenerator::reductionGraph));
   EXPECT_TRUE(stats.failedSeeds.empty()) << "failing seeds:" << seedList(stats.failedSeeds);
   // The generator only builds graphs polyred supports; a high skip rate would mean the
   // test silently checks little.
@@ -110,9 +121,7 @@ TEST(PipelineProperty, RandomReductionGraphsMatchTheReference) {
 }
 
 TEST(PipelineProperty, RandomElementwiseGraphsMatchTheReference) {
-  RunStats stats;
-  for (uint64_t seed = 1; seed <= kElementwiseGraphs; ++seed)
-    compileAndCheck(GraphGenerator(seed).elementwiseGraph(), seed, stats);
+  RunStats stats = checkRandomGraphs(kElementwiseGraphs, drawn(&GraphGenerator::elementwiseGraph));
   EXPECT_TRUE(stats.failedSeeds.empty()) << "failing seeds:" << seedList(stats.failedSeeds);
   EXPECT_EQ(stats.skipped, 0);
 }
@@ -121,13 +130,8 @@ TEST(PipelineProperty, RandomElementwiseGraphsMatchTheReference) {
 // over random producer chains, shapes and axes.
 TEST(PipelineProperty, RandomTupleGraphsMatchTheReference) {
   constexpr int kTupleGraphs = 120;
-  RunStats stats;
   std::set<std::string> kinds;
-  for (uint64_t seed = 1; seed <= kTupleGraphs; ++seed) {
-    Generated gen = GraphGenerator(seed).tupleGraph();
-    kinds.insert(gen.features.tuple);
-    compileAndCheck(gen, seed, stats);
-  }
+  RunStats stats = checkRandomGraphs(kTupleGraphs, drawn(&GraphGenerator::tupleGraph), &kinds);
   EXPECT_TRUE(stats.failedSeeds.empty()) << "failing seeds:" << seedList(stats.failedSeeds);
   EXPECT_EQ(stats.skipped, 0);
   EXPECT_EQ(kinds.size(), 6u) << "argmax, argmin (each with and without the value), var_mean and logsumexp";
@@ -138,13 +142,8 @@ TEST(PipelineProperty, RandomTupleGraphsMatchTheReference) {
 // value) of int32 chains.
 TEST(PipelineProperty, RandomUserReductionGraphsMatchTheReference) {
   constexpr int kUserGraphs = 100;
-  RunStats stats;
   std::set<std::string> kinds;
-  for (uint64_t seed = 1; seed <= kUserGraphs; ++seed) {
-    Generated gen = GraphGenerator(seed).userReductionGraph();
-    kinds.insert(gen.features.tuple);
-    compileAndCheck(gen, seed, stats);
-  }
+  RunStats stats = checkRandomGraphs(kUserGraphs, drawn(&GraphGenerator::userReductionGraph), &kinds);
   EXPECT_TRUE(stats.failedSeeds.empty()) << "failing seeds:" << seedList(stats.failedSeeds);
   EXPECT_EQ(stats.skipped, 0);
   EXPECT_EQ(kinds.size(), 4u) << "max_abs, affine, hash and last";
@@ -154,8 +153,7 @@ TEST(PipelineProperty, RandomUserReductionGraphsMatchTheReference) {
 // Window (crop, wrapped shift, larger view) before a reduction over random axes.
 TEST(PipelineProperty, RandomIndexOpGraphsMatchTheReference) {
   constexpr int kIndexGraphs = 60;
-  RunStats stats;
-  for (uint64_t seed = 1; seed <= kIndexGraphs; ++seed) compileAndCheck(GraphGenerator(seed).indexOpsGraph(), seed, stats);
+  RunStats stats = checkRandomGraphs(kIndexGraphs, drawn(&GraphGenerator::indexOpsGraph));
   EXPECT_TRUE(stats.failedSeeds.empty()) << "failing seeds:" << seedList(stats.failedSeeds);
   EXPECT_EQ(stats.skipped, 0);
 }
@@ -164,13 +162,8 @@ TEST(PipelineProperty, RandomIndexOpGraphsMatchTheReference) {
 // random axes, real and imaginary parts of the result.
 TEST(PipelineProperty, RandomComplexGraphsMatchTheReference) {
   constexpr int kComplexGraphs = 80;
-  RunStats stats;
   std::set<std::string> kinds;
-  for (uint64_t seed = 1; seed <= kComplexGraphs; ++seed) {
-    Generated gen = GraphGenerator(seed).complexGraph();
-    kinds.insert(gen.features.tuple);
-    compileAndCheck(gen, seed, stats);
-  }
+  RunStats stats = checkRandomGraphs(kComplexGraphs, drawn(&GraphGenerator::complexGraph), &kinds);
   EXPECT_TRUE(stats.failedSeeds.empty()) << "failing seeds:" << seedList(stats.failedSeeds);
   EXPECT_EQ(stats.skipped, 0);
   EXPECT_EQ(kinds.size(), 2u) << "complex sums and products";
@@ -271,18 +264,8 @@ TEST(PipelineProperty, PointReferenceEqualsTheWholeReference) {
 // Random parallel graphs: every part's kernels share launches with the other parts'
 // (horizontal fusion); the parts pass the CPU check and every fused launch compiles.
 TEST(PipelineProperty, RandomParallelGraphsFuseCheckAndCompile) {
-  RunStats stats;
   constexpr int kParallelGraphs = 30;
-  for (uint64_t seed = 1; seed <= kParallelGraphs; ++seed) {
-    std::vector<Graph> parts;
-    Features features;
-    for (uint64_t k = 0; k < 2 + seed % 3; ++k) {
-      Generated part = GraphGenerator(1000 * seed + k).reductionGraph();
-      parts.push_back(part.graph);
-      features = part.features;
-    }
-    compileAndCheck(Generated{sideBySide(parts), features}, seed, stats);
-  }
+  RunStats stats = checkRandomGraphs(kParallelGraphs, [](uint64_t seed) { return parallelGraph(seed); });
   EXPECT_TRUE(stats.failedSeeds.empty()) << "failing seeds:" << seedList(stats.failedSeeds);
   EXPECT_GE(stats.fusedLaunches, kParallelGraphs / 2) << "too few graphs were fused horizontally";
   std::printf("%d random parallel graphs checked, %d fused launches compiled by NVRTC\n", stats.checked,

@@ -649,4 +649,24 @@ inline Graph sideBySide(const std::vector<Graph>& parts) {
   return g;
 }
 
+// 2-4 independent random reduction graphs of one size profile side by side (parts
+// drawn from seeds 1000 * seed + k); the features are the last part's.
+inline Generated parallelGraph(uint64_t seed, const SizeProfile& sizes = cpuSizes()) {
+  std::vector<Graph> parts;
+  Features features;
+  for (uint64_t k = 0; k < 2 + seed % 3; ++k) {
+    Generated part = GraphGenerator(1000 * seed + k, sizes).reductionGraph();
+    parts.push_back(part.graph);
+    features = part.features;
+  }
+  return {sideBySide(parts), features};
+}
+
+// " 3 17 42": failing seeds, for a test's message.
+inline std::string seedList(const std::vector<uint64_t>& seeds) {
+  std::string s;
+  for (uint64_t x : seeds) s += " " + std::to_string(x);
+  return s;
+}
+
 }  // namespace polyred::random_graphs

@@ -13,6 +13,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,7 @@ bool exactOutputs(const Graph& g) {
 }
 
 struct Tally {
+  int graphs = 0;  // run, however they ended
   int checked = 0, skipped = 0, multiBlockKernels = 0, fusedLaunches = 0;
   std::vector<uint64_t> failedSeeds;
 };
@@ -91,24 +93,30 @@ void runOne(const Generated& gen, uint64_t seed, const Target& target, Tally& ta
   }
 }
 
-std::string seedList(const std::vector<uint64_t>& seeds) {
-  std::string s;
-  for (uint64_t x : seeds) s += " " + std::to_string(x);
-  return s;
+// Runs the graphs `make` builds from the test's seeds (seedsFor(defaultCount)) on the GPU.
+Tally runRandomGraphs(int defaultCount, const std::function<Generated(uint64_t)>& make) {
+  const Target target = currentTarget();
+  const SeedRange seeds = seedsFor(defaultCount);
+  Tally tally;
+  tally.graphs = seeds.count;
+  for (uint64_t seed = seeds.first; seed < seeds.first + static_cast<uint64_t>(seeds.count); ++seed)
+    runOne(make(seed), seed, target, tally);
+  return tally;
+}
+
+// A generator's method as `make`, on the GPU sizes.
+std::function<Generated(uint64_t)> drawn(Generated (GraphGenerator::*method)()) {
+  return [method](uint64_t seed) { return (GraphGenerator(seed, gpuSizes()).*method)(); };
 }
 
 TEST(RandomGraphsGpu, ReductionGraphsMatchTheReference) {
   std::string why;
   if (!gpuAvailable(&why)) GTEST_SKIP() << why;
-  const Target target = currentTarget();
-  const SeedRange seeds = seedsFor(160);
-  Tally tally;
-  for (uint64_t seed = seeds.first; seed < seeds.first + static_cast<uint64_t>(seeds.count); ++seed)
-    runOne(GraphGenerator(seed, gpuSizes()).reductionGraph(), seed, target, tally);
+  const Tally tally = runRandomGraphs(160, drawn(&GraphGenerator::reductionGraph));
   EXPECT_TRUE(tally.failedSeeds.empty()) << "failing seeds:" << seedList(tally.failedSeeds);
-  EXPECT_LT(tally.skipped * 10, seeds.count) << tally.skipped << " graphs rejected as unsupported";
+  EXPECT_LT(tally.skipped * 10, tally.graphs) << tally.skipped << " graphs rejected as unsupported";
   // The GPU sizes exist to reach cross-block combines; a run without them tests little.
-  EXPECT_GE(tally.multiBlockKernels, seeds.count / 10);
+  EXPECT_GE(tally.multiBlockKernels, tally.graphs / 10);
   std::printf("%d random reduction graphs matched on the GPU (%d kernels with a cross-block workspace)\n",
               tally.checked, tally.multiBlockKernels);
 }
@@ -116,11 +124,7 @@ TEST(RandomGraphsGpu, ReductionGraphsMatchTheReference) {
 TEST(RandomGraphsGpu, ElementwiseGraphsMatchTheReference) {
   std::string why;
   if (!gpuAvailable(&why)) GTEST_SKIP() << why;
-  const Target target = currentTarget();
-  const SeedRange seeds = seedsFor(20);
-  Tally tally;
-  for (uint64_t seed = seeds.first; seed < seeds.first + static_cast<uint64_t>(seeds.count); ++seed)
-    runOne(GraphGenerator(seed, gpuSizes()).elementwiseGraph(), seed, target, tally);
+  const Tally tally = runRandomGraphs(20, drawn(&GraphGenerator::elementwiseGraph));
   EXPECT_TRUE(tally.failedSeeds.empty()) << "failing seeds:" << seedList(tally.failedSeeds);
   EXPECT_EQ(tally.skipped, 0);
 }
@@ -130,11 +134,7 @@ TEST(RandomGraphsGpu, ElementwiseGraphsMatchTheReference) {
 TEST(RandomGraphsGpu, TupleGraphsMatchTheReference) {
   std::string why;
   if (!gpuAvailable(&why)) GTEST_SKIP() << why;
-  const Target target = currentTarget();
-  const SeedRange seeds = seedsFor(60);
-  Tally tally;
-  for (uint64_t seed = seeds.first; seed < seeds.first + static_cast<uint64_t>(seeds.count); ++seed)
-    runOne(GraphGenerator(seed, gpuSizes()).tupleGraph(), seed, target, tally);
+  const Tally tally = runRandomGraphs(60, drawn(&GraphGenerator::tupleGraph));
   EXPECT_TRUE(tally.failedSeeds.empty()) << "failing seeds:" << seedList(tally.failedSeeds);
   EXPECT_EQ(tally.skipped, 0);
 }
@@ -142,21 +142,9 @@ TEST(RandomGraphsGpu, TupleGraphsMatchTheReference) {
 TEST(RandomGraphsGpu, ParallelGraphsMatchTheReference) {
   std::string why;
   if (!gpuAvailable(&why)) GTEST_SKIP() << why;
-  const Target target = currentTarget();
-  const SeedRange seeds = seedsFor(20);
-  Tally tally;
-  for (uint64_t seed = seeds.first; seed < seeds.first + static_cast<uint64_t>(seeds.count); ++seed) {
-    std::vector<Graph> parts;
-    Features features;
-    for (uint64_t k = 0; k < 2 + seed % 3; ++k) {
-      Generated part = GraphGenerator(1000 * seed + k, gpuSizes()).reductionGraph();
-      parts.push_back(part.graph);
-      features = part.features;
-    }
-    runOne(Generated{sideBySide(parts), features}, seed, target, tally);
-  }
+  const Tally tally = runRandomGraphs(20, [](uint64_t seed) { return parallelGraph(seed, gpuSizes()); });
   EXPECT_TRUE(tally.failedSeeds.empty()) << "failing seeds:" << seedList(tally.failedSeeds);
-  EXPECT_GE(tally.fusedLaunches, seeds.count / 2) << "too few graphs were fused horizontally";
+  EXPECT_GE(tally.fusedLaunches, tally.graphs / 2) << "too few graphs were fused horizontally";
 }
 
 }  // namespace
