@@ -29,29 +29,25 @@
 #include "ordered_tuples.h"
 #include "user_reductions.h"
 #include "ir/graph.h"
+#include "support/splitmix64.h"
 
 namespace polyred::random_graphs {
 
 inline const std::vector<DType> kDTypes = {DType::Float32, DType::Float16, DType::BFloat16, DType::Float64,
                                     DType::Int32,   DType::Int8,    DType::Bool};
 
-// splitmix64: the same sequence on every platform (std distributions are not portable).
+// Draws over support/splitmix64 (the same sequence on every platform).
 class Rng {
  public:
-  explicit Rng(uint64_t seed) : state_(seed) {}
-  uint64_t next() {
-    uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
+  explicit Rng(uint64_t seed) : bits_(seed) {}
+  uint64_t next() { return bits_.next(); }
   size_t below(size_t n) { return static_cast<size_t>(next() % n); }
   bool percent(int p) { return below(100) < static_cast<size_t>(p); }
   template <class T>
   T pick(const std::vector<T>& xs) { return xs[below(xs.size())]; }
 
  private:
-  uint64_t state_;
+  SplitMix64 bits_;
 };
 
 // What a generated graph exercises, for the coverage test and failure messages.

@@ -2,27 +2,11 @@
 
 #include <cstring>
 
+#include "support/splitmix64.h"
+
 namespace polyred {
 
 namespace {
-
-// SplitMix64: tiny, fast, and its output is fully specified (unlike std::
-// distributions), so inputs are reproducible across standard libraries.
-class SplitMix64 {
- public:
-  explicit SplitMix64(uint64_t seed) : state_(seed) {}
-  uint64_t next() {
-    uint64_t z = (state_ += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  // Uniform in [0, 1) with 53 random bits.
-  double unit() { return static_cast<double>(next() >> 11) * 0x1p-53; }
-
- private:
-  uint64_t state_;
-};
 
 // A float in the range, rounded later to the tensor's dtype. Symmetric values are
 // k * 2^-23 for k in [-2^23, 2^23) \ {0}: exact in float32 and never 0 in any float

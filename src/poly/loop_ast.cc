@@ -17,11 +17,8 @@ std::string minMaxOperand(const AstExpr& e) {
   if (e.op == AstExpr::Op::Minus) return "pr_neg(" + toC(e.args[0]) + ")";
   return toC(e);
 }
-std::string call(const char* fn, const AstExpr& e) {
-  return std::string(fn) + "(" + toC(e.args[0]) + ", " + toC(e.args[1]) + ")";
-}
-std::string minMax(const char* fn, const AstExpr& e) {
-  return std::string(fn) + "(" + minMaxOperand(e.args[0]) + ", " + minMaxOperand(e.args[1]) + ")";
+std::string call(const char* fn, const AstExpr& e, std::string (*operand)(const AstExpr&) = toC) {
+  return std::string(fn) + "(" + operand(e.args[0]) + ", " + operand(e.args[1]) + ")";
 }
 }  // namespace
 
@@ -43,8 +40,8 @@ std::string toC(const AstExpr& e) {
     case Op::PDivR:
     case Op::ZDivR: return binary(e, "%");
     case Op::FloorDiv: return call("polyred_floord", e);
-    case Op::Min: return minMax("polyred_min", e);
-    case Op::Max: return minMax("polyred_max", e);
+    case Op::Min: return call("polyred_min", e, minMaxOperand);
+    case Op::Max: return call("polyred_max", e, minMaxOperand);
     case Op::Eq: return binary(e, "==");
     case Op::Le: return binary(e, "<=");
     case Op::Lt: return binary(e, "<");
