@@ -5,8 +5,8 @@
 // and compared bit for bit with the first launch where the result cannot depend on
 // the order of accumulation (deterministic mode, or integer and bool outputs).
 // Seeds alternate deterministic mode. Tuple reductions (argmax/argmin, var_mean,
-// logsumexp) and independent graphs side by side (one fused launch) are run the same
-// way. A failure prints the seed, what the graph exercises, the graph and the
+// logsumexp), user-declared reductions, index ops, complex64 graphs and independent
+// graphs side by side (one fused launch) are run the same way. A failure prints the seed, what the graph exercises, the graph and the
 // comparison; POLYRED_RANDOM_GPU_SEEDS=FIRST:COUNT runs other seeds.
 // Without a GPU every test is skipped.
 #include <gtest/gtest.h>
@@ -129,14 +129,41 @@ TEST(RandomGraphsGpu, ElementwiseGraphsMatchTheReference) {
   EXPECT_EQ(tally.skipped, 0);
 }
 
-// (Added in session 16 after the device budget was spent: its 200 graphs passed the
-// sampled CPU check of their lowered programs, not yet a GPU run.)
+// Graphs every generated kernel of which must compile (no unsupported case expected).
+void expectAllMatch(int defaultCount, Generated (GraphGenerator::*method)()) {
+  const Tally tally = runRandomGraphs(defaultCount, drawn(method));
+  EXPECT_TRUE(tally.failedSeeds.empty()) << "failing seeds:" << seedList(tally.failedSeeds);
+  EXPECT_EQ(tally.skipped, 0);
+  std::printf("%d random graphs matched on the GPU (%d kernels with a cross-block workspace)\n", tally.checked,
+              tally.multiBlockKernels);
+}
+
 TEST(RandomGraphsGpu, TupleGraphsMatchTheReference) {
   std::string why;
   if (!gpuAvailable(&why)) GTEST_SKIP() << why;
-  const Tally tally = runRandomGraphs(60, drawn(&GraphGenerator::tupleGraph));
-  EXPECT_TRUE(tally.failedSeeds.empty()) << "failing seeds:" << seedList(tally.failedSeeds);
-  EXPECT_EQ(tally.skipped, 0);
+  expectAllMatch(60, &GraphGenerator::tupleGraph);
+}
+
+// User-declared reductions: a scalar max-|x| combiner and ordered (non-commutative)
+// tuples, whose cross-block combine must keep the order of the blocks.
+TEST(RandomGraphsGpu, UserReductionGraphsMatchTheReference) {
+  std::string why;
+  if (!gpuAvailable(&why)) GTEST_SKIP() << why;
+  expectAllMatch(40, &GraphGenerator::userReductionGraph);
+}
+
+// Iota masks and Window views (crops, wrapped shifts, larger views) before a reduction.
+TEST(RandomGraphsGpu, IndexOpGraphsMatchTheReference) {
+  std::string why;
+  if (!gpuAvailable(&why)) GTEST_SKIP() << why;
+  expectAllMatch(40, &GraphGenerator::indexOpsGraph);
+}
+
+// complex64 sums and products over random axes.
+TEST(RandomGraphsGpu, ComplexGraphsMatchTheReference) {
+  std::string why;
+  if (!gpuAvailable(&why)) GTEST_SKIP() << why;
+  expectAllMatch(40, &GraphGenerator::complexGraph);
 }
 
 TEST(RandomGraphsGpu, ParallelGraphsMatchTheReference) {
