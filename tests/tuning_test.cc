@@ -126,11 +126,14 @@ TEST(ConfigSearch, DefaultFirstAndKeptUnlessClearlyBeaten) {
   ASSERT_GE(configs.size(), 10u);
   EXPECT_EQ(candidateConfigs(false).size(), 5u);  // the default, then block size x lanes
   // Graphs with a row-resident kernel also try its row cache, with 512 and 1024 threads,
-  // the pass loops unrolled by 1, 2 and 4 with the default block, and no cache hints.
+  // the pass loops unrolled by 1, 2 and 4 with the default block, no cache hints, and
+  // the row stage off and on.
   const std::vector<KernelConfig> rowResident = candidateConfigs(true, true);
-  ASSERT_EQ(rowResident.size(), configs.size() + 6);
-  EXPECT_EQ(rowResident.back().cacheHints, CacheHintMode::Off);
-  EXPECT_EQ(rowResident.back().toString(), "threads=256,items=auto,vector=auto,evict=off");
+  ASSERT_EQ(rowResident.size(), configs.size() + 8);
+  EXPECT_EQ(rowResident[configs.size() + 5].cacheHints, CacheHintMode::Off);
+  EXPECT_EQ(rowResident[configs.size() + 5].toString(), "threads=256,items=auto,vector=auto,evict=off");
+  EXPECT_EQ(rowResident[configs.size() + 6].toString(), "threads=256,items=auto,vector=auto,stage=off");
+  EXPECT_EQ(rowResident.back().toString(), "threads=256,items=auto,vector=auto,stage=on");
   for (size_t k = configs.size(); k < configs.size() + 2; ++k) EXPECT_EQ(rowResident[k].rowCache, RowCacheMode::On);
   EXPECT_EQ(rowResident[configs.size() + 1].threadsPerBlock, 1024);
   const int unrolls[] = {1, 2, 4};

@@ -32,6 +32,10 @@ struct CodegenOptions {
   // memory on the target (Target::sharedBytesPerBlock).
   RowCacheMode rowCache = RowCacheMode::Auto;
   int64_t sharedBytesPerBlock = 48 * 1024;
+  // Row-resident kernels bring their row into shared memory by bulk copies
+  // (codegen/row_stage.h; KernelConfig's `stage` knob), on sm_90 and later.
+  RowStageMode rowStage = RowStageMode::Auto;
+  int ccMajor = 9;
 };
 
 // What every generated translation unit starts with: the precision macros `options`

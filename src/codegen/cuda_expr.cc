@@ -101,7 +101,9 @@ std::string emitFloatOp(OpKind op, const std::vector<std::string>& a, DType t, O
     case OpKind::Add: return "(" + a[0] + " + " + a[1] + ")";
     case OpKind::Sub: return "(" + a[0] + " - " + a[1] + ")";
     case OpKind::Mul: return "(" + a[0] + " * " + a[1] + ")";
-    case OpKind::Div: return "(" + a[0] + " / " + a[1] + ")";
+    case OpKind::Div:
+      if (facts.invariantDivisor && t != DType::Float64) return "pr_div_invariant(" + a[0] + ", " + a[1] + ")";
+      return "(" + a[0] + " / " + a[1] + ")";
     case OpKind::Pow: return std::string(isDouble(t) ? "pow(" : "powf(") + a[0] + ", " + a[1] + ")";
     case OpKind::Maximum: return "pr_max(" + a[0] + ", " + a[1] + ")";
     case OpKind::Minimum: return "pr_min(" + a[0] + ", " + a[1] + ")";

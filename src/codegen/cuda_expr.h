@@ -26,6 +26,9 @@ std::string emitCast(const std::string& e, DType from, DType to);
 // What an analysis proved about an op's operands, for a cheaper device function.
 struct OperandFacts {
   bool fastExp = false;  // (Exp) its approximation cannot show: codegen/exp_range.h
+  // (f32 Div) the divisor is the same for every element of a loop (a row's total):
+  // pr_div_invariant, whose reciprocal the loop computes once.
+  bool invariantDivisor = false;
 };
 std::string emitElementwise(OpKind op, const std::vector<std::string>& operands,
                             const std::vector<DType>& operandTypes, DType result, OperandFacts facts = {});

@@ -114,6 +114,24 @@ std::string RowCache::describe() const {
   return os.str();
 }
 
+std::string RowCache::declarations(int BX) const {
+  std::ostringstream os;
+  os << "  extern __shared__ __align__(16) unsigned char pr_row_cache[];\n";
+  for (const Region& r : regions)
+    os << "  " << r.packType << "* const cache" << r.value << " = reinterpret_cast<" << r.packType
+       << "*>(pr_row_cache + " << r.offset << ");\n";
+  os << "  const int cache_thread = ty * " << BX << " + tx;\n  int cache_slot = 0;\n";
+  return os.str();
+}
+
+std::string RowCache::loadKind(int value, int pass, std::string& slot) const {
+  const Region* r = regionOf(value);
+  if (!r || (pass > 0 && !r->readInPass[static_cast<size_t>(pass)])) return "";
+  slot = "pr_cache_slot(cache" + std::to_string(value) + ", cache_slot, " + std::to_string(slotsPerThread) + ", " +
+         std::to_string(threads) + ", cache_thread)";
+  return pass == 0 ? "_kept" : "_cached";
+}
+
 RowCache planRowCache(const PolyKernel& k, int64_t sharedLimit, RowCacheMode mode) {
   const KernelPlan& p = k.plan;
   const bool rows = p.form == CanonicalForm::XReduce || p.form == CanonicalForm::AllReduce;

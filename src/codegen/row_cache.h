@@ -49,6 +49,13 @@ struct RowCache {
   // "row cache: 1 value(s) x 8 slot(s) per thread x 1024 threads, 131072 bytes of shared
   // memory" (dumps, comments).
   std::string describe() const;
+  // The regions in the dynamic shared memory, this thread's number and the slot counter
+  // (restarted at each pass's mark, advanced by each point statement); BX: blockDim.x.
+  std::string declarations(int BX) const;
+  // Where a load of body value v in `pass` goes: pr_load<suffix>'s last argument (this
+  // thread's slot) and the suffix ("_kept" in pass 0, "_cached" in a pass that reads the
+  // cache), or "" for a plain global load.
+  std::string loadKind(int value, int pass, std::string& slot) const;
 };
 
 // `sharedLimit`: the block's shared memory on the target minus what the kernel declares

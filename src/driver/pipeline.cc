@@ -187,8 +187,10 @@ CompiledGraph compileGraph(const Graph& source, const CompileOptions& options) {
     dump("ast", plan.name + ":\n" + pk.islAst);
     c.kernels.push_back(std::move(pk));
   }
-  const CodegenOptions codegen{options.deterministic, options.config.unroll, options.fastExp, options.config.rowCache,
-                               options.target.sharedBytesPerBlock()};
+  const CodegenOptions codegen{options.deterministic,          options.config.unroll,
+                               options.fastExp,                options.config.rowCache,
+                               options.target.sharedBytesPerBlock(), options.config.rowStage,
+                               options.target.ccMajor};
   for (const LaunchGroup& group : groups)
     for (const std::vector<int>& members : splitBySharedMemory(group, c.kernels)) {
       KernelSpec spec = timed(ms, "cuda", [&] {

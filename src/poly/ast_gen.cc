@@ -20,6 +20,7 @@
 #include <map>
 
 #include "support/isl_support.h"
+#include "poly/isl_ast_expr.h"
 #include "poly/poly_kernel.h"
 #include "poly/schedule.h"
 #include "support/error.h"
@@ -306,6 +307,8 @@ class IndexRange {
 };
 
 }  // namespace
+
+AstExpr takeIslAstExpr(isl_ast_expr* e) { return takeExpr(e); }
 
 PolyKernel buildPolyKernel(const KernelPlan& plan, const Binding& binding, const Vectorization& vector) {
   IslContext ctx;

@@ -33,7 +33,8 @@ std::string KernelConfig::toString() const {
   return "threads=" + std::to_string(threadsPerBlock) + ",items=" + knob(itemsPerThread) +
          ",vector=" + knob(maxVectorWidth) + (unroll == kAuto ? "" : ",unroll=" + std::to_string(unroll)) +
          (rowCache == RowCacheMode::Auto ? "" : rowCache == RowCacheMode::On ? ",cache=on" : ",cache=off") +
-         cacheHintsText(cacheHints);
+         cacheHintsText(cacheHints) +
+         (rowStage == RowStageMode::Auto ? "" : rowStage == RowStageMode::On ? ",stage=on" : ",stage=off");
 }
 
 namespace {
@@ -65,6 +66,11 @@ KernelConfig KernelConfig::parse(const std::string& text, const std::string& wha
       c.rowCache = automatic ? RowCacheMode::Auto : value == "on" ? RowCacheMode::On : RowCacheMode::Off;
       continue;
     }
+    if (key == "stage") {
+      if (value != "auto" && value != "on" && value != "off") throw Error(what + ": stage must be auto, on or off");
+      c.rowStage = automatic ? RowStageMode::Auto : value == "on" ? RowStageMode::On : RowStageMode::Off;
+      continue;
+    }
     if (key == "evict") {
       const auto named = std::find_if(std::begin(kCacheHintNames), std::end(kCacheHintNames),
                                       [&](const CacheHintName& n) { return value == n.name; });
@@ -86,7 +92,7 @@ KernelConfig KernelConfig::parse(const std::string& text, const std::string& wha
       if (!automatic && (v < 1 || v > 32)) throw Error(what + ": unroll must be auto or in 1..32");
       c.unroll = v;
     } else {
-      throw Error(what + ": unknown knob '" + key + "' (threads, items, vector, unroll, cache, evict)");
+      throw Error(what + ": unknown knob '" + key + "' (threads, items, vector, unroll, cache, evict, stage)");
     }
   }
   return c;

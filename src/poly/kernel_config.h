@@ -20,6 +20,9 @@
 //   evict    on, off, stream or auto: last reads and stores tell the L2 to evict their
 //            lines first (poly/cache_hints.h; stream: the last reads as ld.global.cs).
 //            auto: in kernels of several passes
+//   stage    on, off or auto: row-resident kernels bring their row into shared memory
+//            by bulk copies before the first pass (codegen/row_stage.h; sm_90).
+//            auto: the policy's choice
 #pragma once
 
 #include <string>
@@ -28,6 +31,8 @@ namespace polyred {
 
 // KernelConfig::rowCache.
 enum class RowCacheMode : unsigned char { Auto, On, Off };
+// KernelConfig::rowStage.
+enum class RowStageMode : unsigned char { Auto, On, Off };
 // KernelConfig::cacheHints.
 enum class CacheHintMode : unsigned char { Auto, On, Off, Stream };
 
@@ -39,13 +44,14 @@ struct KernelConfig {
   int unroll = kAuto;
   RowCacheMode rowCache = RowCacheMode::Auto;
   CacheHintMode cacheHints = CacheHintMode::Auto;
+  RowStageMode rowStage = RowStageMode::Auto;
 
   static constexpr int kDefaultUnroll = 4;
   int unrollFactor() const { return unroll == kAuto ? kDefaultUnroll : unroll; }
 
   bool operator==(const KernelConfig&) const = default;
   bool isDefault() const { return *this == KernelConfig{}; }
-  // "threads=256,items=auto,vector=16" (",unroll=8", ",cache=off", ",evict=on" unless auto)
+  // "threads=256,items=auto,vector=16" (",unroll=8", ",cache=off", ",evict=on", ",stage=off" unless auto)
   std::string toString() const;
   // Throws polyred::Error naming the bad field; `what` names the source (an option,
   // a database entry) in the message.

@@ -253,11 +253,17 @@ LoadedKernel loadKernel(const KernelSpec& spec, const DeviceInfo& device) {
   kernel.module.reset(module);
   check(driver().cuModuleGetFunction(&kernel.function, module, spec.name.c_str()),
         "cuModuleGetFunction(" + spec.name + ")");
-  if (spec.launch.dynamicSharedBytes > kDefaultDynamicSharedLimit)
+  if (spec.launch.dynamicSharedBytes > kDefaultDynamicSharedLimit) {
     check(driver().cuFuncSetAttribute(kernel.function,
                                       CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                       static_cast<int>(spec.launch.dynamicSharedBytes)),
           "cuFuncSetAttribute(" + spec.name + ")");
+    // All of the SM's unified L1/shared memory as shared: the driver may otherwise pick
+    // a carveout that holds one such block per SM where two fit (a staged row of 100 KB).
+    check(driver().cuFuncSetAttribute(kernel.function, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
+                                      CU_SHAREDMEM_CARVEOUT_MAX_SHARED),
+          "cuFuncSetAttribute(" + spec.name + ", carveout)");
+  }
   return kernel;
 }
 

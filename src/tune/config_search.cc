@@ -31,6 +31,13 @@ std::vector<KernelConfig> candidateConfigs(bool hasReduction, bool rowResident) 
     KernelConfig plain;
     plain.cacheHints = CacheHintMode::Off;
     add(plain);
+    // The row stage off and everywhere it can (codegen/row_stage.h): its policy rests on
+    // ten measured kernels.
+    for (RowStageMode stage : {RowStageMode::Off, RowStageMode::On}) {
+      KernelConfig c;
+      c.rowStage = stage;
+      add(c);
+    }
   }
   return configs;
 }

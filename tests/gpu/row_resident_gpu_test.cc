@@ -152,5 +152,54 @@ TEST(RowResidentGpu, FastExpRowsMatchTheReference) {
   }
 }
 
+// Rows staged in shared memory by bulk copies (codegen/row_stage.h, sm_90): odd rows
+// off the 16-byte boundary, scalar loads, two staged inputs, an i-tile loop that
+// restages each of its rows, rows of -inf, +inf, NaN and huge values through the
+// staged loads and the invariant division; every kernel must be staged (the test
+// asserts it), match the reference and repeat bitwise.
+TEST(RowResidentGpu, StagedRowsMatchTheReference) {
+  std::string why;
+  if (!gpuAvailable(&why)) GTEST_SKIP() << why;
+  const Target target = currentTarget();
+  if (target.ccMajor < 9) GTEST_SKIP() << "bulk copies need sm_90; this GPU is " << target.name;
+  GraphBuilder b("softmax_of_a_sum");
+  Value x = b.input("x", DType::Float32, {100, 9001}), y = b.input("y", DType::Float32, {100, 9001});
+  Value e = b.unary(OpKind::Exp, b.sub(b.add(x, y), b.reduce(b.add(x, y), Reduction::max(DType::Float32), {1}, true)));
+  b.output(b.binary(OpKind::Div, e, b.reduceSum(e, {1}, true)));
+  struct Staged {
+    std::string name, knobs;
+    Graph graph;
+  };
+  const Staged staged[] = {
+      {"softmax bf16 [100,30001]", "", testgraphs::softmax(DType::BFloat16, {100, 30001}, 1)},
+      {"softmax f16 [300,20001]", "", testgraphs::softmax(DType::Float16, {300, 20001}, 1)},
+      {"softmax f32 [300,16385], scalar loads", "vector=1", testgraphs::softmax(DType::Float32, {300, 16385}, 1)},
+      {"softmax of x + y, f32 [100,9001]", "", b.build()},
+      {"softmax f16 [70000,2048], an i-tile loop", "items=1", testgraphs::softmax(DType::Float16, {70000, 2048}, 1)},
+  };
+  for (const Staged& c : staged) {
+    SCOPED_TRACE(c.name);
+    CompileOptions options;
+    options.target = target;
+    options.config = KernelConfig::parse(c.knobs, "test");
+    CompiledGraph compiled = compileGraph(c.graph, options);
+    ASSERT_EQ(compiled.program.kernels.size(), 1u);
+    ASSERT_NE(compiled.program.kernels[0].source.find("pr_stage_row("), std::string::npos);
+    expectMatchesAndRepeats(compiled, 2);
+  }
+  const Shape shape = {80, 9000};
+  for (DType t : {DType::Float32, DType::Float16}) {
+    SCOPED_TRACE("stretched rows " + std::string(dtypeName(t)));
+    CompileOptions options;
+    options.target = target;
+    CompiledGraph compiled = compileGraph(testgraphs::softmax(t, shape, 1), options);
+    ASSERT_NE(compiled.program.kernels.at(0).source.find("pr_stage_row("), std::string::npos);
+    const std::vector<HostTensor> inputs = {HostTensor::fromValues(t, shape, stretchedRows(shape[0], shape[1]))};
+    CpuCheckReport r = compareOutputs(compiled.graph, launchOnGpu(compiled, inputs), {},
+                                      evaluateReference(compiled.graph, inputs));
+    EXPECT_TRUE(r.ok) << r.message;
+  }
+}
+
 }  // namespace
 }  // namespace polyred

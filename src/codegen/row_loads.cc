@@ -1,0 +1,37 @@
+#include "codegen/row_loads.h"
+
+namespace polyred {
+
+namespace {
+// Staged loads of pass 0 wait for their chunk (polyred_row_stage.cuh); later passes
+// read after pass 0's wait for every chunk.
+std::string waits(int pass) { return pass == 0 ? "true" : "false"; }
+}  // namespace
+
+std::string RowLoads::lanes(int value, int pass, const std::string& pointer, const std::string& offset,
+                            const std::string& dest, const std::string& vectorOk, bool masked) const {
+  const std::string V = std::to_string(kernel.vector.width), lanesInRow = masked ? ", lo, hi" : "";
+  if (const RowStage::Region* staged = stage.regionOf(value))
+    return "pr_load_lanes_staged<" + V + ", " + waits(pass) + ">(" + RowStage::name(*staged) + ", " + pointer + ", " +
+           offset + ", " + dest + ", " + vectorOk + lanesInRow + ");\n";
+  std::string slot;
+  const std::string kind = cache.loadKind(value, pass, slot);
+  if (!kind.empty())
+    return "pr_load_lanes" + kind + "<" + V + ">(" + pointer + ", " + offset + ", " + dest + ", " + vectorOk +
+           (masked ? ", lo, hi, " : ", 0, " + V + ", ") + slot + ");\n";
+  const auto v = static_cast<size_t>(value);
+  const bool lastUse = pass == kernel.plan.passes() - 1 && kernel.hints.lastUse.size() > v && kernel.hints.lastUse[v];
+  const std::string hint = kernel.hints.streamingLoads ? ", PrLoadHint::Streaming" : ", PrLoadHint::EvictFirst";
+  return "pr_load_lanes<" + V + (lastUse ? hint : "") + ">(" + pointer + ", " + offset + ", " + dest + ", " + vectorOk +
+         lanesInRow + ");\n";
+}
+
+std::string RowLoads::scalar(int value, int pass, const std::string& pointer, const std::string& offset) const {
+  if (const RowStage::Region* staged = stage.regionOf(value))
+    return "pr_load_staged<" + waits(pass) + ">(" + RowStage::name(*staged) + ", " + pointer + ", " + offset + ")";
+  std::string slot;
+  const std::string kind = cache.loadKind(value, pass, slot);
+  return "pr_load" + kind + "(" + pointer + ", " + offset + (kind.empty() ? "" : ", " + slot) + ")";
+}
+
+}  // namespace polyred

@@ -1,0 +1,32 @@
+// Where a load of a kernel's body reads: global memory (with poly/cache_hints.h's hint
+// on a last use), the row cache (codegen/row_cache.h) or the staged row
+// (codegen/row_stage.h).
+//
+// Takes: the kernel, its row cache and row stage (either may be empty), and the pieces
+// of one load the emitter has printed (pointer, offset, destination, lane guards).
+// Gives: the device-library call, as C text.
+#pragma once
+
+#include <string>
+
+#include "codegen/row_cache.h"
+#include "codegen/row_stage.h"
+#include "poly/poly_kernel.h"
+
+namespace polyred {
+
+struct RowLoads {
+  const PolyKernel& kernel;
+  const RowCache& cache;
+  const RowStage& stage;
+
+  // A contiguous vector load of V lanes into `dest` by body value `value` in `pass`
+  // (statement), ending in ";\n". `vectorOk`: when the lanes load as one access;
+  // masked: lanes [lo, hi) of a vector off the row's boundary.
+  std::string lanes(int value, int pass, const std::string& pointer, const std::string& offset,
+                    const std::string& dest, const std::string& vectorOk, bool masked) const;
+  // A scalar load (an expression).
+  std::string scalar(int value, int pass, const std::string& pointer, const std::string& offset) const;
+};
+
+}  // namespace polyred

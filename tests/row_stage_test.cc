@@ -1,0 +1,141 @@
+// The row stage of row-resident kernels (codegen/row_stage.h): on sm_90, rows read in
+// several passes arrive in shared memory by bulk copies before the first pass -- by
+// default where the last pass stores, with `stage=on` wherever a kernel can, never with
+// `stage=off`, before sm_90, for columns or for blocks of several rows. The staged
+// programs match the reference on the CPU (the CPU executor runs the loop program; the
+// stage is a CUDA detail) and compile under NVRTC to bulk copies and mbarrier waits;
+// tests/gpu/row_resident_gpu_test.cc runs them.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "codegen/row_stage.h"
+#include "codegen/shared_memory.h"
+#include "driver/pipeline.h"
+#include "frontend/builder.h"
+#include "lowering_helpers.h"
+#include "poly/row_access.h"
+#include "row_resident_graphs.h"
+#include "runtime/nvrtc.h"
+
+namespace polyred {
+namespace {
+
+using test_support::compileWithKnobs;
+using test_support::occurrences;
+
+std::string baseOf(const std::string& offset, int64_t M, int64_t N) {
+  std::optional<AstExpr> base = contiguousRowBase(offset, M, N);
+  return base ? toC(*base) : "(not contiguous)";
+}
+
+TEST(RowAccess, RowsThatAreOneRunHaveABase) {
+  EXPECT_EQ(baseOf("50257*i + j", 4096, 50257), "(50257 * i)");
+  EXPECT_EQ(baseOf("j", 8, 100), "0");                          // every row the same (a broadcast)
+  EXPECT_EQ(baseOf("100*(i mod 7) + j + 3", 14, 100), baseOf("100*(i mod 7) + j + 3", 14, 100));
+  EXPECT_NE(baseOf("100*(i mod 7) + j + 3", 14, 100), "(not contiguous)");
+  EXPECT_EQ(baseOf("768*j + i", 768, 100), "(not contiguous)");  // a column
+  EXPECT_EQ(baseOf("2*j + 1000*i", 10, 100), "(not contiguous)");
+  EXPECT_EQ(baseOf("1000*i + (j mod 50)", 10, 100), "(not contiguous)");
+}
+
+TEST(RowStage, SoftmaxRowsAreStagedWhereTheLastPassStores) {
+  CompiledGraph c = compileWithKnobs(testgraphs::softmax(DType::Float16, {300, 20001}, 1), "");
+  ASSERT_EQ(c.kernels.size(), 1u);
+  const PolyKernel& k = c.kernels[0];
+  ASSERT_EQ(k.plan.passes(), 3);
+  const RowStage stage = planRowStage(k, 227 * 1024, staticSharedBytes(k), RowStageMode::Auto, 9);
+  ASSERT_EQ(stage.regions.size(), 1u);
+  EXPECT_EQ(stage.regions[0].chunks, 1);                 // 40002 bytes: one 64 KiB copy
+  EXPECT_EQ(stage.regions[0].bytes % 128, 0);
+  EXPECT_GE(stage.regions[0].bytes, 20001 * 2 + 16);     // the row and its alignment shift
+  EXPECT_EQ(stage.blocksPerSM, 2048 / k.binding.threadsPerBlock());
+
+  const KernelSpec& spec = c.program.kernels[0];
+  EXPECT_EQ(spec.launch.dynamicSharedBytes, static_cast<uint32_t>(stage.bytes));
+  EXPECT_EQ(occurrences(spec.source, "pr_stage_row("), 1u) << spec.source;
+  EXPECT_EQ(occurrences(spec.source, "pr_load_lanes_staged<8, true>"), 1u) << spec.source;   // pass 0 waits
+  EXPECT_EQ(occurrences(spec.source, "pr_load_lanes_staged<8, false>"), 2u) << spec.source;  // passes 1, 2
+  EXPECT_EQ(occurrences(spec.source, "pr_stage_wait_all("), 1u) << spec.source;
+  EXPECT_EQ(occurrences(spec.source, "pr_div_invariant("), 1u) << spec.source;  // x / its row's sum
+  EXPECT_NE(spec.source.find("__launch_bounds__(" + std::to_string(k.binding.threadsPerBlock()) + ", " +
+                             std::to_string(stage.blocksPerSM) + ")"),
+            std::string::npos);
+  test_support::expectMatchesOnCpuAndCompiles(c, /*seed=*/5);
+
+  NvrtcResult r = compileCuda(spec.source, spec.name, 9, 0);
+  EXPECT_NE(r.ptx.find("cp.async.bulk.shared::cluster.global"), std::string::npos);
+  EXPECT_NE(r.ptx.find("mbarrier.try_wait.parity"), std::string::npos);
+}
+
+TEST(RowStage, ScalarLoadsMaskedRowsAndTwoInputs) {
+  GraphBuilder b("softmax_of_a_sum");
+  Value x = b.input("x", DType::Float32, {100, 9001}), y = b.input("y", DType::Float32, {100, 9001});
+  Value s = b.add(x, y);
+  Value e = b.unary(OpKind::Exp, b.sub(s, b.reduce(s, Reduction::max(DType::Float32), {1}, true)));
+  b.output(b.binary(OpKind::Div, e, b.reduceSum(e, {1}, true)));
+  for (const auto& [graph, knobs] : std::vector<std::pair<Graph, std::string>>{
+           {testgraphs::softmax(DType::Float32, {300, 16385}, 1), "vector=1"},  // scalar loads
+           {testgraphs::softmax(DType::BFloat16, {100, 30001}, 1), ""},        // masked lanes, odd rows
+           {b.build(), ""}}) {                                              // two staged inputs
+    SCOPED_TRACE(knobs + " " + graph.name);
+    CompiledGraph c = compileWithKnobs(graph, knobs);
+    ASSERT_EQ(c.program.kernels.size(), 1u);
+    const std::string& cuda = c.program.kernels[0].source;
+    EXPECT_GE(occurrences(cuda, "pr_stage_row("), 1u) << cuda;
+    EXPECT_GE(occurrences(cuda, "_staged<"), 2u) << cuda;
+    test_support::expectMatchesOnCpuAndCompiles(c, /*seed=*/7);
+  }
+}
+
+TEST(RowStage, EveryRowOfAnITileLoopIsStagedAgain) {
+  // items=1: a row of 2048 halves is one block of 256 threads; 70000 rows > grid.y.
+  CompiledGraph c = compileWithKnobs(testgraphs::softmax(DType::Float16, {70000, 2048}, 1), "items=1");
+  ASSERT_EQ(c.program.kernels.size(), 1u);
+  const std::string& cuda = c.program.kernels[0].source;
+  const size_t loop = cuda.find("+= 65535)"), stage = cuda.find("pr_stage_row(");
+  ASSERT_NE(loop, std::string::npos) << cuda;
+  EXPECT_GT(stage, loop) << "the row is staged inside the i-tile loop:\n" << cuda;
+  test_support::expectNvrtcCompiles(c);
+}
+
+TEST(RowStage, NotWhereItCannotOrNeedNot) {
+  // The last pass only reads (logsumexp): auto leaves its L2 re-read; on stages it.
+  GraphBuilder b("lse");
+  b.output(b.logSumExp(b.input("x", DType::Float16, {300, 20000}), {1}));
+  const Graph lse = b.build();
+  EXPECT_EQ(compileWithKnobs(lse, "").program.kernels[0].source.find("pr_stage_row("), std::string::npos);
+  EXPECT_NE(compileWithKnobs(lse, "stage=on").program.kernels[0].source.find("pr_stage_row("), std::string::npos);
+
+  const Graph rows = testgraphs::softmax(DType::Float16, {300, 20001}, 1);
+  CompiledGraph off = compileWithKnobs(rows, "stage=off");
+  EXPECT_EQ(off.program.kernels[0].source.find("pr_stage_row("), std::string::npos);
+  EXPECT_EQ(off.program.kernels[0].launch.dynamicSharedBytes, 0u);
+  EXPECT_EQ(off.program.kernels[0].source.find("pr_div_invariant("), std::string::npos);  // IEEE unstaged
+  const CompiledGraph staged = compileWithKnobs(rows, "");
+  const PolyKernel& k = staged.kernels[0];
+  EXPECT_TRUE(planRowStage(k, 227 * 1024, staticSharedBytes(k), RowStageMode::Auto, 8).empty());  // before sm_90
+  EXPECT_TRUE(planRowStage(k, 60 * 1024, staticSharedBytes(k), RowStageMode::Auto, 9).empty());   // over half
+  EXPECT_FALSE(planRowStage(k, 60 * 1024, staticSharedBytes(k), RowStageMode::On, 9).empty());
+
+  for (const Graph& g : {testgraphs::softmax(DType::Float32, {50, 40}, 0),         // columns
+                         testgraphs::softmax(DType::Float16, {24576, 128}, 1)}) {  // rows share blocks
+    CompiledGraph c = compileWithKnobs(g, "stage=on");
+    EXPECT_EQ(c.program.kernels[0].source.find("pr_stage_row("), std::string::npos) << c.program.kernels[0].source;
+  }
+  // The row cache, when asked, is planned instead.
+  EXPECT_EQ(compileWithKnobs(rows, "cache=on,stage=on").program.kernels[0].source.find("pr_stage_row("),
+            std::string::npos);
+}
+
+TEST(RowStage, IsAKnob) {
+  EXPECT_EQ(KernelConfig::parse("stage=on", "t").rowStage, RowStageMode::On);
+  EXPECT_EQ(KernelConfig::parse("stage=off", "t").rowStage, RowStageMode::Off);
+  EXPECT_EQ(KernelConfig::parse("stage=auto", "t").rowStage, RowStageMode::Auto);
+  EXPECT_EQ(KernelConfig::parse("stage=off,threads=512", "t").toString(), "threads=512,items=auto,vector=auto,stage=off");
+  EXPECT_THROW(KernelConfig::parse("stage=1", "t"), Error);
+  EXPECT_TRUE(KernelConfig::parse("stage=auto", "t").isDefault());
+}
+
+}  // namespace
+}  // namespace polyred
