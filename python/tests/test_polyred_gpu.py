@@ -17,6 +17,18 @@ def test_softmax_and_column_sum_in_a_few_lines():
     torch.testing.assert_close(col_sum(x), x.sum(0), rtol=1e-5, atol=1e-3)
 
 
+def test_staged_softmax_rows_from_an_aligned_and_a_misaligned_tensor():
+    # 300 rows of 20001 halves: on sm_90 the rows reach shared memory by bulk copies
+    # (codegen/row_stage.h). x[1:] of a flat buffer is contiguous but 2 bytes off the
+    # 16-byte boundary: its lanes load one by one and may straddle two copies.
+    import torch
+    softmax = polyred.compile(lambda a: torch.softmax(a, -1))
+    flat = torch.randn(300 * 20001 + 1, device="cuda", dtype=torch.float16)
+    for x in (flat[:-1].view(300, 20001), flat[1:].view(300, 20001)):
+        expected = torch.softmax(x.float(), -1).half()
+        torch.testing.assert_close(softmax(x), expected, rtol=1e-2, atol=1e-4)
+
+
 def test_traced_argmax_agrees_with_torch():
     import torch
     x = torch.randn(512, 50257, device="cuda").half()

@@ -127,11 +127,15 @@ __device__ __forceinline__ void pr_stage_wait_all(const PrRowStage& st) {
 }
 
 // pr_load_lanes / pr_load from the staged row (p: the global tensor, for the type).
+// A whole vector (16-byte aligned) lies in one chunk; lanes read one by one (a tensor
+// off the 16-byte boundary) may straddle two, so their first and last lanes both wait.
 template <int V, bool Wait, class S, class C>
 __device__ __forceinline__ void pr_load_lanes_staged(const PrRowStage& st, const S*, long long k, C (&out)[V],
                                                      bool vector, int lo = 0, int hi = V) {
-  const unsigned byte = pr_stage_byte<S>(st, k < st.row ? st.row : k);
-  if (Wait) pr_stage_wait(st, byte);
+  if (Wait) {
+    pr_stage_wait(st, pr_stage_byte<S>(st, k + lo));
+    if (!vector && hi > lo) pr_stage_wait(st, pr_stage_byte<S>(st, k + hi - 1));
+  }
   if (vector) {
     const PrPack<V, S> pack = *reinterpret_cast<const PrPack<V, S>*>(st.buf + pr_stage_byte<S>(st, k));
 #pragma unroll
