@@ -6,17 +6,27 @@
 //  - DeviceLibraryCompile: every (accumulator type, combiner) pair through every
 //    building block compiles with NVRTC to a CUBIN for sm_90, with the expected atomic
 //    instructions in the PTX; unsupported uses fail with the library's static_assert;
-//  - Nvrtc: the wrapper itself.
+//  - Nvrtc: the wrapper itself;
+//  - DeviceDivision: pr_div_invariant (polyred_division.cuh), run on the CPU: within an
+//    ulp of IEEE division on ordinary values, bit for bit on special ones.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <climits>
+#include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <future>
+#include <limits>
 #include <map>
+#include <random>
 #include <regex>
 #include <string>
 #include <vector>
 
+#include "device/polyred_division.cuh"
 #include "device/polyred_reduce_layout.cuh"
 #include "runtime/nvrtc.h"
 
@@ -621,3 +631,63 @@ TEST(DeviceLibraryCompile, UnsupportedUsesFailWithTheLibrarysMessage) {
     }
   }
 }
+
+namespace {
+
+// Distance in ulps between two finite floats of the same sign (or zeros).
+int64_t ulpsApart(float x, float y) {
+  auto ordered = [](float f) {
+    int32_t i;
+    std::memcpy(&i, &f, sizeof i);
+    return i < 0 ? int64_t{INT32_MIN} - i : int64_t{i};
+  };
+  return std::llabs(ordered(x) - ordered(y));
+}
+
+TEST(DeviceDivision, WithinAnUlpOfIeeeDivisionOnOrdinaryValues) {
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<float> unit(0.0f, 1.0f), mantissa(1.0f, 2.0f);
+  std::uniform_int_distribution<int> exponent(-140, 120), sign(0, 1);
+  auto anyFloat = [&] { return std::ldexp(mantissa(rng), exponent(rng)) * (sign(rng) ? -1.0f : 1.0f); };
+  int64_t exact = 0, total = 0, worst = 0;
+  for (int k = 0; k < 2000000; ++k) {
+    // softmax's case (a in [0, 1], b a sum of such terms), then any exponents
+    const bool softmax = k % 2 == 0;
+    const float a = softmax ? unit(rng) : anyFloat();
+    const float b = softmax ? 1.0f + 50000.0f * unit(rng) : anyFloat();
+    const float ieee = a / b, q = pr_div_invariant(a, b);
+    if (!std::isfinite(ieee)) continue;
+    ASSERT_EQ(std::signbit(q), std::signbit(ieee)) << a << " / " << b;
+    const int64_t d = ulpsApart(q, ieee);
+    ASSERT_LE(d, 1) << a << " / " << b << ": " << q << " against " << ieee;
+    worst = std::max(worst, d);
+    exact += d == 0;
+    ++total;
+  }
+  std::printf("pr_div_invariant: %lld of %lld quotients bit for bit, worst %lld ulp\n", static_cast<long long>(exact),
+              static_cast<long long>(total), static_cast<long long>(worst));
+  EXPECT_GT(exact, total * 99 / 100);
+}
+
+TEST(DeviceDivision, SpecialValuesDivideAsIeeeBitForBit) {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  const float tiny = std::numeric_limits<float>::denorm_min(), big = std::numeric_limits<float>::max();
+  const float values[] = {0.0f, -0.0f, 1.0f, -3.5f, inf, -inf, nan, tiny, -tiny, 1e-38f, big, -big, 7e-46f, 3e38f};
+  for (float a : values)
+    for (float b : values) {
+      const float ieee = a / b, q = pr_div_invariant(a, b);
+      if (std::isnan(ieee)) {
+        EXPECT_TRUE(std::isnan(q)) << a << " / " << b;
+        continue;
+      }
+      uint32_t qi, ii;
+      std::memcpy(&qi, &q, 4);
+      std::memcpy(&ii, &ieee, 4);
+      if (std::isfinite(ieee) && ieee != 0.0f)
+        EXPECT_LE(ulpsApart(q, ieee), 1) << a << " / " << b;
+      else
+        EXPECT_EQ(qi, ii) << a << " / " << b << ": " << q << " against " << ieee;
+    }
+}
+
+}  // namespace

@@ -8,6 +8,8 @@
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
 
+#include "polyred_division.cuh"
+
 // Integer negation that ptxas cannot miscompile. ptxas of CUDA 13.0 (V13.0.88, sm_90)
 // drops the negation of a 32-bit value that feeds two same-kind integer min or max:
 // min(min(-a, b), c) comes out as min(-max(a, b), c), an unrolled min/max reduction of
@@ -92,19 +94,6 @@ __device__ __forceinline__ pr_complex pr_load(const pr_complex* p, long long k) 
 
 // --- fitting a computed value to its declared dtype --------------------------------
 __device__ __forceinline__ float pr_fit_float16(float x) { return __half2float(__float2half_rn(x)); }
-
-// a / b where b is the same for a whole loop (a row's total, softmax's denominator):
-// the reciprocal r = 1/b once (the compiler hoists it), then q = a * r and one Newton
-// step on the exact residual a - q * b (Markstein), within an ulp of the IEEE quotient
-// for three instructions instead of a division's sequence and slow-path branch. A
-// divisor whose reciprocal is 0, infinite or NaN and a quotient that is not finite
-// take the IEEE division, so every special value divides as a / b does.
-__device__ __forceinline__ float pr_div_invariant(float a, float b) {
-  const float r = __frcp_rn(b);
-  const float q = a * r;
-  if (!(isfinite(r) && r != 0.f && isfinite(q))) return a / b;
-  return fmaf(fmaf(-q, b, a), r, q);
-}
 __device__ __forceinline__ float pr_fit_bfloat16(float x) { return __bfloat162float(__float2bfloat16_rn(x)); }
 __device__ __forceinline__ int pr_fit_int8(int x) { return (int)(signed char)x; }
 __device__ __forceinline__ int pr_fit_uint8(int x) { return (int)(unsigned char)x; }
