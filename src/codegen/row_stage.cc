@@ -137,6 +137,13 @@ RowStage planRowStage(const PolyKernel& k, int64_t sharedPerBlock, int64_t stati
   if (p.form != CanonicalForm::XReduce || p.passes() < 2) return {};
   // One row per block, and threads for the head and tail loads (threads 0..15, 32..47).
   if (b.BY != 1 || b.GX != 1 || b.threadsPerBlock() < 64 || !rowUniformAtPassZero(*k.ast)) return {};
+  // Auto: where the last pass stores (softmax's outputs), whose DRAM writes the other
+  // block's copies run beside. A last pass that only reads re-reads the L2 faster than
+  // it waits for chunks (H100: logsumexp f16 [8192,32000] 186.4 us unstaged, 198.7
+  // staged; cross-entropy 231.8 vs 254.9).
+  const bool lastPassStores = std::any_of(p.stores.begin(), p.stores.end(),
+                                          [&](const ElementwiseOutput& s) { return s.pass == p.passes() - 1; });
+  if (mode == RowStageMode::Auto && !lastPassStores) return {};
   const int V = k.vector.width;
   RowStage stage;
   stage.rowLength = p.N;
@@ -163,13 +170,6 @@ RowStage planRowStage(const PolyKernel& k, int64_t sharedPerBlock, int64_t stati
     r.barrierOffset = stage.bytes;
     stage.bytes += 8 * r.chunks;
   }
-  // Auto: where the last pass stores (softmax's outputs), whose DRAM writes the other
-  // block's copies run beside. A last pass that only reads re-reads the L2 faster than
-  // it waits for chunks (H100: logsumexp f16 [8192,32000] 186.4 us unstaged, 198.7
-  // staged; cross-entropy 231.8 vs 254.9).
-  const bool lastPassStores = std::any_of(p.stores.begin(), p.stores.end(),
-                                          [&](const ElementwiseOutput& s) { return s.pass == p.passes() - 1; });
-  if (mode == RowStageMode::Auto && !lastPassStores) return {};
   const int64_t sharedLimit = sharedPerBlock - staticBytes;
   const int64_t limit = mode == RowStageMode::On ? sharedLimit : sharedLimit / 2;
   if (stage.empty() || stage.bytes > limit) return {};
