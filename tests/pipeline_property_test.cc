@@ -202,6 +202,32 @@ TEST(PipelineProperty, GeneratorCoversTheFeatureSpace) {
 // for an H100-like target without a GPU, pass the CPU check on sampled points, and
 // reach what they are there for: rows longer than a block, cross-block combines and
 // every canonical form.
+// Softmax and layer norm (dependent reductions over the same axes) over random chains,
+// shapes and axes: row-resident passes where the rows fit a block, kernel sequences
+// elsewhere.
+TEST(PipelineProperty, RandomRowPassGraphsMatchTheReference) {
+  constexpr int kRowPassGraphs = 60;
+  RunStats stats = checkRandomGraphs(kRowPassGraphs, drawn(&GraphGenerator::rowPassesGraph));
+  EXPECT_TRUE(stats.failedSeeds.empty()) << "failing seeds:" << seedList(stats.failedSeeds);
+  EXPECT_EQ(stats.skipped, 0);
+}
+
+// The GPU test's row-pass graphs (RandomGraphsGpu.RowPassGraphsMatchTheReference)
+// compile, pass the sampled CPU check, and a fair share of them stage their rows.
+TEST(PipelineProperty, GpuSizedRowPassGraphsCheckOnTheCpuAndStageRows) {
+  constexpr int kGraphs = 40;  // the GPU test's default count
+  int staged = 0;
+  for (uint64_t seed = 1; seed <= kGraphs; ++seed) {
+    Generated gen = GraphGenerator(seed, gpuSizes()).rowPassesGraph();
+    CompiledGraph c = compileGraph(gen.graph, CompileOptions{});
+    for (const KernelSpec& k : c.program.kernels) staged += k.source.find("pr_stage_row(") != std::string::npos;
+    CpuCheckReport r = checkOnCpu(c, seed, /*maxPoints=*/2000, /*deterministic=*/false);
+    EXPECT_TRUE(r.ok) << "seed " << seed << " (" << describe(gen.features) << "):\n" << r.message << gen.graph.toString();
+  }
+  EXPECT_GE(staged, kGraphs / 5);
+  std::printf("GPU-sized row-pass graphs: %d staged kernels\n", staged);
+}
+
 TEST(PipelineProperty, GpuSizedGraphsCheckOnTheCpuAndReachLongRowsAndManyBlocks) {
   constexpr int kGraphs = 160;  // the GPU test's default count
   constexpr int64_t kSampledPoints = 3000;

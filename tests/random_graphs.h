@@ -285,6 +285,45 @@ class GraphGenerator {
     return {b_.build(), f_};
   }
 
+  // Dependent reductions over the same axes, which run as passes of one row-resident
+  // kernel where the rows fit a block: softmax (max; sum of exp(x - max); the quotient
+  // stored) or layer norm (mean; variance of x - mean; the normalized values stored),
+  // of a float producer chain, in float32 as MindSpore writes them, over random axes.
+  // On the GPU sizes, half of them are 66-300 rows of 8193-30000 elements: the long
+  // rows sm_90 stages in shared memory (codegen/row_stage.h).
+  Generated rowPassesGraph() {
+    const DType t = rng_.pick<DType>({DType::Float32, DType::Float16, DType::BFloat16});
+    f_.dtype = t;
+    Shape s;
+    std::vector<int64_t> axes;
+    if (sizes_.moreOps && rng_.percent(50)) {
+      const int64_t n = rng_.pick<int64_t>({8193, 16384, 20001, 30000});
+      s = {std::clamp<int64_t>(sizes_.maxElements / n, 66, 300), n};
+      axes = {1};
+    } else {
+      s = randomShape();
+      axes = randomAxes(s.size());
+    }
+    const bool softmax = rng_.percent(60);
+    f_.tuple = softmax ? "softmax" : "layer norm";
+    Value x = producers(s, t);
+    if (t != DType::Float32) x = b_.cast(x, DType::Float32);
+    Value y;
+    if (softmax) {
+      Value e = b_.unary(OpKind::Exp, b_.sub(x, b_.reduce(x, Reduction::max(DType::Float32), axes, true)));
+      y = b_.binary(OpKind::Div, e, b_.reduceSum(e, axes, true));
+    } else {
+      Value inverseLength = b_.constant(Scalar::ofFloat(DType::Float32, 1.0 / static_cast<double>(reducedLength(s, axes))));
+      Value centered = b_.sub(x, b_.binary(OpKind::Mul, b_.reduceSum(x, axes, true), inverseLength));
+      Value variance = b_.binary(OpKind::Mul, b_.reduceSum(b_.binary(OpKind::Mul, centered, centered), axes, true),
+                                 inverseLength);
+      Value epsilon = b_.constant(Scalar::ofFloat(DType::Float32, 1e-5));
+      y = b_.binary(OpKind::Mul, centered, b_.unary(OpKind::Rsqrt, b_.add(variance, epsilon)));
+    }
+    b_.output(t != DType::Float32 ? b_.cast(y, t) : y);
+    return {b_.build(), f_};
+  }
+
   Generated elementwiseGraph() {
     DType t = rng_.pick(kDTypes);
     f_.dtype = t;
