@@ -29,6 +29,7 @@
 #include "interp/reference.h"
 #include "poly/binding.h"
 #include "random_graphs.h"
+#include "random_parallel_graphs.h"
 #include "support/error.h"
 
 namespace polyred {

@@ -299,11 +299,6 @@ class KernelEmitter {
     if (!stage_.empty()) os << stage_.declarations();
   }
 
-  // The kernel parameter a load reads: a graph input or a materialized temporary.
-  static std::string pointerOf(const BodyValue& load) {
-    return load.temporary >= 0 ? "tmp" + std::to_string(load.temporary) : "in" + std::to_string(load.input);
-  }
-
   // Vectorized elementwise kernels: are all contiguously accessed pointers aligned?
   void emitAlignmentCheck(std::ostream& os) {
     std::string w = std::to_string(k_.vector.width), cond;
@@ -311,7 +306,7 @@ class KernelEmitter {
     std::set<std::string> pointers;
     for (const BodyValue& v : p_.body)
       if (v.hasOffset() && k_.vector.accesses[load++] == LaneAccess::Contiguous && v.kind == BodyValue::Kind::Load)
-        pointers.insert(pointerOf(v));
+        pointers.insert(loadPointer(v));
     for (const ElementwiseOutput& s : p_.stores) pointers.insert("out" + std::to_string(s.output));
     for (const std::string& ptr : pointers) cond += (cond.empty() ? "" : " && ") + ("pr_aligned<" + w + ">(" + ptr + ")");
     os << "  const bool vector_ok = " << cond << ";  // else element by element\n";
@@ -480,8 +475,8 @@ class KernelEmitter {
         case BodyValue::Kind::Load: {
           const std::string offset = toC(u.offsets.at(load++));
           // (epilogue values: no row source)
-          os << (evaluated ? loads().scalar(static_cast<int>(v), u.pass, pointerOf(b), offset)
-                           : "pr_load(" + pointerOf(b) + ", " + offset + ")");
+          os << (evaluated ? loads().scalar(static_cast<int>(v), u.pass, loadPointer(b), offset)
+                           : "pr_load(" + loadPointer(b) + ", " + offset + ")");
           break;
         }
         case BodyValue::Kind::Constant: os << emitLiteral(b.value); break;
@@ -544,7 +539,7 @@ class KernelEmitter {
          << comment(b.label) << "\n" << in << "  ";
       switch (b.kind) {
         case BodyValue::Kind::Load: {
-          std::string ptr = pointerOf(b);
+          std::string ptr = loadPointer(b);
           switch (k_.vector.accesses[load++]) {
             case LaneAccess::Contiguous:
               os << loads().lanes(static_cast<int>(v), u.pass, ptr, toC(u.offsets.at(offset++)), name, vectorOk, masked);

@@ -9,6 +9,10 @@
 
 namespace polyred {
 
+std::string loadPointer(const BodyValue& load) {
+  return load.temporary >= 0 ? "tmp" + std::to_string(load.temporary) : "in" + std::to_string(load.input);
+}
+
 std::string computeType(DType t) {
   switch (t) {
     case DType::Bool: return "bool";

@@ -11,12 +11,16 @@
 #include <string>
 #include <vector>
 
+#include "canon/kernel_plan.h"
 #include "ir/dtype.h"
 #include "ir/ops.h"
 #include "ir/reduction.h"
 
 namespace polyred {
 
+// The kernel parameter a load reads: "in<k>" (graph input k) or "tmp<k>" (a result an
+// earlier kernel materialized).
+std::string loadPointer(const BodyValue& load);
 // The C++ type a dtype computes in.
 std::string computeType(DType t);
 // An exact literal (hexadecimal floats; NaN and infinities through bit patterns).

@@ -4,6 +4,7 @@
 #include <set>
 #include <sstream>
 
+#include "codegen/cuda_expr.h"
 #include "ir/dtype.h"
 #include "poly/row_access.h"
 #include "support/int_math.h"
@@ -44,10 +45,11 @@ bool blockUniform(const AstExpr& e, const std::set<std::string>& allowed) {
   return true;
 }
 
-bool isPassZeroMark(const AstNode& n) {
-  if (n.kind != AstNode::Kind::Mark || !isPassLoopMark(n)) return false;
+// The first point statement under n if n is the mark of pass 0's loops, else null.
+const AstUser* passZeroUser(const AstNode& n) {
+  if (n.kind != AstNode::Kind::Mark || !isPassLoopMark(n)) return nullptr;
   const AstUser* u = firstPointUser(n);
-  return u && u->pass == 0 && !u->coords.empty();
+  return u && u->pass == 0 && !u->coords.empty() ? u : nullptr;
 }
 
 // Counts the pass-0 marks under n and whether each is reached by every thread of the
@@ -55,9 +57,9 @@ bool isPassZeroMark(const AstNode& n) {
 void checkMarks(const AstNode& n, std::set<std::string> allowed, bool uniform, int& marks, bool& ok) {
   switch (n.kind) {
     case AstNode::Kind::Mark:
-      if (isPassZeroMark(n)) {
+      if (const AstUser* u = passZeroUser(n)) {
         ++marks;
-        ok = ok && uniform && blockUniform(firstPointUser(n)->coords[0], allowed);
+        ok = ok && uniform && blockUniform(u->coords[0], allowed);
         return;
       }
       break;
@@ -127,7 +129,10 @@ std::string RowStage::waitAll(const std::string& in) const {
   return s;
 }
 
-std::string stagedRowAt(const AstNode& mark) { return isPassZeroMark(mark) ? toC(firstPointUser(mark)->coords[0]) : ""; }
+std::string stagedRowAt(const AstNode& mark) {
+  const AstUser* u = passZeroUser(mark);
+  return u ? toC(u->coords[0]) : "";
+}
 
 RowStage planRowStage(const PolyKernel& k, int64_t sharedPerBlock, int64_t staticBytes, RowStageMode mode,
                       int ccMajor) {
@@ -157,7 +162,7 @@ RowStage planRowStage(const PolyKernel& k, int64_t sharedPerBlock, int64_t stati
     if (!base) continue;
     RowStage::Region r;
     r.value = static_cast<int>(v);
-    r.pointer = bv.temporary >= 0 ? "tmp" + std::to_string(bv.temporary) : "in" + std::to_string(bv.input);
+    r.pointer = loadPointer(bv);
     r.rowBase = std::move(*base);
     const int64_t rowBytes = p.N * dtypeBytes(bv.dtype);
     r.bytes = ceilDiv(rowBytes + 16, 128) * 128;  // + the alignment shift

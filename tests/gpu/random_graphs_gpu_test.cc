@@ -21,6 +21,7 @@
 #include "driver/gpu_run.h"
 #include "driver/pipeline.h"
 #include "random_graphs.h"
+#include "random_parallel_graphs.h"
 #include "runtime/executor.h"
 #include "support/error.h"
 
