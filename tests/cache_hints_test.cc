@@ -1,8 +1,10 @@
 // Cache hints (poly/cache_hints.h): in a kernel of several passes the last pass's loads
 // that read each element once, and its stores, evict first from the L2; a load of a
 // tensor that every row reads (a broadcast weight) stays plain; single-pass kernels get
-// hints only with `evict=on`, none with `evict=off`; the last loads go as ld.global.cs
-// where the last pass stores, with the L2 policy where it does not. Hinted programs match the
+// hints with `evict=on`/`stream`, none with `evict=off`, and by default only reductions
+// without point stores whose reads fill between a quarter of the L2 and four times it
+// (their loads as ld.global.cs); the last loads of a kernel of several passes go as
+// ld.global.cs where the last pass stores, with the L2 policy where it does not. Hinted programs match the
 // reference on the CPU and compile under NVRTC (tests/gpu/row_resident_gpu_test.cc and
 // the tuple GPU tests run them).
 #include <gtest/gtest.h>
@@ -107,6 +109,91 @@ TEST(CacheHints, SinglePassKernelsOnlyWhenAskedAndNoneWhenOff) {
   EXPECT_FALSE(off.kernels[0].hints.any());
   EXPECT_EQ(off.program.kernels[0].source.find("PrLoadHint::"), std::string::npos);
   EXPECT_EQ(off.program.kernels[0].source.find(", true>("), std::string::npos);  // the stores
+}
+
+// Compiled with the default knobs for a GPU whose L2 holds l2Bytes.
+CompiledGraph compileForL2(const Graph& g, int64_t l2Bytes) {
+  CompileOptions o;
+  o.target.l2Bytes = l2Bytes;
+  return compileGraph(g, o);
+}
+
+TEST(CacheHints, SinglePassReductionsStreamReadsBetweenAQuarterAndFourTimesTheL2) {
+  constexpr int64_t kL2 = int64_t{1} << 20;
+  struct Case {
+    Shape shape;
+    std::vector<int64_t> axes;
+    bool streams;
+  };
+  // f32: [64,4096] reads 1 MiB, [16,4096] 256 KiB (the quarter), [15,4096] just below,
+  // [1024,4096] 16 MiB (over four times), [1024,1024] 4 MiB (four times). A y-reduce over
+  // fewer than 8192 columns is scalar, and scalar loads carry no hints.
+  const Case cases[] = {{{64, 4096}, {1}, true},    {{16, 16384}, {0}, true},     {{64, 4096}, {0, 1}, true},
+                        {{16, 4096}, {1}, true},    {{15, 4096}, {1}, false},     {{1024, 4096}, {1}, false},
+                        {{1024, 1024}, {1}, true},  {{64, 4096}, {0}, false}};
+  for (const Case& c : cases) {
+    GraphBuilder b("sum");
+    b.output(b.reduceSum(b.input("x", DType::Float32, c.shape), c.axes, false));
+    CompiledGraph compiled = compileForL2(b.build(), kL2);
+    ASSERT_EQ(compiled.kernels.size(), 1u);
+    const PolyKernel& k = compiled.kernels[0];
+    const std::string what = k.plan.name + " over " + std::to_string(c.shape[0]) + " rows";
+    EXPECT_EQ(k.hints.lastUse[loadOf(k.plan, 0)], c.streams) << what;
+    EXPECT_EQ(k.hints.streamingLoads, c.streams) << what;
+    EXPECT_FALSE(k.hints.streamingStores) << what;
+    EXPECT_EQ(compiled.program.kernels[0].source.find("PrLoadHint::Streaming>(") != std::string::npos, c.streams)
+        << what;
+    if (c.streams && c.shape[0] == 64) test_support::expectMatchesOnCpuAndCompiles(compiled, /*seed=*/3);
+  }
+}
+
+TEST(CacheHints, SinglePassKernelsThatStorePointsOrOnlyBroadcastKeepPlainAccesses) {
+  constexpr int64_t kL2 = int64_t{1} << 20;
+  {  // a row sum that also stores x * 2 at every point
+    GraphBuilder b("sum_and_double");
+    Value x = b.input("x", DType::Float32, {64, 4096});
+    b.output(b.reduceSum(x, {1}, false));
+    b.output(b.mul(x, b.constant(Scalar::ofFloat(DType::Float32, 2.0))));
+    CompiledGraph c = compileForL2(b.build(), kL2);
+    ASSERT_EQ(c.kernels.size(), 1u);
+    EXPECT_FALSE(c.kernels[0].hints.any());
+  }
+  {  // elementwise
+    GraphBuilder b("scale");
+    b.output(b.mul(b.input("x", DType::Float32, {64, 4096}), b.constant(Scalar::ofFloat(DType::Float32, 2.0))));
+    CompiledGraph c = compileForL2(b.build(), kL2);
+    ASSERT_EQ(c.kernels.size(), 1u);
+    EXPECT_FALSE(c.kernels[0].hints.any());
+  }
+  {  // sum(x * w) over the rows, w [4096] read by every row: x streams, w stays plain
+    GraphBuilder b("weighted_row_sum");
+    Value x = b.input("x", DType::Float32, {64, 4096});
+    Value w = b.input("w", DType::Float32, {4096});
+    b.output(b.reduceSum(b.mul(x, w), {1}, false));
+    CompiledGraph c = compileForL2(b.build(), kL2);
+    ASSERT_EQ(c.kernels.size(), 1u);
+    const PolyKernel& k = c.kernels[0];
+    EXPECT_TRUE(k.hints.lastUse[loadOf(k.plan, 0)]);
+    EXPECT_FALSE(k.hints.lastUse[loadOf(k.plan, 1)]);
+    test_support::expectMatchesOnCpuAndCompiles(c, /*seed=*/4);
+  }
+}
+
+TEST(CacheHints, AnInputThatAnotherKernelAlsoReadsKeepsPlainLoads) {
+  // softmax f32 [64,65536]: rows too long for one block and too few to fill the GPU one
+  // block each, so a max kernel, a sum kernel and an elementwise kernel each read x
+  // (16 MiB, in the window of the default 50 MiB L2).
+  CompiledGraph c = test_support::compileWithKnobs(testgraphs::softmax(DType::Float32, {64, 65536}, 1), "");
+  ASSERT_EQ(c.kernels.size(), 3u);
+  for (const PolyKernel& k : c.kernels) EXPECT_FALSE(k.hints.any()) << k.plan.name;
+  ASSERT_EQ(c.program.kernels.size(), 3u);
+  for (const KernelSpec& spec : c.program.kernels) EXPECT_EQ(spec.source.find("PrLoadHint::"), std::string::npos);
+  // x alone, in the same window, streams.
+  GraphBuilder b("row_max");
+  b.output(b.reduceMax(b.input("x", DType::Float32, {64, 65536}), {1}, false));
+  CompiledGraph alone = test_support::compileWithKnobs(b.build(), "");
+  ASSERT_EQ(alone.kernels.size(), 1u);
+  EXPECT_TRUE(alone.kernels[0].hints.streamingLoads);
 }
 
 TEST(CacheHints, EveryVectorSizeCompiles) {

@@ -124,6 +124,8 @@ TEST(ConfigSearch, ParallelCandidatesAreTheSerialOnes) {
 TEST(ConfigSearch, DefaultFirstAndKeptUnlessClearlyBeaten) {
   std::vector<KernelConfig> configs = candidateConfigs(true);
   ASSERT_GE(configs.size(), 10u);
+  // the last reduction candidate: fewer blocks, more loads in flight
+  EXPECT_EQ(configs.back().toString(), "threads=256,items=16,vector=16,unroll=16");
   EXPECT_EQ(candidateConfigs(false).size(), 5u);  // the default, then block size x lanes
   // Graphs with a row-resident kernel also try its row cache, with 512 and 1024 threads,
   // the pass loops unrolled by 1, 2 and 4 with the default block, no cache hints, and

@@ -1,6 +1,8 @@
 #include "canon/kernel_plan.h"
 
 #include <algorithm>
+#include <set>
+#include <utility>
 #include <sstream>
 
 #include "ir/tuple_reduction.h"
@@ -140,6 +142,42 @@ std::string KernelPartition::toString(const Graph& g) const {
          "), materialized for later kernels\n";
   for (const auto& k : kernels) s += k.toString(g);
   return s;
+}
+
+namespace {
+
+// A loaded tensor: (0, graph input) or (1, temporary).
+std::pair<int, int> loadedTensor(const BodyValue& b) {
+  return b.temporary >= 0 ? std::pair{1, b.temporary} : std::pair{0, b.input};
+}
+
+std::set<std::pair<int, int>> tensorsLoaded(const KernelPlan& plan) {
+  std::set<std::pair<int, int>> loaded;
+  for (const BodyValue& b : plan.body)
+    if (b.kind == BodyValue::Kind::Load) loaded.insert(loadedTensor(b));
+  return loaded;
+}
+
+}  // namespace
+
+KernelReads kernelReads(const KernelPartition& partition, size_t k, const Graph& g) {
+  const KernelPlan& plan = partition.kernels.at(k);
+  KernelReads reads;
+  for (const auto& [isTemporary, id] : tensorsLoaded(plan)) {
+    if (isTemporary) {
+      const Temporary& t = partition.temporaries.at(static_cast<size_t>(id));
+      reads.bytes += t.elements * dtypeBytes(t.dtype);
+    } else {
+      const Tensor& t = g.tensor(g.inputs.at(static_cast<size_t>(id)));
+      reads.bytes += numElements(t.shape) * dtypeBytes(t.dtype);
+    }
+  }
+  std::set<std::pair<int, int>> elsewhere;
+  for (size_t other = 0; other < partition.kernels.size(); ++other)
+    if (other != k) elsewhere.merge(tensorsLoaded(partition.kernels[other]));
+  for (const BodyValue& b : plan.body)
+    reads.sharedWithOtherKernels.push_back(b.kind == BodyValue::Kind::Load && elsewhere.count(loadedTensor(b)) > 0);
+  return reads;
 }
 
 }  // namespace polyred

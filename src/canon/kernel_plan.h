@@ -143,4 +143,15 @@ struct KernelPartition {
   std::string toString(const Graph& g) const;
 };
 
+// What kernel k of a partition reads from global memory.
+struct KernelReads {
+  // Each graph input and temporary it loads, whole and counted once (a broadcast read
+  // counts its tensor, not the points).
+  int64_t bytes = 0;
+  // Per body value of the plan: whether another kernel of the partition loads the same
+  // tensor (it may find it in the L2).
+  std::vector<bool> sharedWithOtherKernels;
+};
+KernelReads kernelReads(const KernelPartition& partition, size_t k, const Graph& g);
+
 }  // namespace polyred

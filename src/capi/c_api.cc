@@ -84,6 +84,7 @@ CompileOptions compileOptions(const polyred_options* given) {
       c.target.ccMajor = current.ccMajor;
       c.target.ccMinor = current.ccMinor;
       c.target.name = current.name;
+      c.target.l2Bytes = current.l2Bytes;
     }
     if (o.sm_count == 0) c.target.smCount = current.smCount;
   }

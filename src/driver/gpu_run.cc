@@ -15,6 +15,7 @@ Target currentTarget() {
   t.ccMajor = d.ccMajor;
   t.ccMinor = d.ccMinor;
   t.smCount = d.smCount;
+  if (d.l2Bytes > 0) t.l2Bytes = d.l2Bytes;
   t.name = d.name;
   return t;
 }

@@ -29,6 +29,7 @@ namespace polyred {
 struct Target {
   int ccMajor = 9, ccMinor = 0;
   int smCount = 132;  // H100 SXM
+  int64_t l2Bytes = int64_t{50} << 20;  // H100 SXM; cache hints weigh a kernel's reads against it
   std::string name = "sm_90 (assumed: no GPU queried)";
   // The shared memory one block may have (static + dynamic, opt-in) on this compute
   // capability: 227 KiB on sm_90.

@@ -20,6 +20,20 @@ bool readsEachElementOnce(isl_ctx* ctx, const std::string& offset, int64_t M, in
   return once;
 }
 
+// Whether a single-pass kernel's loads stream (auto): a reduction without point stores
+// whose reads fill between a quarter of the L2 and four times the L2. H100, 2026-11-26,
+// `polyred run --config=evict=stream` against `evict=off` (us): sum f32 [16226304]
+// 33.90 -> 29.50, sum f32 [768,21128] over the rows 34.26 -> 29.36, var_mean f32
+// [32,64,56,56] 19.01 -> 17.49, deep_fm's 60 MB sum of squares 31.78 -> 27.68; 4-6 MB
+// reads within 1.5%; sum f32 [1024,131072] (537 MB) 188.1 -> 196.3, f16 (268 MB)
+// 100.8 -> 105.2; y-reduces within 1.2% at every size (docs/results.md, session 18).
+// Where a later kernel re-reads the input, the hint costs: softmax f32 [64,65536] as
+// three kernels over x took 29.7 us with plain loads, 36.9 with the reductions' .cs.
+bool streamsSinglePass(const KernelPlan& plan, int64_t bytesRead, int64_t l2Bytes) {
+  if (plan.form == CanonicalForm::Elementwise || !plan.stores.empty()) return false;
+  return bytesRead >= l2Bytes / 4 && bytesRead <= 4 * l2Bytes;
+}
+
 }  // namespace
 
 bool CacheHints::any() const {
@@ -36,16 +50,17 @@ std::string CacheHints::describe(const KernelPlan& plan) const {
          (streamingStores ? " the stores" : "");
 }
 
-CacheHints chooseCacheHints(const KernelPlan& plan, CacheHintMode mode) {
+CacheHints chooseCacheHints(const KernelPlan& plan, CacheHintMode mode, const KernelReads& reads, int64_t l2Bytes) {
   CacheHints hints;
   hints.lastUse.assign(plan.body.size(), false);
   const int last = plan.passes() - 1;
-  if (mode == CacheHintMode::Off || (mode == CacheHintMode::Auto && last == 0)) return hints;
+  const bool streamedSinglePass = last == 0 && streamsSinglePass(plan, reads.bytes, l2Bytes);
+  if (mode == CacheHintMode::Off || (mode == CacheHintMode::Auto && last == 0 && !streamedSinglePass)) return hints;
   IslContext ctx;
   const std::vector<bool> evaluated = plan.valuesOfPass(last);
   for (size_t v = 0; v < plan.body.size(); ++v) {
     const BodyValue& b = plan.body[v];
-    if (evaluated[v] && b.kind == BodyValue::Kind::Load && b.temporary < 0)
+    if (evaluated[v] && b.kind == BodyValue::Kind::Load && b.temporary < 0 && !reads.sharedWithOtherKernels[v])
       hints.lastUse[v] = readsEachElementOnce(ctx.get(), b.offset, plan.M, plan.N);
   }
   hints.streamingStores = std::any_of(plan.stores.begin(), plan.stores.end(),
@@ -56,7 +71,8 @@ CacheHints chooseCacheHints(const KernelPlan& plan, CacheHintMode mode) {
   // f32 [16384,4096] 253.2 -> 226.5, softmax via logsumexp 365.5 -> 355.1, the bert
   // softmax and dropout-grad files 18.58 -> 18.37 and 21.84 -> 21.40; without stores
   // cross-entropy 230.5 -> 255.0 and logsumexp 198.4 -> 199.7 (docs/results.md).
-  hints.streamingLoads = mode == CacheHintMode::Stream || (mode == CacheHintMode::Auto && hints.streamingStores);
+  hints.streamingLoads =
+      mode == CacheHintMode::Stream || (mode == CacheHintMode::Auto && (hints.streamingStores || streamedSinglePass));
   return hints;
 }
 

@@ -166,6 +166,7 @@ DeviceInfo currentDevice() {
   info.ccMajor = deviceAttribute(device, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
   info.ccMinor = deviceAttribute(device, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
   info.smCount = deviceAttribute(device, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+  info.l2Bytes = deviceAttribute(device, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
   size_t totalMemory = 0;
   check(driver().cuDeviceTotalMem(&totalMemory, device), "cuDeviceTotalMem");
   info.totalMemory = static_cast<int64_t>(totalMemory);

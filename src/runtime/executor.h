@@ -32,6 +32,7 @@ struct DeviceInfo {
   int ccMajor = 0;
   int ccMinor = 0;
   int smCount = 0;
+  int64_t l2Bytes = 0;
   int64_t totalMemory = 0;    // bytes
   std::string driverVersion;  // the CUDA version the driver supports, e.g. "13.0"
 };
