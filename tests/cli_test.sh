@@ -54,6 +54,7 @@ expect_error "directory" check "$tmp"
 expect_error "malformed file" compile "$tmp/broken.json"
 expect_error "bad --arch" compile --arch=sm9 "$example"
 expect_error "bad --sms" check --sms=0 "$example"
+expect_error "bad --l2-mib" compile --l2-mib=0 "$example"
 expect_error "bad --seed" check --seed=-3 "$example"
 expect_error "bad --dump" compile --dump=graph,bogus "$example"
 expect_error "bad --max-memory" check --max-memory=12Q "$example"
@@ -88,6 +89,11 @@ expect_ok "compile -o" "artifacts:" compile "$example" -o "$tmp/artifacts"
   { echo "FAIL compile -o wrote no manifest or CUBIN"; failures=$((failures + 1)); }
 POLYRED_DUMP_CUDA="$tmp/dump" "$polyred" check "$example" >/dev/null 2>&1
 ls "$tmp"/dump/*.cu >/dev/null 2>&1 || { echo "FAIL POLYRED_DUMP_CUDA wrote nothing on the CPU path"; failures=$((failures + 1)); }
+# sg02 reads 108 MB: within four times a 50 MiB L2 its loads stream, past 4 x 1 MiB they do not
+sg02="$src/examples/table2/sg02_cast_sum.json"
+expect_ok "loads that stream" "PrLoadHint::Streaming" compile "$sg02"
+"$polyred" compile --l2-mib=1 "$sg02" >"$tmp/out" 2>&1 && ! grep -q "PrLoadHint::" "$tmp/out" ||
+  { echo "FAIL --l2-mib=1: hints in $(head -c 200 "$tmp/out")"; failures=$((failures + 1)); }
 expect_ok "-v" "kernel(s)" compile -v "$example"
 grep -q "stage times:.*partition" "$tmp/err" || { echo "FAIL -v printed no stage times"; failures=$((failures + 1)); }
 

@@ -28,6 +28,7 @@ const Option kOptions[] = {
     {"deterministic", Takes::Nothing, "", "bitwise-reproducible multi-block reductions (still one launch)"},
     {"arch", Takes::Value, "sm_XY", "target architecture when no GPU is queried (default sm_90)"},
     {"sms", Takes::Value, "N", "number of SMs the binding assumes (default 132)"},
+    {"l2-mib", Takes::Value, "N", "L2 size in MiB the cache hints assume (default 50)"},
     {"dump", Takes::Value, "STAGES", "print the IR after stages: all, or a comma list of graph,rewrite,partition,binding,schedule,ast,cuda,launches"},
     {"no-horizontal-fusion", Takes::Nothing, "", "launch independent kernels one after another instead of as one kernel"},
     {"fast-exp", Takes::Nothing, "", "every f32 exp on the GPU's approximate exp2 unit, 2 + 1.173|x| ulp (default: only where that cannot show, docs/design.md)"},
@@ -61,17 +62,17 @@ struct Command {
 
 const Command kCommands[] = {
     {"compile", "FILE...", "print the generated CUDA and launch configuration (no GPU needed)",
-     {"dump", "deterministic", "no-horizontal-fusion", "fast-exp", "config", "no-tune-db", "nvrtc", "output", "test-data", "seed", "arch", "sms", "verbose",
+     {"dump", "deterministic", "no-horizontal-fusion", "fast-exp", "config", "no-tune-db", "nvrtc", "output", "test-data", "seed", "arch", "sms", "l2-mib", "verbose",
       "help"}},
     {"check", "FILE...", "run the lowered kernels on the CPU and compare them with the reference (no GPU needed)",
      {"seed", "max-points", "deterministic", "no-horizontal-fusion", "fast-exp", "config", "no-tune-db", "max-memory", "timeout", "arch",
-      "sms", "verbose", "shard", "ranks", "help"}},
+      "sms", "l2-mib", "verbose", "shard", "ranks", "help"}},
     {"run", "FILE...", "run on the GPU with random inputs, compare with the reference, time (needs a GPU)",
      {"seed", "deterministic", "no-horizontal-fusion", "fast-exp", "config", "no-tune-db", "no-time", "iterations", "json", "max-memory",
       "timeout", "verbose", "shard", "gpus", "no-check", "help"}},
     {"corpus", "DIR", "compile and check every composite file under DIR, with a summary",
      {"max-points", "deterministic", "no-horizontal-fusion", "min-compiled", "max-launches", "launch-exceptions", "nvrtc",
-      "arch", "sms", "help"}},
+      "arch", "sms", "l2-mib", "help"}},
     {"tune", "FILE...|DIR...", "time candidate configs of each file on the GPU (20 launches each unless --iterations); keep the best in the tuning database (needs a GPU)",
      {"seed", "deterministic", "no-horizontal-fusion", "iterations", "max-memory", "timeout", "help"}},
     {"cache", "[clear]", "where the kernel cache is, its entries and size; 'clear' removes its entries", {"help"}},
@@ -106,7 +107,7 @@ void validate(const std::string& name, const std::string& v) {
     if (v.size() < 5 || v.size() > 7 || v.rfind("sm_", 0) != 0 || !allDigits(v.substr(3))) bad("sm_XY (e.g. sm_90)");
     int cc = std::stoi(v.substr(3));
     if (cc < 50 || cc > 199) bad("an architecture from sm_50 to sm_199");
-  } else if (name == "sms" || name == "iterations") {
+  } else if (name == "sms" || name == "iterations" || name == "l2-mib") {
     if (!allDigits(v) || std::stoll(v) < 1 || std::stoll(v) > 100000) bad("a count from 1 to 100000");
   } else if (name == "seed" || name == "max-points" || name == "min-compiled" || name == "max-launches") {
     if (!allDigits(v)) bad("a non-negative integer");

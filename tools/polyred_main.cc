@@ -102,6 +102,7 @@ Target targetFromFlags(const Args& a) {
     t.name = arch;
   }
   t.smCount = static_cast<int>(a.integer("sms", t.smCount));
+  t.l2Bytes = a.integer("l2-mib", t.l2Bytes >> 20) << 20;
   return t;
 }
 
