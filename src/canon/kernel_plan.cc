@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <set>
-#include <utility>
 #include <sstream>
+#include <utility>
 
 #include "ir/tuple_reduction.h"
 #include "support/printable.h"
