@@ -199,10 +199,6 @@ TEST(PipelineProperty, GeneratorCoversTheFeatureSpace) {
   EXPECT_GE(multiBlock, kReductionGraphs / 10);
 }
 
-// The GPU sizes (tests/gpu/random_graphs_gpu_test.cc runs them, with more ops) compile
-// for an H100-like target without a GPU, pass the CPU check on sampled points, and
-// reach what they are there for: rows longer than a block, cross-block combines and
-// every canonical form.
 // Softmax and layer norm (dependent reductions over the same axes) over random chains,
 // shapes and axes: row-resident passes where the rows fit a block, kernel sequences
 // elsewhere.
@@ -229,6 +225,10 @@ TEST(PipelineProperty, GpuSizedRowPassGraphsCheckOnTheCpuAndStageRows) {
   std::printf("GPU-sized row-pass graphs: %d staged kernels\n", staged);
 }
 
+// The GPU sizes (tests/gpu/random_graphs_gpu_test.cc runs them, with more ops) compile
+// for an H100-like target without a GPU, pass the CPU check on sampled points, and
+// reach what they are there for: rows longer than a block, cross-block combines and
+// every canonical form.
 TEST(PipelineProperty, GpuSizedGraphsCheckOnTheCpuAndReachLongRowsAndManyBlocks) {
   constexpr int kGraphs = 160;  // the GPU test's default count
   constexpr int64_t kSampledPoints = 3000;

@@ -81,9 +81,13 @@ bool rowUniformAtPassZero(const AstNode& root) {
   return ok && marks == 1;
 }
 
-int passesReading(const KernelPlan& p, size_t value) {
-  int n = 0;
-  for (int pass = 0; pass < p.passes(); ++pass) n += p.valuesOfPass(pass)[value] ? 1 : 0;
+// Per body value: how many passes read it.
+std::vector<int> passesReading(const KernelPlan& p) {
+  std::vector<int> n(p.body.size(), 0);
+  for (int pass = 0; pass < p.passes(); ++pass) {
+    const std::vector<bool> read = p.valuesOfPass(pass);
+    for (size_t v = 0; v < n.size(); ++v) n[v] += read[v] ? 1 : 0;
+  }
   return n;
 }
 
@@ -152,12 +156,13 @@ RowStage planRowStage(const PolyKernel& k, int64_t sharedPerBlock, int64_t stati
   const int V = k.vector.width;
   RowStage stage;
   stage.rowLength = p.N;
+  const std::vector<int> readers = passesReading(p);
   size_t access = 0;
   for (size_t v = 0; v < p.body.size(); ++v) {
     const BodyValue& bv = p.body[v];
     if (!bv.hasOffset()) continue;
     const bool contiguous = V == 1 || k.vector.accesses.at(access++) == LaneAccess::Contiguous;
-    if (bv.kind != BodyValue::Kind::Load || !contiguous || passesReading(p, v) < 2) continue;
+    if (bv.kind != BodyValue::Kind::Load || !contiguous || readers[v] < 2) continue;
     std::optional<AstExpr> base = contiguousRowBase(bv.offset, p.M, p.N);
     if (!base) continue;
     RowStage::Region r;

@@ -27,14 +27,26 @@ std::string cacheHintsText(CacheHintMode m) {
     if (n.mode == m) return std::string(",evict=") + n.name;
   return "";
 }
+
+// The knobs of auto, on or off (cache, stage): Mode is an enum with Auto, On and Off.
+template <class Mode>
+std::string autoOnOffText(const char* key, Mode m) {
+  return m == Mode::Auto ? "" : std::string(",") + key + (m == Mode::On ? "=on" : "=off");
+}
+
+template <class Mode>
+Mode parseAutoOnOff(const std::string& key, const std::string& value, const std::string& what) {
+  if (value == "auto") return Mode::Auto;
+  if (value == "on") return Mode::On;
+  if (value == "off") return Mode::Off;
+  throw Error(what + ": " + key + " must be auto, on or off");
+}
 }  // namespace
 
 std::string KernelConfig::toString() const {
   return "threads=" + std::to_string(threadsPerBlock) + ",items=" + knob(itemsPerThread) +
          ",vector=" + knob(maxVectorWidth) + (unroll == kAuto ? "" : ",unroll=" + std::to_string(unroll)) +
-         (rowCache == RowCacheMode::Auto ? "" : rowCache == RowCacheMode::On ? ",cache=on" : ",cache=off") +
-         cacheHintsText(cacheHints) +
-         (rowStage == RowStageMode::Auto ? "" : rowStage == RowStageMode::On ? ",stage=on" : ",stage=off");
+         autoOnOffText("cache", rowCache) + cacheHintsText(cacheHints) + autoOnOffText("stage", rowStage);
 }
 
 namespace {
@@ -62,13 +74,11 @@ KernelConfig KernelConfig::parse(const std::string& text, const std::string& wha
     const std::string key = field.substr(0, eq), value = field.substr(eq + 1);
     const bool automatic = value == "auto" && key != "threads";
     if (key == "cache") {
-      if (value != "auto" && value != "on" && value != "off") throw Error(what + ": cache must be auto, on or off");
-      c.rowCache = automatic ? RowCacheMode::Auto : value == "on" ? RowCacheMode::On : RowCacheMode::Off;
+      c.rowCache = parseAutoOnOff<RowCacheMode>(key, value, what);
       continue;
     }
     if (key == "stage") {
-      if (value != "auto" && value != "on" && value != "off") throw Error(what + ": stage must be auto, on or off");
-      c.rowStage = automatic ? RowStageMode::Auto : value == "on" ? RowStageMode::On : RowStageMode::Off;
+      c.rowStage = parseAutoOnOff<RowStageMode>(key, value, what);
       continue;
     }
     if (key == "evict") {
