@@ -35,14 +35,18 @@ UNARY = {
     "Neg": torch.neg, "Abs": torch.abs, "Exp": torch.exp, "Log": torch.log, "Sqrt": torch.sqrt,
     "Rsqrt": torch.rsqrt, "Reciprocal": torch.reciprocal, "Tanh": torch.tanh, "Sin": torch.sin,
     "Cos": torch.cos, "Erf": torch.erf, "Sign": torch.sign, "LogicalNot": torch.logical_not,
-    "IsNan": torch.isnan, "IsInf": torch.isinf, "IsFinite": torch.isfinite,
+    "IsNan": torch.isnan, "IsInf": torch.isinf, "IsFinite": torch.isfinite, "Erfc": torch.erfc,
+    "Expm1": torch.expm1, "Log1p": torch.log1p, "Asin": torch.asin, "ACos": torch.acos, "Atan": torch.atan,
+    "Asinh": torch.asinh, "Acosh": torch.acosh,
 }
 ROUNDING = {"Floor": torch.floor, "Ceil": torch.ceil, "Round": torch.round}  # identity on ints
 BINARY = {
     "Add": torch.add, "Sub": torch.sub, "Mul": torch.mul, "Pow": torch.pow,
     "Maximum": torch.maximum, "Minimum": torch.minimum, "Equal": torch.eq, "NotEqual": torch.ne,
     "Less": torch.lt, "LessEqual": torch.le, "Greater": torch.gt, "GreaterEqual": torch.ge,
-    "LogicalAnd": torch.logical_and, "LogicalOr": torch.logical_or,
+    "LogicalAnd": torch.logical_and, "LogicalOr": torch.logical_or, "Atan2": torch.atan2,
+    "Mod": torch.fmod,            # C's fmod / %, the sign of the dividend
+    "FloorMod": torch.remainder,  # Python's %, the sign of the divisor
 }
 REDUCE = ("ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceAll", "ReduceAny")
 
@@ -164,6 +168,21 @@ def divide(a, b):
     return torch.div(a, b, rounding_mode="trunc")  # C semantics, as polyred
 
 
+def strided_slice(x, a):
+    """TensorFlow's strided slice for strides of 1 (the masks polyred reads)."""
+    index = []
+    for d, n in enumerate(x.shape):
+        if d >= len(a["begin"]):
+            index.append(slice(None))
+        elif a.get("shrink_axis_mask", 0) >> d & 1:
+            index.append(a["begin"][d])
+        else:
+            begin = None if a.get("begin_mask", 0) >> d & 1 else a["begin"][d]
+            end = None if a.get("end_mask", 0) >> d & 1 else a["end"][d]
+            index.append(slice(begin, end))
+    return x[tuple(index)]
+
+
 class Builder:
     """Turns ops into steps (output name, callable, input names) for one mode."""
 
@@ -202,6 +221,8 @@ class Builder:
             return BINARY[name]
         if name in ("RealDiv", "Div"):
             return divide
+        if name == "FloorDiv":
+            return self.floor_divide(odt)
         if name == "Cast":
             return lambda x: x.to(odt)  # finish() keeps the rounding in reference mode
         if name == "Select":
@@ -228,11 +249,35 @@ class Builder:
             return lambda x: torch.nn.functional.pad(x, pad, mode="constant", value=float(a.get("pad_val", 0)))
         if name == "UnPadAkg":  # the leading block, x[:m, :n]
             return lambda x: x[tuple(slice(0, n - t) for n, t in zip(x.shape, a["tail"]))]
+        if name == "Pad":
+            pad = [p for before, after in reversed(a["paddings"]) for p in (before, after)]
+            return lambda x: torch.nn.functional.pad(x, pad, mode="constant", value=0.0)
+        if name == "Tile":
+            return lambda x: x.reshape([1] * (len(a["multiples"]) - x.dim()) + list(x.shape)).repeat(*a["multiples"])
+        if name == "Slice":
+            return lambda x: x[tuple(slice(b, n if s == -1 else b + s) for b, s, n in zip(a["begin"], a["size"], x.shape))]
+        if name == "StridedSlice":
+            return lambda x: strided_slice(x, a)
+        if name == "Concat":
+            return lambda *xs: torch.cat([x for x in xs], dim=a.get("axis", 0))
         if name == "ElemAny":  # 1 if some element is > 0
             return lambda x: (x > 0).any().reshape(shape).to(odt)
         if name == "ElemAll":  # 1 if no element is zero (NaN is not zero)
             return lambda x: (x != 0).all().reshape(shape).to(odt)
         raise Unsupported(name)
+
+    def floor_divide(self, odt):
+        """MindSpore's FloorDiv: the floor of the quotient as RealDiv rounds it (float32
+        for 16- and 32-bit floats; not torch.floor_divide, which floors the exact quotient
+        of floats), exact floor division of integers."""
+        def run(a, b):
+            if a.dtype not in FLOATS:
+                return torch.div(a, b, rounding_mode="floor")
+            q = a / b
+            if self.reference and odt != torch.float64:
+                q = q.to(torch.float32).to(torch.float64)
+            return torch.floor(q)
+        return run
 
     def reduction(self, name, a, odt):
         keepdim = bool(a.get("keep_dims", False))

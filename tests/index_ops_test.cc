@@ -1,6 +1,7 @@
 // The MindSpore ops polyred computes from coordinates (frontend/composite_index_ops):
-// PadAkg, UnPadAkg, OneHot, ElemAny. Each is checked on hand-picked inputs against
-// values written out here from MindSpore's definition (not against polyred's own
+// PadAkg, Pad, UnPadAkg, OneHot, ElemAny, ElemAll, Tile, Slice, StridedSlice, Concat.
+// Each is checked on hand-picked inputs against values written out here from
+// MindSpore's definition (not against polyred's own
 // reference, which would only repeat the expansion), through the reference AND the
 // lowered kernel run on the CPU; then on odd shapes and random inputs (CPU check and
 // NVRTC); malformed attributes are errors naming the op.
@@ -10,61 +11,13 @@
 #include <vector>
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
-#include "driver/cpu_check.h"
-#include "driver/pipeline.h"
-#include "frontend/composite_reader.h"
-#include "interp/reference.h"
-#include "runtime/nvrtc.h"
-#include "support/budget.h"
+#include "one_op_graph.h"
 
 using namespace polyred;
-using Json = nlohmann::json;
+using namespace polyred::test_support;
 
 namespace {
-
-Json desc(const std::string& name, const Shape& shape, const std::string& dtype) {
-  return {{"tensor_name", name}, {"shape", shape}, {"data_type", dtype}, {"format", "DefaultFormat"}};
-}
-
-Json attr(const std::string& name, Json value) { return {{"name", name}, {"value", std::move(value)}}; }
-
-// A composite file with one op over `inputs`, declaring its result y.
-Graph oneOp(const std::string& op, const std::vector<Json>& inputs, const Json& out, Json attrs) {
-  Json ins = Json::array();
-  for (const Json& in : inputs) ins.push_back(Json::array({in}));
-  Json doc = {{"op", "Fused_" + op},
-              {"input_desc", ins},
-              {"op_desc", {{{"name", op}, {"attr", attrs}, {"input_desc", ins}, {"output_desc", {out}}}}},
-              {"output_desc", {out}}};
-  return parseComposite(doc.dump(), op + ".json");
-}
-
-// The graph's single output on `inputs`, by the reference and by the lowered kernels
-// on the CPU; both must equal `expected` exactly.
-void expectOutput(const Graph& g, const std::vector<HostTensor>& inputs, const std::vector<double>& expected) {
-  CompiledGraph c = compileGraph(g, CompileOptions{});
-  std::vector<HostTensor> reference = evaluateReference(g, inputs);
-  Deadline unlimited = Deadline::none();
-  CpuCheckOptions all;
-  all.maxPoints = 0;
-  LoweredRun lowered = runLoweredOnCpu(c, inputs, all, unlimited);
-  ASSERT_EQ(reference.at(0).size(), static_cast<int64_t>(expected.size()));
-  for (size_t k = 0; k < expected.size(); ++k) {
-    EXPECT_EQ(reference[0].get(static_cast<int64_t>(k)).asDouble(), expected[k]) << g.name << " element " << k;
-    EXPECT_EQ(lowered.outputs.at(0).get(static_cast<int64_t>(k)).asDouble(), expected[k]) << g.name << " element " << k;
-  }
-  for (const KernelSpec& k : c.program.kernels) EXPECT_NO_THROW(compileCuda(k.source, k.name, 9, 0)) << k.source;
-}
-
-void expectCheckPasses(const Graph& g) {
-  CompiledGraph c = compileGraph(g, CompileOptions{});
-  EXPECT_EQ(c.program.kernels.size(), 1u) << g.name;
-  for (const KernelSpec& k : c.program.kernels) EXPECT_NO_THROW(compileCuda(k.source, k.name, 9, 0)) << k.source;
-  CpuCheckReport r = checkOnCpu(c, 7, 0, false);
-  EXPECT_TRUE(r.ok) << g.name << "\n" << r.message;
-}
 
 TEST(IndexOps, PadAkgWritesPadValueAroundTheInput) {
   // x = [[1,2],[3,4]] padded with head [1,0], tail [0,2], pad_val 9.
@@ -118,6 +71,65 @@ TEST(IndexOps, ElemAllIsOneWhenNoElementIsZero) {
   EXPECT_THROW(oneOp("ElemAll", {desc("x", {5}, "int32")}, desc("y", {1}, "float32"), Json::array()), Error);
 }
 
+TEST(IndexOps, PadTakesPaddingsPairs) {
+  Graph g = oneOp("Pad", {desc("x", {2, 2}, "float32")}, desc("y", {3, 4}, "float32"),
+                  {attr("paddings", {{1, 0}, {0, 2}})});
+  expectOutput(g, {HostTensor::fromValues(DType::Float32, {2, 2}, {1, 2, 3, 4})}, {0, 0, 0, 0, 1, 2, 0, 0, 3, 4, 0, 0});
+}
+
+TEST(IndexOps, TileRepeatsTheInputAlongEachAxis) {
+  const HostTensor x = HostTensor::fromValues(DType::Int32, {2, 3}, {1, 2, 3, 4, 5, 6});
+  expectOutput(oneOp("Tile", {desc("x", {2, 3}, "int32")}, desc("y", {4, 6}, "int32"), {attr("multiples", {2, 2})}), {x},
+               {1, 2, 3, 1, 2, 3, 4, 5, 6, 4, 5, 6, 1, 2, 3, 1, 2, 3, 4, 5, 6, 4, 5, 6});
+  // More multiples than axes: the shape gains leading 1s first.
+  expectOutput(oneOp("Tile", {desc("x", {3}, "float16")}, desc("y", {2, 6}, "float16"), {attr("multiples", {2, 2})}),
+               {HostTensor::fromValues(DType::Float16, {3}, {1.5, -2, 3})}, {1.5, -2, 3, 1.5, -2, 3, 1.5, -2, 3, 1.5, -2, 3});
+}
+
+TEST(IndexOps, SliceAndStridedSliceCutABlock) {
+  const HostTensor x = HostTensor::fromValues(DType::Float32, {3, 4}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11});
+  // size -1: to the end of the axis.
+  expectOutput(oneOp("Slice", {desc("x", {3, 4}, "float32")}, desc("y", {2, 3}, "float32"),
+                     {attr("begin", {1, 1}), attr("size", {2, -1})}),
+               {x}, {5, 6, 7, 9, 10, 11});
+  auto strided = [](const Shape& out, std::vector<int64_t> begin, std::vector<int64_t> end, int beginMask, int endMask,
+                    int shrink) {
+    return oneOp("StridedSlice", {desc("x", {3, 4}, "float32")}, desc("y", out, "float32"),
+                 {attr("begin", begin), attr("end", end), attr("strides", std::vector<int64_t>(begin.size(), 1)),
+                  attr("begin_mask", beginMask), attr("end_mask", endMask), attr("ellipsis_mask", 0),
+                  attr("new_axis_mask", 0), attr("shrink_axis_mask", shrink)});
+  };
+  // Negative begin and end count from the end: rows 1..2, columns 1..2.
+  expectOutput(strided({2, 2}, {-2, 1}, {3, -1}, 0, 0, 0), {x}, {5, 6, 9, 10});
+  // Mask bits take the whole axis whatever begin/end say; an end past the extent clamps.
+  expectOutput(strided({3, 3}, {2, 1}, {0, 99}, 1, 1, 0), {x}, {1, 2, 3, 5, 6, 7, 9, 10, 11});
+  // A shrink bit keeps one index (-1: the last row) and drops the axis.
+  expectOutput(strided({4}, {-1, 0}, {0, 4}, 0, 0, 1), {x}, {8, 9, 10, 11});
+  // Fewer entries than axes: the rest whole.
+  expectOutput(oneOp("StridedSlice", {desc("x", {3, 4}, "float32")}, desc("y", {1, 4}, "float32"),
+                     {attr("begin", {1}), attr("end", {2}), attr("strides", {1})}),
+               {x}, {4, 5, 6, 7});
+}
+
+TEST(IndexOps, ConcatJoinsInputsAlongTheAxis) {
+  Graph g = oneOp("Concat", {desc("a", {2, 1}, "int8"), desc("b", {2, 2}, "int8"), desc("c", {2, 1}, "int8")},
+                  desc("y", {2, 4}, "int8"), {attr("axis", -1)});
+  expectOutput(g,
+               {HostTensor::fromValues(DType::Int8, {2, 1}, {1, 2}), HostTensor::fromValues(DType::Int8, {2, 2}, {3, 4, 5, 6}),
+                HostTensor::fromValues(DType::Int8, {2, 1}, {7, 8})},
+               {1, 3, 4, 7, 2, 5, 6, 8});
+  // Axis 0 (the default), and MindSpore's layout: every input in one input_desc list.
+  Json ins = Json::array({Json::array({desc("a", {1, 2}, "float32"), desc("b", {2, 2}, "float32")})});
+  Json out = desc("y", {3, 2}, "float32");
+  Json doc = {{"op", "Fused_Concat"},
+              {"input_desc", ins},
+              {"op_desc", {{{"name", "Concat"}, {"attr", nullptr}, {"input_desc", ins}, {"output_desc", {out}}}}},
+              {"output_desc", {out}}};
+  expectOutput(parseComposite(doc.dump(), "concat.json"),
+               {HostTensor::fromValues(DType::Float32, {1, 2}, {1, 2}), HostTensor::fromValues(DType::Float32, {2, 2}, {3, 4, 5, 6})},
+               {1, 2, 3, 4, 5, 6});
+}
+
 TEST(IndexOps, OddShapesPassTheCpuCheck) {
   expectCheckPasses(oneOp("PadAkg", {desc("x", {3, 5, 7}, "float16")}, desc("y", {4, 5, 16}, "float16"),
                           {attr("head", {1, 0, 2}), attr("tail", {0, 0, 7}), attr("pad_val", 0)}));
@@ -128,6 +140,16 @@ TEST(IndexOps, OddShapesPassTheCpuCheck) {
   expectCheckPasses(oneOp("OneHot", {desc("i", {9, 11}, "int32"), desc("on", {}, "float32"), desc("off", {}, "float32")},
                           desc("y", {9, 1000, 11}, "float32"), {attr("axis", 1), attr("depth", 1000)}));
   expectCheckPasses(oneOp("ElemAny", {desc("x", {4097, 3}, "float16")}, desc("y", {1}, "float16"), Json::array()));
+  expectCheckPasses(oneOp("Tile", {desc("x", {3, 1, 7}, "bfloat16")}, desc("y", {5, 3, 129, 7}, "bfloat16"),
+                          {attr("multiples", {5, 1, 129, 1})}));
+  expectCheckPasses(oneOp("Slice", {desc("x", {33, 65, 9}, "int64")}, desc("y", {31, 1, 9}, "int64"),
+                          {attr("begin", {2, 64, 0}), attr("size", {-1, 1, 9})}));
+  expectCheckPasses(oneOp("StridedSlice", {desc("x", {17, 1000}, "float32")}, desc("y", {999}, "float32"),
+                          {attr("begin", {16, 1}), attr("end", {17, 1000}), attr("strides", {1, 1}),
+                           attr("shrink_axis_mask", 1)}));
+  expectCheckPasses(oneOp("Concat", {desc("a", {7, 3, 5}, "float16"), desc("b", {7, 1, 5}, "float16"),
+                                     desc("c", {7, 1000, 5}, "float16")},
+                          desc("y", {7, 1004, 5}, "float16"), {attr("axis", 1)}));
 }
 
 TEST(IndexOps, MalformedAttributesAreErrorsNamingTheOp) {
@@ -160,6 +182,27 @@ TEST(IndexOps, MalformedAttributesAreErrorsNamingTheOp) {
   rejects([] { return oneOp("OneHot", {desc("i", {4}, "int32"), desc("on", {}, "float32"), desc("off", {}, "float32")},
                             desc("y", {4, 3}, "float32"), {attr("axis", 3), attr("depth", 3)}); },
           "axis 3 is out of range");
+  rejects([] { return oneOp("Tile", {desc("x", {2, 2}, "float32")}, desc("y", {2, 2}, "float32"),
+                            {attr("multiples", {1})}); },
+          "multiples has 1 entries for a rank-2 input");
+  rejects([] { return oneOp("Slice", {desc("x", {4}, "float32")}, desc("y", {3}, "float32"),
+                            {attr("begin", {2}), attr("size", {3})}); },
+          "leave the extent 4");
+  rejects([] { return oneOp("StridedSlice", {desc("x", {4}, "float32")}, desc("y", {2}, "float32"),
+                            {attr("begin", {0}), attr("end", {4}), attr("strides", {2})}); },
+          "only strides of 1 are supported");
+  rejects([] { return oneOp("StridedSlice", {desc("x", {4}, "float32")}, desc("y", {4}, "float32"),
+                            {attr("begin", {0}), attr("end", {4}), attr("strides", {1}), attr("ellipsis_mask", 1)}); },
+          "ellipsis_mask and new_axis_mask are not supported");
+  rejects([] { return oneOp("Concat", {desc("a", {2, 3}, "float32"), desc("b", {3, 3}, "float32")},
+                            desc("y", {2, 6}, "float32"), {attr("axis", 1)}); },
+          "off axis 1");
+  rejects([] { return oneOp("Concat", {desc("a", {2, 3}, "float32"), desc("b", {2, 3}, "float16")},
+                            desc("y", {2, 6}, "float32"), {attr("axis", 1)}); },
+          "input 1 is float16");
+  rejects([] { return oneOp("Pad", {desc("x", {2, 2}, "float32")}, desc("y", {3, 3}, "float32"),
+                            {attr("paddings", {{1, 0, 1}, {0, 1}})}); },
+          "each paddings entry is [before, after]");
   rejects([] { return oneOp("MatMul", {desc("a", {4, 4}, "float32"), desc("b", {4, 4}, "float32")},
                             desc("y", {4, 4}, "float32"), Json::array()); },
           "matrix products are outside polyred's scope");

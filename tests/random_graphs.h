@@ -476,12 +476,15 @@ class GraphGenerator {
 
   // The ops step() does not draw: float math on arguments where it is smooth and
   // bounded, division, powers, and for integers the other spellings of a negation,
-  // Sign, exact comparisons. No Floor, Ceil or Round of computed floats: a result one
-  // ulp from the host's would jump across an integer.
+  // Sign, exact comparisons, floor division and remainders. No Floor, Ceil, Round,
+  // FloorDiv or remainders of computed floats: a result one ulp from the host's would
+  // jump across an integer.
   Value moreOpsStep(Value v, DType t, const Shape& s) {
     if (isFloat(t)) {
       inexact_ = true;
-      switch (rng_.below(10)) {
+      switch (rng_.below(12)) {
+        case 10: return b_.unary(rng_.pick<OpKind>({OpKind::Atan, OpKind::Asinh, OpKind::Erfc}), v);
+        case 11: return b_.binary(OpKind::Atan2, v, operand(s, t));
         case 0: return b_.binary(OpKind::Div, v, awayFromZero(operand(s, t), t));
         case 1: return b_.unary(OpKind::Sqrt, b_.unary(OpKind::Abs, v));
         case 2: return b_.unary(OpKind::Log, awayFromZero(v, t));
@@ -494,7 +497,9 @@ class GraphGenerator {
         default: return b_.binary(OpKind::Sub, b_.constant(Scalar::ofFloat(t, 0)), v);
       }
     }
-    switch (rng_.below(7)) {
+    switch (rng_.below(8)) {
+      // Divisors of either sign and 0 (whose results are defined: ir/ops.h).
+      case 7: return b_.binary(rng_.pick<OpKind>({OpKind::FloorDiv, OpKind::FloorMod, OpKind::Mod}), v, operand(s, t));
       case 0: return b_.binary(OpKind::Div, v, awayFromZero(operand(s, t), t));
       case 1: return b_.unary(OpKind::Sign, v);
       case 2: return b_.binary(OpKind::Pow, v, b_.constant(Scalar::ofInt(t, rng_.pick<int64_t>({0, 1, 2, 3}))));

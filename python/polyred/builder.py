@@ -31,10 +31,12 @@ _UNARY = {"neg": "Neg", "abs": "Abs", "exp": "Exp", "log": "Log", "sqrt": "Sqrt"
           "reciprocal": "Reciprocal", "tanh": "Tanh", "sin": "Sin", "cos": "Cos", "erf": "Erf", "sign": "Sign",
           "floor": "Floor", "ceil": "Ceil", "round": "Round", "logical_not": "LogicalNot", "isnan": "IsNan",
           "isinf": "IsInf", "isfinite": "IsFinite", "relu": "ReLU", "sigmoid": "Sigmoid", "square": "Square",
-          "gelu": "GeLU", "softplus": "Softplus"}
+          "gelu": "GeLU", "softplus": "Softplus", "erfc": "Erfc", "expm1": "Expm1", "log1p": "Log1p",
+          "asin": "Asin", "acos": "ACos", "atan": "Atan", "asinh": "Asinh", "acosh": "Acosh"}
 _BINARY = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "RealDiv", "pow": "Pow", "maximum": "Maximum",
            "minimum": "Minimum", "eq": "Equal", "ne": "NotEqual", "lt": "Less", "le": "LessEqual", "gt": "Greater",
-           "ge": "GreaterEqual", "logical_and": "LogicalAnd", "logical_or": "LogicalOr"}
+           "ge": "GreaterEqual", "logical_and": "LogicalAnd", "logical_or": "LogicalOr",
+           "floor_divide": "FloorDiv", "remainder": "FloorMod", "fmod": "Mod", "atan2": "Atan2"}
 _BOOL_RESULT = {"Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual", "LogicalAnd", "LogicalOr",
                 "LogicalNot", "IsNan", "IsInf", "IsFinite"}
 _REDUCE = {"sum": "ReduceSum", "prod": "ReduceProd", "max": "ReduceMax", "min": "ReduceMin", "all": "ReduceAll",

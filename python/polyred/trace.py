@@ -29,6 +29,11 @@ class _Lowering:
     def arg(self, a):
         return self.env[a.name] if hasattr(a, "name") and a.name in self.env else a
 
+    @staticmethod
+    def is_float(*xs):
+        return any(isinstance(x, float) or getattr(x, "dtype", None) in ("float16", "bfloat16", "float32", "float64")
+                   for x in xs)
+
     def tensor_or_constant(self, x, like):
         if isinstance(x, (int, float, bool)):
             return self.b.constant(x, like.dtype)
@@ -113,11 +118,18 @@ class _Lowering:
         binaries = {operator.add: "add", t.add: "add", operator.sub: "sub", t.sub: "sub", operator.mul: "mul",
                     t.mul: "mul", operator.truediv: "div", t.div: "div", t.maximum: "maximum", t.minimum: "minimum",
                     operator.gt: "gt", operator.lt: "lt", operator.ge: "ge", operator.le: "le", operator.eq: "eq",
-                    t.pow: "pow", operator.pow: "pow"}
+                    t.pow: "pow", operator.pow: "pow", t.floor_divide: "floor_divide",
+                    operator.floordiv: "floor_divide", t.remainder: "remainder", operator.mod: "remainder",
+                    t.fmod: "fmod", t.atan2: "atan2"}
         unaries = {operator.neg: "neg", t.neg: "neg", t.abs: "abs", t.exp: "exp", t.log: "log", t.sqrt: "sqrt",
                    t.rsqrt: "rsqrt", t.tanh: "tanh", t.sigmoid: "sigmoid", t.relu: "relu", F.relu: "relu",
-                   t.erf: "erf", t.sin: "sin", t.cos: "cos"}
+                   t.erf: "erf", t.sin: "sin", t.cos: "cos", t.erfc: "erfc", t.expm1: "expm1", t.log1p: "log1p",
+                   t.asin: "asin", t.acos: "acos", t.atan: "atan", t.asinh: "asinh", t.acosh: "acosh"}
         if target in binaries:
+            if binaries[target] == "floor_divide" and self.is_float(a[0], a[1]):
+                raise BadInputError("polyred.compile: floor division of floats is not lowered (torch floors the "
+                                    "exact quotient, polyred's FloorDiv the rounded one, as MindSpore); write "
+                                    "torch.floor(a / b), or compile(fn, fallback=True) runs it eagerly")
             if target in (operator.sub, t.sub) and isinstance(a[0], (int, float)):
                 return self.b.binary("sub", self.b.constant(a[0], a[1].dtype), a[1])
             return self.binary(binaries[target], a[0], a[1])

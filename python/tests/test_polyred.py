@@ -128,6 +128,13 @@ def test_traced_functions_lower_and_match_the_reference(torch_or_skip):
         "views": (lambda a: a.view(8, -1).sum(1).unsqueeze(0), (x,)),
         "argmax and argmin": (lambda a: (torch.argmax(a, 1), a.argmin(dim=0, keepdim=True)), (x,)),
         "argmax f16, flattened": (lambda a: (torch.argmax(a), a.argmin(1)), (x.half(),)),
+        "math ops": (lambda a, b: (torch.expm1(a) + torch.log1p(a.abs()) + torch.erfc(a) + torch.atan(a)
+                                   + torch.asinh(a) + torch.asin(torch.tanh(a)) + torch.acos(torch.tanh(b))
+                                   + torch.acosh(1 + b.abs()) + torch.atan2(a, b)).sum(1), (x, x.flip(0))),
+        "remainders": (lambda a, b: (torch.remainder(a, b), torch.fmod(a, b), a % b), (x, x.flip(1))),
+        "integer floor division": (lambda i, j: (i // j, torch.floor_divide(i, j), i % j),
+                                   (torch.randint(-1000, 1000, (64, 300), dtype=torch.int32),
+                                    torch.randint(1, 50, (300,), dtype=torch.int32))),
     }
     for name, (fn, args) in cases.items():
         k = trace(fn, *args)
@@ -157,6 +164,10 @@ def test_unsupported_ops_name_themselves_and_fallback_runs_eagerly(torch_or_skip
         trace(uses_cumsum, x)
     eager = polyred.compile(uses_cumsum, fallback=True, target=None)
     assert torch.equal(eager(x), torch.cumsum(x, 0))
+    # Floor division of floats: torch floors the exact quotient (1 // 0.1 = 9), polyred's
+    # FloorDiv the rounded one (10), as MindSpore; refused rather than differ.
+    with pytest.raises(polyred.BadInputError, match="floor division of floats"):
+        trace(lambda a: a // 0.1, x)
 
 
 def test_tensor_arguments_are_checked_before_any_launch(torch_or_skip):

@@ -40,6 +40,25 @@ def test_traced_argmax_agrees_with_torch():
         assert torch.equal(got.reshape(want.shape), want)
 
 
+def test_traced_math_ops_and_remainders_agree_with_torch():
+    import torch
+    x, y = torch.randn(512, 3000, device="cuda") * 4, torch.randn(512, 3000, device="cuda") * 4
+    math = polyred.compile(lambda a, b: (torch.expm1(a), torch.log1p(a.abs()), torch.erfc(a), torch.atan(a),
+                                         torch.asinh(a), torch.asin(torch.tanh(a)), torch.acos(torch.tanh(b)),
+                                         torch.acosh(1 + b.abs()), torch.atan2(a, b), torch.fmod(a, b), a % b,
+                                         (torch.expm1(a) * torch.atan2(a, b)).sum(1)))
+    want = (torch.expm1(x), torch.log1p(x.abs()), torch.erfc(x), torch.atan(x), torch.asinh(x),
+            torch.asin(torch.tanh(x)), torch.acos(torch.tanh(y)), torch.acosh(1 + y.abs()), torch.atan2(x, y),
+            torch.fmod(x, y), x % y, (torch.expm1(x) * torch.atan2(x, y)).sum(1))
+    for k, (got, expected) in enumerate(zip(math(x, y), want)):
+        torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-3, msg=f"output {k}")
+    i = torch.randint(-100000, 100000, (256, 1000), device="cuda", dtype=torch.int32)
+    j = torch.randint(1, 300, (1000,), device="cuda", dtype=torch.int32) * (1 - 2 * (torch.arange(1000, device="cuda") % 2))
+    ints = polyred.compile(lambda a, b: (a // b, a % b, torch.fmod(a, b), (a % b).sum(0)))
+    for got, expected in zip(ints(i, j), (i // j, i % j, torch.fmod(i, j), (i % j).sum(0))):
+        assert torch.equal(got, expected.to(got.dtype))
+
+
 def test_declared_reduction_agrees_with_torch():
     import torch
     b = polyred.Builder("max_abs")

@@ -95,6 +95,14 @@ std::string emitFloatOp(OpKind op, const std::vector<std::string>& a, DType t, O
     case OpKind::Sin: return mathFn("sin", t, a[0]);
     case OpKind::Cos: return mathFn("cos", t, a[0]);
     case OpKind::Erf: return mathFn("erf", t, a[0]);
+    case OpKind::Erfc: return mathFn("erfc", t, a[0]);
+    case OpKind::Expm1: return mathFn("expm1", t, a[0]);
+    case OpKind::Log1p: return mathFn("log1p", t, a[0]);
+    case OpKind::Asin: return mathFn("asin", t, a[0]);
+    case OpKind::Acos: return mathFn("acos", t, a[0]);
+    case OpKind::Atan: return mathFn("atan", t, a[0]);
+    case OpKind::Asinh: return mathFn("asinh", t, a[0]);
+    case OpKind::Acosh: return mathFn("acosh", t, a[0]);
     case OpKind::Floor: return mathFn("floor", t, a[0]);
     case OpKind::Ceil: return mathFn("ceil", t, a[0]);
     case OpKind::Round: return mathFn("rint", t, a[0]);
@@ -108,7 +116,12 @@ std::string emitFloatOp(OpKind op, const std::vector<std::string>& a, DType t, O
     case OpKind::Div:
       if (facts.invariantDivisor && t != DType::Float64) return "pr_div_invariant(" + a[0] + ", " + a[1] + ")";
       return "(" + a[0] + " / " + a[1] + ")";
+    // The quotient rounded as Div rounds it (never the invariant-divisor form), then floored.
+    case OpKind::FloorDiv: return mathFn("floor", t, "(" + a[0] + " / " + a[1] + ")");
+    case OpKind::FloorMod: return "pr_floormod(" + a[0] + ", " + a[1] + ")";
+    case OpKind::Mod: return mathFn("fmod", t, a[0] + ", " + a[1]);
     case OpKind::Pow: return std::string(isDouble(t) ? "pow(" : "powf(") + a[0] + ", " + a[1] + ")";
+    case OpKind::Atan2: return mathFn("atan2", t, a[0] + ", " + a[1]);
     case OpKind::Maximum: return "pr_max(" + a[0] + ", " + a[1] + ")";
     case OpKind::Minimum: return "pr_min(" + a[0] + ", " + a[1] + ")";
     default: return "";
@@ -131,6 +144,9 @@ std::string emitIntOp(OpKind op, const std::vector<std::string>& a, DType t) {
     case OpKind::Sub: return "pr_sub(" + a[0] + ", " + a[1] + ")";
     case OpKind::Mul: return "pr_mul(" + a[0] + ", " + a[1] + ")";
     case OpKind::Div: return "pr_idiv(" + a[0] + ", " + a[1] + ")";
+    case OpKind::FloorDiv: return "pr_ifloordiv(" + a[0] + ", " + a[1] + ")";
+    case OpKind::FloorMod: return "pr_ifloormod(" + a[0] + ", " + a[1] + ")";
+    case OpKind::Mod: return "pr_imod(" + a[0] + ", " + a[1] + ")";
     case OpKind::Pow: return "pr_ipow(" + a[0] + ", " + a[1] + ")";
     case OpKind::Maximum: return "pr_max(" + a[0] + ", " + a[1] + ")";
     case OpKind::Minimum: return "pr_min(" + a[0] + ", " + a[1] + ")";

@@ -155,6 +155,29 @@ __device__ __forceinline__ long long pr_mul(long long a, long long b) {
 }
 template <class T>
 __device__ __forceinline__ T pr_idiv(T a, T b) { return b == 0 ? (T)0 : (b == (T)-1 ? pr_neg(a) : a / b); }
+// Remainders (ir/ops.h: Mod truncates, FloorMod floors; by 0 the quotient is 0, so the
+// remainder is a) and Python's floor division.
+template <class T>
+__device__ __forceinline__ T pr_imod(T a, T b) { return b == 0 ? a : (b == (T)-1 ? (T)0 : a % b); }
+template <class T>
+__device__ __forceinline__ T pr_ifloormod(T a, T b) {
+  const T r = pr_imod(a, b);
+  return r != 0 && (r < 0) != (b < 0) ? (T)(r + b) : r;
+}
+template <class T>
+__device__ __forceinline__ T pr_ifloordiv(T a, T b) {
+  const T q = pr_idiv(a, b);
+  return b != 0 && pr_imod(a, b) != 0 && (a < 0) != (b < 0) ? (T)(q - 1) : q;
+}
+// Python's % on floats: fmod (exact), plus b once where the signs differ.
+__device__ __forceinline__ float pr_floormod(float a, float b) {
+  const float r = fmodf(a, b);
+  return r != 0 && (r < 0) != (b < 0) ? r + b : r;
+}
+__device__ __forceinline__ double pr_floormod(double a, double b) {
+  const double r = fmod(a, b);
+  return r != 0 && (r < 0) != (b < 0) ? r + b : r;
+}
 template <class T>
 __device__ __forceinline__ T pr_ipow(T base, T e) {
   if (e < 0) return base == 1 ? (T)1 : (base == (T)-1 ? ((e & 1) ? (T)-1 : (T)1) : (T)0);

@@ -8,7 +8,8 @@ namespace polyred {
 
 namespace {
 
-constexpr std::string_view kIndexOps[] = {"PadAkg", "UnPadAkg", "OneHot", "ElemAny", "ElemAll"};
+constexpr std::string_view kIndexOps[] = {"PadAkg", "Pad",   "UnPadAkg",     "OneHot", "ElemAny",
+                                          "ElemAll", "Tile", "Slice", "StridedSlice", "Concat"};
 
 class IndexExpansion : public ExpansionBuilder {
  public:
@@ -90,8 +91,9 @@ class IndexExpansion : public ExpansionBuilder {
       if (numElements(info(v).shape) != 1) fail("on_value and off_value must be single values");
     if (a.depth < 0) fail("needs a non-negative \"depth\" attribute");
     const int64_t rank = static_cast<int64_t>(indices.shape.size());
-    if (a.axis < -1 || a.axis > rank) fail("axis " + std::to_string(a.axis) + " is out of range for rank " + std::to_string(rank));
-    const size_t axis = static_cast<size_t>(a.axis == -1 ? rank : a.axis);
+    const int64_t given = a.axis.value_or(-1);
+    if (given < -1 || given > rank) fail("axis " + std::to_string(given) + " is out of range for rank " + std::to_string(rank));
+    const size_t axis = static_cast<size_t>(given == -1 ? rank : given);
     Shape out = indices.shape, unit = indices.shape;
     out.insert(out.begin() + static_cast<std::ptrdiff_t>(axis), a.depth);
     unit.insert(unit.begin() + static_cast<std::ptrdiff_t>(axis), 1);
@@ -128,6 +130,131 @@ class IndexExpansion : public ExpansionBuilder {
     TensorId value = t == DType::Bool ? total : add(node(OpKind::Cast, {total}), {}, t);
     return {node(OpKind::Reshape, {value}), {1}, t};
   }
+
+  IndexOpResult tile(const std::vector<TensorId>& ins, const IndexOpAttrs& a) {
+    needInputs(ins, 1, "the tensor to tile");
+    const Tensor x = info(ins[0]);  // a copy: adding nodes below may move the graph's tensors
+    if (a.multiples.size() < x.shape.size())
+      fail("multiples has " + std::to_string(a.multiples.size()) + " entries for a rank-" +
+           std::to_string(x.shape.size()) + " input");
+    needPerAxis(a.multiples, "multiples", a.multiples.size());
+    Shape in(a.multiples.size() - x.shape.size(), 1);  // leading 1s, as MindSpore pads the shape
+    in.insert(in.end(), x.shape.begin(), x.shape.end());
+    TensorId source = in == x.shape ? ins[0] : add(node(OpKind::Reshape, {ins[0]}), in, x.dtype);
+    Shape out = in;
+    for (size_t d = 0; d < out.size(); ++d) {
+      if (in[d] == 0 && a.multiples[d] > 0) fail("cannot tile an empty axis");
+      out[d] = in[d] * a.multiples[d];
+    }
+    Node w = node(OpKind::Window, {source});
+    w.begin.assign(out.size(), 0);
+    return {std::move(w), out, x.dtype};
+  }
+
+  IndexOpResult slice(const std::vector<TensorId>& ins, const IndexOpAttrs& a) {
+    needInputs(ins, 1, "the tensor to slice");
+    const Tensor x = info(ins[0]);  // a copy: adding nodes below may move the graph's tensors
+    const size_t rank = x.shape.size();
+    if (a.begin.size() != rank || a.size.size() != rank)
+      fail("begin and size need one entry per axis of the rank-" + std::to_string(rank) + " input");
+    Shape out(rank);
+    for (size_t d = 0; d < rank; ++d) {
+      const int64_t b = a.begin[d], n = a.size[d] == -1 ? x.shape[d] - b : a.size[d];
+      if (b < 0 || b > x.shape[d] || n < 0 || n > x.shape[d] - b)
+        fail("axis " + std::to_string(d) + ": begin " + std::to_string(b) + " and size " + std::to_string(a.size[d]) +
+             " leave the extent " + std::to_string(x.shape[d]));
+      out[d] = n;
+    }
+    Node w = node(OpKind::Window, {ins[0]});
+    w.begin = a.begin;
+    return {std::move(w), out, x.dtype};
+  }
+
+  IndexOpResult stridedSlice(const std::vector<TensorId>& ins, const IndexOpAttrs& a) {
+    needInputs(ins, 1, "the tensor to slice");
+    const Tensor x = info(ins[0]);  // a copy: adding nodes below may move the graph's tensors
+    const size_t rank = x.shape.size();
+    if (a.ellipsisMask || a.newAxisMask) fail("ellipsis_mask and new_axis_mask are not supported (write a Reshape)");
+    if (a.begin.size() > rank || a.end.size() != a.begin.size() || a.strides.size() != a.begin.size())
+      fail("begin, end and strides need the same number of entries, at most the input's rank " + std::to_string(rank));
+    Shape sliced = x.shape, kept;
+    std::vector<int64_t> begin(rank, 0);
+    for (size_t d = 0; d < rank; ++d) {
+      const bool given = d < a.begin.size();
+      if (given && a.strides[d] != 1)
+        fail("stride " + std::to_string(a.strides[d]) + " on axis " + std::to_string(d) + ": only strides of 1 are supported");
+      const bool shrink = given && (a.shrinkAxisMask >> d & 1);
+      auto clampIndex = [&](int64_t i) { return std::clamp(i < 0 ? i + x.shape[d] : i, int64_t{0}, x.shape[d]); };
+      const int64_t b = !given || (a.beginMask >> d & 1) ? 0 : clampIndex(a.begin[d]);
+      int64_t e = !given || (a.endMask >> d & 1) ? x.shape[d] : clampIndex(a.end[d]);
+      if (shrink) {
+        const int64_t i = a.begin[d] < 0 ? a.begin[d] + x.shape[d] : a.begin[d];
+        if (i < 0 || i >= x.shape[d]) fail("shrink_axis_mask keeps index " + std::to_string(a.begin[d]) +
+                                           " of axis " + std::to_string(d) + " (extent " + std::to_string(x.shape[d]) + ")");
+        begin[d] = i;
+        sliced[d] = 1;
+        continue;
+      }
+      begin[d] = b;
+      sliced[d] = std::max<int64_t>(0, e - b);
+      kept.push_back(sliced[d]);
+    }
+    Node w = node(OpKind::Window, {ins[0]});
+    w.begin = begin;
+    if (kept.size() == rank) return {std::move(w), sliced, x.dtype};
+    TensorId window = add(std::move(w), sliced, x.dtype);
+    return {node(OpKind::Reshape, {window}), kept, x.dtype};
+  }
+
+  IndexOpResult concat(const std::vector<TensorId>& ins, const IndexOpAttrs& a) {
+    if (ins.empty()) fail("takes at least one input");
+    const Tensor first = info(ins[0]);  // a copy: adding nodes below may move the graph's tensors
+    const int64_t rank = static_cast<int64_t>(first.shape.size());
+    const int64_t given = a.axis.value_or(0);
+    if (rank == 0 || given < -rank || given >= rank)
+      fail("axis " + std::to_string(given) + " is out of range for rank " + std::to_string(rank));
+    const size_t axis = static_cast<size_t>(given < 0 ? given + rank : given);
+    Shape out = first.shape;
+    out[axis] = 0;
+    std::vector<int64_t> offsets;  // where each input starts along the axis
+    for (size_t k = 0; k < ins.size(); ++k) {
+      const Tensor& x = info(ins[k]);
+      Shape other = x.shape, want = first.shape;
+      if (x.dtype != first.dtype) fail("input " + std::to_string(k) + " is " + std::string(dtypeName(x.dtype)) +
+                                       ", input 0 " + std::string(dtypeName(first.dtype)));
+      if (other.size() == want.size()) other[axis] = want[axis] = 0;
+      if (other != want) fail("input " + std::to_string(k) + " has shape " + toString(x.shape) + ", which differs from input 0's " +
+                              toString(first.shape) + " off axis " + std::to_string(axis));
+      offsets.push_back(out[axis]);
+      out[axis] += x.shape[axis];
+    }
+    // Inputs with nothing along the axis contribute nothing (and cannot be read).
+    std::vector<size_t> parts;
+    for (size_t k = 0; k < ins.size(); ++k)
+      if (info(ins[k]).shape[axis] > 0) parts.push_back(k);
+    auto shifted = [&](size_t k) {
+      Node w = node(OpKind::Window, {ins[k]});
+      w.begin.assign(out.size(), 0);
+      w.begin[axis] = -offsets[k];
+      return w;
+    };
+    if (parts.empty()) {  // an empty result: a copy of input 0
+      Node w = shifted(0);
+      return {std::move(w), out, first.dtype};
+    }
+    if (parts.size() == 1) return {shifted(parts[0]), out, first.dtype};
+    // From the last part down: part p where the coordinate is below part p+1's start,
+    // else what the later parts give.
+    TensorId coordinate = iota(out, static_cast<int64_t>(axis), DType::Int64);
+    auto choose = [&](size_t p, TensorId later) {
+      const double next = static_cast<double>(offsets[parts[p + 1]]);
+      TensorId before = apply(OpKind::Less, {coordinate, constant(next, DType::Int64)});
+      return node(OpKind::Select, {before, add(shifted(parts[p]), out, first.dtype), later});
+    };
+    TensorId later = add(shifted(parts.back()), out, first.dtype);
+    for (size_t p = parts.size() - 2; p > 0; --p) later = add(choose(p, later), out, first.dtype);
+    return {choose(0, later), out, first.dtype};
+  }
 };
 
 }  // namespace
@@ -141,7 +268,11 @@ bool isIndexOp(std::string_view name) {
 IndexOpResult expandIndexOp(std::string_view name, const std::vector<TensorId>& ins, const IndexOpAttrs& attrs,
                             ExpansionSink& sink, const std::string& op) {
   IndexExpansion e(sink, op);
-  if (name == "PadAkg") return e.pad(ins, attrs);
+  if (name == "PadAkg" || name == "Pad") return e.pad(ins, attrs);
+  if (name == "Tile") return e.tile(ins, attrs);
+  if (name == "Slice") return e.slice(ins, attrs);
+  if (name == "StridedSlice") return e.stridedSlice(ins, attrs);
+  if (name == "Concat") return e.concat(ins, attrs);
   if (name == "UnPadAkg") return e.unpad(ins, attrs);
   if (name == "OneHot") return e.oneHot(ins, attrs);
   if (name == "ElemAll") return e.elemAll(ins, attrs);

@@ -13,6 +13,16 @@
 //       `axis` (inserted, extent depth; -1 = last), else off (negative or >= depth: off)
 //   ElemAny(x; dst_type)            [1]: 1 if some element is > 0, else 0 (AKG's kernel
 //       only stores the 1 and relies on a zeroed output; polyred always stores)
+//   Pad(x; paddings)                PadAkg with head/tail = paddings[d] = [before, after], 0
+//   Tile(x; multiples)              out shape x * multiples (x's shape padded with leading
+//       1s to their count); out[idx] = x[idx mod shape]:  Window(x, begin 0)
+//   Slice(x; begin, size)           out[idx] = x[idx + begin] (size -1: to the end)
+//   StridedSlice(x; begin, end, strides, begin_mask, end_mask, shrink_axis_mask)
+//       strides of 1 (TensorFlow's rules: negative begin/end count from the end and are
+//       clamped; a mask bit takes the whole axis; a shrink bit keeps one element and
+//       drops the axis); ellipsis and new-axis masks are refused, as other strides
+//   Concat(x0, x1, ...; axis)       out[.., i, ..] = xk[.., i - offset k, ..] where
+//       offset k <= i < offset k+1:  Select(Iota < offset, Window(xk), ...)
 #pragma once
 
 #include <optional>
@@ -26,10 +36,15 @@
 namespace polyred {
 
 struct IndexOpAttrs {
-  std::vector<int64_t> head, tail;  // PadAkg, UnPadAkg
-  double padValue = 0;              // PadAkg
-  int64_t depth = -1, axis = -1;    // OneHot
-  std::optional<DType> dstType;     // ElemAny
+  std::vector<int64_t> head, tail;    // PadAkg, UnPadAkg; Pad's "paddings" read into them
+  double padValue = 0;                // PadAkg
+  int64_t depth = -1;                 // OneHot
+  std::optional<int64_t> axis;        // OneHot (default -1), Concat (default 0)
+  std::optional<DType> dstType;       // ElemAny
+  std::vector<int64_t> multiples;     // Tile
+  std::vector<int64_t> begin, size;   // Slice, StridedSlice
+  std::vector<int64_t> end, strides;  // StridedSlice
+  int64_t beginMask = 0, endMask = 0, ellipsisMask = 0, newAxisMask = 0, shrinkAxisMask = 0;
 };
 
 struct IndexOpResult {

@@ -462,7 +462,8 @@ class Reader : public ExpansionSink, CheckedJsonAccess {
     return addNode(std::move(n), d);
   }
 
-  // PadAkg, UnPadAkg, OneHot, ElemAny, ElemAll (frontend/composite_index_ops).
+  // PadAkg, Pad, UnPadAkg, OneHot, ElemAny, ElemAll, Tile, Slice, StridedSlice, Concat
+  // (frontend/composite_index_ops).
   void readIndexOp(const std::string& name, const Attrs& attrs, const std::vector<TensorId>& ins,
                    const TensorDesc& out) {
     IndexOpAttrs a;
@@ -474,6 +475,18 @@ class Reader : public ExpansionSink, CheckedJsonAccess {
     if (const Json* v = attr(attrs, "dst_type")) a.dstType = dtypeNamed(readString(*v, "dst_type"));
     if ((name == "PadAkg" || name == "UnPadAkg") && !attr(attrs, "tail")) fail("needs a \"tail\" attribute");
     if (name == "PadAkg" && !attr(attrs, "head")) fail("needs a \"head\" attribute");
+    if (name == "Pad") readPaddings(required(attrs, "paddings"), a);
+    if (name == "Tile") a.multiples = readIntList(required(attrs, "multiples"), "multiples");
+    if (name == "Slice" || name == "StridedSlice") a.begin = readIntList(required(attrs, "begin"), "begin");
+    if (name == "Slice") a.size = readIntList(required(attrs, "size"), "size");
+    if (name == "StridedSlice") {
+      a.end = readIntList(required(attrs, "end"), "end");
+      a.strides = readIntList(required(attrs, "strides"), "strides");
+      for (auto [key, mask] : {std::pair{"begin_mask", &a.beginMask}, {"end_mask", &a.endMask},
+                               {"ellipsis_mask", &a.ellipsisMask}, {"new_axis_mask", &a.newAxisMask},
+                               {"shrink_axis_mask", &a.shrinkAxisMask}})
+        if (const Json* v = attr(attrs, key)) *mask = readInt(*v, key);
+    }
     IndexOpResult r;
     try {
       r = expandIndexOp(name, ins, a, *this, op_);
@@ -484,6 +497,16 @@ class Reader : public ExpansionSink, CheckedJsonAccess {
       fail("output is declared " + std::string(dtypeName(out.dtype)) + toString(out.shape) + " but " + name +
            " computes " + std::string(dtypeName(r.dtype)) + toString(r.shape));
     addNode(std::move(r.last), out);
+  }
+
+  // Pad's "paddings": one [before, after] pair per axis, read as PadAkg's head and tail.
+  void readPaddings(const Json& v, IndexOpAttrs& a) const {
+    for (const Json& pair : array(v, "paddings")) {
+      std::vector<int64_t> p = readIntList(pair, "paddings entry");
+      if (p.size() != 2) fail("each paddings entry is [before, after], got " + std::to_string(p.size()) + " numbers");
+      a.head.push_back(p[0]);
+      a.tail.push_back(p[1]);
+    }
   }
 
   // Argmax, Argmin, ArgMaxWithValue, ArgMinWithValue (frontend/composite_tuple_ops):

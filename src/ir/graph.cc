@@ -254,6 +254,9 @@ class Verifier {
     arity(n, 2);
     sameDType(n, in(n, 0), in(n, 1));
     shapeIs(n, broadcastAll(n, 0));
+    if (isFloatMath(n.kind) && !isFloat(in(n, 0).dtype))
+      fail(n.name, std::string(opName(n.kind)) + " takes float inputs, got " + std::string(dtypeName(in(n, 0).dtype)) +
+                       ": Cast them to float32 first (MindSpore computes it in float32)");
     DType want = isComparison(n.kind) || isLogical(n.kind) ? DType::Bool : in(n, 0).dtype;
     if (out(n).dtype != want) fail(n.name, "output dtype should be " + std::string(dtypeName(want)));
   }

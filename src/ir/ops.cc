@@ -24,6 +24,14 @@ constexpr OpInfo kOps[] = {
     {OpKind::Sin, "Sin", OpCategory::Unary},
     {OpKind::Cos, "Cos", OpCategory::Unary},
     {OpKind::Erf, "Erf", OpCategory::Unary},
+    {OpKind::Erfc, "Erfc", OpCategory::Unary},
+    {OpKind::Expm1, "Expm1", OpCategory::Unary},
+    {OpKind::Log1p, "Log1p", OpCategory::Unary},
+    {OpKind::Asin, "Asin", OpCategory::Unary},
+    {OpKind::Acos, "Acos", OpCategory::Unary},
+    {OpKind::Atan, "Atan", OpCategory::Unary},
+    {OpKind::Asinh, "Asinh", OpCategory::Unary},
+    {OpKind::Acosh, "Acosh", OpCategory::Unary},
     {OpKind::Sign, "Sign", OpCategory::Unary},
     {OpKind::Floor, "Floor", OpCategory::Unary},
     {OpKind::Ceil, "Ceil", OpCategory::Unary},
@@ -39,7 +47,11 @@ constexpr OpInfo kOps[] = {
     {OpKind::Sub, "Sub", OpCategory::Binary},
     {OpKind::Mul, "Mul", OpCategory::Binary},
     {OpKind::Div, "Div", OpCategory::Binary},
+    {OpKind::FloorDiv, "FloorDiv", OpCategory::Binary},
+    {OpKind::FloorMod, "FloorMod", OpCategory::Binary},
+    {OpKind::Mod, "Mod", OpCategory::Binary},
     {OpKind::Pow, "Pow", OpCategory::Binary},
+    {OpKind::Atan2, "Atan2", OpCategory::Binary},
     {OpKind::Maximum, "Maximum", OpCategory::Binary},
     {OpKind::Minimum, "Minimum", OpCategory::Binary},
     {OpKind::Equal, "Equal", OpCategory::Binary},
@@ -78,6 +90,28 @@ int64_t intDiv(int64_t a, int64_t b) {
   return a / b;
 }
 
+// The remainder of a / b truncated (C's %) and floored (Python's %). By 0 the quotient
+// is 0 (intDiv), so a == b * q + r leaves a.
+int64_t intMod(int64_t a, int64_t b) {
+  if (b == 0) return a;
+  if (b == -1) return 0;
+  return a % b;
+}
+int64_t intFloorMod(int64_t a, int64_t b) {
+  const int64_t r = intMod(a, b);
+  return r != 0 && b != 0 && (r < 0) != (b < 0) ? r + b : r;
+}
+int64_t intFloorDiv(int64_t a, int64_t b) {
+  const int64_t q = intDiv(a, b);
+  return b != 0 && intMod(a, b) != 0 && (a < 0) != (b < 0) ? q - 1 : q;
+}
+
+// Float remainders, exact (fmod is): Python's % adds b where the signs differ, once.
+double floatFloorMod(double a, double b) {
+  const double r = std::fmod(a, b);
+  return r != 0 && (r < 0) != (b < 0) ? r + b : r;
+}
+
 int64_t intPow(int64_t base, int64_t exp) {
   if (exp < 0) return base == 1 ? 1 : (base == -1 ? (exp % 2 ? -1 : 1) : 0);
   uint64_t r = 1, b = static_cast<uint64_t>(base);
@@ -92,6 +126,11 @@ int64_t intPow(int64_t base, int64_t exp) {
 Scalar evalFloat(OpKind k, std::span<const Scalar> a, DType result) {
   auto x = [&](int n) { return a[n].f; };
   auto out = [&](double v) { return Scalar::convert(v, result); };
+  // The quotient as the device rounds it before taking its floor: in float32 for
+  // every float dtype but float64 (16-bit floats compute in float32).
+  auto quotient = [&] {
+    return result == DType::Float64 ? x(0) / x(1) : Scalar::convert(x(0) / x(1), DType::Float32).f;
+  };
   auto pred = [](bool v) { return Scalar::ofBool(v); };
   switch (k) {
     case OpKind::Neg: return out(-x(0));
@@ -105,6 +144,14 @@ Scalar evalFloat(OpKind k, std::span<const Scalar> a, DType result) {
     case OpKind::Sin: return out(std::sin(x(0)));
     case OpKind::Cos: return out(std::cos(x(0)));
     case OpKind::Erf: return out(std::erf(x(0)));
+    case OpKind::Erfc: return out(std::erfc(x(0)));
+    case OpKind::Expm1: return out(std::expm1(x(0)));
+    case OpKind::Log1p: return out(std::log1p(x(0)));
+    case OpKind::Asin: return out(std::asin(x(0)));
+    case OpKind::Acos: return out(std::acos(x(0)));
+    case OpKind::Atan: return out(std::atan(x(0)));
+    case OpKind::Asinh: return out(std::asinh(x(0)));
+    case OpKind::Acosh: return out(std::acosh(x(0)));
     case OpKind::Sign: return out((x(0) > 0) - (x(0) < 0));  // NaN -> 0, as PyTorch and AKG
     case OpKind::Floor: return out(std::floor(x(0)));
     case OpKind::Ceil: return out(std::ceil(x(0)));
@@ -116,7 +163,11 @@ Scalar evalFloat(OpKind k, std::span<const Scalar> a, DType result) {
     case OpKind::Sub: return out(x(0) - x(1));
     case OpKind::Mul: return out(x(0) * x(1));
     case OpKind::Div: return out(x(0) / x(1));
+    case OpKind::FloorDiv: return out(std::floor(quotient()));
+    case OpKind::FloorMod: return out(floatFloorMod(x(0), x(1)));
+    case OpKind::Mod: return out(std::fmod(x(0), x(1)));
     case OpKind::Pow: return out(std::pow(x(0), x(1)));
+    case OpKind::Atan2: return out(std::atan2(x(0), x(1)));
     // NaN-propagating, like torch.maximum/minimum and torch.amax/amin.
     case OpKind::Maximum: return out(floatMaximum(x(0), x(1)));
     case OpKind::Minimum: return out(floatMinimum(x(0), x(1)));
@@ -154,6 +205,9 @@ Scalar evalInt(OpKind k, std::span<const Scalar> a, DType result) {
     case OpKind::Sub: return outu(u(0) - u(1));
     case OpKind::Mul: return outu(u(0) * u(1));
     case OpKind::Div: return out(intDiv(x(0), x(1)));
+    case OpKind::FloorDiv: return out(intFloorDiv(x(0), x(1)));
+    case OpKind::FloorMod: return out(intFloorMod(x(0), x(1)));
+    case OpKind::Mod: return out(intMod(x(0), x(1)));
     case OpKind::Pow: return out(intPow(x(0), x(1)));
     case OpKind::Maximum: return out(std::max(x(0), x(1)));
     case OpKind::Minimum: return out(std::min(x(0), x(1)));
@@ -221,7 +275,9 @@ bool acceptsComplex(OpKind k) {
 bool isFloatMath(OpKind k) {
   switch (k) {
     case OpKind::Exp: case OpKind::Log: case OpKind::Sqrt: case OpKind::Rsqrt: case OpKind::Reciprocal:
-    case OpKind::Tanh: case OpKind::Sin: case OpKind::Cos: case OpKind::Erf: return true;
+    case OpKind::Tanh: case OpKind::Sin: case OpKind::Cos: case OpKind::Erf: case OpKind::Erfc:
+    case OpKind::Expm1: case OpKind::Log1p: case OpKind::Asin: case OpKind::Acos: case OpKind::Atan:
+    case OpKind::Asinh: case OpKind::Acosh: case OpKind::Atan2: return true;
     default: return false;
   }
 }

@@ -17,12 +17,19 @@ namespace polyred {
 
 enum class OpKind : uint8_t {
   // unary elementwise
-  Neg, Abs, Exp, Log, Sqrt, Rsqrt, Reciprocal, Tanh, Sin, Cos, Erf, Sign, Floor, Ceil,
-  Round, LogicalNot, IsNan, IsInf, IsFinite,
+  Neg, Abs, Exp, Log, Sqrt, Rsqrt, Reciprocal, Tanh, Sin, Cos, Erf,
+  Erfc, Expm1, Log1p, Asin, Acos, Atan, Asinh, Acosh,  // float math, as C's erfc, expm1, ...
+  Sign, Floor, Ceil, Round, LogicalNot, IsNan, IsInf, IsFinite,
   CReal, CImag, Conj,  // complex64 -> float32 real / imaginary part; complex conjugate
   // binary elementwise
-  Add, Sub, Mul, Div, Pow, Maximum, Minimum, Equal, NotEqual, Less, LessEqual, Greater,
-  GreaterEqual, LogicalAnd, LogicalOr,
+  Add, Sub, Mul, Div,
+  FloorDiv,  // floor(a / b): Python's // (integers exact; b == 0 gives 0, as Div)
+  FloorMod,  // a - floor(a / b) * b: Python's %, the sign of b (integers: b == 0 gives a)
+  Mod,       // a - trunc(a / b) * b: C's fmod / %, the sign of a (integers: b == 0 gives a)
+  Pow,
+  Atan2,     // atan2(a, b) (floats)
+  Maximum, Minimum, Equal, NotEqual, Less, LessEqual, Greater, GreaterEqual, LogicalAnd,
+  LogicalOr,
   Complex,  // (real, imag) float32 -> complex64
   // other elementwise
   Select,  // (cond, a, b)
@@ -45,7 +52,7 @@ bool isElementwise(OpKind k);       // Unary, Binary or OtherElementwise
 bool isComparison(OpKind k);        // result is bool
 bool isPredicate(OpKind k);         // IsNan/IsInf/IsFinite: float in, bool out
 bool isLogical(OpKind k);           // LogicalNot/And/Or: bool in, bool out
-bool isFloatMath(OpKind k);         // Exp, Log, Sqrt, Rsqrt, Reciprocal, Tanh, Sin, Cos, Erf: float in
+bool isFloatMath(OpKind k);         // Exp, Log, Sqrt, ..., Atan2: float operands only
 bool isComplexPart(OpKind k);       // CReal, CImag: complex64 in, float32 out
 // The elementwise ops defined on complex64 operands (Add, Sub, Mul, Div, Neg, Abs,
 // Conj, CReal, CImag, Select); every other op refuses them (graph verifier, exit 2).

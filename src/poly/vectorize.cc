@@ -115,11 +115,11 @@ constexpr int64_t kMinColumnsForLanes = 8192;
 bool hasLongLatencyOp(const ScalarExpr& e) {
   if (e.kind != ScalarExpr::Kind::Op) return false;
   switch (e.op) {
-    case OpKind::Div: case OpKind::Pow: case OpKind::Exp: case OpKind::Log: case OpKind::Sqrt: case OpKind::Rsqrt:
-    case OpKind::Reciprocal: case OpKind::Tanh: case OpKind::Sin: case OpKind::Cos: case OpKind::Erf:
+    case OpKind::Div: case OpKind::FloorDiv: case OpKind::FloorMod: case OpKind::Mod: case OpKind::Pow:
       return true;
     default:
-      return std::any_of(e.operands.begin(), e.operands.end(), [](const ScalarExprPtr& o) { return hasLongLatencyOp(*o); });
+      return isFloatMath(e.op) ||
+             std::any_of(e.operands.begin(), e.operands.end(), [](const ScalarExprPtr& o) { return hasLongLatencyOp(*o); });
   }
 }
 

@@ -55,7 +55,9 @@ void expectStreamsAndMatches(const Graph& g, const CompileOptions& options) {
   run.repeatChecks = 2;
   GpuRunReport r = runOnGpu(compiled, run);
   EXPECT_TRUE(r.ok) << r.check;
-  if (options.deterministic) EXPECT_TRUE(r.bitwiseRepeatable) << r.check;
+  if (options.deterministic) {
+    EXPECT_TRUE(r.bitwiseRepeatable) << r.check;
+  }
 }
 
 TEST(CacheHintsGpu, StreamedReductionsMatchTheReference) {

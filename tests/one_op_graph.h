@@ -1,0 +1,72 @@
+// Test helpers for MindSpore ops read from composite JSON: a file with one op, its
+// output checked against values written out in the test (from MindSpore's or
+// PyTorch's definition, not polyred's own reference, which would only repeat the
+// implementation) through the reference AND the lowered kernels on the CPU, and the
+// kernels compiled with NVRTC.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "driver/cpu_check.h"
+#include "driver/pipeline.h"
+#include "frontend/composite_reader.h"
+#include "interp/reference.h"
+#include "runtime/nvrtc.h"
+#include "support/budget.h"
+
+namespace polyred::test_support {
+
+using Json = nlohmann::json;
+
+inline Json desc(const std::string& name, const Shape& shape, const std::string& dtype) {
+  return {{"tensor_name", name}, {"shape", shape}, {"data_type", dtype}, {"format", "DefaultFormat"}};
+}
+
+inline Json attr(const std::string& name, Json value) { return {{"name", name}, {"value", std::move(value)}}; }
+
+// A composite file with one op over `inputs` (one input_desc list each), declaring its
+// result `out`.
+inline Graph oneOp(const std::string& op, const std::vector<Json>& inputs, const Json& out, Json attrs) {
+  Json ins = Json::array();
+  for (const Json& in : inputs) ins.push_back(Json::array({in}));
+  Json doc = {{"op", "Fused_" + op},
+              {"input_desc", ins},
+              {"op_desc", {{{"name", op}, {"attr", attrs}, {"input_desc", ins}, {"output_desc", {out}}}}},
+              {"output_desc", {out}}};
+  return parseComposite(doc.dump(), op + ".json");
+}
+
+// The graph's single output on `inputs`, by the reference and by the lowered kernels
+// on the CPU; both must equal `expected` exactly (NaN matches NaN).
+inline void expectOutput(const Graph& g, const std::vector<HostTensor>& inputs, const std::vector<double>& expected) {
+  CompiledGraph c = compileGraph(g, CompileOptions{});
+  std::vector<HostTensor> reference = evaluateReference(g, inputs);
+  Deadline unlimited = Deadline::none();
+  CpuCheckOptions all;
+  all.maxPoints = 0;
+  LoweredRun lowered = runLoweredOnCpu(c, inputs, all, unlimited);
+  ASSERT_EQ(reference.at(0).size(), static_cast<int64_t>(expected.size())) << g.name;
+  auto same = [](double got, double want) { return got == want || (got != got && want != want); };
+  for (size_t k = 0; k < expected.size(); ++k) {
+    const double ref = reference[0].get(static_cast<int64_t>(k)).asDouble();
+    const double low = lowered.outputs.at(0).get(static_cast<int64_t>(k)).asDouble();
+    EXPECT_TRUE(same(ref, expected[k])) << g.name << " element " << k << ": reference " << ref << ", want " << expected[k];
+    EXPECT_TRUE(same(low, expected[k])) << g.name << " element " << k << ": lowered " << low << ", want " << expected[k];
+  }
+  for (const KernelSpec& k : c.program.kernels) EXPECT_NO_THROW(compileCuda(k.source, k.name, 9, 0)) << k.source;
+}
+
+// One kernel that compiles with NVRTC and passes the CPU check on random inputs.
+inline void expectCheckPasses(const Graph& g) {
+  CompiledGraph c = compileGraph(g, CompileOptions{});
+  EXPECT_EQ(c.program.kernels.size(), 1u) << g.name;
+  for (const KernelSpec& k : c.program.kernels) EXPECT_NO_THROW(compileCuda(k.source, k.name, 9, 0)) << k.source;
+  CpuCheckReport r = checkOnCpu(c, 7, 0, false);
+  EXPECT_TRUE(r.ok) << g.name << "\n" << r.message;
+}
+
+}  // namespace polyred::test_support
