@@ -1,11 +1,18 @@
 #!/usr/bin/env python3
 """Host overhead of one polyred kernel call from Python (issue #15): the wall time of
-N back-to-back calls of a tiny kernel (a sum of 1280 floats, Table 2 sg05), enqueue
+back-to-back calls of a tiny kernel (a sum of 1280 floats, Table 2 sg05), enqueue
 only (no synchronization inside the loop), per call, against the same for the
 equivalent torch ops eagerly and under torch.compile, an empty torch op (x.add_(0)) as
 the floor of what PyTorch itself costs per call, and the floors under polyred's own
 launch: a ctypes call that does nothing, and cuLaunchKernel of an empty kernel through
 ctypes.
+
+Three columns. "burst": BURST calls after a synchronize, so the GPU's launch queue
+never fills and the wall time is the host's alone. "sustained": N calls in a row; once
+the queue is full the host would wait for the GPU, so this column is the larger of the
+host's cost and the GPU's time per launch. "GPU": the GPU's own time per launch, from
+events around BURST launches enqueued behind a sleeping kernel (so the host's enqueue
+is done before the GPU reaches them). burst ~ sustained > GPU: the host is the limit.
 
     PYTHONPATH=python POLYRED_LIBRARY=build/src/libpolyred.so python3 bench/python_overhead.py
 """
@@ -17,22 +24,41 @@ import torch
 
 import polyred
 
-N = 2000
+N = 2000     # sustained: calls per sample (past the launch queue's depth)
+BURST = 100  # burst: calls per sample (well inside it)
 
 
 def per_call_us(fn, *args):
+    """(burst, sustained, GPU) microseconds per call; see the module's comment."""
     for _ in range(50):
         fn(*args)
     torch.cuda.synchronize()
-    samples = []
+    burst = []
+    for _ in range(41):
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        for _ in range(BURST):
+            fn(*args)
+        burst.append((time.perf_counter() - start) / BURST * 1e6)
+    sustained = []
     for _ in range(5):
+        torch.cuda.synchronize()
         start = time.perf_counter()
         for _ in range(N):
             fn(*args)
-        end = time.perf_counter()
+        sustained.append((time.perf_counter() - start) / N * 1e6)
+    torch.cuda.synchronize()
+    gpu = []
+    for _ in range(5):
+        first, last = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        torch.cuda._sleep(100_000_000)  # ~50 ms at the H100's clock: the enqueue below ends first
+        first.record()
+        for _ in range(BURST):
+            fn(*args)
+        last.record()
         torch.cuda.synchronize()
-        samples.append((end - start) / N * 1e6)
-    return statistics.median(samples)
+        gpu.append(first.elapsed_time(last) / BURST * 1e3)
+    return statistics.median(burst), statistics.median(sustained), statistics.median(gpu)
 
 
 def launch_floors(k):
@@ -75,9 +101,12 @@ def main():
             ("torch x.add_(0): 1 op", per_call_us(lambda t: t.add_(0), x))]
     rows += breakdown(k, a, b)
     rows += launch_floors(k)
-    print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}, {N} calls per sample, median of 5")
-    for name, us in rows:
-        print(f"{name:44} {us:7.2f} us per call (enqueue, host)")
+    print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}; us per call: burst = "
+          f"{BURST} calls after a synchronize (median of 41), sustained = {N} in a row (median of 5), "
+          f"GPU = the GPU's own time per launch (events, launches queued behind a sleep)")
+    print(f"{'':52} {'burst':>7} {'sustained':>9} {'GPU':>7}")
+    for name, (burst, sustained, gpu) in rows:
+        print(f"{name:52} {burst:7.2f} {sustained:9.2f} {gpu:7.2f}")
 
 
 def breakdown(k, a, b):
