@@ -267,13 +267,13 @@ class Builder:
         raise Unsupported(name)
 
     def floor_divide(self, odt):
-        """MindSpore's FloorDiv: the floor of the quotient as RealDiv rounds it (float32
-        for 16- and 32-bit floats; not torch.floor_divide, which floors the exact quotient
-        of floats), exact floor division of integers."""
+        """MindSpore's FloorDiv: the floor of the quotient rounded to float32 (for 16- and
+        32-bit floats, as MindSpore's GPU kernel computes it; not torch.floor_divide, which
+        floors the exact quotient of floats), exact floor division of integers."""
         def run(a, b):
             if a.dtype not in FLOATS:
                 return torch.div(a, b, rounding_mode="floor")
-            q = a / b
+            q = a.float() / b.float() if a.dtype in (torch.float16, torch.bfloat16) else a / b
             if self.reference and odt != torch.float64:
                 q = q.to(torch.float32).to(torch.float64)
             return torch.floor(q)

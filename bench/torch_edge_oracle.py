@@ -56,9 +56,22 @@ CHOICES = [
      "division); PyTorch raises ZeroDivisionError on the CPU"),
     (lambda n: n.startswith(("Pow/int", "Pow/uint")), None,
      "integer Pow with a negative exponent gives 0 except for bases 1 and -1; PyTorch refuses negative exponents"),
+    (lambda n: n.split("/")[0] in ("FloorDiv", "FloorMod", "Mod") and n.split("/")[1] in INT_RANGE, None,
+     "integer FloorDiv / FloorMod / Mod by zero give 0 / the dividend / the dividend (the quotient is 0, as "
+     "Div); PyTorch raises ZeroDivisionError on the CPU"),
+    # Not polyred's choices but PyTorch CPU's inexact vectorized kernels, checked against
+    # C's fmod / log1p (and PyTorch CUDA, which calls them):
+    (lambda n: n.split("/")[0] in ("FloorMod", "Mod") and n.split("/")[1] in FLOATS,
+     lambda name, x, p, t: math.isnan(t) and not math.isnan(p),
+     "fmod is exact (C, CUDA, PyTorch CUDA); PyTorch's vectorized CPU fmod/remainder give NaN where the quotient "
+     "leaves the float range (x / y overflows or is denormal)"),
+    (lambda n: n.startswith("Log1p/"),
+     lambda name, x, p, t: x is not None and x > 1e38 and math.isinf(t),
+     "log1p(x) past 1e38 is about 88.7 (C, CUDA); PyTorch's CPU log1p (SLEEF) returns inf there"),
 ]
 # The choices a PyTorch exception stands for (PyTorch refuses what polyred defines).
-RAISING = ("Div/int", "Div/uint", "Pow/int", "Pow/uint")
+RAISING = ("Div/int", "Div/uint", "Pow/int", "Pow/uint", "FloorDiv/int", "FloorDiv/uint", "FloorMod/int",
+           "FloorMod/uint", "Mod/int", "Mod/uint")
 
 
 def choice_for(name):
