@@ -33,40 +33,48 @@ def _float_to_int(name):
     return name.startswith("Cast/") and src in FLOATS and dst in INT_RANGE
 
 
-def _outside_int_range(name, x, poly, torch_value):
+def _outside_int_range(name, args, poly, torch_value):
     lo, hi = INT_RANGE[name.split("->")[1]]
+    x = args["x"]
     return math.isnan(x) or math.isinf(x) or not lo <= math.trunc(x) <= hi
 
 
+def _integer_division_edge(name, args, poly, torch_value):
+    """A divisor of 0, or INT_MIN divided by -1 (whose quotient wraps)."""
+    lo = INT_RANGE[name.split("/")[1]][0]
+    return args["y"] == 0 or (args["y"] == -1 and args["x"] == lo)
+
+
 # polyred's documented choices where PyTorch differs (docs/format.md): which cases they
-# concern, which differing elements they explain -- explains(input, polyred, PyTorch)
-# for a one-input case, or None when every difference of the case is explained -- and why.
+# concern, which differing elements they explain -- explains(case name, the element's
+# operands by input name ("x", "y"), polyred's value, PyTorch's) -- and why.
 CHOICES = [
     (lambda n: n.startswith(("Maximum/", "Minimum/", "ReduceMaxMin/")) and n.split("/")[1] in FLOATS,
-     lambda name, x, p, t: p == 0 and t == 0,  # the two zeros, whatever their signs
+     lambda name, args, p, t: p == 0 and t == 0,  # the two zeros, whatever their signs
      "Maximum/Minimum of -0 and +0 give +0 / -0 in either order; PyTorch returns one operand"),
     (_float_to_int, _outside_int_range,
      "float -> integer casts of NaN, +-inf and out-of-range values saturate to the target type (NaN -> 0), as CUDA's "
      "cvt, PyTorch CUDA and AKG do; PyTorch on the CPU leaves them undefined"),
     (lambda n: n.startswith("Cast/int") and n.endswith("->bfloat16"),
-     lambda name, x, p, t: abs(x) > 2**24,  # where float32 already rounds
+     lambda name, args, p, t: abs(args["x"]) > 2**24,  # where float32 already rounds
      "integer -> bfloat16 rounds once (16842753 -> 16908288); PyTorch converts through float32 and rounds twice"),
-    (lambda n: n.startswith(("Div/int", "Div/uint")), None,
+    (lambda n: n.startswith(("Div/int", "Div/uint")), _integer_division_edge,
      "integer division by zero gives 0 and INT_MIN / -1 gives INT_MIN (MindSpore's RealDiv on integers is C "
      "division); PyTorch raises ZeroDivisionError on the CPU"),
-    (lambda n: n.startswith(("Pow/int", "Pow/uint")), None,
+    (lambda n: n.startswith(("Pow/int", "Pow/uint")), lambda name, args, p, t: args["y"] < 0,
      "integer Pow with a negative exponent gives 0 except for bases 1 and -1; PyTorch refuses negative exponents"),
-    (lambda n: n.split("/")[0] in ("FloorDiv", "FloorMod", "Mod") and n.split("/")[1] in INT_RANGE, None,
+    (lambda n: n.split("/")[0] in ("FloorDiv", "FloorMod", "Mod") and n.split("/")[1] in INT_RANGE,
+     _integer_division_edge,
      "integer FloorDiv / FloorMod / Mod by zero give 0 / the dividend / the dividend (the quotient is 0, as "
-     "Div); PyTorch raises ZeroDivisionError on the CPU"),
+     "Div), and INT_MIN // -1 wraps; PyTorch raises ZeroDivisionError on the CPU"),
     # Not polyred's choices but PyTorch CPU's inexact vectorized kernels, checked against
     # C's fmod / log1p (and PyTorch CUDA, which calls them):
     (lambda n: n.split("/")[0] in ("FloorMod", "Mod") and n.split("/")[1] in FLOATS,
-     lambda name, x, p, t: math.isnan(t) and not math.isnan(p),
+     lambda name, args, p, t: math.isnan(t) and not math.isnan(p),
      "fmod is exact (C, CUDA, PyTorch CUDA); PyTorch's vectorized CPU fmod/remainder give NaN where the quotient "
      "leaves the float range (x / y overflows or is denormal)"),
     (lambda n: n.startswith("Log1p/"),
-     lambda name, x, p, t: x is not None and x > 1e38 and math.isinf(t),
+     lambda name, args, p, t: args["x"] > 1e38 and math.isinf(t),
      "log1p(x) past 1e38 is about 88.7 (C, CUDA); PyTorch's CPU log1p (SLEEF) returns inf there"),
 ]
 # The choices a PyTorch exception stands for (PyTorch refuses what polyred defines).
@@ -112,7 +120,7 @@ def main():
         try:
             got = ct.make_function(comp, "native", a.device)(*inputs)
         except (RuntimeError, ZeroDivisionError) as e:
-            if reason and explains is None and name.startswith(RAISING):
+            if reason and name.startswith(RAISING):
                 explained.setdefault(reason, []).append(name + " (PyTorch raised)")
             else:
                 cannot += 1
@@ -125,10 +133,11 @@ def main():
             for i in (~same(g, want, case["exact"], desc["data_type"])).nonzero().reshape(-1).tolist():
                 differed = True
                 p, t = want[i].item(), g[i].item()
-                x = inputs[0].reshape(-1)[i].item() if inputs and inputs[0].numel() == want.numel() else None
-                if reason and (explains is None or explains(name, x, p, t)):
+                args = {desc_in["tensor_name"]: x.reshape(-1)[i].item()
+                        for desc_in, x in zip(comp.inputs, inputs) if x.numel() == want.numel()}
+                if reason and explains(name, args, p, t):
                     continue
-                left.append(f"output {k} element {i}: input {x!r}, polyred {p!r}, PyTorch {t!r}")
+                left.append(f"output {k} element {i}: operands {args}, polyred {p!r}, PyTorch {t!r}")
         if left:
             unexplained.append((name, f"{len(left)} element(s), e.g. " + "; ".join(left[:3])))
         elif differed:

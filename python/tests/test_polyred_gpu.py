@@ -53,7 +53,8 @@ def test_traced_math_ops_and_remainders_agree_with_torch():
     for k, (got, expected) in enumerate(zip(math(x, y), want)):
         torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-3, msg=f"output {k}")
     i = torch.randint(-100000, 100000, (256, 1000), device="cuda", dtype=torch.int32)
-    j = torch.randint(1, 300, (1000,), device="cuda", dtype=torch.int32) * (1 - 2 * (torch.arange(1000, device="cuda") % 2))
+    sign = 1 - 2 * (torch.arange(1000, device="cuda", dtype=torch.int32) % 2)  # divisors of both signs
+    j = torch.randint(1, 300, (1000,), device="cuda", dtype=torch.int32) * sign
     ints = polyred.compile(lambda a, b: (a // b, a % b, torch.fmod(a, b), (a % b).sum(0)))
     for got, expected in zip(ints(i, j), (i // j, i % j, torch.fmod(i, j), (i % j).sum(0))):
         assert torch.equal(got, expected.to(got.dtype))
