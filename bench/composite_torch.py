@@ -169,7 +169,7 @@ def divide(a, b):
 
 
 def strided_slice(x, a):
-    """TensorFlow's strided slice for strides of 1 (the masks polyred reads)."""
+    """TensorFlow's strided slice for positive strides (the masks polyred reads)."""
     index = []
     for d, n in enumerate(x.shape):
         if d >= len(a["begin"]):
@@ -179,7 +179,7 @@ def strided_slice(x, a):
         else:
             begin = None if a.get("begin_mask", 0) >> d & 1 else a["begin"][d]
             end = None if a.get("end_mask", 0) >> d & 1 else a["end"][d]
-            index.append(slice(begin, end))
+            index.append(slice(begin, end, a["strides"][d]))
     return x[tuple(index)]
 
 

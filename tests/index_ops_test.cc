@@ -105,6 +105,13 @@ TEST(IndexOps, SliceAndStridedSliceCutABlock) {
   expectOutput(strided({3, 3}, {2, 1}, {0, 99}, 1, 1, 0), {x}, {1, 2, 3, 5, 6, 7, 9, 10, 11});
   // A shrink bit keeps one index (-1: the last row) and drops the axis.
   expectOutput(strided({4}, {-1, 0}, {0, 4}, 0, 0, 1), {x}, {8, 9, 10, 11});
+  // Strides: every s-th element from begin, up to end (exclusive).
+  expectOutput(oneOp("StridedSlice", {desc("x", {3, 4}, "float32")}, desc("y", {2, 2}, "float32"),
+                     {attr("begin", {0, 1}), attr("end", {3, 4}), attr("strides", {2, 2})}),
+               {x}, {1, 3, 9, 11});
+  expectOutput(oneOp("StridedSlice", {desc("x", {3, 4}, "float32")}, desc("y", {2}, "float32"),
+                     {attr("begin", {-1, 0}), attr("end", {0, 4}), attr("strides", {1, 3}), attr("shrink_axis_mask", 1)}),
+               {x}, {8, 11});
   // Fewer entries than axes: the rest whole.
   expectOutput(oneOp("StridedSlice", {desc("x", {3, 4}, "float32")}, desc("y", {1, 4}, "float32"),
                      {attr("begin", {1}), attr("end", {2}), attr("strides", {1})}),
@@ -147,6 +154,8 @@ TEST(IndexOps, OddShapesPassTheCpuCheck) {
   expectCheckPasses(oneOp("StridedSlice", {desc("x", {17, 1000}, "float32")}, desc("y", {999}, "float32"),
                           {attr("begin", {16, 1}), attr("end", {17, 1000}), attr("strides", {1, 1}),
                            attr("shrink_axis_mask", 1)}));
+  expectCheckPasses(oneOp("StridedSlice", {desc("x", {37, 1000, 6}, "int32")}, desc("y", {12, 143, 2}, "int32"),
+                          {attr("begin", {1, -999, 1}), attr("end", {37, 1000, 6}), attr("strides", {3, 7, 4})}));
   expectCheckPasses(oneOp("Concat", {desc("a", {7, 3, 5}, "float16"), desc("b", {7, 1, 5}, "float16"),
                                      desc("c", {7, 1000, 5}, "float16")},
                           desc("y", {7, 1004, 5}, "float16"), {attr("axis", 1)}));
@@ -189,8 +198,8 @@ TEST(IndexOps, MalformedAttributesAreErrorsNamingTheOp) {
                             {attr("begin", {2}), attr("size", {3})}); },
           "leave the extent 4");
   rejects([] { return oneOp("StridedSlice", {desc("x", {4}, "float32")}, desc("y", {2}, "float32"),
-                            {attr("begin", {0}), attr("end", {4}), attr("strides", {2})}); },
-          "only strides of 1 are supported");
+                            {attr("begin", {3}), attr("end", {0}), attr("strides", {-1})}); },
+          "only positive strides are supported");
   rejects([] { return oneOp("StridedSlice", {desc("x", {4}, "float32")}, desc("y", {4}, "float32"),
                             {attr("begin", {0}), attr("end", {4}), attr("strides", {1}), attr("ellipsis_mask", 1)}); },
           "ellipsis_mask and new_axis_mask are not supported");

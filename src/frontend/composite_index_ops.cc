@@ -170,6 +170,9 @@ class IndexExpansion : public ExpansionBuilder {
     return {std::move(w), out, x.dtype};
   }
 
+  // Strides s > 1 need no op of their own: a Window of m * s elements from `begin`
+  // (reads past the end wrap and are dropped), each strided axis split into [m, s]
+  // by a Reshape, a Window keeping index 0 of every s-axis, and a Reshape to the result.
   IndexOpResult stridedSlice(const std::vector<TensorId>& ins, const IndexOpAttrs& a) {
     needInputs(ins, 1, "the tensor to slice");
     const Tensor x = info(ins[0]);  // a copy: adding nodes below may move the graph's tensors
@@ -177,33 +180,50 @@ class IndexExpansion : public ExpansionBuilder {
     if (a.ellipsisMask || a.newAxisMask) fail("ellipsis_mask and new_axis_mask are not supported (write a Reshape)");
     if (a.begin.size() > rank || a.end.size() != a.begin.size() || a.strides.size() != a.begin.size())
       fail("begin, end and strides need the same number of entries, at most the input's rank " + std::to_string(rank));
-    Shape sliced = x.shape, kept;
-    std::vector<int64_t> begin(rank, 0);
+    std::vector<int64_t> begin(rank, 0), stride(rank, 1);
+    Shape count(rank), result;  // elements taken per axis; the result's shape (no shrunk axes)
     for (size_t d = 0; d < rank; ++d) {
       const bool given = d < a.begin.size();
-      if (given && a.strides[d] != 1)
-        fail("stride " + std::to_string(a.strides[d]) + " on axis " + std::to_string(d) + ": only strides of 1 are supported");
-      const bool shrink = given && (a.shrinkAxisMask >> d & 1);
-      auto clampIndex = [&](int64_t i) { return std::clamp(i < 0 ? i + x.shape[d] : i, int64_t{0}, x.shape[d]); };
-      const int64_t b = !given || (a.beginMask >> d & 1) ? 0 : clampIndex(a.begin[d]);
-      int64_t e = !given || (a.endMask >> d & 1) ? x.shape[d] : clampIndex(a.end[d]);
-      if (shrink) {
-        const int64_t i = a.begin[d] < 0 ? a.begin[d] + x.shape[d] : a.begin[d];
-        if (i < 0 || i >= x.shape[d]) fail("shrink_axis_mask keeps index " + std::to_string(a.begin[d]) +
-                                           " of axis " + std::to_string(d) + " (extent " + std::to_string(x.shape[d]) + ")");
+      const int64_t n = x.shape[d];
+      if (given && a.strides[d] < 1)
+        fail("stride " + std::to_string(a.strides[d]) + " on axis " + std::to_string(d) +
+             ": only positive strides are supported");
+      if (given && (a.shrinkAxisMask >> d & 1)) {
+        const int64_t i = a.begin[d] < 0 ? a.begin[d] + n : a.begin[d];
+        if (i < 0 || i >= n) fail("shrink_axis_mask keeps index " + std::to_string(a.begin[d]) + " of axis " +
+                                  std::to_string(d) + " (extent " + std::to_string(n) + ")");
         begin[d] = i;
-        sliced[d] = 1;
+        count[d] = 1;
         continue;
       }
-      begin[d] = b;
-      sliced[d] = std::max<int64_t>(0, e - b);
-      kept.push_back(sliced[d]);
+      auto clampIndex = [&](int64_t i) { return std::clamp(i < 0 ? i + n : i, int64_t{0}, n); };
+      begin[d] = !given || (a.beginMask >> d & 1) ? 0 : clampIndex(a.begin[d]);
+      const int64_t end = !given || (a.endMask >> d & 1) ? n : clampIndex(a.end[d]);
+      stride[d] = given ? a.strides[d] : 1;
+      count[d] = end > begin[d] ? (end - begin[d] + stride[d] - 1) / stride[d] : 0;
+      result.push_back(count[d]);
+    }
+    Shape span(rank), split, picked;  // the Window's extents; the split shape; one of each s
+    for (size_t d = 0; d < rank; ++d) {
+      span[d] = count[d] * stride[d];
+      split.push_back(count[d]);
+      picked.push_back(count[d]);
+      if (stride[d] > 1) {
+        split.push_back(stride[d]);
+        picked.push_back(1);
+      }
     }
     Node w = node(OpKind::Window, {ins[0]});
     w.begin = begin;
-    if (kept.size() == rank) return {std::move(w), sliced, x.dtype};
-    TensorId window = add(std::move(w), sliced, x.dtype);
-    return {node(OpKind::Reshape, {window}), kept, x.dtype};
+    if (span == result) return {std::move(w), result, x.dtype};
+    TensorId window = add(std::move(w), span, x.dtype);
+    if (split != span) {
+      TensorId parts = add(node(OpKind::Reshape, {window}), split, x.dtype);
+      Node firsts = node(OpKind::Window, {parts});
+      firsts.begin.assign(split.size(), 0);
+      window = add(std::move(firsts), picked, x.dtype);
+    }
+    return {node(OpKind::Reshape, {window}), result, x.dtype};
   }
 
   IndexOpResult concat(const std::vector<TensorId>& ins, const IndexOpAttrs& a) {

@@ -18,9 +18,10 @@
 //       1s to their count); out[idx] = x[idx mod shape]:  Window(x, begin 0)
 //   Slice(x; begin, size)           out[idx] = x[idx + begin] (size -1: to the end)
 //   StridedSlice(x; begin, end, strides, begin_mask, end_mask, shrink_axis_mask)
-//       strides of 1 (TensorFlow's rules: negative begin/end count from the end and are
-//       clamped; a mask bit takes the whole axis; a shrink bit keeps one element and
-//       drops the axis); ellipsis and new-axis masks are refused, as other strides
+//       positive strides (TensorFlow's rules: negative begin/end count from the end and
+//       are clamped; a mask bit takes the whole axis; a shrink bit keeps one element and
+//       drops the axis): Window, and for strides > 1 Reshape + Window + Reshape;
+//       ellipsis and new-axis masks and negative strides are refused
 //   Concat(x0, x1, ...; axis)       out[.., i, ..] = xk[.., i - offset k, ..] where
 //       offset k <= i < offset k+1:  Select(Iota < offset, Window(xk), ...)
 #pragma once
