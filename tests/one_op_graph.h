@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "composite_test_helpers.h"  // desc()
 #include "driver/cpu_check.h"
 #include "driver/pipeline.h"
 #include "frontend/composite_reader.h"
@@ -21,10 +22,6 @@
 namespace polyred::test_support {
 
 using Json = nlohmann::json;
-
-inline Json desc(const std::string& name, const Shape& shape, const std::string& dtype) {
-  return {{"tensor_name", name}, {"shape", shape}, {"data_type", dtype}, {"format", "DefaultFormat"}};
-}
 
 inline Json attr(const std::string& name, Json value) { return {{"name", name}, {"value", std::move(value)}}; }
 
