@@ -258,6 +258,9 @@ class Builder:
             return lambda x: x[tuple(slice(b, n if s == -1 else b + s) for b, s, n in zip(a["begin"], a["size"], x.shape))]
         if name == "StridedSlice":
             return lambda x: strided_slice(x, a)
+        if name == "LayoutTransform":
+            perm = {("NCHW", "NHWC"): (0, 2, 3, 1), ("NHWC", "NCHW"): (0, 3, 1, 2)}[(a["src_format"], a["dst_format"])]
+            return lambda x: x.permute(*perm)
         if name == "Concat":
             return lambda *xs: torch.cat([x for x in xs], dim=a.get("axis", 0))
         if name == "ElemAny":  # 1 if some element is > 0
@@ -316,6 +319,12 @@ def make_function(comp, mode="native", device="cuda"):
         if op["name"] == "Assign":
             steps.append((out, lambda dst, v: v, ins[:2]))
             writes.append((ins[0], out))
+        elif op["name"] == "Split":  # output_num equal parts along axis, one step each
+            a = attrs(op)
+            axis, parts = a.get("axis", 0), a["output_num"]
+            for k, d in enumerate(op["output_desc"]):
+                steps.append((d["tensor_name"], lambda x, k=k, axis=axis, parts=parts: x.chunk(parts, axis)[k].contiguous(),
+                              ins[:1]))
         elif op["name"] == "InplaceAssign":
             written = out + "_written"
             steps.append((written, lambda v: v, [ins[1]]))

@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include "composite_test_helpers.h"
 #include "one_op_graph.h"
 
 using namespace polyred;
@@ -137,6 +138,49 @@ TEST(IndexOps, ConcatJoinsInputsAlongTheAxis) {
                {1, 2, 3, 4, 5, 6});
 }
 
+TEST(IndexOps, SplitGivesEqualPartsAlongTheAxis) {
+  Json x = desc("x", {2, 6}, "float32");
+  Json outs = Json::array({desc("p0", {2, 2}, "float32"), desc("p1", {2, 2}, "float32"), desc("p2", {2, 2}, "float32")});
+  Json ins = Json::array({Json::array({x})});
+  Json doc = {{"op", "Fused_Split"},
+              {"input_desc", ins},
+              {"op_desc", {{{"name", "Split"}, {"attr", {attr("axis", -1), attr("output_num", 3)}},
+                            {"input_desc", ins}, {"output_desc", outs}}}},
+              {"output_desc", outs}};
+  Graph g = parseComposite(doc.dump(), "split.json");
+  const std::vector<HostTensor> in = {HostTensor::fromValues(DType::Float32, {2, 6}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11})};
+  const std::vector<std::vector<double>> want = {{0, 1, 6, 7}, {2, 3, 8, 9}, {4, 5, 10, 11}};
+  CompiledGraph c = compileGraph(g, CompileOptions{});
+  std::vector<HostTensor> reference = evaluateReference(g, in);
+  CpuCheckOptions all;
+  all.maxPoints = 0;
+  Deadline unlimited = Deadline::none();
+  LoweredRun lowered = runLoweredOnCpu(c, in, all, unlimited);
+  ASSERT_EQ(reference.size(), 3u);
+  for (size_t k = 0; k < 3; ++k) {
+    EXPECT_EQ(valuesOf(reference[k]), want[k]) << "part " << k;
+    EXPECT_EQ(valuesOf(lowered.outputs.at(k)), want[k]) << "part " << k;
+  }
+  outs[2] = desc("p2", {2, 3}, "float32");
+  doc["op_desc"][0]["output_desc"] = outs;
+  EXPECT_NE(errorOf(doc.dump()).find("output 2 is declared [2,3]"), std::string::npos) << errorOf(doc.dump());
+  doc["op_desc"][0]["attr"] = {attr("axis", 1), attr("output_num", 4)};
+  EXPECT_NE(errorOf(doc.dump()).find("output_num 4 does not divide axis 1 (extent 6)"), std::string::npos)
+      << errorOf(doc.dump());
+}
+
+TEST(IndexOps, LayoutTransformTransposesNchwAndNhwc) {
+  // x[c][h][w] = 6c + 3h + w; NHWC reads it as out[h][w][c].
+  std::vector<double> nchw(12);
+  for (int k = 0; k < 12; ++k) nchw[static_cast<size_t>(k)] = k;
+  Graph g = oneOp("LayoutTransform", {desc("x", {1, 2, 2, 3}, "float16")}, desc("y", {1, 2, 3, 2}, "float16"),
+                  {attr("src_format", "NCHW"), attr("dst_format", "NHWC")});
+  expectOutput(g, {HostTensor::fromValues(DType::Float16, {1, 2, 2, 3}, nchw)}, {0, 6, 1, 7, 2, 8, 3, 9, 4, 10, 5, 11});
+  Graph back = oneOp("LayoutTransform", {desc("x", {1, 2, 3, 2}, "float16")}, desc("y", {1, 2, 2, 3}, "float16"),
+                     {attr("src_format", "NHWC"), attr("dst_format", "NCHW")});
+  expectOutput(back, {HostTensor::fromValues(DType::Float16, {1, 2, 3, 2}, {0, 6, 1, 7, 2, 8, 3, 9, 4, 10, 5, 11})}, nchw);
+}
+
 TEST(IndexOps, OddShapesPassTheCpuCheck) {
   expectCheckPasses(oneOp("PadAkg", {desc("x", {3, 5, 7}, "float16")}, desc("y", {4, 5, 16}, "float16"),
                           {attr("head", {1, 0, 2}), attr("tail", {0, 0, 7}), attr("pad_val", 0)}));
@@ -212,6 +256,9 @@ TEST(IndexOps, MalformedAttributesAreErrorsNamingTheOp) {
   rejects([] { return oneOp("Pad", {desc("x", {2, 2}, "float32")}, desc("y", {3, 3}, "float32"),
                             {attr("paddings", {{1, 0, 1}, {0, 1}})}); },
           "each paddings entry is [before, after]");
+  rejects([] { return oneOp("LayoutTransform", {desc("x", {1, 2, 2, 16}, "float16")}, desc("y", {1, 2, 2, 16}, "float16"),
+                            {attr("src_format", "NCHW"), attr("dst_format", "NC1HWC0")}); },
+          "only NCHW <-> NHWC are supported");
   rejects([] { return oneOp("MatMul", {desc("a", {4, 4}, "float32"), desc("b", {4, 4}, "float32")},
                             desc("y", {4, 4}, "float32"), Json::array()); },
           "matrix products are outside polyred's scope");

@@ -3,13 +3,14 @@
 #include <algorithm>
 
 #include "support/error.h"
+#include "support/printable.h"
 
 namespace polyred {
 
 namespace {
 
-constexpr std::string_view kIndexOps[] = {"PadAkg", "Pad",   "UnPadAkg",     "OneHot", "ElemAny",
-                                          "ElemAll", "Tile", "Slice", "StridedSlice", "Concat"};
+constexpr std::string_view kIndexOps[] = {"PadAkg", "Pad",          "UnPadAkg", "OneHot",          "ElemAny", "ElemAll",
+                                          "Tile",   "Slice",        "StridedSlice", "Concat", "Split", "LayoutTransform"};
 
 class IndexExpansion : public ExpansionBuilder {
  public:
@@ -275,6 +276,44 @@ class IndexExpansion : public ExpansionBuilder {
     for (size_t p = parts.size() - 2; p > 0; --p) later = add(choose(p, later), out, first.dtype);
     return {choose(0, later), out, first.dtype};
   }
+
+  // Equal parts of x along the axis, one Window each.
+  std::vector<IndexOpResult> split(const std::vector<TensorId>& ins, const IndexOpAttrs& a) {
+    needInputs(ins, 1, "the tensor to split");
+    const Tensor x = info(ins[0]);  // a copy: adding nodes below may move the graph's tensors
+    const int64_t rank = static_cast<int64_t>(x.shape.size()), given = a.axis.value_or(0);
+    if (rank == 0 || given < -rank || given >= rank)
+      fail("axis " + std::to_string(given) + " is out of range for rank " + std::to_string(rank));
+    const size_t axis = static_cast<size_t>(given < 0 ? given + rank : given);
+    if (a.outputNum < 1 || x.shape[axis] % a.outputNum != 0)
+      fail("output_num " + std::to_string(a.outputNum) + " does not divide axis " + std::to_string(axis) +
+           " (extent " + std::to_string(x.shape[axis]) + ")");
+    Shape part = x.shape;
+    part[axis] /= a.outputNum;
+    std::vector<IndexOpResult> parts;
+    for (int64_t k = 0; k < a.outputNum; ++k) {
+      Node w = node(OpKind::Window, {ins[0]});
+      w.begin.assign(part.size(), 0);
+      w.begin[axis] = k * part[axis];
+      parts.push_back({std::move(w), part, x.dtype});
+    }
+    return parts;
+  }
+
+  // NCHW <-> NHWC: a Transpose. (Ascend's fractal formats have no meaning here.)
+  IndexOpResult layoutTransform(const std::vector<TensorId>& ins, const IndexOpAttrs& a) {
+    needInputs(ins, 1, "the tensor to transform");
+    const Tensor x = info(ins[0]);  // a copy: adding nodes below may move the graph's tensors
+    Node t = node(OpKind::Transpose, {ins[0]});
+    if (a.srcFormat == a.dstFormat) t.perm = {0, 1, 2, 3};
+    else if (a.srcFormat == "NCHW" && a.dstFormat == "NHWC") t.perm = {0, 2, 3, 1};
+    else if (a.srcFormat == "NHWC" && a.dstFormat == "NCHW") t.perm = {0, 3, 1, 2};
+    else fail("from " + quotedName(a.srcFormat) + " to " + quotedName(a.dstFormat) + ": only NCHW <-> NHWC are supported");
+    if (x.shape.size() != 4) fail("takes a rank-4 tensor, got rank " + std::to_string(x.shape.size()));
+    Shape out(4);
+    for (size_t d = 0; d < 4; ++d) out[d] = x.shape[static_cast<size_t>(t.perm[d])];
+    return {std::move(t), out, x.dtype};
+  }
 };
 
 }  // namespace
@@ -293,10 +332,16 @@ IndexOpResult expandIndexOp(std::string_view name, const std::vector<TensorId>& 
   if (name == "Slice") return e.slice(ins, attrs);
   if (name == "StridedSlice") return e.stridedSlice(ins, attrs);
   if (name == "Concat") return e.concat(ins, attrs);
+  if (name == "LayoutTransform") return e.layoutTransform(ins, attrs);
   if (name == "UnPadAkg") return e.unpad(ins, attrs);
   if (name == "OneHot") return e.oneHot(ins, attrs);
   if (name == "ElemAll") return e.elemAll(ins, attrs);
   return e.elemAny(ins, attrs);
+}
+
+std::vector<IndexOpResult> expandSplit(const std::vector<TensorId>& ins, const IndexOpAttrs& attrs, ExpansionSink& sink,
+                                       const std::string& op) {
+  return IndexExpansion(sink, op).split(ins, attrs);
 }
 
 }  // namespace polyred

@@ -24,6 +24,9 @@
 //       ellipsis and new-axis masks and negative strides are refused
 //   Concat(x0, x1, ...; axis)       out[.., i, ..] = xk[.., i - offset k, ..] where
 //       offset k <= i < offset k+1:  Select(Iota < offset, Window(xk), ...)
+//   Split(x; axis, output_num)      output_num equal parts along axis (default 0): one
+//       Window each (the only index op with several outputs: expandSplit)
+//   LayoutTransform(x; src_format, dst_format)  NCHW <-> NHWC as a Transpose
 #pragma once
 
 #include <optional>
@@ -46,6 +49,8 @@ struct IndexOpAttrs {
   std::vector<int64_t> begin, size;   // Slice, StridedSlice
   std::vector<int64_t> end, strides;  // StridedSlice
   int64_t beginMask = 0, endMask = 0, ellipsisMask = 0, newAxisMask = 0, shrinkAxisMask = 0;
+  int64_t outputNum = 0;                   // Split
+  std::string srcFormat, dstFormat;        // LayoutTransform
 };
 
 struct IndexOpResult {
@@ -60,5 +65,9 @@ bool isIndexOp(std::string_view name);
 // Throws Error naming `op` for wrong operands or attributes.
 IndexOpResult expandIndexOp(std::string_view name, const std::vector<TensorId>& ins, const IndexOpAttrs& attrs,
                             ExpansionSink& sink, const std::string& op);
+
+// Split's parts, in output order.
+std::vector<IndexOpResult> expandSplit(const std::vector<TensorId>& ins, const IndexOpAttrs& attrs, ExpansionSink& sink,
+                                       const std::string& op);
 
 }  // namespace polyred

@@ -323,6 +323,10 @@ class Reader : public ExpansionSink, CheckedJsonAccess {
       readTupleOp(name, attrs, ins, op);
       return;
     }
+    if (name == "Split") {
+      readSplit(attrs, ins, op);
+      return;
+    }
     const TensorDesc out = readOutputDesc(op);
     if (reduce) readReduce([&](DType in) { return builtinReduction(reduce->combiner, in, out.dtype); }, attrs, ins, out);
     else if (userReduce) readReduce([&](DType) { return declaredReduction(attrs); }, attrs, ins, out);
@@ -462,11 +466,31 @@ class Reader : public ExpansionSink, CheckedJsonAccess {
     return addNode(std::move(n), d);
   }
 
-  // PadAkg, Pad, UnPadAkg, OneHot, ElemAny, ElemAll, Tile, Slice, StridedSlice, Concat
-  // (frontend/composite_index_ops).
+  // Split: one output per part (frontend/composite_index_ops).
+  void readSplit(const Attrs& attrs, const std::vector<TensorId>& ins, const Json& op) {
+    IndexOpAttrs a;
+    if (const Json* v = attr(attrs, "axis")) a.axis = readInt(*v, "axis");
+    a.outputNum = readInt(required(attrs, "output_num"), "output_num");
+    std::vector<IndexOpResult> parts;
+    try {
+      parts = expandSplit(ins, a, *this, op_);
+    } catch (const Error& err) {
+      throw err.inFile(file_);
+    }
+    std::vector<TupleOpOutput> results;
+    for (IndexOpResult& p : parts) results.push_back({std::move(p.last), p.shape, p.dtype});
+    addTupleOutputs("Split", std::move(results), op);
+  }
+
+  // PadAkg, Pad, UnPadAkg, OneHot, ElemAny, ElemAll, Tile, Slice, StridedSlice, Concat,
+  // LayoutTransform (frontend/composite_index_ops).
   void readIndexOp(const std::string& name, const Attrs& attrs, const std::vector<TensorId>& ins,
                    const TensorDesc& out) {
     IndexOpAttrs a;
+    if (name == "LayoutTransform") {
+      a.srcFormat = readString(required(attrs, "src_format"), "src_format");
+      a.dstFormat = readString(required(attrs, "dst_format"), "dst_format");
+    }
     if (const Json* v = attr(attrs, "head")) a.head = readIntList(*v, "head");
     if (const Json* v = attr(attrs, "tail")) a.tail = readIntList(*v, "tail");
     if (const Json* v = attr(attrs, "pad_val")) a.padValue = readScalarValue(*v, DType::Float64, "pad_val").asDouble();
