@@ -49,6 +49,10 @@ constexpr OutOfScopeOp kOutOfScopeOps[] = {
     {"Gather", "data-dependent indexing"}, {"GatherNd", "data-dependent indexing"},
     {"TensorScatterAdd", "data-dependent indexing"},
     {"UnsortedSegmentSum", "data-dependent indexing"}, {"Custom", "a user-written kernel"},
+    {"CumSum", "a scan (each output a prefix of the axis), neither elementwise nor a reduction"},
+    {"StandardNormal", "random numbers that only MindSpore's generator reproduces"},
+    {"Pool2D", "a sliding-window pooling"},
+    {"TransData", "Ascend's fractal layouts"},
 };
 
 // Element types MindSpore has and polyred does not.
