@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""GPU-sized composite files for the ops of session 19 (FloorMod, Atan2, Concat, Tile,
+StridedSlice with a stride, Split), to time them against PyTorch with the benchmark:
+
+    python3 bench/make_op_workloads.py OUTDIR
+    mkdir -p EMPTY && touch EMPTY/cases.txt
+    CORPUS_DIR=OUTDIR TABLE2_DIR=EMPTY WORKLOADS_DIR=EMPTY \\
+      STAGES=manifest,build,polyred,meter,warm,torch,report bash bench/run_all.sh RESULTS
+"""
+import json
+import os
+import sys
+
+
+class Graph:
+    """A composite file built op by op (MindSpore's layout)."""
+
+    def __init__(self, name):
+        self.name, self.inputs, self.ops, self.outputs, self.tensors, self.count = name, [], [], [], {}, 0
+
+    def desc(self, name):
+        dtype, shape = self.tensors[name]
+        return {"data_type": dtype, "format": "DefaultFormat", "shape": shape, "tensor_name": name}
+
+    def input(self, name, dtype, shape):
+        self.tensors[name] = (dtype, shape)
+        self.inputs.append([self.desc(name)])
+        return name
+
+    def op(self, kind, ins, outs, attrs=None, grouped=False):
+        names = []
+        for dtype, shape in outs:
+            names.append(f"t{self.count}")
+            self.tensors[names[-1]] = (dtype, shape)
+            self.count += 1
+        self.ops.append({"name": kind, "attr": [{"name": k, "value": v} for k, v in (attrs or {}).items()] or None,
+                         "input_desc": [[self.desc(x) for x in ins]] if grouped else [[self.desc(x)] for x in ins],
+                         "output_desc": [self.desc(n) for n in names]})
+        return names[0] if len(names) == 1 else names
+
+    def write(self, directory, outputs):
+        doc = {"composite": True, "op": self.name, "process": "cuda", "input_desc": self.inputs,
+               "op_desc": self.ops, "output_desc": [self.desc(n) for n in outputs]}
+        with open(os.path.join(directory, self.name + ".json"), "w") as f:
+            json.dump(doc, f)
+
+
+def main(out):
+    os.makedirs(out, exist_ok=True)
+    g = Graph("ops_floormod_f32_16M")  # elementwise, 128 MB in, 64 MB out
+    x, y = g.input("x", "float32", [16777216]), g.input("y", "float32", [16777216])
+    g.write(out, [g.op("FloorMod", [x, y], [("float32", [16777216])])])
+
+    g = Graph("ops_atan2_rowsum_f32_4096x4096")  # 128 MB in, a row sum out
+    x, y = g.input("x", "float32", [4096, 4096]), g.input("y", "float32", [4096, 4096])
+    a = g.op("Atan2", [x, y], [("float32", [4096, 4096])])
+    g.write(out, [g.op("ReduceSum", [a], [("float32", [4096])], {"axis": [1], "keep_dims": False})])
+
+    g = Graph("ops_concat3_rowsum_f16_4096x3072")  # three [4096,1024] halves joined, summed per row
+    parts = [g.input(f"x{k}", "float16", [4096, 1024]) for k in range(3)]
+    c = g.op("Concat", parts, [("float16", [4096, 3072])], {"axis": 1}, grouped=True)
+    g.write(out, [c, g.op("ReduceSum", [c], [("float16", [4096])], {"axis": [1], "keep_dims": False})])
+
+    g = Graph("ops_tile_add_f32_8192x1024")  # x + Tile(b, [1,4])
+    x, b = g.input("x", "float32", [8192, 1024]), g.input("b", "float32", [1, 256])
+    t = g.op("Tile", [b], [("float32", [1, 1024])], {"multiples": [1, 4]})
+    g.write(out, [g.op("Add", [x, t], [("float32", [8192, 1024])])])
+
+    g = Graph("ops_strided_rowsum_f32_8192x4096")  # every other column, summed per row
+    x = g.input("x", "float32", [8192, 4096])
+    s = g.op("StridedSlice", [x], [("float32", [8192, 2048])],
+             {"begin": [0, 0], "end": [8192, 4096], "strides": [1, 2], "begin_mask": 0, "end_mask": 0,
+              "ellipsis_mask": 0, "new_axis_mask": 0, "shrink_axis_mask": 0})
+    g.write(out, [g.op("ReduceSum", [s], [("float32", [8192])], {"axis": [1], "keep_dims": False})])
+
+    g = Graph("ops_split_glu_f16_8192x4096")  # a * sigmoid-free GLU: first half times second, per-row sum too
+    x = g.input("x", "float16", [8192, 4096])
+    a, b = g.op("Split", [x], [("float16", [8192, 2048]), ("float16", [8192, 2048])], {"axis": 1, "output_num": 2})
+    m = g.op("Mul", [a, b], [("float16", [8192, 2048])])
+    g.write(out, [m, g.op("ReduceSum", [m], [("float16", [8192])], {"axis": [1], "keep_dims": False})])
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    main(sys.argv[1])
