@@ -9,7 +9,6 @@
 #include <sstream>
 
 #include "codegen/exp_range.h"
-#include "codegen/lazy_loads.h"
 #include "codegen/row_loads.h"
 #include "codegen/shared_memory.h"
 #include "codegen/tuple_emitter.h"
@@ -45,7 +44,7 @@ std::string builtinFunctor(BuiltinCombiner c) {
 class KernelEmitter {
  public:
   KernelEmitter(const Graph& g, const PolyKernel& k, const CodegenOptions& o)
-      : g_(g), k_(k), p_(k.plan), o_(o), fastExp_(fastExps(k.plan)), guards_(loadGuards(k.plan)) {
+      : g_(g), k_(k), p_(k.plan), o_(o), fastExp_(fastExps(k.plan)) {
     idx_ = k.index64 ? "long long" : "int";
     y_ = p_.form == CanonicalForm::YReduce;
     lanes_ = k.vector.accumulatorLanes;
@@ -476,10 +475,8 @@ class KernelEmitter {
         case BodyValue::Kind::Load: {
           const std::string offset = toC(u.offsets.at(load++));
           // (epilogue values: no row source)
-          std::string read = evaluated ? loads().scalar(static_cast<int>(v), u.pass, loadPointer(b), offset)
-                                       : "pr_load(" + loadPointer(b) + ", " + offset + ")";
-          os << (evaluated && guards_[v] && loads().direct(static_cast<int>(v), u.pass)
-                     ? guardedScalar(guards_[v], read, computeType(b.dtype)) : read);
+          os << (evaluated ? loads().scalar(static_cast<int>(v), u.pass, loadPointer(b), offset)
+                           : "pr_load(" + loadPointer(b) + ", " + offset + ")");
           break;
         }
         case BodyValue::Kind::Constant: os << emitLiteral(b.value); break;
@@ -538,19 +535,15 @@ class KernelEmitter {
         continue;
       }
       std::string name = "v" + std::to_string(v);
-      const bool lazy = b.kind == BodyValue::Kind::Load && guards_[v] && loads().direct(static_cast<int>(v), u.pass);
-      os << in << "  " << computeType(b.dtype) << " " << name << "[" << V << "]" << (masked || lazy ? " = {}" : "")
-         << ";  // " << comment(b.label) << "\n" << in << "  ";
+      os << in << "  " << computeType(b.dtype) << " " << name << "[" << V << "]" << (masked ? " = {}" : "") << ";  // "
+         << comment(b.label) << "\n" << in << "  ";
       switch (b.kind) {
         case BodyValue::Kind::Load: {
           std::string ptr = loadPointer(b);
           switch (k_.vector.accesses[load++]) {
-            case LaneAccess::Contiguous: {
-              std::string read = loads().lanes(static_cast<int>(v), u.pass, ptr, toC(u.offsets.at(offset++)), name,
-                                               vectorOk, masked);
-              os << (lazy ? guardedLanes(guards_[v], read, V, in + "  ") : read);
+            case LaneAccess::Contiguous:
+              os << loads().lanes(static_cast<int>(v), u.pass, ptr, toC(u.offsets.at(offset++)), name, vectorOk, masked);
               break;
-            }
             case LaneAccess::Invariant:
               os << "{ const " << computeType(b.dtype) << " s = pr_load(" << ptr << ", " << toC(u.offsets.at(offset++))
                  << ");\n" << each << name << "[l] = s; }\n";
@@ -682,7 +675,6 @@ class KernelEmitter {
   RowCache cache_;  // empty in parts of a horizontally fused kernel
   RowStage stage_;  // likewise
   std::vector<bool> fastExp_;  // per body value: an Exp computed fast (codegen/exp_range.h)
-  std::vector<LoadGuard> guards_;  // per body value: the Select branch its load serves (codegen/lazy_loads.h)
 };
 
 }  // namespace

@@ -34,9 +34,4 @@ std::string RowLoads::scalar(int value, int pass, const std::string& pointer, co
   return "pr_load" + kind + "(" + pointer + ", " + offset + (kind.empty() ? "" : ", " + slot) + ")";
 }
 
-bool RowLoads::direct(int value, int pass) const {
-  std::string slot;
-  return stage.regionOf(value) == nullptr && cache.loadKind(value, pass, slot).empty();
-}
-
 }  // namespace polyred

@@ -27,9 +27,6 @@ struct RowLoads {
                     const std::string& dest, const std::string& vectorOk, bool masked) const;
   // A scalar load (an expression).
   std::string scalar(int value, int pass, const std::string& pointer, const std::string& offset) const;
-  // Whether body value `value` reads global memory directly in `pass` (not the row
-  // cache or the staged row, whose loads also fill or wait and must run everywhere).
-  bool direct(int value, int pass) const;
 };
 
 }  // namespace polyred
