@@ -29,6 +29,13 @@ class _Lowering:
     def arg(self, a):
         return self.env[a.name] if hasattr(a, "name") and a.name in self.env else a
 
+    def floor_divide(self, a, b):
+        if self.is_float(a, b):
+            raise BadInputError("polyred.compile: floor division of floats is not lowered (torch floors the exact "
+                                "quotient, polyred's FloorDiv the rounded one, as MindSpore); write torch.floor(a / b), "
+                                "or compile(fn, fallback=True) runs it eagerly")
+        return self.binary("floor_divide", a, b)
+
     @staticmethod
     def is_float(*xs):
         return any(isinstance(x, float) or getattr(x, "dtype", None) in ("float16", "bfloat16", "float32", "float64")
@@ -126,10 +133,8 @@ class _Lowering:
                    t.erf: "erf", t.sin: "sin", t.cos: "cos", t.erfc: "erfc", t.expm1: "expm1", t.log1p: "log1p",
                    t.asin: "asin", t.acos: "acos", t.atan: "atan", t.asinh: "asinh", t.acosh: "acosh"}
         if target in binaries:
-            if binaries[target] == "floor_divide" and self.is_float(a[0], a[1]):
-                raise BadInputError("polyred.compile: floor division of floats is not lowered (torch floors the "
-                                    "exact quotient, polyred's FloorDiv the rounded one, as MindSpore); write "
-                                    "torch.floor(a / b), or compile(fn, fallback=True) runs it eagerly")
+            if binaries[target] == "floor_divide":
+                return self.floor_divide(a[0], a[1])
             if target in (operator.sub, t.sub) and isinstance(a[0], (int, float)):
                 return self.b.binary("sub", self.b.constant(a[0], a[1].dtype), a[1])
             return self.binary(binaries[target], a[0], a[1])
@@ -216,10 +221,13 @@ class _Lowering:
                             kwargs.get("keepdim", False), name == "std")
         if name in ("softmax", "log_softmax"):
             return self.b.softmax(x, rest[0] if rest else kwargs.get("dim", -1), log=name == "log_softmax")
-        if name in ("exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "relu", "abs", "neg"):
+        if name in ("exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "relu", "abs", "neg", "erf", "erfc", "expm1",
+                    "log1p", "asin", "acos", "atan", "asinh", "acosh", "sin", "cos"):
             return self.b.unary(name, x)
-        if name in ("add", "sub", "mul", "div", "pow", "maximum", "minimum"):
+        if name in ("add", "sub", "mul", "div", "pow", "maximum", "minimum", "remainder", "fmod", "atan2"):
             return self.binary(name, x, rest[0])
+        if name == "floor_divide":
+            return self.floor_divide(x, rest[0])
         if name == "square":
             return self.b.binary("mul", x, x)
         if name in ("reshape", "view"):

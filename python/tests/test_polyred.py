@@ -132,7 +132,8 @@ def test_traced_functions_lower_and_match_the_reference(torch_or_skip):
                                    + torch.asinh(a) + torch.asin(torch.tanh(a)) + torch.acos(torch.tanh(b))
                                    + torch.acosh(1 + b.abs()) + torch.atan2(a, b)).sum(1), (x, x.flip(0))),
         "remainders": (lambda a, b: (torch.remainder(a, b), torch.fmod(a, b), a % b), (x, x.flip(1))),
-        "integer floor division": (lambda i, j: (i // j, torch.floor_divide(i, j), i % j),
+        "tensor methods": (lambda a, b: (a.expm1() + a.atan2(b) + a.fmod(b) + a.remainder(b)).sum(1), (x, x.flip(0))),
+        "integer floor division": (lambda i, j: (i // j, torch.floor_divide(i, j), i % j, i.floor_divide(j)),
                                    (torch.randint(-1000, 1000, (64, 300), dtype=torch.int32),
                                     torch.randint(1, 50, (300,), dtype=torch.int32))),
     }
@@ -168,6 +169,8 @@ def test_unsupported_ops_name_themselves_and_fallback_runs_eagerly(torch_or_skip
     # FloorDiv the rounded one (10), as MindSpore; refused rather than differ.
     with pytest.raises(polyred.BadInputError, match="floor division of floats"):
         trace(lambda a: a // 0.1, x)
+    with pytest.raises(polyred.BadInputError, match="floor division of floats"):
+        trace(lambda a: a.floor_divide(a), x)
 
 
 def test_tensor_arguments_are_checked_before_any_launch(torch_or_skip):
