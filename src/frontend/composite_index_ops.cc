@@ -259,10 +259,7 @@ class IndexExpansion : public ExpansionBuilder {
       w.begin[axis] = -offsets[k];
       return w;
     };
-    if (parts.empty()) {  // an empty result: a copy of input 0
-      Node w = shifted(0);
-      return {std::move(w), out, first.dtype};
-    }
+    if (parts.empty()) return {shifted(0), out, first.dtype};  // an empty result
     if (parts.size() == 1) return {shifted(parts[0]), out, first.dtype};
     // From the last part down: part p where the coordinate is below part p+1's start,
     // else what the later parts give.
