@@ -168,6 +168,15 @@ def divide(a, b):
     return torch.div(a, b, rounding_mode="trunc")  # C semantics, as polyred
 
 
+def gather(params, indices, axis):
+    axis = axis + params.dim() if axis < 0 else axis
+    valid = (indices >= 0) & (indices < params.shape[axis])
+    picked = torch.index_select(params, axis, torch.where(valid, indices, 0).long().reshape(-1))
+    shape = list(params.shape[:axis]) + list(indices.shape) + list(params.shape[axis + 1:])
+    mask = valid.reshape([1] * axis + list(indices.shape) + [1] * (params.dim() - axis - 1))
+    return torch.where(mask, picked.reshape(shape), torch.zeros((), dtype=params.dtype, device=params.device))
+
+
 def strided_slice(x, a):
     """TensorFlow's strided slice for positive strides (the masks polyred reads)."""
     index = []
@@ -249,6 +258,8 @@ class Builder:
             return lambda x: torch.nn.functional.pad(x, pad, mode="constant", value=float(a.get("pad_val", 0)))
         if name == "UnPadAkg":  # the leading block, x[:m, :n]
             return lambda x: x[tuple(slice(0, n - t) for n, t in zip(x.shape, a["tail"]))]
+        if name == "Gather":  # out-of-range indices give 0 (polyred's rule; MindSpore leaves them undefined)
+            return lambda p, i, *axis_input: gather(p, i, a.get("axis", 0) if not axis_input else int(axis_input[0]))
         if name == "Pad":
             pad = [p for before, after in reversed(a["paddings"]) for p in (before, after)]
             return lambda x: torch.nn.functional.pad(x, pad, mode="constant", value=0.0)

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """GPU-sized composite files for the ops of session 19 (FloorMod, Atan2, Concat, Tile,
-StridedSlice with a stride, Split), to time them against PyTorch with the benchmark:
+StridedSlice with a stride, Split, Gather), to time them against PyTorch with the benchmark:
 
     python3 bench/make_op_workloads.py OUTDIR
     mkdir -p EMPTY && touch EMPTY/cases.txt
@@ -78,6 +78,12 @@ def main(out):
     a, b = g.op("Split", [x], [("float16", [8192, 2048]), ("float16", [8192, 2048])], {"axis": 1, "output_num": 2})
     m = g.op("Mul", [a, b], [("float16", [8192, 2048])])
     g.write(out, [m, g.op("ReduceSum", [m], [("float16", [8192])], {"axis": [1], "keep_dims": False})])
+
+    g = Graph("ops_gather_embedding_bag_f16_30522x768")  # BERT's word embeddings, 64 bags of 128 ids, summed
+    table, ids = g.input("table", "float16", [30522, 768]), g.input("ids", "int32", [64, 128])
+    rows = g.op("Gather", [table, ids], [("float16", [64, 128, 768])], {"axis": 0})
+    wide = g.op("Cast", [rows], [("float32", [64, 128, 768])], {"dst_type": "float32"})
+    g.write(out, [g.op("ReduceSum", [wide], [("float32", [64, 768])], {"axis": [1], "keep_dims": False})])
 
 
 if __name__ == "__main__":

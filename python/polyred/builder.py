@@ -104,6 +104,13 @@ class Builder:
     def cast(self, x, dtype):
         return self._op("Cast", [x], dtype, x.shape, [("dst_type", dtype)])
 
+    def gather(self, params, indices, axis=0):
+        """params[a.., indices[i..], b..] along `axis` (0 where an index is out of range);
+        params must be an input of the graph."""
+        axis = axis + len(params.shape) if axis < 0 else axis
+        shape = params.shape[:axis] + indices.shape + params.shape[axis + 1:]
+        return self._op("Gather", [params, indices], params.dtype, shape, [("axis", axis)])
+
     def reshape(self, x, shape):
         return self._op("Reshape", [x], x.dtype, shape, [("shape", list(shape))])
 

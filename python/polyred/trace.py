@@ -29,6 +29,20 @@ class _Lowering:
     def arg(self, a):
         return self.env[a.name] if hasattr(a, "name") and a.name in self.env else a
 
+    def gather_call(self, target, a, kw):
+        """index_select(x, dim, index) and embedding(index, weight) (F.embedding's order) as a Gather;
+        the gathered tensor must be an argument of the function."""
+        t, F = self.torch, self.torch.nn.functional
+        if target is t.index_select:
+            return self.b.gather(a[0], a[2] if len(a) > 2 else kw["index"], a[1] if len(a) > 1 else kw["dim"])
+        index, weight = (a[0], a[1]) if target is F.embedding else (a[1], a[0])  # torch.embedding(weight, index)
+        # padding_idx, scale_grad_by_freq and sparse shape the gradient only; max_norm
+        # renormalizes the weight in place.
+        max_norm = kw.get("max_norm", a[3] if target is F.embedding and len(a) > 3 else None)
+        if max_norm is not None:
+            raise BadInputError("polyred.compile: embedding with max_norm (an in-place renormalization) is not supported")
+        return self.b.gather(weight, index, 0)
+
     def floor_divide(self, a, b):
         if self.is_float(a, b):
             raise BadInputError("polyred.compile: floor division of floats is not lowered (torch floors the exact "
@@ -160,6 +174,8 @@ class _Lowering:
         if target in arg_extrema:
             return self.arg_extremum(arg_extrema[target], a[0], a[1] if len(a) > 1 else kw.get("dim"),
                                      kw.get("keepdim", a[2] if len(a) > 2 else False))
+        if target in (t.index_select, t.embedding, F.embedding):
+            return self.gather_call(target, a, kw)
         if target is t.square:
             return self.b.binary("mul", a[0], a[0])
         if hasattr(F, "rms_norm") and target is F.rms_norm:

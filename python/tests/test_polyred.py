@@ -132,6 +132,9 @@ def test_traced_functions_lower_and_match_the_reference(torch_or_skip):
                                    + torch.asinh(a) + torch.asin(torch.tanh(a)) + torch.acos(torch.tanh(b))
                                    + torch.acosh(1 + b.abs()) + torch.atan2(a, b)).sum(1), (x, x.flip(0))),
         "remainders": (lambda a, b: (torch.remainder(a, b), torch.fmod(a, b), a % b), (x, x.flip(1))),
+        "embedding bag and index_select": (lambda w, i, c: (torch.nn.functional.embedding(i, w).sum(1),
+                                                            torch.index_select(w, 1, c).amax(0)),
+                                           (torch.randn(100, 32), torch.randint(0, 100, (8, 5)), torch.randint(0, 32, (7,)))),
         "tensor methods": (lambda a, b: (a.expm1() + a.atan2(b) + a.fmod(b) + a.remainder(b)).sum(1), (x, x.flip(0))),
         "integer floor division": (lambda i, j: (i // j, torch.floor_divide(i, j), i % j, i.floor_divide(j)),
                                    (torch.randint(-1000, 1000, (64, 300), dtype=torch.int32),

@@ -60,6 +60,18 @@ def test_traced_math_ops_and_remainders_agree_with_torch():
         assert torch.equal(got, expected.to(got.dtype))
 
 
+def test_traced_embedding_bag_agrees_with_torch():
+    import torch
+    w = torch.randn(30522, 768, device="cuda").half()
+    ids = torch.randint(0, 30522, (64, 128), device="cuda")
+    cols = torch.randint(0, 768, (100,), device="cuda")
+    fn = polyred.compile(lambda a, i, c: (torch.nn.functional.embedding(i, a).float().sum(1),
+                                          torch.index_select(a, 1, c)))
+    bag, picked = fn(w, ids, cols)
+    torch.testing.assert_close(bag, torch.nn.functional.embedding(ids, w).float().sum(1), rtol=1e-4, atol=1e-2)
+    assert torch.equal(picked, torch.index_select(w, 1, cols))
+
+
 def test_declared_reduction_agrees_with_torch():
     import torch
     b = polyred.Builder("max_abs")

@@ -128,6 +128,22 @@ class BodyLowering {
         }
         return lower(n.inputs[0], in);
       }
+      case OpKind::Gather: {
+        // params at [a.., 0, b..] plus the index (the indices at the gathered digits)
+        // times params' stride along the axis: only graph inputs are gathered from.
+        const Tensor& params = g_.tensor(n.inputs[0]);
+        const auto ax = static_cast<std::ptrdiff_t>(n.axes.at(0));
+        const auto r = static_cast<std::ptrdiff_t>(g_.tensor(n.inputs[1]).shape.size());
+        const int index = lower(n.inputs[1], IndexExprs(idx.begin() + ax, idx.begin() + ax + r));
+        IndexExprs at(idx.begin(), idx.begin() + ax);
+        at.push_back("0");
+        at.insert(at.end(), idx.begin() + ax + r, idx.end());
+        BodyValue v = loadValue(n.inputs[0], at);
+        v.operands = {index};
+        v.gatherStride = rowMajorStrides(params.shape)[static_cast<size_t>(ax)];
+        v.gatherExtent = params.shape[static_cast<size_t>(ax)];
+        return add(std::move(v));
+      }
       case OpKind::Iota: {
         BodyValue v;
         v.kind = BodyValue::Kind::Index;
@@ -308,7 +324,7 @@ void chooseFormFromLayout(KernelPlan& plan, const AxisSplit& split) {
     else if (contiguousAlong(offset, 'i', plan.M, plan.N, split.keptExtents.back())) alongI += dtypeBytes(t);
   };
   for (const BodyValue& v : plan.body)
-    if (v.kind == BodyValue::Kind::Load) count(v.offset, v.dtype);
+    if (v.kind == BodyValue::Kind::Load && !v.gathers()) count(v.offset, v.dtype);  // (a gather's offset is partial)
   for (const ElementwiseOutput& s : plan.stores) count(s.offset, plan.body[static_cast<size_t>(s.value)].dtype);
   CanonicalForm layout = alongI > alongJ ? CanonicalForm::YReduce : alongJ > alongI ? CanonicalForm::XReduce : plan.form;
   if (layout == plan.form) return;

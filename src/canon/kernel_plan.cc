@@ -87,6 +87,9 @@ void printValues(std::ostream& os, const Graph& g, const std::vector<BodyValue>&
       case BodyValue::Kind::Load:
         if (b.temporary >= 0) os << "load temporary" << b.temporary << "[" << b.offset << "]";
         else os << "load %" << printable(g.tensor(g.inputs[static_cast<size_t>(b.input)]).name) << "[" << b.offset << "]";
+        if (b.gathers())
+          os << " gathered by " << prefix << b.operands[0] << " (stride " << b.gatherStride << ", extent "
+             << b.gatherExtent << ")";
         break;
       case BodyValue::Kind::Constant: os << "const " << b.value.toString(); break;
       case BodyValue::Kind::Reduced: os << "r" << b.reduction; break;

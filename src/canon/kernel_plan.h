@@ -55,6 +55,11 @@ struct BodyValue {
   // stage of a row-resident kernel).
   int reduction = -1;
   // Index: the integer value of `offset` itself (an Iota: a coordinate of the point).
+  // A Gather's load: `offset` is params' element at index 0 along the gathered axis and
+  // operands = {the integer value that selects along it}; the element read is offset +
+  // index * gatherStride, and 0 where the index is outside [0, gatherExtent).
+  int64_t gatherStride = 0, gatherExtent = 0;
+  bool gathers() const { return kind == Kind::Load && !operands.empty(); }
 
   // Loads and Index values carry an isl expression that the schedule pulls back to
   // the loop iterators; statements list them in body order.

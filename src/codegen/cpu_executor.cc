@@ -291,6 +291,14 @@ class BlockMachine {
           const HostTensor& in = b.temporary >= 0 ? temporaries_.at(static_cast<size_t>(b.temporary))
                                                   : inputs_[static_cast<size_t>(b.input)];
           int64_t off = lane < 0 ? eval(n.offsets.at(offset++), v) : laneOffset(n, v, load++, offset, lane, true);
+          if (b.gathers()) {  // + index * stride, or 0 where the index is out of range
+            const int64_t at = values[static_cast<size_t>(b.operands[0])].i;
+            if (at < 0 || at >= b.gatherExtent) {
+              values[k] = Scalar::convert(0.0, b.dtype);
+              break;
+            }
+            off += at * b.gatherStride;
+          }
           POLYRED_CHECK(off >= 0 && off < in.size(), "load of '" << b.label << "' at offset " << off
                                                                  << " outside [0, " << in.size() << ")");
           values[k] = in.get(off);

@@ -474,6 +474,11 @@ class KernelEmitter {
       switch (b.kind) {
         case BodyValue::Kind::Load: {
           const std::string offset = toC(u.offsets.at(load++));
+          if (b.gathers()) {  // (never from the row cache or the staged row)
+            os << "pr_gather(" << loadPointer(b) << ", " << offset << ", (long long)" << prefix << b.operands[0] << ", "
+               << b.gatherStride << "LL, " << b.gatherExtent << "LL)";
+            break;
+          }
           // (epilogue values: no row source)
           os << (evaluated ? loads().scalar(static_cast<int>(v), u.pass, loadPointer(b), offset)
                            : "pr_load(" + loadPointer(b) + ", " + offset + ")");
@@ -539,6 +544,7 @@ class KernelEmitter {
          << comment(b.label) << "\n" << in << "  ";
       switch (b.kind) {
         case BodyValue::Kind::Load: {
+          POLYRED_CHECK(!b.gathers(), "a Gather's load in lane code (poly/vectorize keeps them scalar)");
           std::string ptr = loadPointer(b);
           switch (k_.vector.accesses[load++]) {
             case LaneAccess::Contiguous:

@@ -153,7 +153,7 @@ RowCache planRowCache(const PolyKernel& k, int64_t sharedLimit, RowCacheMode mod
     const BodyValue& b = p.body[v];
     if (!b.hasOffset()) continue;
     const bool contiguous = V == 1 || k.vector.accesses.at(access++) == LaneAccess::Contiguous;
-    if (b.kind != BodyValue::Kind::Load || !evaluated[0][v] || !contiguous) continue;
+    if (b.kind != BodyValue::Kind::Load || b.gathers() || !evaluated[0][v] || !contiguous) continue;
     RowCache::Region r;
     r.value = static_cast<int>(v);
     r.readInPass.assign(static_cast<size_t>(p.passes()), false);

@@ -162,7 +162,7 @@ RowStage planRowStage(const PolyKernel& k, int64_t sharedPerBlock, int64_t stati
     const BodyValue& bv = p.body[v];
     if (!bv.hasOffset()) continue;
     const bool contiguous = V == 1 || k.vector.accesses.at(access++) == LaneAccess::Contiguous;
-    if (bv.kind != BodyValue::Kind::Load || !contiguous || readers[v] < 2) continue;
+    if (bv.kind != BodyValue::Kind::Load || bv.gathers() || !contiguous || readers[v] < 2) continue;
     std::optional<AstExpr> base = contiguousRowBase(bv.offset, p.M, p.N);
     if (!base) continue;
     RowStage::Region r;

@@ -108,6 +108,13 @@ __device__ __forceinline__ long long pr_load(const long long* p, long long k) { 
 __device__ __forceinline__ int pr_load(const signed char* p, long long k) { return p[k]; }
 __device__ __forceinline__ int pr_load(const unsigned char* p, long long k) { return p[k]; }
 __device__ __forceinline__ bool pr_load(const bool* p, long long k) { return p[k]; }
+// A Gather's element: p[k + index * stride], or 0 where the index is outside [0, extent)
+// (nothing is read there).
+template <class S>
+__device__ __forceinline__ auto pr_gather(const S* p, long long k, long long index, long long stride, long long extent)
+    -> decltype(pr_load(p, k)) {
+  return index >= 0 && index < extent ? pr_load(p, k + index * stride) : decltype(pr_load(p, k))(0);
+}
 
 __device__ __forceinline__ void pr_store(__half* p, long long k, float v) { p[k] = __float2half_rn(v); }
 __device__ __forceinline__ void pr_store(__nv_bfloat16* p, long long k, float v) { p[k] = __float2bfloat16_rn(v); }

@@ -119,6 +119,20 @@ Value GraphBuilder::window(Value x, Shape shape, std::vector<int64_t> begin) {
   return addNode(std::move(n), std::move(shape), info(x).dtype);
 }
 
+Value GraphBuilder::gather(Value params, Value indices, int64_t axis) {
+  const Tensor p = info(params), i = info(indices);  // copies: addNode may move the graph's tensors
+  Node n;
+  n.kind = OpKind::Gather;
+  n.inputs = {params.id, indices.id};
+  n.axes = {axis};
+  Shape shape;
+  for (size_t d = 0; d < p.shape.size(); ++d) {
+    if (static_cast<int64_t>(d) == axis) shape.insert(shape.end(), i.shape.begin(), i.shape.end());
+    else shape.push_back(p.shape[d]);
+  }
+  return addNode(std::move(n), std::move(shape), p.dtype);
+}
+
 Value GraphBuilder::iota(Shape shape, int64_t axis, DType t) {
   Node n;
   n.kind = OpKind::Iota;

@@ -41,6 +41,8 @@ class GraphBuilder {
   // the window lies inside x; padding reads wrap and are meant to be Select-ed away).
   Value window(Value x, Shape shape, std::vector<int64_t> begin);
   Value iota(Shape shape, int64_t axis, DType t = DType::Int64);  // out[idx] = idx[axis]
+  // params[a.., indices[i..], b..] along `axis` (0 where an index is out of range).
+  Value gather(Value params, Value indices, int64_t axis);
   // Negative axes count from the end; an empty list reduces every axis. The output
   // dtype defaults to the input's.
   Value reduce(Value x, Reduction r, std::vector<int64_t> axes, bool keepDims = false,

@@ -27,7 +27,7 @@ constexpr CompositeOpName kOpNames[] = {
     // complex64 (docs/format.md)
     {"Complex", OpKind::Complex}, {"CReal", OpKind::CReal}, {"CImag", OpKind::CImag}, {"Conj", OpKind::Conj},
     // polyred's own (what PadAkg, UnPadAkg and OneHot expand into; written back as is)
-    {"Window", OpKind::Window}, {"Iota", OpKind::Iota},
+    {"Window", OpKind::Window}, {"Iota", OpKind::Iota}, {"Gather", OpKind::Gather},
 };
 
 constexpr CompositeReduceName kReduceNames[] = {
@@ -46,7 +46,7 @@ constexpr std::string_view kMatrixProduct =
     "leave the product to a GEMM/convolution library and fuse what feeds or follows it";
 constexpr OutOfScopeOp kOutOfScopeOps[] = {
     {"MatMul", kMatrixProduct}, {"BatchMatMul", kMatrixProduct}, {"Conv2D", kMatrixProduct},
-    {"Gather", "data-dependent indexing"}, {"GatherNd", "data-dependent indexing"},
+    {"GatherNd", "data-dependent indexing"},
     {"TensorScatterAdd", "data-dependent indexing"},
     {"UnsortedSegmentSum", "data-dependent indexing"}, {"Custom", "a user-written kernel"},
     {"CumSum", "a scan (each output a prefix of the axis), neither elementwise nor a reduction"},

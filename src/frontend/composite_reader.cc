@@ -355,10 +355,31 @@ class Reader : public ExpansionSink, CheckedJsonAccess {
       case OpKind::Assign: arity(ins, 2, "destination, value"); break;
       case OpKind::Window: n.begin = readIntList(required(attrs, "begin"), "begin"); break;
       case OpKind::Iota: n.axes = {readInt(required(attrs, "axis"), "axis")}; break;
+      case OpKind::Gather: readGather(attrs, n); break;
       default: break;
     }
     TensorId result = addNode(std::move(n), out);
     if (kind == OpKind::Assign) writes_.emplace_back(result, ins[0]);
+  }
+
+  // Gather(params, indices; axis): the axis as an attribute or, as MindSpore passes it,
+  // a constant third input; negative counts from the end; batch_dims only 0.
+  void readGather(const Attrs& attrs, Node& n) const {
+    if (n.inputs.size() < 2 || n.inputs.size() > 3) arity(n.inputs, 2, "params, indices");
+    int64_t axis = 0;
+    if (n.inputs.size() == 3) {
+      const Tensor& a = g_.tensor(n.inputs[2]);
+      if (a.role != TensorRole::Constant || isFloat(a.dtype)) fail("the third input (the axis) must be an integer constant");
+      axis = a.constant->i;
+      n.inputs.pop_back();
+    } else if (const Json* v = attr(attrs, "axis")) {
+      axis = readInt(*v, "axis");
+    }
+    if (const Json* v = attr(attrs, "batch_dims"); v && readInt(*v, "batch_dims") != 0)
+      fail("batch_dims other than 0 is not supported");
+    const auto rank = static_cast<int64_t>(g_.tensor(n.inputs[0]).shape.size());
+    if (axis < -rank || axis >= rank) fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+    n.axes = {axis < 0 ? axis + rank : axis};
   }
 
   void checkDstType(const Attrs& attrs, DType declared) const {

@@ -159,7 +159,8 @@ class Writer {
       case OpKind::BroadcastTo: attrs.push_back(attrJson("shape", "listInt", out.shape)); break;
       case OpKind::Transpose: attrs.push_back(attrJson("perm", "listInt", n.perm)); break;
       case OpKind::Window: attrs.push_back(attrJson("begin", "listInt", n.begin)); break;
-      case OpKind::Iota: attrs.push_back(attrJson("axis", "int", n.axes.at(0))); break;
+      case OpKind::Iota:
+      case OpKind::Gather: attrs.push_back(attrJson("axis", "int", n.axes.at(0))); break;
       case OpKind::Reduce:
         attrs.push_back(attrJson("axis", "listInt", n.axes));
         attrs.push_back(attrJson("keep_dims", "bool", n.keepDims));

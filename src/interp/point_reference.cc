@@ -78,6 +78,21 @@ IndexMap windowMap(const Shape& in, const std::vector<int64_t>& begin, const Sha
   return m;
 }
 
+// Gather (params, indices; axis): the indices' element of an output index is its digits
+// along the gathered axes; params' is the rest of the digits (plus, at run time, the
+// index times params' stride along `axis`: Impl::gather).
+std::vector<IndexMap> gatherMaps(const Shape& params, const Shape& indices, int64_t axis, const Shape& out) {
+  const auto ax = static_cast<size_t>(axis), r = indices.size();
+  const std::vector<int64_t> ps = rowMajorStrides(params), is = rowMajorStrides(indices);
+  std::vector<int64_t> toParams(out.size(), 0), toIndices(out.size(), 0);
+  for (size_t d = 0; d < out.size(); ++d) {
+    if (d < ax) toParams[d] = ps[d];
+    else if (d < ax + r) toIndices[d] = is[d - ax];
+    else toParams[d] = ps[d - r + 1];
+  }
+  return {makeMap(out, std::move(toParams)), makeMap(out, std::move(toIndices))};
+}
+
 IndexMap transposeMap(const Shape& in, const std::vector<int64_t>& perm, const Shape& out) {
   std::vector<int64_t> own = rowMajorStrides(in), strides;
   for (int64_t p : perm) strides.push_back(own[static_cast<size_t>(p)]);
@@ -129,6 +144,11 @@ struct PointReference::Impl {
     for (size_t n = 0; n < g.nodes.size(); ++n) {
       const Node& node = g.nodes[n];
       const Shape& out = g.tensor(node.output).shape;
+      if (node.kind == OpKind::Gather) {
+        for (TensorId in : node.inputs) ++readers[static_cast<size_t>(in)];
+        maps[n] = gatherMaps(g.tensor(node.inputs[0]).shape, g.tensor(node.inputs[1]).shape, node.axes.at(0), out);
+        continue;
+      }
       for (TensorId in : node.inputs) {
         ++readers[static_cast<size_t>(in)];
         const Shape& s = g.tensor(in).shape;
@@ -202,6 +222,7 @@ struct PointReference::Impl {
         return {v, magnitudeOfValue(v)};
       }
       case OpKind::Assign: return operand(n, 1, k);
+      case OpKind::Gather: return gather(n, k);
       case OpKind::Reduce: return reduce(n, k);
       case OpKind::Cast: {
         Element x = operand(n, 0, k);
@@ -219,6 +240,18 @@ struct PointReference::Impl {
       }
       default: return elementwise(n, k);
     }
+  }
+
+  Element gather(size_t n, int64_t k) {
+    const Node& node = g.nodes[n];
+    const Tensor& params = g.tensor(node.inputs[0]);
+    const auto axis = static_cast<size_t>(node.axes.at(0));
+    const int64_t at = operand(n, 1, k).value.i;
+    if (at < 0 || at >= params.shape[axis]) {
+      Scalar zero = Scalar::convert(0.0, params.dtype);
+      return {zero, 0.0};
+    }
+    return this->at(node.inputs[0], maps[n][0](k) + at * rowMajorStrides(params.shape)[axis]);
   }
 
   Element elementwise(size_t n, int64_t k) {

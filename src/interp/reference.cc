@@ -412,6 +412,24 @@ Values window(const Values& x, const std::vector<int64_t>& begin, const Shape& s
   return out;
 }
 
+// out[a.., i.., b..] = params[a.., indices[i..], b..]; 0 where the index is outside
+// [0, params.shape[axis]).
+Values gatherAlong(const Values& params, const Values& indices, int64_t axis, const Shape& s) {
+  Values out = Values::make(params.dtype, s, false);
+  const auto ax = static_cast<size_t>(axis);
+  const int64_t extent = params.shape[ax], count = numElements(indices.shape);
+  int64_t outer = 1, inner = 1;
+  for (size_t d = 0; d < params.shape.size(); ++d) (d < ax ? outer : inner) *= d == ax ? 1 : params.shape[d];
+  const Scalar zero = Scalar::convert(0.0, params.dtype);
+  for (int64_t o = 0, k = 0; o < outer; ++o)
+    for (int64_t c = 0; c < count; ++c) {
+      const int64_t at = indices.i[static_cast<size_t>(indices.splat ? 0 : c)];
+      for (int64_t r = 0; r < inner; ++r, ++k)
+        out.put(k, at < 0 || at >= extent ? zero : params.at(params.splat ? 0 : (o * extent + at) * inner + r));
+    }
+  return out;
+}
+
 // out[idx] = idx[axis].
 Values iota(DType t, int64_t axis, const Shape& s) {
   Values out = Values::make(t, s, false);
@@ -665,6 +683,7 @@ class Evaluator {
       case OpKind::Transpose: return transpose(*operands[0], n.perm, out.shape);
       case OpKind::Window: return window(*operands[0], n.begin, out.shape);
       case OpKind::Iota: return iota(out.dtype, n.axes.at(0), out.shape);
+      case OpKind::Gather: return gatherAlong(*operands[0], *operands[1], n.axes.at(0), out.shape);
       case OpKind::Reduce:
         if (n.reduction->isTuple()) return reduceTuple(n, operands, out.dtype, out.shape);
         return reduce(n, *operands[0], out.dtype, out.shape);

@@ -290,6 +290,7 @@ class Verifier {
 
   void checkMovement(const Node& n) const {
     if (n.kind == OpKind::Iota) return checkIota(n);
+    if (n.kind == OpKind::Gather) return checkGather(n);
     arity(n, 1);
     sameDType(n, in(n, 0), out(n));
     const Shape& is = in(n, 0).shape;
@@ -333,6 +334,27 @@ class Verifier {
 
   // Far beyond any tensor extent; keeps begin + extent arithmetic far from overflow.
   static constexpr int64_t kMaxWindowOffset = int64_t{1} << 48;
+
+  // out shape = params[:axis] + indices + params[axis+1:], params' dtype.
+  void checkGather(const Node& n) const {
+    arity(n, 2);
+    const Tensor& params = in(n, 0);
+    const DType index = in(n, 1).dtype;
+    if (index != DType::Int32 && index != DType::Int64)
+      fail(n.name, "Gather's indices must be int32 or int64, got " + std::string(dtypeName(index)));
+    const int64_t rank = static_cast<int64_t>(params.shape.size());
+    if (n.axes.size() != 1 || n.axes[0] < 0 || n.axes[0] >= rank)
+      fail(n.name, "Gather needs an axis of its rank-" + std::to_string(rank) + " params");
+    const auto axis = static_cast<std::ptrdiff_t>(n.axes[0]);
+    Shape want(params.shape.begin(), params.shape.begin() + axis);
+    want.insert(want.end(), in(n, 1).shape.begin(), in(n, 1).shape.end());
+    want.insert(want.end(), params.shape.begin() + axis + 1, params.shape.end());
+    sameDType(n, params, out(n));
+    shapeIs(n, want);
+    if (isComplex(params.dtype)) fail(n.name, "Gather of complex64 is not supported");
+    if (params.role != TensorRole::Input)
+      fail(n.name, "Gather reads its params from a graph input only, not from a computed or constant tensor");
+  }
 
   void checkIota(const Node& n) const {
     arity(n, 0);
@@ -440,7 +462,7 @@ std::string Graph::toString() const {
     }
     if (n.kind == OpKind::Transpose) os << " perm " << polyred::toString(n.perm);
     if (n.kind == OpKind::Window) os << " begin " << polyred::toString(n.begin);
-    if (n.kind == OpKind::Iota) os << " axis " << (n.axes.empty() ? -1 : n.axes[0]);
+    if (n.kind == OpKind::Iota || n.kind == OpKind::Gather) os << " axis " << (n.axes.empty() ? -1 : n.axes[0]);
     os << "(";
     for (size_t k = 0; k < n.inputs.size(); ++k) os << (k ? ", " : "") << "%" << printable(tensor(n.inputs[k]).name);
     os << ")\n";

@@ -55,7 +55,8 @@ struct Node {
   // Window: per axis, where the window starts in the input (may be negative: the
   // index wraps modulo the input extent, so every read is in bounds).
   std::vector<int64_t> begin;
-  // Iota: the axis whose coordinate is the value, in `axes` ({axis}).
+  // Iota: the axis whose coordinate is the value, in `axes` ({axis}); Gather: the axis
+  // of params the indices select along, in `axes` ({axis}).
   // Reshape/BroadcastTo: the target shape is the output tensor's shape.
 };
 

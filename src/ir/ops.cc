@@ -72,6 +72,7 @@ constexpr OpInfo kOps[] = {
     {OpKind::Transpose, "Transpose", OpCategory::Movement},
     {OpKind::Window, "Window", OpCategory::Movement},
     {OpKind::Iota, "Iota", OpCategory::Movement},
+    {OpKind::Gather, "Gather", OpCategory::Movement},
     {OpKind::Reduce, "Reduce", OpCategory::Reduction},
 };
 const OpInfo& info(OpKind k) {

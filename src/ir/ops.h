@@ -40,6 +40,8 @@ enum class OpKind : uint8_t {
   BroadcastTo, Reshape, Transpose,
   Window,  // out[idx] = in[(idx[d] + begin[d]) mod in.shape[d]]: a slice, or a shifted crop
   Iota,    // no input; out[idx] = idx[axis] (the coordinate along one axis)
+  Gather,  // (params, indices; axis): out[a.., i.., b..] = params[a.., indices[i..], b..],
+           // 0 where the index is outside [0, params.shape[axis])
   // reduction (described by a Reduction: combiner, identity, accumulator type)
   Reduce,
 };

@@ -227,6 +227,8 @@ Vectorization chooseVectorization(const KernelPlan& plan, int maxWidth) {
   // only (a thread owning V columns would hold V tuple accumulators: not done).
   if (plan.hasTupleReduction() && (alongI || plan.hasOrderedReduction() || !tupleLanesPay(plan))) return none;
   if (plan.hasComplexValue()) return none;    // complex64: scalar code only (not done)
+  // A Gather's load has a data-dependent term its offset does not show: scalar code.
+  if (std::any_of(plan.body.begin(), plan.body.end(), [](const BodyValue& v) { return v.gathers(); })) return none;
   if (plan.M * plan.N < kMinElements) return none;
   // The widest element accessed contiguously bounds V (16 bytes per access).
   int widest = 1;

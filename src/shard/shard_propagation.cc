@@ -74,8 +74,8 @@ ShardLayout propagateShard(const Graph& g, const ResolvedShard& shard) {
       if (a >= 0)
         for (int k = 0; k < outRank; ++k)
           if (node.perm[static_cast<size_t>(k)] == a) axisOf(node.output) = k;
-    } else if (node.kind == OpKind::Reshape || node.kind == OpKind::Window) {
-      if (axisOf(node.inputs[0]) >= 0)
+    } else if (node.kind == OpKind::Reshape || node.kind == OpKind::Window || node.kind == OpKind::Gather) {
+      if (axisOf(node.inputs[0]) >= 0 || (node.kind == OpKind::Gather && axisOf(node.inputs[1]) >= 0))
         unsupported("a " + std::string(opName(node.kind)) + " of " + name(node.inputs[0]) +
                     ", which is split across ranks, is not supported (shard another axis or input)");
     } else if (node.kind == OpKind::Iota) {

@@ -1,0 +1,106 @@
+// Gather (ir/ops.h): params[a.., indices[i..], b..] along an axis, 0 where an index is
+// outside [0, extent). Checked on hand-written values (MindSpore's and numpy's take
+// semantics; out-of-range and negative indices give 0) through the reference and the
+// lowered kernels on the CPU; fused into a reduction (an embedding bag), with the point
+// reference equal to the whole one; MindSpore's axis-as-an-input form; refusals. The
+// GPU half: OpsGpu over tests/data/ops/gather_embedding_bag.json.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "composite_test_helpers.h"
+#include "frontend/builder.h"
+#include "interp/point_reference.h"
+#include "one_op_graph.h"
+
+namespace polyred {
+namespace {
+
+using test_support::attr;
+using test_support::desc;
+using test_support::Json;
+
+HostTensor counting(DType t, const Shape& s) {
+  std::vector<double> v(static_cast<size_t>(numElements(s)));
+  for (size_t k = 0; k < v.size(); ++k) v[k] = static_cast<double>(k);
+  return HostTensor::fromValues(t, s, v);
+}
+
+TEST(Gather, TakesRowsAndGivesZeroOutOfRange) {
+  Graph g = test_support::oneOp("Gather", {desc("table", {4, 3}, "float32"), desc("ids", {5}, "int32")},
+                                desc("y", {5, 3}, "float32"), {attr("axis", 0)});
+  test_support::expectOutput(g, {counting(DType::Float32, {4, 3}), HostTensor::fromValues(DType::Int32, {5}, {2, 0, -1, 4, 3})},
+                             {6, 7, 8, 0, 1, 2, 0, 0, 0, 0, 0, 0, 9, 10, 11});
+}
+
+TEST(Gather, AlongAnInnerAxisWithMatrixIndices) {
+  // out[r, p, q] = table[r, ids[p, q]]
+  Graph g = test_support::oneOp("Gather", {desc("table", {2, 4}, "int8"), desc("ids", {2, 2}, "int64")},
+                                desc("y", {2, 2, 2}, "int8"), {attr("axis", -1)});
+  test_support::expectOutput(g, {counting(DType::Int8, {2, 4}), HostTensor::fromValues(DType::Int64, {2, 2}, {3, 1, 0, 0})},
+                             {3, 1, 0, 0, 7, 5, 4, 4});
+}
+
+TEST(Gather, TheAxisMayComeAsAConstantInput) {
+  Json table = desc("table", {2, 4}, "float16"), ids = desc("ids", {3}, "int32"), axis = desc("axis", {}, "int64");
+  axis["value"] = 1;
+  Json out = desc("y", {2, 3}, "float16");
+  Json doc = {{"op", "Fused_Gather"},
+              {"input_desc", Json::array({Json::array({table}), Json::array({ids})})},
+              {"op_desc", {{{"name", "Gather"}, {"attr", nullptr},
+                            {"input_desc", Json::array({Json::array({table}), Json::array({ids}), Json::array({axis})})},
+                            {"output_desc", {out}}}}},
+              {"output_desc", {out}}};
+  test_support::expectOutput(parseComposite(doc.dump(), "gather.json"),
+                             {counting(DType::Float16, {2, 4}), HostTensor::fromValues(DType::Int32, {3}, {3, 3, 1})},
+                             {3, 3, 1, 7, 7, 5});
+}
+
+TEST(Gather, AnEmbeddingBagFusesIntoOneKernelAndMatchesPointByPoint) {
+  GraphBuilder b("embedding_bag");
+  Value table = b.input("table", DType::Float16, {1000, 64});
+  Value ids = b.input("ids", DType::Int32, {32, 20});
+  Value rows = b.gather(table, ids, 0);  // [32, 20, 64]
+  b.output(b.reduce(b.cast(rows, DType::Float32), Reduction::sum(DType::Float32), {1}));
+  Graph g = b.build();
+  test_support::expectCheckPasses(g);
+  std::vector<double> picked;
+  for (int k = 0; k < 32 * 20; ++k) picked.push_back((k * 37) % 1100 - 50);  // some out of range
+  std::vector<HostTensor> in = {counting(DType::Float16, {1000, 64}), HostTensor::fromValues(DType::Int32, {32, 20}, picked)};
+  std::vector<HostTensor> whole = evaluateReference(g, in);
+  PointReference points(g, in);
+  for (int64_t k : {0, 1, 63, 64, 1000, 2047})
+    EXPECT_TRUE(points.value(g.outputs[0].tensor, k).identical(whole[0].get(k))) << "element " << k;
+}
+
+TEST(Gather, RefusesWhatItCannotRead) {
+  auto why = [](const std::string& op, std::vector<Json> ins, Json out, Json attrs) {
+    try {
+      test_support::oneOp(op, std::move(ins), std::move(out), std::move(attrs));
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_NE(why("Gather", {desc("t", {4, 3}, "float32"), desc("i", {2}, "float32")}, desc("y", {2, 3}, "float32"),
+                {attr("axis", 0)}).find("indices must be int32 or int64"), std::string::npos);
+  EXPECT_NE(why("Gather", {desc("t", {4, 3}, "float32"), desc("i", {2}, "int32")}, desc("y", {2, 3}, "float32"),
+                {attr("axis", 2)}).find("axis 2 is out of range"), std::string::npos);
+  EXPECT_NE(why("Gather", {desc("t", {4, 3}, "float32"), desc("i", {2}, "int32")}, desc("y", {2, 3}, "float32"),
+                {attr("axis", 0), attr("batch_dims", 1)}).find("batch_dims"), std::string::npos);
+  EXPECT_NE(why("Gather", {desc("t", {4, 3}, "float32"), desc("i", {2}, "int32")}, desc("y", {3, 3}, "float32"),
+                {attr("axis", 0)}).find("shape"), std::string::npos);
+  GraphBuilder computed("computed_params");
+  Value t = computed.input("t", DType::Float32, {4, 3});
+  computed.output(computed.gather(computed.neg(t), computed.input("i", DType::Int32, {2}), 0));
+  try {
+    computed.build();
+    ADD_FAILURE() << "a Gather of a computed tensor was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("from a graph input only"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace polyred
