@@ -2,8 +2,8 @@
 // outside [0, extent). Checked on hand-written values (MindSpore's and numpy's take
 // semantics; out-of-range and negative indices give 0) through the reference and the
 // lowered kernels on the CPU; fused into a reduction (an embedding bag), with the point
-// reference equal to the whole one; MindSpore's axis-as-an-input form; refusals. The
-// GPU half: OpsGpu over tests/data/ops/gather_embedding_bag.json.
+// reference equal to the whole one; MindSpore's axis-as-an-input form; its three kinds
+// of lane code; refusals. The GPU half: OpsGpu over tests/data/ops/gather_*.json.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -72,6 +72,39 @@ TEST(Gather, AnEmbeddingBagFusesIntoOneKernelAndMatchesPointByPoint) {
   PointReference points(g, in);
   for (int64_t k : {0, 1, 63, 64, 1000, 2047})
     EXPECT_TRUE(points.value(g.outputs[0].tensor, k).identical(whole[0].get(k))) << "element " << k;
+}
+
+std::string sourceOf(const Graph& g) {
+  std::string s;
+  for (const KernelSpec& k : compileGraph(g, CompileOptions{}).program.kernels) s += k.source;
+  return s;
+}
+
+// In lane code (poly/vectorize): a whole vector of a row where the index is the same in
+// every lane, one element for all lanes where the offset is too, else one element per
+// lane with its own index.
+TEST(Gather, LanesTakeWholeRowsOrOneElementPerLane) {
+  GraphBuilder bag("embedding_bag");
+  Value table = bag.input("table", DType::Float16, {100, 256});
+  bag.output(bag.reduce(bag.cast(bag.gather(table, bag.input("ids", DType::Int32, {64, 48}), 0), DType::Float32),
+                        Reduction::sum(DType::Float32), {1}));
+  const Graph rows = bag.build();
+  EXPECT_NE(sourceOf(rows).find("if (at >= 0 && at < 100LL) pr_load_lanes<8>"), std::string::npos) << sourceOf(rows);
+
+  GraphBuilder cols("gathered_columns");
+  Value x = cols.input("x", DType::Float32, {256, 300});
+  cols.output(cols.reduce(cols.gather(x, cols.input("c", DType::Int64, {400}), 1), Reduction::sum(DType::Float32), {1}));
+  const Graph perLane = cols.build();
+  EXPECT_NE(sourceOf(perLane).find("[1] = pr_gather(in0"), std::string::npos) << sourceOf(perLane);
+
+  GraphBuilder scaled("row_scaled");
+  Value y = scaled.input("y", DType::Float32, {512, 1024});
+  Value w = scaled.gather(scaled.input("w", DType::Float32, {100}), scaled.input("ids", DType::Int32, {512}), 0);
+  scaled.output(scaled.reduce(scaled.mul(y, scaled.reshape(w, {512, 1})), Reduction::sum(DType::Float32), {1}));
+  const Graph invariant = scaled.build();
+  EXPECT_NE(sourceOf(invariant).find("s = pr_gather(in"), std::string::npos) << sourceOf(invariant);
+
+  for (const Graph* g : {&rows, &perLane, &invariant}) test_support::expectCheckPasses(*g);
 }
 
 TEST(Gather, RefusesWhatItCannotRead) {

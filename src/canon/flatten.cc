@@ -314,18 +314,24 @@ bool invariantAlong(const std::string& offset, char var, int64_t M, int64_t N) {
 // or j, e.g. a label per row) do not count: they move a row's or a column's worth of
 // bytes, not a point's. Row-resident kernels of several passes
 // keep the logical form, which the partitioner's one-block decision was made for.
+// Where the kernel gathers (Gather's loads), their rows alone decide: they are what it
+// moves, and their indices, which do not depend on the gathered row's own axis, would
+// count as a transposed read (an embedding bag's ids along j, its table rows along i).
 void chooseFormFromLayout(KernelPlan& plan, const AxisSplit& split) {
   bool canFlip = plan.form == CanonicalForm::XReduce || plan.form == CanonicalForm::YReduce;
   if (!canFlip || plan.M < 2 || plan.N < 2 || plan.passes() > 1) return;
   int64_t alongI = 0, alongJ = 0;
-  auto count = [&](const std::string& offset, DType t) {
-    if (invariantAlong(offset, 'i', plan.M, plan.N) || invariantAlong(offset, 'j', plan.M, plan.N)) return;
+  auto count = [&](const std::string& offset, DType t, bool gathered) {
+    // (A gather's offset is invariant along the axes its index runs on.)
+    if (!gathered && (invariantAlong(offset, 'i', plan.M, plan.N) || invariantAlong(offset, 'j', plan.M, plan.N))) return;
     if (contiguousAlong(offset, 'j', plan.M, plan.N, split.reducedExtents.back())) alongJ += dtypeBytes(t);
     else if (contiguousAlong(offset, 'i', plan.M, plan.N, split.keptExtents.back())) alongI += dtypeBytes(t);
   };
+  const bool gathers = std::any_of(plan.body.begin(), plan.body.end(), [](const BodyValue& v) { return v.gathers(); });
   for (const BodyValue& v : plan.body)
-    if (v.kind == BodyValue::Kind::Load && !v.gathers()) count(v.offset, v.dtype);  // (a gather's offset is partial)
-  for (const ElementwiseOutput& s : plan.stores) count(s.offset, plan.body[static_cast<size_t>(s.value)].dtype);
+    if (v.kind == BodyValue::Kind::Load && v.gathers() == gathers) count(v.offset, v.dtype, gathers);
+  if (!gathers)
+    for (const ElementwiseOutput& s : plan.stores) count(s.offset, plan.body[static_cast<size_t>(s.value)].dtype, false);
   CanonicalForm layout = alongI > alongJ ? CanonicalForm::YReduce : alongJ > alongI ? CanonicalForm::XReduce : plan.form;
   if (layout == plan.form) return;
   plan.form = layout;

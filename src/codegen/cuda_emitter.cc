@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "codegen/exp_range.h"
+#include "codegen/gather_lanes.h"
 #include "codegen/row_loads.h"
 #include "codegen/shared_memory.h"
 #include "codegen/tuple_emitter.h"
@@ -475,8 +476,7 @@ class KernelEmitter {
         case BodyValue::Kind::Load: {
           const std::string offset = toC(u.offsets.at(load++));
           if (b.gathers()) {  // (never from the row cache or the staged row)
-            os << "pr_gather(" << loadPointer(b) << ", " << offset << ", (long long)" << prefix << b.operands[0] << ", "
-               << b.gatherStride << "LL, " << b.gatherExtent << "LL)";
+            os << gatherScalar(b, loadPointer(b), offset, prefix);
             break;
           }
           // (epilogue values: no row source)
@@ -544,7 +544,15 @@ class KernelEmitter {
          << comment(b.label) << "\n" << in << "  ";
       switch (b.kind) {
         case BodyValue::Kind::Load: {
-          POLYRED_CHECK(!b.gathers(), "a Gather's load in lane code (poly/vectorize keeps them scalar)");
+          if (b.gathers()) {  // codegen/gather_lanes.h
+            const LaneAccess access = k_.vector.accesses[load++];
+            GatherLanes g{b, name, loadPointer(b), access, V, {}, masked, in};
+            for (int l = 0; l < (access == LaneAccess::Gather ? V : 1); ++l) g.offsets.push_back(toC(u.offsets.at(offset++)));
+            os << gatherLanes(g, [&](const std::string& at) {
+              return loads().lanes(static_cast<int>(v), u.pass, g.pointer, at, name, vectorOk, masked);
+            });
+            break;
+          }
           std::string ptr = loadPointer(b);
           switch (k_.vector.accesses[load++]) {
             case LaneAccess::Contiguous:
@@ -634,16 +642,10 @@ class KernelEmitter {
   // A tuple's V lifted lanes fold as a tree before they join the thread's accumulator
   // (codegen/tuple_emitter.h, tupleLaneTree).
   void emitLaneTree(std::ostream& os, size_t r, int d) {
-    TupleLaneTree t;
-    t.reduction = static_cast<int>(r);
-    t.width = k_.vector.width;
-    t.masked = k_.vector.masked();
-    t.later = p_.reductions[r].reduction.tuple->hasCombineLater();
-    t.tupleType = accType(r);
-    t.laneElement = element(r, "v", "[l]");
-    t.identity = identity(r);
-    t.accumulator = acc(r, 0);
-    os << tupleLaneTree(t, indent(d));
+    os << tupleLaneTree({.reduction = static_cast<int>(r), .width = k_.vector.width, .masked = k_.vector.masked(),
+                         .later = p_.reductions[r].reduction.tuple->hasCombineLater(), .tupleType = accType(r),
+                         .laneElement = element(r, "v", "[l]"), .identity = identity(r), .accumulator = acc(r, 0)},
+                        indent(d));
   }
 
   // The fused producers at one point, then the accumulation or the stores of the

@@ -82,12 +82,26 @@ std::string rowShift(const KernelPlan& p, int width) {
 // store is not one aligned vector.
 bool classifyAccesses(isl_ctx* ctx, const KernelPlan& p, Vectorization& vec) {
   bool fits = true, anyContiguous = p.form == CanonicalForm::Elementwise;
-  for (const BodyValue& v : p.body) {
-    if (!v.hasOffset()) continue;
+  // Whether each body value is the same in every lane (a Gather's index must be, for its
+  // load to be one vector: offset + index * stride, with the stride a multiple of V).
+  std::vector<bool> uniform(p.body.size(), false);
+  for (size_t k = 0; k < p.body.size(); ++k) {
+    const BodyValue& v = p.body[k];
+    const bool operandsUniform = std::all_of(v.operands.begin(), v.operands.end(),
+                                             [&](int o) { return uniform[static_cast<size_t>(o)]; });
+    if (!v.hasOffset()) {
+      uniform[k] = v.kind != BodyValue::Kind::Op || operandsUniform;
+      continue;
+    }
     const bool load = v.kind == BodyValue::Kind::Load;
+    if (v.gathers() && !operandsUniform) {
+      vec.accesses.push_back(LaneAccess::Gather);  // one element per lane, each with its own index
+      continue;
+    }
     if (laneStep(ctx, p, vec, v.offset, 0, load)) {
+      uniform[k] = true;
       vec.accesses.push_back(LaneAccess::Invariant);
-    } else if (laneStep(ctx, p, vec, v.offset, 1, load)) {
+    } else if ((!v.gathers() || v.gatherStride % vec.width == 0) && laneStep(ctx, p, vec, v.offset, 1, load)) {
       // A coordinate needs no alignment: its lanes are base + v wherever the row starts.
       vec.accesses.push_back(LaneAccess::Contiguous);
       fits = fits && (!load || dtypeBytes(v.dtype) * vec.width <= kVectorBytes);
@@ -227,8 +241,6 @@ Vectorization chooseVectorization(const KernelPlan& plan, int maxWidth) {
   // only (a thread owning V columns would hold V tuple accumulators: not done).
   if (plan.hasTupleReduction() && (alongI || plan.hasOrderedReduction() || !tupleLanesPay(plan))) return none;
   if (plan.hasComplexValue()) return none;    // complex64: scalar code only (not done)
-  // A Gather's load has a data-dependent term its offset does not show: scalar code.
-  if (std::any_of(plan.body.begin(), plan.body.end(), [](const BodyValue& v) { return v.gathers(); })) return none;
   if (plan.M * plan.N < kMinElements) return none;
   // The widest element accessed contiguously bounds V (16 bytes per access).
   int widest = 1;
