@@ -133,6 +133,15 @@ TEST(Gather, RefusesWhatItCannotRead) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("from a graph input only"), std::string::npos) << e.what();
   }
+  GraphBuilder inPlace("gather_in_place");  // out[k] = t[ids[k]] written into t: a race
+  Value table = inPlace.input("t", DType::Float32, {8});
+  inPlace.outputInto(inPlace.gather(table, inPlace.input("ids", DType::Int32, {8}), 0), table);
+  try {
+    inPlace.build();
+    ADD_FAILURE() << "a Gather of a tensor written in place was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("writes in place"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

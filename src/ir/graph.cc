@@ -354,6 +354,9 @@ class Verifier {
     if (isComplex(params.dtype)) fail(n.name, "Gather of complex64 is not supported");
     if (params.role != TensorRole::Input)
       fail(n.name, "Gather reads its params from a graph input only, not from a computed or constant tensor");
+    for (const Output& o : g_.outputs)  // other points' writes would race with its reads
+      if (o.aliasOfInput == n.inputs[0])
+        fail(n.name, "Gather reads params that the graph also writes in place (Assign)");
   }
 
   void checkIota(const Node& n) const {
