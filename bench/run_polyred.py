@@ -8,7 +8,7 @@
 manifest: lists every workload file with a key, its group (single, table2, corpus)
 and, for the corpus, its network; runs `polyred compile FILE` on each (no GPU needed)
 and marks it in_scope when that exits 0. Exit 2 means out of scope (polyred's scope:
-no matmul, gather, ... see composite_reader.cc); any other exit is a polyred failure.
+no matmul, scatters, ... see docs/format.md); any other exit is a polyred failure.
 Every peer runs on the in-scope files only, so all see the same set.
 
 run: `polyred run FILES --json=...` on the in-scope files, in chunks (one process per
