@@ -219,7 +219,7 @@ class GraphGenerator {
 
   // Index ops in the producers, then a reduction over random axes: values kept at one
   // coordinate along a random axis (Iota == k, as OneHot expands) and others elsewhere,
-  // seen through a Window -- a crop, a shifted crop that wraps around, or a view up to
+  // half the time plus a Gather of a table's rows along a random axis, seen through a Window -- a crop, a shifted crop that wraps around, or a view up to
   // half again as large (PadAkg's reads).
   Generated indexOpsGraph() {
     const DType t = rng_.pick<DType>({DType::Float32, DType::Float16, DType::Int32, DType::Int8});
@@ -232,6 +232,13 @@ class GraphGenerator {
     Value coordinate = b_.iota(s, static_cast<int64_t>(axis), indexType);
     Value k = b_.constant(Scalar::ofInt(indexType, static_cast<int64_t>(rng_.below(static_cast<size_t>(s[axis])))));
     Value masked = b_.select(b_.binary(OpKind::Equal, coordinate, k), v, operand(s, t));
+    if (rng_.percent(50)) {  // plus rows of a table picked by random indices (many out of range: 0)
+      const size_t along = rng_.below(s.size());
+      Shape table = s;
+      table[along] = 1 + static_cast<int64_t>(rng_.below(2 * static_cast<size_t>(s[along])));
+      Value rows = b_.gather(freshInput(t, table), freshInput(indexType, {s[along]}), static_cast<int64_t>(along));
+      masked = b_.add(masked, rows);
+    }
     Shape view = s;
     std::vector<int64_t> begin(s.size());
     int64_t elements = 1;
