@@ -136,7 +136,8 @@ constexpr size_t kMaxMemoEntries = size_t{1} << 22;
 struct PointReference::Impl {
   Impl(const Graph& graph, const std::vector<HostTensor>& in, const Deadline* d)
       : g(graph), inputs(in), deadline(d), inputPosition(graph.tensors.size(), -1), maps(graph.nodes.size()),
-        walks(graph.nodes.size()), memo(graph.tensors.size()), memoized(graph.tensors.size(), false) {
+        walks(graph.nodes.size()), gatherStrides(graph.nodes.size(), 0), memo(graph.tensors.size()),
+        memoized(graph.tensors.size(), false) {
     g.verify();
     checkInputs();
     for (size_t k = 0; k < g.inputs.size(); ++k) inputPosition[static_cast<size_t>(g.inputs[k])] = static_cast<int>(k);
@@ -146,7 +147,9 @@ struct PointReference::Impl {
       const Shape& out = g.tensor(node.output).shape;
       if (node.kind == OpKind::Gather) {
         for (TensorId in : node.inputs) ++readers[static_cast<size_t>(in)];
-        maps[n] = gatherMaps(g.tensor(node.inputs[0]).shape, g.tensor(node.inputs[1]).shape, node.axes.at(0), out);
+        const Shape& params = g.tensor(node.inputs[0]).shape;
+        maps[n] = gatherMaps(params, g.tensor(node.inputs[1]).shape, node.axes.at(0), out);
+        gatherStrides[n] = rowMajorStrides(params)[static_cast<size_t>(node.axes.at(0))];
         continue;
       }
       for (TensorId in : node.inputs) {
@@ -251,7 +254,7 @@ struct PointReference::Impl {
       Scalar zero = Scalar::convert(0.0, params.dtype);
       return {zero, 0.0};
     }
-    return this->at(node.inputs[0], maps[n][0](k) + at * rowMajorStrides(params.shape)[axis]);
+    return this->at(node.inputs[0], maps[n][0](k) + at * gatherStrides[n]);
   }
 
   Element elementwise(size_t n, int64_t k) {
@@ -394,6 +397,7 @@ struct PointReference::Impl {
   std::vector<int> inputPosition;            // by TensorId: index into inputs, or -1
   std::vector<std::vector<IndexMap>> maps;   // by node, by operand
   std::vector<ReduceWalk> walks;             // by node (reductions only)
+  std::vector<int64_t> gatherStrides;        // by node (Gather only): params' stride along the axis
   std::vector<std::unordered_map<int64_t, Element>> memo;  // by TensorId
   std::vector<bool> memoized;                // by TensorId
   size_t memoEntries = 0;
