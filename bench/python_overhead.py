@@ -28,25 +28,21 @@ N = 2000     # sustained: calls per sample (past the launch queue's depth)
 BURST = 100  # burst: calls per sample (well inside it)
 
 
+def host_us(fn, args, calls):
+    """Host microseconds per call of `calls` calls in a row, started on an idle GPU."""
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    for _ in range(calls):
+        fn(*args)
+    return (time.perf_counter() - start) / calls * 1e6
+
+
 def per_call_us(fn, *args):
     """(burst, sustained, GPU) microseconds per call; see the module's comment."""
     for _ in range(50):
         fn(*args)
-    torch.cuda.synchronize()
-    burst = []
-    for _ in range(41):
-        torch.cuda.synchronize()
-        start = time.perf_counter()
-        for _ in range(BURST):
-            fn(*args)
-        burst.append((time.perf_counter() - start) / BURST * 1e6)
-    sustained = []
-    for _ in range(5):
-        torch.cuda.synchronize()
-        start = time.perf_counter()
-        for _ in range(N):
-            fn(*args)
-        sustained.append((time.perf_counter() - start) / N * 1e6)
+    burst = [host_us(fn, args, BURST) for _ in range(41)]
+    sustained = [host_us(fn, args, N) for _ in range(5)]
     torch.cuda.synchronize()
     gpu = []
     for _ in range(5):
