@@ -7,11 +7,13 @@
 // "nan" for float types), or nothing when the value is not a number; the caller says
 // why in its own terms (the reader's constants, the tuple declarations' identities).
 // CheckedJsonAccess: type-tested access to JSON values for a reader that says, through
-// fail(), where a malformed value is (file and op), so nothing is read unchecked.
+// fail(), where a malformed value is (file and op), so nothing is read unchecked;
+// CompositeAttrAccess adds an op's attributes (name -> value) to it.
 #pragma once
 
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -86,6 +88,26 @@ class CheckedJsonAccess {
     std::vector<int64_t> r;
     for (const Json& e : array(j, what)) r.push_back(readInt(e, what + " entry"));
     return r;
+  }
+  Scalar readScalarValue(const Json& j, DType t, const std::string& what) const {
+    if (std::optional<Scalar> v = scalarFromJson(j, t)) return *v;
+    fail(what + " must be a number");
+  }
+};
+
+// An op's attributes by name (each name once; JSON null counts as absent).
+using CompositeAttrs = std::map<std::string, const nlohmann::json*>;
+
+class CompositeAttrAccess : public CheckedJsonAccess {
+ protected:
+  static const Json* attr(const CompositeAttrs& attrs, const std::string& name) {
+    auto it = attrs.find(name);
+    return it == attrs.end() || it->second->is_null() ? nullptr : it->second;
+  }
+  const Json& required(const CompositeAttrs& attrs, const std::string& name) const {
+    const Json* a = attr(attrs, name);
+    if (!a) fail("needs a \"" + name + "\" attribute");
+    return *a;
   }
 };
 

@@ -45,6 +45,7 @@
 
 #include "frontend/builder.h"
 #include "frontend/composite_expansions.h"
+#include "frontend/composite_index_attrs.h"
 #include "frontend/composite_index_ops.h"
 #include "frontend/composite_json.h"
 #include "frontend/composite_declarations.h"
@@ -82,7 +83,7 @@ Shape reducedShape(const Shape& in, const std::vector<int64_t>& axes, bool keepD
   return out;
 }
 
-class Reader : public ExpansionSink, CheckedJsonAccess {
+class Reader : public ExpansionSink, CompositeAttrAccess {
  public:
   explicit Reader(std::string file) : file_(std::move(file)) {}
 
@@ -102,7 +103,7 @@ class Reader : public ExpansionSink, CheckedJsonAccess {
   }
 
  private:
-  using Attrs = std::map<std::string, const Json*>;
+  using Attrs = CompositeAttrs;
 
   [[noreturn]] void fail(const std::string& reason) const override { throw Error(file_, op_, reason); }
   [[noreturn]] void unsupported(const std::string& reason) const {
@@ -152,10 +153,6 @@ class Reader : public ExpansionSink, CheckedJsonAccess {
       return readScalarValue(j.front(), t, what);
     }
     return readScalarValue(j, t, what);
-  }
-  Scalar readScalarValue(const Json& j, DType t, const std::string& what) const {
-    if (std::optional<Scalar> v = scalarFromJson(j, t)) return *v;
-    fail(what + " must be a number");
   }
 
   TensorDesc readDesc(const Json& j) const {
@@ -258,11 +255,6 @@ class Reader : public ExpansionSink, CheckedJsonAccess {
     }
     return attrs;
   }
-  static const Json* attr(const Attrs& attrs, const std::string& name) {
-    auto it = attrs.find(name);
-    return it == attrs.end() || it->second->is_null() ? nullptr : it->second;
-  }
-
   TensorId addNode(Node n, const TensorDesc& out) {
     if (out.value) fail("output " + quotedName(out.name) + " cannot carry a constant value");
     Tensor t;
@@ -406,12 +398,6 @@ class Reader : public ExpansionSink, CheckedJsonAccess {
            toString(declared));
   }
 
-  const Json& required(const Attrs& attrs, const std::string& name) const {
-    const Json* a = attr(attrs, name);
-    if (!a) fail("needs a \"" + name + "\" attribute");
-    return *a;
-  }
-
   std::vector<int64_t> readPerm(const Attrs& attrs) const {
     const Json* perm = attr(attrs, "perm");
     if (!perm) fail("Transpose needs a \"perm\" attribute");
@@ -489,9 +475,7 @@ class Reader : public ExpansionSink, CheckedJsonAccess {
 
   // Split: one output per part (frontend/composite_index_ops).
   void readSplit(const Attrs& attrs, const std::vector<TensorId>& ins, const Json& op) {
-    IndexOpAttrs a;
-    if (const Json* v = attr(attrs, "axis")) a.axis = readInt(*v, "axis");
-    a.outputNum = readInt(required(attrs, "output_num"), "output_num");
+    const IndexOpAttrs a = readIndexOpAttrs("Split", attrs, file_, op_);
     std::vector<IndexOpResult> parts;
     try {
       parts = expandSplit(ins, a, *this, op_);
@@ -507,31 +491,8 @@ class Reader : public ExpansionSink, CheckedJsonAccess {
   // LayoutTransform (frontend/composite_index_ops).
   void readIndexOp(const std::string& name, const Attrs& attrs, const std::vector<TensorId>& ins,
                    const TensorDesc& out) {
-    IndexOpAttrs a;
-    if (name == "LayoutTransform") {
-      a.srcFormat = readString(required(attrs, "src_format"), "src_format");
-      a.dstFormat = readString(required(attrs, "dst_format"), "dst_format");
-    }
-    if (const Json* v = attr(attrs, "head")) a.head = readIntList(*v, "head");
-    if (const Json* v = attr(attrs, "tail")) a.tail = readIntList(*v, "tail");
-    if (const Json* v = attr(attrs, "pad_val")) a.padValue = readScalarValue(*v, DType::Float64, "pad_val").asDouble();
-    if (const Json* v = attr(attrs, "depth")) a.depth = readInt(*v, "depth");
-    if (const Json* v = attr(attrs, "axis")) a.axis = readInt(*v, "axis");
+    IndexOpAttrs a = readIndexOpAttrs(name, attrs, file_, op_);  // all but dst_type, a dtype
     if (const Json* v = attr(attrs, "dst_type")) a.dstType = dtypeNamed(readString(*v, "dst_type"));
-    if ((name == "PadAkg" || name == "UnPadAkg") && !attr(attrs, "tail")) fail("needs a \"tail\" attribute");
-    if (name == "PadAkg" && !attr(attrs, "head")) fail("needs a \"head\" attribute");
-    if (name == "Pad") readPaddings(required(attrs, "paddings"), a);
-    if (name == "Tile") a.multiples = readIntList(required(attrs, "multiples"), "multiples");
-    if (name == "Slice" || name == "StridedSlice") a.begin = readIntList(required(attrs, "begin"), "begin");
-    if (name == "Slice") a.size = readIntList(required(attrs, "size"), "size");
-    if (name == "StridedSlice") {
-      a.end = readIntList(required(attrs, "end"), "end");
-      a.strides = readIntList(required(attrs, "strides"), "strides");
-      for (auto [key, mask] : {std::pair{"begin_mask", &a.beginMask}, {"end_mask", &a.endMask},
-                               {"ellipsis_mask", &a.ellipsisMask}, {"new_axis_mask", &a.newAxisMask},
-                               {"shrink_axis_mask", &a.shrinkAxisMask}})
-        if (const Json* v = attr(attrs, key)) *mask = readInt(*v, key);
-    }
     IndexOpResult r;
     try {
       r = expandIndexOp(name, ins, a, *this, op_);
@@ -542,16 +503,6 @@ class Reader : public ExpansionSink, CheckedJsonAccess {
       fail("output is declared " + std::string(dtypeName(out.dtype)) + toString(out.shape) + " but " + name +
            " computes " + std::string(dtypeName(r.dtype)) + toString(r.shape));
     addNode(std::move(r.last), out);
-  }
-
-  // Pad's "paddings": one [before, after] pair per axis, read as PadAkg's head and tail.
-  void readPaddings(const Json& v, IndexOpAttrs& a) const {
-    for (const Json& pair : array(v, "paddings")) {
-      std::vector<int64_t> p = readIntList(pair, "paddings entry");
-      if (p.size() != 2) fail("each paddings entry is [before, after], got " + std::to_string(p.size()) + " numbers");
-      a.head.push_back(p[0]);
-      a.tail.push_back(p[1]);
-    }
   }
 
   // Argmax, Argmin, ArgMaxWithValue, ArgMinWithValue (frontend/composite_tuple_ops):

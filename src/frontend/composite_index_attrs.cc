@@ -1,0 +1,67 @@
+#include "frontend/composite_index_attrs.h"
+
+#include <utility>
+
+#include "support/error.h"
+
+namespace polyred {
+
+namespace {
+
+class IndexAttrReader : CompositeAttrAccess {
+ public:
+  IndexAttrReader(std::string file, std::string op) : file_(std::move(file)), op_(std::move(op)) {}
+
+  IndexOpAttrs read(const std::string& name, const CompositeAttrs& attrs) const {
+    IndexOpAttrs a;
+    if (name == "LayoutTransform") {
+      a.srcFormat = readString(required(attrs, "src_format"), "src_format");
+      a.dstFormat = readString(required(attrs, "dst_format"), "dst_format");
+    }
+    if (const Json* v = attr(attrs, "head")) a.head = readIntList(*v, "head");
+    if (const Json* v = attr(attrs, "tail")) a.tail = readIntList(*v, "tail");
+    if (const Json* v = attr(attrs, "pad_val")) a.padValue = readScalarValue(*v, DType::Float64, "pad_val").asDouble();
+    if (const Json* v = attr(attrs, "depth")) a.depth = readInt(*v, "depth");
+    if (const Json* v = attr(attrs, "axis")) a.axis = readInt(*v, "axis");
+    if ((name == "PadAkg" || name == "UnPadAkg") && !attr(attrs, "tail")) fail("needs a \"tail\" attribute");
+    if (name == "PadAkg" && !attr(attrs, "head")) fail("needs a \"head\" attribute");
+    if (name == "Pad") readPaddings(required(attrs, "paddings"), a);
+    if (name == "Tile") a.multiples = readIntList(required(attrs, "multiples"), "multiples");
+    if (name == "Slice" || name == "StridedSlice") a.begin = readIntList(required(attrs, "begin"), "begin");
+    if (name == "Slice") a.size = readIntList(required(attrs, "size"), "size");
+    if (name == "StridedSlice") {
+      a.end = readIntList(required(attrs, "end"), "end");
+      a.strides = readIntList(required(attrs, "strides"), "strides");
+      for (auto [key, mask] : {std::pair{"begin_mask", &a.beginMask}, {"end_mask", &a.endMask},
+                               {"ellipsis_mask", &a.ellipsisMask}, {"new_axis_mask", &a.newAxisMask},
+                               {"shrink_axis_mask", &a.shrinkAxisMask}})
+        if (const Json* v = attr(attrs, key)) *mask = readInt(*v, key);
+    }
+    if (name == "Split") a.outputNum = readInt(required(attrs, "output_num"), "output_num");
+    return a;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& reason) const override { throw Error(file_, op_, reason); }
+
+  // Pad's "paddings": one [before, after] pair per axis, read as PadAkg's head and tail.
+  void readPaddings(const Json& v, IndexOpAttrs& a) const {
+    for (const Json& pair : array(v, "paddings")) {
+      std::vector<int64_t> p = readIntList(pair, "paddings entry");
+      if (p.size() != 2) fail("each paddings entry is [before, after], got " + std::to_string(p.size()) + " numbers");
+      a.head.push_back(p[0]);
+      a.tail.push_back(p[1]);
+    }
+  }
+
+  std::string file_, op_;
+};
+
+}  // namespace
+
+IndexOpAttrs readIndexOpAttrs(const std::string& name, const CompositeAttrs& attrs, const std::string& file,
+                              const std::string& op) {
+  return IndexAttrReader(file, op).read(name, attrs);
+}
+
+}  // namespace polyred

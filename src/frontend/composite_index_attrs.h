@@ -1,0 +1,22 @@
+// The attributes of the index ops (frontend/composite_index_ops.h), read from an op's
+// composite JSON attributes: which each op needs (PadAkg's head and tail, Pad's
+// paddings pairs, Tile's multiples, Slice's begin and size, StridedSlice's begin, end,
+// strides and masks, Split's output_num, LayoutTransform's formats) and their types.
+//
+// Takes: the op's name and attributes, and the file and op that errors name. Gives:
+// IndexOpAttrs, or Error naming the file, the op and the missing or malformed
+// attribute. ElemAny's dst_type, a dtype name, is left to the reader (which knows the
+// dtypes polyred refuses as out of scope).
+#pragma once
+
+#include <string>
+
+#include "frontend/composite_index_ops.h"
+#include "frontend/composite_json.h"
+
+namespace polyred {
+
+IndexOpAttrs readIndexOpAttrs(const std::string& name, const CompositeAttrs& attrs, const std::string& file,
+                              const std::string& op);
+
+}  // namespace polyred
