@@ -12,6 +12,7 @@
 #include <optional>
 #include <span>
 
+#include "interp/float_formulas.h"
 #include "ir/tuple_reduction.h"
 #include "support/error.h"
 #include "support/printable.h"
@@ -254,55 +255,6 @@ Values mapScalars(const std::vector<const Values*>& operands, DType t, const Sha
     }
   });
   return out;
-}
-
-// Float fast paths. Each formula is the one evalElementwise() applies in double for
-// float operands (ops.cc, evalFloat), and the result is rounded to the output dtype
-// as Scalar::convert does. Reference.EveryOpMatchesEvalElementwise checks that the
-// two agree bit for bit. Formulas and roundings are passed as lambdas (not function
-// pointers) so that each loop is compiled with both inlined.
-
-// Calls body(formula) if op k has a unary float fast path.
-template <class Body>
-void withUnaryFormula(OpKind k, Body body) {
-  switch (k) {
-    case OpKind::Neg: body([](double x) { return -x; }); return;
-    case OpKind::Abs: body([](double x) { return std::fabs(x); }); return;
-    case OpKind::Exp: body([](double x) { return std::exp(x); }); return;
-    case OpKind::Log: body([](double x) { return std::log(x); }); return;
-    case OpKind::Sqrt: body([](double x) { return std::sqrt(x); }); return;
-    case OpKind::Rsqrt: body([](double x) { return 1.0 / std::sqrt(x); }); return;
-    case OpKind::Reciprocal: body([](double x) { return 1.0 / x; }); return;
-    case OpKind::Tanh: body([](double x) { return std::tanh(x); }); return;
-    case OpKind::Erf: body([](double x) { return std::erf(x); }); return;
-    default: return;
-  }
-}
-
-// Calls body(formula) if op k has a binary float fast path.
-template <class Body>
-void withBinaryFormula(OpKind k, Body body) {
-  switch (k) {
-    case OpKind::Add: body([](double a, double b) { return a + b; }); return;
-    case OpKind::Sub: body([](double a, double b) { return a - b; }); return;
-    case OpKind::Mul: body([](double a, double b) { return a * b; }); return;
-    case OpKind::Div: body([](double a, double b) { return a / b; }); return;
-    case OpKind::Maximum: body(floatMaximum); return;
-    case OpKind::Minimum: body(floatMinimum); return;
-    default: return;
-  }
-}
-
-// Calls body(round), round being the rounding of double to float dtype t.
-template <class Body>
-void withRounding(DType t, Body body) {
-  switch (t) {
-    case DType::Float64: body([](double x) { return x; }); return;
-    case DType::Float32: body([](double x) { return double{static_cast<float>(x)}; }); return;
-    case DType::Float16: body([](double x) { return roundToFloatType(x, DType::Float16); }); return;
-    case DType::BFloat16: body([](double x) { return roundToFloatType(x, DType::BFloat16); }); return;
-    default: POLYRED_CHECK(false, "withRounding on a non-float dtype");
-  }
 }
 
 // Unary ops keep the shape, so dense elements map one to one.
