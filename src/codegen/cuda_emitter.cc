@@ -29,19 +29,6 @@ std::string comment(const std::string& text) { return printable(text, 400); }
 
 std::string indent(int depth) { return std::string(static_cast<size_t>(depth) * 2, ' '); }
 
-std::string builtinFunctor(BuiltinCombiner c) {
-  switch (c) {
-    case BuiltinCombiner::Sum: return "Sum";
-    case BuiltinCombiner::Prod: return "Prod";
-    case BuiltinCombiner::Max: return "Max";
-    case BuiltinCombiner::Min: return "Min";
-    case BuiltinCombiner::And: return "And";
-    case BuiltinCombiner::Or: return "Or";
-    case BuiltinCombiner::None: return "";
-  }
-  return "";
-}
-
 class KernelEmitter {
  public:
   KernelEmitter(const Graph& g, const PolyKernel& k, const CodegenOptions& o)
@@ -155,7 +142,7 @@ class KernelEmitter {
   std::string functor(size_t r) const {
     const Reduction& red = p_.reductions[r].reduction;
     BuiltinCombiner c = red.builtin();
-    if (c != BuiltinCombiner::None) return "polyred_dev::" + builtinFunctor(c) + "<" + accType(r) + ">";
+    if (c != BuiltinCombiner::None) return builtinFunctor(c, accType(r));
     return "Combine" + std::to_string(r);
   }
   std::string op(size_t r) const { return functor(r) + "()"; }

@@ -248,4 +248,18 @@ std::string scalarExprToCuda(const ScalarExpr& e, DType t) {
   return "";
 }
 
+std::string builtinFunctor(BuiltinCombiner c, const std::string& acc) {
+  auto functor = [&](const char* name) { return "polyred_dev::" + std::string(name) + "<" + acc + ">"; };
+  switch (c) {
+    case BuiltinCombiner::Sum: return functor("Sum");
+    case BuiltinCombiner::Prod: return functor("Prod");
+    case BuiltinCombiner::Max: return functor("Max");
+    case BuiltinCombiner::Min: return functor("Min");
+    case BuiltinCombiner::And: return functor("And");
+    case BuiltinCombiner::Or: return functor("Or");
+    case BuiltinCombiner::None: return "";
+  }
+  return "";
+}
+
 }  // namespace polyred

@@ -36,6 +36,9 @@ struct OperandFacts {
 };
 std::string emitElementwise(OpKind op, const std::vector<std::string>& operands,
                             const std::vector<DType>& operandTypes, DType result, OperandFacts facts = {});
+// The device library's functor for a built-in combiner in accumulator type `acc`
+// ("polyred_dev::Sum<float>"); "" for BuiltinCombiner::None (a user combiner).
+std::string builtinFunctor(BuiltinCombiner c, const std::string& acc);
 // A user combiner over a (arg 0) and b (arg 1), in accumulator type t.
 std::string scalarExprToCuda(const ScalarExpr& e, DType t);
 
