@@ -46,12 +46,9 @@ TEST(Gather, TheAxisMayComeAsAConstantInput) {
   Json table = desc("table", {2, 4}, "float16"), ids = desc("ids", {3}, "int32"), axis = desc("axis", {}, "int64");
   axis["value"] = 1;
   Json out = desc("y", {2, 3}, "float16");
-  Json doc = {{"op", "Fused_Gather"},
-              {"input_desc", Json::array({Json::array({table}), Json::array({ids})})},
-              {"op_desc", {{{"name", "Gather"}, {"attr", nullptr},
-                            {"input_desc", Json::array({Json::array({table}), Json::array({ids}), Json::array({axis})})},
-                            {"output_desc", {out}}}}},
-              {"output_desc", {out}}};
+  Json doc = test_support::oneOpDocument("Gather", Json::array({Json::array({table}), Json::array({ids})}),
+                                         Json::array({Json::array({table}), Json::array({ids}), Json::array({axis})}),
+                                         Json::array({out}), nullptr);
   test_support::expectOutput(parseComposite(doc.dump(), "gather.json"),
                              {counting(DType::Float16, {2, 4}), HostTensor::fromValues(DType::Int32, {3}, {3, 3, 1})},
                              {3, 3, 1, 7, 7, 5});

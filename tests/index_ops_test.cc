@@ -129,11 +129,7 @@ TEST(IndexOps, ConcatJoinsInputsAlongTheAxis) {
   // Axis 0 (the default), and MindSpore's layout: every input in one input_desc list.
   Json ins = Json::array({Json::array({desc("a", {1, 2}, "float32"), desc("b", {2, 2}, "float32")})});
   Json out = desc("y", {3, 2}, "float32");
-  Json doc = {{"op", "Fused_Concat"},
-              {"input_desc", ins},
-              {"op_desc", {{{"name", "Concat"}, {"attr", nullptr}, {"input_desc", ins}, {"output_desc", {out}}}}},
-              {"output_desc", {out}}};
-  expectOutput(parseComposite(doc.dump(), "concat.json"),
+  expectOutput(parseComposite(oneOpDocument("Concat", ins, ins, Json::array({out}), nullptr).dump(), "concat.json"),
                {HostTensor::fromValues(DType::Float32, {1, 2}, {1, 2}), HostTensor::fromValues(DType::Float32, {2, 2}, {3, 4, 5, 6})},
                {1, 2, 3, 4, 5, 6});
 }
@@ -142,11 +138,7 @@ TEST(IndexOps, SplitGivesEqualPartsAlongTheAxis) {
   Json x = desc("x", {2, 6}, "float32");
   Json outs = Json::array({desc("p0", {2, 2}, "float32"), desc("p1", {2, 2}, "float32"), desc("p2", {2, 2}, "float32")});
   Json ins = Json::array({Json::array({x})});
-  Json doc = {{"op", "Fused_Split"},
-              {"input_desc", ins},
-              {"op_desc", {{{"name", "Split"}, {"attr", {attr("axis", -1), attr("output_num", 3)}},
-                            {"input_desc", ins}, {"output_desc", outs}}}},
-              {"output_desc", outs}};
+  Json doc = oneOpDocument("Split", ins, ins, outs, {attr("axis", -1), attr("output_num", 3)});
   Graph g = parseComposite(doc.dump(), "split.json");
   const std::vector<HostTensor> in = {HostTensor::fromValues(DType::Float32, {2, 6}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11})};
   const std::vector<std::vector<double>> want = {{0, 1, 6, 7}, {2, 3, 8, 9}, {4, 5, 10, 11}};

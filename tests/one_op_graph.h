@@ -25,16 +25,23 @@ using Json = nlohmann::json;
 
 inline Json attr(const std::string& name, Json value) { return {{"name", name}, {"value", std::move(value)}}; }
 
+// A composite document with one op: the graph's input lists, the op's own (which may
+// add a constant input, or group several tensors in one list as MindSpore does), its
+// outputs (also the graph's) and attributes.
+inline Json oneOpDocument(const std::string& op, const Json& graphInputs, const Json& opInputs, const Json& outputs,
+                          Json attrs) {
+  return {{"op", "Fused_" + op},
+          {"input_desc", graphInputs},
+          {"op_desc", {{{"name", op}, {"attr", std::move(attrs)}, {"input_desc", opInputs}, {"output_desc", outputs}}}},
+          {"output_desc", outputs}};
+}
+
 // A composite file with one op over `inputs` (one input_desc list each), declaring its
 // result `out`.
 inline Graph oneOp(const std::string& op, const std::vector<Json>& inputs, const Json& out, Json attrs) {
   Json ins = Json::array();
   for (const Json& in : inputs) ins.push_back(Json::array({in}));
-  Json doc = {{"op", "Fused_" + op},
-              {"input_desc", ins},
-              {"op_desc", {{{"name", op}, {"attr", attrs}, {"input_desc", ins}, {"output_desc", {out}}}}},
-              {"output_desc", {out}}};
-  return parseComposite(doc.dump(), op + ".json");
+  return parseComposite(oneOpDocument(op, ins, ins, Json::array({out}), std::move(attrs)).dump(), op + ".json");
 }
 
 // The graph's single output on `inputs`, by the reference and by the lowered kernels
