@@ -1,5 +1,6 @@
 // The MindSpore ops polyred computes from coordinates (frontend/composite_index_ops):
-// PadAkg, Pad, UnPadAkg, OneHot, ElemAny, ElemAll, Tile, Slice, StridedSlice, Concat.
+// PadAkg, Pad, UnPadAkg, OneHot, ElemAny, ElemAll, Tile, Slice, StridedSlice, Concat,
+// Pool2D.
 // Each is checked on hand-picked inputs against values written out here from
 // MindSpore's definition (not against polyred's own
 // reference, which would only repeat the expansion), through the reference AND the
@@ -254,6 +255,73 @@ TEST(IndexOps, MalformedAttributesAreErrorsNamingTheOp) {
   rejects([] { return oneOp("MatMul", {desc("a", {4, 4}, "float32"), desc("b", {4, 4}, "float32")},
                             desc("y", {4, 4}, "float32"), Json::array()); },
           "matrix products are outside polyred's scope");
+}
+
+}  // namespace
+
+namespace {
+
+HostTensor counting(DType t, const Shape& s) {
+  std::vector<double> v(static_cast<size_t>(numElements(s)));
+  for (size_t k = 0; k < v.size(); ++k) v[k] = static_cast<double>(k);
+  return HostTensor::fromValues(t, s, v);
+}
+
+// Pool2D (AKG's topi pool): max pads with the lowest finite value, average divides by
+// the whole window (padding included); the declared shape tells floor from ceil rounding.
+Graph pool(const Shape& in, const Shape& out, const std::string& type, Json attrs, const std::string& dtype = "float32") {
+  attrs.push_back(attr("pool_type", type));
+  return oneOp("Pool2D", {desc("x", in, dtype)}, desc("y", out, dtype), std::move(attrs));
+}
+Json window(int64_t k, int64_t s, std::vector<int64_t> pad = {0, 0, 0, 0}) {
+  return {attr("global", false), attr("kernel_size", {k, k}), attr("strides", {s, s}), attr("pad", pad),
+          attr("round_mode", 0)};
+}
+
+TEST(IndexOps, Pool2DTakesTheMaxOrMeanOfEachWindow) {
+  HostTensor x = counting(DType::Float32, {1, 4, 4, 1});  // NHWC, x[h][w] = 4h + w
+  expectOutput(pool({1, 4, 4, 1}, {1, 2, 2, 1}, "max", window(2, 2)), {x}, {5, 7, 13, 15});
+  expectOutput(pool({1, 4, 4, 1}, {1, 2, 2, 1}, "avg", window(2, 2)), {x}, {2.5, 4.5, 10.5, 12.5});
+  // kernel 3, stride 2, pad 1 all round: floor gives 2 x 2, ceil 3 x 3 (the last window
+  // row and column hold only x's last row and column).
+  expectOutput(pool({1, 4, 4, 1}, {1, 2, 2, 1}, "max", window(3, 2, {1, 1, 1, 1})), {x}, {5, 7, 13, 15});
+  expectOutput(pool({1, 4, 4, 1}, {1, 3, 3, 1}, "max", window(3, 2, {1, 1, 1, 1})), {x}, {5, 7, 7, 13, 15, 15, 13, 15, 15});
+  // Average with zero padding on top and left, divided by the 4 window elements.
+  expectOutput(pool({1, 2, 2, 1}, {1, 2, 2, 1}, "avg", window(2, 1, {1, 1, 0, 0})),
+               {HostTensor::fromValues(DType::Float32, {1, 2, 2, 1}, {1, 2, 3, 4})}, {0.25, 0.75, 1, 2.5});
+  Json nchw = window(2, 2);
+  nchw.push_back(attr("data_layout", "NCHW"));
+  expectOutput(pool({1, 1, 4, 4}, {1, 1, 2, 2}, "max", nchw), {counting(DType::Float32, {1, 1, 4, 4})}, {5, 7, 13, 15});
+  // Global: over H and W, kept as size 1; channels [0,2,4,6] and [1,3,5,7].
+  HostTensor g = counting(DType::Float32, {1, 2, 2, 2});
+  expectOutput(pool({1, 2, 2, 2}, {1, 1, 1, 2}, "max", {attr("global", true)}), {g}, {6, 7});
+  expectOutput(pool({1, 2, 2, 2}, {1, 1, 1, 2}, "avg", {attr("global", true)}), {g}, {3, 4});
+  // int8 max pooling pads with -128, which never wins over an element.
+  expectOutput(pool({1, 2, 2, 1}, {1, 2, 2, 1}, "max", window(2, 1, {1, 1, 0, 0}), "int8"),
+               {HostTensor::fromValues(DType::Int8, {1, 2, 2, 1}, {-128, -5, 7, -100})}, {-128, -5, 7, 7});
+}
+
+TEST(IndexOps, Pool2DOddShapesPassTheCpuCheck) {
+  Json nc1hwc0 = window(3, 2, {1, 1, 1, 1});
+  nc1hwc0.push_back(attr("data_layout", "NC1HWC0"));
+  expectCheckPasses(pool({2, 3, 17, 13, 16}, {2, 3, 9, 7, 16}, "max", nc1hwc0, "float16"));
+  expectCheckPasses(pool({3, 15, 11, 5}, {3, 15, 11, 5}, "avg", window(3, 1, {1, 1, 1, 1})));
+  expectCheckPasses(pool({2, 7, 7, 3}, {2, 4, 4, 3}, "avg", window(2, 2), "bfloat16"));  // ceil rounding
+  expectCheckPasses(pool({4, 9, 9, 33}, {4, 1, 1, 33}, "avg", {attr("global", true)}, "float16"));
+  auto rejects = [](const Json& attrs, const Shape& out, const std::string& words) {
+    try {
+      pool({1, 4, 4, 1}, out, "max", attrs);
+      ADD_FAILURE() << "accepted; wanted " << words;
+    } catch (const Error& e) {
+      EXPECT_NE(e.reason().find(words), std::string::npos) << e.what();
+    }
+  };
+  rejects(window(0, 1), {1, 4, 4, 1}, "must be positive");
+  rejects(window(5, 1), {1, 1, 1, 1}, "larger than the padded extent");
+  rejects(window(2, 2), {1, 3, 2, 1}, "declared");
+  Json badLayout = window(2, 2);
+  badLayout.push_back(attr("data_layout", "NC1HWC0"));
+  rejects(badLayout, {1, 2, 2, 1}, "data_layout");
 }
 
 }  // namespace

@@ -44,20 +44,21 @@ inline Graph oneOp(const std::string& op, const std::vector<Json>& inputs, const
   return parseComposite(oneOpDocument(op, ins, ins, Json::array({out}), std::move(attrs)).dump(), op + ".json");
 }
 
-// The graph's single output on `inputs`, by the reference and by the lowered kernels
-// on the CPU; both must equal `expected` exactly (NaN matches NaN).
-inline void expectOutput(const Graph& g, const std::vector<HostTensor>& inputs, const std::vector<double>& expected) {
+// The graph's output number `output` on `inputs`, by the reference and by the lowered
+// kernels on the CPU; both must equal `expected` exactly (NaN matches NaN).
+inline void expectOutput(const Graph& g, const std::vector<HostTensor>& inputs, const std::vector<double>& expected,
+                         size_t output = 0) {
   CompiledGraph c = compileGraph(g, CompileOptions{});
   std::vector<HostTensor> reference = evaluateReference(g, inputs);
   Deadline unlimited = Deadline::none();
   CpuCheckOptions all;
   all.maxPoints = 0;
   LoweredRun lowered = runLoweredOnCpu(c, inputs, all, unlimited);
-  ASSERT_EQ(reference.at(0).size(), static_cast<int64_t>(expected.size())) << g.name;
+  ASSERT_EQ(reference.at(output).size(), static_cast<int64_t>(expected.size())) << g.name;
   auto same = [](double got, double want) { return got == want || (got != got && want != want); };
   for (size_t k = 0; k < expected.size(); ++k) {
-    const double ref = reference[0].get(static_cast<int64_t>(k)).asDouble();
-    const double low = lowered.outputs.at(0).get(static_cast<int64_t>(k)).asDouble();
+    const double ref = reference[output].get(static_cast<int64_t>(k)).asDouble();
+    const double low = lowered.outputs.at(output).get(static_cast<int64_t>(k)).asDouble();
     EXPECT_TRUE(same(ref, expected[k])) << g.name << " element " << k << ": reference " << ref << ", want " << expected[k];
     EXPECT_TRUE(same(low, expected[k])) << g.name << " element " << k << ": lowered " << low << ", want " << expected[k];
   }

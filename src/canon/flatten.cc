@@ -138,7 +138,15 @@ class BodyLowering {
         IndexExprs at(idx.begin(), idx.begin() + ax);
         at.push_back("0");
         at.insert(at.end(), idx.begin() + ax + r, idx.end());
-        BodyValue v = loadValue(n.inputs[0], at);
+        // Params reshaped from a graph input: the same row-major memory, so the load
+        // is addressed in the input's shape and the stride stays the reshaped one.
+        TensorId source = n.inputs[0];
+        while (g_.tensor(source).role != TensorRole::Input) {
+          const TensorId from = g_.producer(source)->inputs.at(0);
+          at = recoverIndices(linearize(at, g_.tensor(source).shape), g_.tensor(from).shape);
+          source = from;
+        }
+        BodyValue v = loadValue(source, at);
         v.operands = {index};
         v.gatherStride = rowMajorStrides(params.shape)[static_cast<size_t>(ax)];
         v.gatherExtent = params.shape[static_cast<size_t>(ax)];

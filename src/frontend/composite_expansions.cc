@@ -21,23 +21,6 @@ class Expansion : public ExpansionBuilder {
   using ExpansionBuilder::ExpansionBuilder;
 
   TensorId scalar(double v, TensorId like) { return constant(v, info(like).dtype); }
-  TensorId cast(TensorId x, DType t) {
-    if (info(x).dtype == t) return x;
-    return sink_.add(node(OpKind::Cast, {x}), info(x).shape, t);
-  }
-  TensorId reduce(TensorId x, BuiltinCombiner c, const std::vector<int64_t>& axes, bool keepDims) {
-    Node n = node(OpKind::Reduce, {x});
-    n.axes = axes;
-    n.keepDims = keepDims;
-    n.reduction = builtinReduction(c, info(x).dtype);
-    Shape shape;
-    for (size_t d = 0; d < info(x).shape.size(); ++d) {
-      bool reduced = std::find(axes.begin(), axes.end(), static_cast<int64_t>(d)) != axes.end();
-      if (!reduced) shape.push_back(info(x).shape[d]);
-      else if (keepDims) shape.push_back(1);
-    }
-    return sink_.add(std::move(n), shape, info(x).dtype);
-  }
 };
 
 }  // namespace
@@ -53,8 +36,52 @@ Node ExpansionBuilder::node(OpKind k, std::vector<TensorId> ins) const {
 TensorId ExpansionBuilder::apply(OpKind k, std::vector<TensorId> ins) {
   Shape shape = info(ins[0]).shape;
   for (TensorId in : ins) shape = *broadcastShapes(shape, info(in).shape);
-  DType t = isComparison(k) || isLogical(k) ? DType::Bool : info(ins[0]).dtype;
+  DType t = isComparison(k) || isLogical(k) ? DType::Bool : info(ins[k == OpKind::Select ? 1 : 0]).dtype;
   return add(node(k, std::move(ins)), shape, t);
+}
+
+TensorId ExpansionBuilder::cast(TensorId x, DType t) {
+  if (info(x).dtype == t) return x;
+  return add(node(OpKind::Cast, {x}), info(x).shape, t);
+}
+
+TensorId ExpansionBuilder::reduce(TensorId x, BuiltinCombiner c, const std::vector<int64_t>& axes, bool keepDims) {
+  Node n = node(OpKind::Reduce, {x});
+  n.axes = axes;
+  n.keepDims = keepDims;
+  n.reduction = builtinReduction(c, info(x).dtype);
+  Shape shape;
+  for (size_t d = 0; d < info(x).shape.size(); ++d) {
+    bool reduced = std::find(axes.begin(), axes.end(), static_cast<int64_t>(d)) != axes.end();
+    if (!reduced) shape.push_back(info(x).shape[d]);
+    else if (keepDims) shape.push_back(1);
+  }
+  return add(std::move(n), shape, info(x).dtype);
+}
+
+TensorId ExpansionBuilder::flatIndex(TensorId indices, const Shape& extents) {
+  const Tensor ind = info(indices);  // a copy: adding nodes below may move the graph's tensors
+  const Shape lead(ind.shape.begin(), ind.shape.end() - 1);
+  Shape column = lead;
+  column.push_back(1);
+  const TensorId zero = constant(0, DType::Int64);
+  TensorId flat = -1, inside = -1;
+  int64_t stride = numElements(extents);
+  for (size_t j = 0; j < extents.size(); ++j) {
+    stride /= extents[j];
+    Node w = node(OpKind::Window, {indices});
+    w.begin.assign(ind.shape.size(), 0);
+    w.begin.back() = static_cast<int64_t>(j);
+    TensorId c = add(node(OpKind::Reshape, {add(std::move(w), column, ind.dtype)}), lead, ind.dtype);
+    c = cast(c, DType::Int64);
+    TensorId ok = apply(OpKind::LogicalAnd, {apply(OpKind::GreaterEqual, {c, zero}),
+                                             apply(OpKind::Less, {c, constant(static_cast<double>(extents[j]), DType::Int64)})});
+    inside = inside < 0 ? ok : apply(OpKind::LogicalAnd, {inside, ok});
+    TensorId safe = apply(OpKind::Select, {ok, c, zero});  // no overflow in the product
+    TensorId term = stride == 1 ? safe : apply(OpKind::Mul, {safe, constant(static_cast<double>(stride), DType::Int64)});
+    flat = flat < 0 ? term : apply(OpKind::Add, {flat, term});
+  }
+  return apply(OpKind::Select, {inside, flat, constant(-1, DType::Int64)});
 }
 
 std::span<const std::string_view> expandedOpNames() { return kExpanded; }

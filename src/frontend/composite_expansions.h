@@ -43,9 +43,16 @@ class ExpansionBuilder {
   Node node(OpKind k, std::vector<TensorId> ins) const;
   TensorId add(Node n, Shape shape, DType t) { return sink_.add(std::move(n), std::move(shape), t); }
   // An elementwise node over operands of one dtype (numpy broadcasting); comparisons
-  // and logical ops give bool.
+  // and logical ops give bool, Select its values' dtype.
   TensorId apply(OpKind k, std::vector<TensorId> ins);
   TensorId constant(double v, DType t) { return sink_.constant(v, t); }
+  TensorId cast(TensorId x, DType t);  // x itself when it already has dtype t
+  // A built-in reduction of x over the normalized `axes`, in x's dtype.
+  TensorId reduce(TensorId x, BuiltinCombiner c, const std::vector<int64_t>& axes, bool keepDims);
+  // The row-major flat position within `extents` of each index tuple along the last
+  // axis of `indices` (int32/int64, its last extent extents.size()), as int64 of
+  // indices' shape without that axis; -1 where some component is outside its axis.
+  TensorId flatIndex(TensorId indices, const Shape& extents);
 
  protected:
   ExpansionSink& sink_;

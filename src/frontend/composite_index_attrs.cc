@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "support/error.h"
+#include "support/printable.h"
 
 namespace polyred {
 
@@ -38,11 +39,26 @@ class IndexAttrReader : CompositeAttrAccess {
         if (const Json* v = attr(attrs, key)) *mask = readInt(*v, key);
     }
     if (name == "Split") a.outputNum = readInt(required(attrs, "output_num"), "output_num");
+    if (name == "Pool2D") readPool(attrs, a.pool);
     return a;
   }
 
  private:
   [[noreturn]] void fail(const std::string& reason) const override { throw Error(file_, op_, reason); }
+
+  void readPool(const CompositeAttrs& attrs, IndexOpAttrs::Pool& p) const {
+    if (const Json* v = attr(attrs, "global")) p.global = readBool(*v, "global");
+    p.type = readString(required(attrs, "pool_type"), "pool_type");
+    if (p.type != "max" && p.type != "avg") fail("pool_type " + quotedName(p.type) + " is not max or avg");
+    if (const Json* v = attr(attrs, "data_layout")) p.layout = readString(*v, "data_layout");
+    if (p.global) return;
+    p.kernel = readIntList(required(attrs, "kernel_size"), "kernel_size");
+    p.strides = readIntList(required(attrs, "strides"), "strides");
+    p.pad = {0, 0, 0, 0};
+    if (const Json* v = attr(attrs, "pad")) p.pad = readIntList(*v, "pad");
+    if (p.kernel.size() != 2 || p.strides.size() != 2 || p.pad.size() != 4)
+      fail("kernel_size and strides take 2 entries and pad 4 ([top, left, bottom, right])");
+  }
 
   // Pad's "paddings": one [before, after] pair per axis, read as PadAkg's head and tail.
   void readPaddings(const Json& v, IndexOpAttrs& a) const {

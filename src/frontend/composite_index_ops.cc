@@ -10,7 +10,24 @@ namespace polyred {
 namespace {
 
 constexpr std::string_view kIndexOps[] = {"PadAkg", "Pad",          "UnPadAkg", "OneHot",          "ElemAny", "ElemAll",
-                                          "Tile",   "Slice",        "StridedSlice", "Concat", "Split", "LayoutTransform"};
+                                          "Tile",   "Slice",        "StridedSlice", "Concat", "Split", "LayoutTransform", "GatherNd", "Pool2D"};
+
+// The most window elements Pool2D expands (one strided Window each).
+constexpr int64_t kMaxPoolWindow = 1024;
+
+// The lowest finite value of t, which AKG's max pooling pads with.
+double lowestFinite(DType t) {
+  switch (t) {
+    case DType::Int8: return -128;
+    case DType::UInt8: return 0;
+    case DType::Int32: return -2147483648.0;
+    case DType::Int64: return -9223372036854775808.0;
+    case DType::Float16: return -65504;
+    case DType::BFloat16: return -3.3895313892515355e38;
+    case DType::Float32: return -3.4028234663852886e38;
+    default: return -1.7976931348623157e308;
+  }
+}
 
 class IndexExpansion : public ExpansionBuilder {
  public:
@@ -297,6 +314,111 @@ class IndexExpansion : public ExpansionBuilder {
     return parts;
   }
 
+  // GatherNd: a Gather along axis 0 of params with its first k axes merged by a Reshape
+  // (still the graph input's memory), at the flat index sum_j indices[.., j] * stride_j,
+  // or -1 (out of range: 0) where some component is outside its axis.
+  IndexOpResult gatherNd(const std::vector<TensorId>& ins) {
+    needInputs(ins, 2, "params, indices");
+    const Tensor params = info(ins[0]), indices = info(ins[1]);  // copies: adding nodes moves the graph's tensors
+    if (indices.dtype != DType::Int32 && indices.dtype != DType::Int64)
+      fail("indices must be int32 or int64, got " + std::string(dtypeName(indices.dtype)));
+    const auto rank = static_cast<int64_t>(params.shape.size());
+    const int64_t k = indices.shape.empty() ? 0 : indices.shape.back();
+    if (k < 1 || k > rank)
+      fail("the indices' last extent (" + std::to_string(k) + " index components) must be between 1 and params' rank " +
+           std::to_string(rank));
+    const Shape lead(indices.shape.begin(), indices.shape.end() - 1);
+    Shape merged = {1}, out = lead;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (d < k) merged[0] *= params.shape[static_cast<size_t>(d)];
+      else merged.push_back(params.shape[static_cast<size_t>(d)]), out.push_back(params.shape[static_cast<size_t>(d)]);
+    }
+    TensorId at = flatIndex(ins[1], Shape(params.shape.begin(), params.shape.begin() + static_cast<std::ptrdiff_t>(k)));
+    TensorId rows = k == 1 ? ins[0] : add(node(OpKind::Reshape, {ins[0]}), merged, params.dtype);
+    Node g = node(OpKind::Gather, {rows, at});
+    g.axes = {0};
+    return {std::move(g), out, params.dtype};
+  }
+
+  // x[.., begin + stride * i, ..] for i < count on every axis: a Window of count *
+  // stride elements, each strided axis split into [count, stride] and index 0 kept.
+  TensorId stridedWindow(TensorId x, const std::vector<int64_t>& begin, const Shape& count,
+                         const std::vector<int64_t>& stride) {
+    const DType t = info(x).dtype;
+    Shape span(count.size()), split, picked;
+    for (size_t d = 0; d < count.size(); ++d) {
+      span[d] = count[d] * stride[d];
+      split.push_back(count[d]);
+      picked.push_back(count[d]);
+      if (stride[d] > 1) split.push_back(stride[d]), picked.push_back(1);
+    }
+    TensorId w = window(x, span, begin);
+    if (split == span) return w;
+    Node firsts = node(OpKind::Window, {add(node(OpKind::Reshape, {w}), split, t)});
+    firsts.begin.assign(split.size(), 0);
+    return add(node(OpKind::Reshape, {add(std::move(firsts), picked, t)}), count, t);
+  }
+
+  IndexOpResult pool2d(const std::vector<TensorId>& ins, const IndexOpAttrs& a) {
+    needInputs(ins, 1, "the tensor to pool");
+    const Tensor x = info(ins[0]);  // a copy: adding nodes below may move the graph's tensors
+    const IndexOpAttrs::Pool& p = a.pool;
+    const size_t rank = x.shape.size();
+    const std::string layout = !p.layout.empty() ? p.layout : rank == 5 ? "NC1HWC0" : "NHWC";
+    if (!(rank == 4 && (layout == "NHWC" || layout == "NCHW")) && !(rank == 5 && (layout == "NC1HWC0" || layout == "NCHWc")))
+      fail("data_layout " + quotedName(layout) + " with a rank-" + std::to_string(rank) +
+           " input: NHWC and NCHW take rank 4, NC1HWC0 rank 5");
+    if (x.dtype == DType::Bool || isComplex(x.dtype)) fail("pools numbers, got " + std::string(dtypeName(x.dtype)));
+    const std::vector<int64_t> hw = {layout == "NHWC" ? 1 : 2, layout == "NHWC" ? 2 : 3};
+    const bool isMax = p.type == "max";
+    const DType ct = x.dtype == DType::Float16 || x.dtype == DType::BFloat16 ? DType::Float32 : x.dtype;
+    if (p.global) {
+      TensorId r = reduce(isMax ? ins[0] : cast(ins[0], ct), isMax ? BuiltinCombiner::Max : BuiltinCombiner::Sum, hw, true);
+      Shape out = info(r).shape;
+      if (isMax) return {node(OpKind::Cast, {r}), out, x.dtype};
+      const double n = static_cast<double>(x.shape[static_cast<size_t>(hw[0])] * x.shape[static_cast<size_t>(hw[1])]);
+      return {node(OpKind::Cast, {apply(OpKind::Div, {r, constant(n, ct)})}), out, x.dtype};
+    }
+    IndexOpAttrs padding;  // the padded input: head = top/left, tail reaching the last window
+    padding.head.assign(rank, 0);
+    padding.tail.assign(rank, 0);
+    padding.padValue = isMax ? lowestFinite(x.dtype) : 0;
+    Shape out = x.shape;
+    std::vector<int64_t> stride(rank, 1);
+    for (size_t i = 0; i < 2; ++i) {
+      const auto d = static_cast<size_t>(hw[i]);
+      const int64_t n = x.shape[d], k = p.kernel[i], s = p.strides[i], head = p.pad[i], tail = p.pad[i + 2];
+      if (k < 1 || s < 1 || head < 0 || tail < 0 || k > (int64_t{1} << 20) || s > (int64_t{1} << 20) || head >= k || tail >= k)
+        fail("kernel_size and strides must be positive and each pad smaller than the kernel");
+      if (n + head + tail < k) fail("the window " + std::to_string(k) + " is larger than the padded extent");
+      const int64_t floorOut = (n + head + tail - k) / s + 1, ceilOut = (n + head + tail - k + s - 1) / s + 1;
+      // round_mode: MindSpore's shape inference reads 0 as ceil, AKG's kernel as floor; the
+      // declared output shape says which one the file was made with.
+      const bool ceil = a.declaredShape.size() == rank && a.declaredShape[d] == ceilOut;
+      out[d] = ceil ? ceilOut : floorOut;
+      padding.head[d] = head;
+      padding.tail[d] = std::max<int64_t>(0, (out[d] - 1) * s + k - n - head);
+      stride[d] = s;
+    }
+    if (p.kernel[0] * p.kernel[1] > kMaxPoolWindow)
+      fail("a window of " + std::to_string(p.kernel[0] * p.kernel[1]) + " elements; polyred expands at most " +
+           std::to_string(kMaxPoolWindow) + " (one load each)");
+    IndexOpResult padded = pad(ins, padding);
+    TensorId source = cast(add(std::move(padded.last), padded.shape, x.dtype), isMax ? x.dtype : ct);
+    TensorId acc = -1;
+    for (int64_t i = 0; i < p.kernel[0]; ++i)
+      for (int64_t j = 0; j < p.kernel[1]; ++j) {
+        std::vector<int64_t> begin(rank, 0);
+        begin[static_cast<size_t>(hw[0])] = i;
+        begin[static_cast<size_t>(hw[1])] = j;
+        TensorId tap = stridedWindow(source, begin, out, stride);
+        acc = acc < 0 ? tap : apply(isMax ? OpKind::Maximum : OpKind::Add, {acc, tap});
+      }
+    if (isMax) return {node(OpKind::Cast, {acc}), out, x.dtype};
+    const double n = static_cast<double>(p.kernel[0] * p.kernel[1]);
+    return {node(OpKind::Cast, {apply(OpKind::Div, {acc, constant(n, ct)})}), out, x.dtype};
+  }
+
   // NCHW <-> NHWC: a Transpose. (Ascend's fractal formats have no meaning here.)
   IndexOpResult layoutTransform(const std::vector<TensorId>& ins, const IndexOpAttrs& a) {
     needInputs(ins, 1, "the tensor to transform");
@@ -330,6 +452,8 @@ IndexOpResult expandIndexOp(std::string_view name, const std::vector<TensorId>& 
   if (name == "StridedSlice") return e.stridedSlice(ins, attrs);
   if (name == "Concat") return e.concat(ins, attrs);
   if (name == "LayoutTransform") return e.layoutTransform(ins, attrs);
+  if (name == "GatherNd") return e.gatherNd(ins);
+  if (name == "Pool2D") return e.pool2d(ins, attrs);
   if (name == "UnPadAkg") return e.unpad(ins, attrs);
   if (name == "OneHot") return e.oneHot(ins, attrs);
   if (name == "ElemAll") return e.elemAll(ins, attrs);

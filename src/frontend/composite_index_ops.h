@@ -27,6 +27,13 @@
 //   Split(x; axis, output_num)      output_num equal parts along axis (default 0): one
 //       Window each (the only index op with several outputs: expandSplit)
 //   LayoutTransform(x; src_format, dst_format)  NCHW <-> NHWC as a Transpose
+//   GatherNd(params, indices[.., k])  out[i.., rest] = params[indices[i.., 0..k-1], rest],
+//       0 where a component is outside its axis: a Gather of params' first k axes merged
+//   Pool2D(x; global, pool_type, data_layout, kernel_size, strides, pad, round_mode)
+//       max or average over each window of the padded H and W axes (AKG's topi pool:
+//       max pads with the lowest finite value, average divides by the window's size, pad
+//       included); one strided Window per window element, combined with Maximum / Add;
+//       global: a reduction over H and W
 #pragma once
 
 #include <optional>
@@ -51,6 +58,13 @@ struct IndexOpAttrs {
   int64_t beginMask = 0, endMask = 0, ellipsisMask = 0, newAxisMask = 0, shrinkAxisMask = 0;
   int64_t outputNum = 0;                   // Split
   std::string srcFormat, dstFormat;        // LayoutTransform
+  struct Pool {                            // Pool2D
+    bool global = false;
+    std::string type, layout;              // "max"/"avg"; "NHWC", "NCHW" or 5-D "NC1HWC0"
+    std::vector<int64_t> kernel, strides;  // [h, w]
+    std::vector<int64_t> pad;              // [top, left, bottom, right] (TVM's order)
+  } pool;
+  Shape declaredShape;  // the op's declared output: Pool2D's rounding is read from it
 };
 
 struct IndexOpResult {

@@ -46,13 +46,11 @@ constexpr std::string_view kMatrixProduct =
     "leave the product to a GEMM/convolution library and fuse what feeds or follows it";
 constexpr OutOfScopeOp kOutOfScopeOps[] = {
     {"MatMul", kMatrixProduct}, {"BatchMatMul", kMatrixProduct}, {"Conv2D", kMatrixProduct},
-    {"GatherNd", "data-dependent indexing"},
-    {"TensorScatterAdd", "data-dependent indexing"},
-    {"UnsortedSegmentSum", "data-dependent indexing"}, {"Custom", "a user-written kernel"},
-    {"CumSum", "a scan (each output a prefix of the axis), neither elementwise nor a reduction"},
+    {"Custom", "a user-written kernel"},
     {"StandardNormal", "random numbers that only MindSpore's generator reproduces"},
-    {"Pool2D", "a sliding-window pooling"},
     {"TransData", "Ascend's fractal layouts"},
+    {"StridedSliceOnnx", "its begin, end, axes and strides come as list constants, which polyred does not fold; "
+                         "write StridedSlice with them as attributes"},
 };
 
 // Element types MindSpore has and polyred does not.
@@ -71,32 +69,7 @@ const Entry* findNamed(const Entry (&table)[N], std::string_view name) {
 constexpr std::string_view kPlainFormats[] = {"DefaultFormat", "ND", "NCHW", "NHWC", "NCDHW",
                                               "NDHWC"};
 
-// MindSpore ops users write that polyred computes once written with its ops.
-constexpr OutOfScopeOp kDecompositions[] = {
-    {"ExpandDims", "a Reshape to the shape with the size-1 axis inserted"},
-    {"Squeeze", "a Reshape to the shape without the size-1 axes"},
-    {"Flatten", "a Reshape to [N, rest]"},
-    {"BiasAdd", "Add with the bias (it broadcasts over the leading axes; NCHW: Reshape the bias to [C,1,1] first)"},
-    {"ZerosLike", "a constant 0 of the dtype, broadcast with BroadcastTo"},
-    {"OnesLike", "a constant 1 of the dtype, broadcast with BroadcastTo"},
-    {"Tile", "BroadcastTo over a Reshape with size-1 axes, then Reshape"},
-    {"ReLU6", "Minimum(Maximum(x, 0), 6)"},
-    {"HSigmoid", "Minimum(Maximum(x + 3, 0), 6) / 6"},
-    {"HSwish", "x * Minimum(Maximum(x + 3, 0), 6) / 6"},
-    {"Mish", "x * Tanh(Softplus(x))"},
-    {"LeakyReLU", "Select(x > 0, x, alpha * x)"},
-    {"ReduceVariance", "ReduceMean of the squared difference from ReduceMean (keep_dims)"},
-    {"LayerNorm", "ReduceMean, the variance as ReduceMean((x - mean)^2), then (x - mean) * Rsqrt(var + eps) * gamma + beta"},
-    {"SquaredDifference", "(x - y) * (x - y)"},
-    {"Clip", "Minimum(Maximum(x, lo), hi)"},
-};
-
 }  // namespace
-
-std::optional<std::string_view> decompositionOf(std::string_view op) {
-  if (const OutOfScopeOp* d = findNamed(kDecompositions, op)) return d->why;
-  return std::nullopt;
-}
 
 std::span<const CompositeOpName> compositeOpNames() { return kOpNames; }
 std::span<const CompositeReduceName> compositeReduceNames() { return kReduceNames; }

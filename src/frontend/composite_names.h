@@ -34,10 +34,6 @@ const CompositeReduceName* findCompositeReduce(std::string_view name);  // null 
 // Why a MindSpore op polyred knows of is left to other compilers; nullopt for others.
 std::optional<std::string_view> outOfScopeReason(std::string_view op);
 
-// For a MindSpore op polyred does not accept but can compute when written with ops it
-// does: how to write it ("Reshape (a view with a size-1 axis inserted)"); nullopt if none.
-std::optional<std::string_view> decompositionOf(std::string_view op);
-
 // Element types MindSpore has and polyred does not (int16, uint32, complex64, ...).
 bool isKnownUnsupportedDType(std::string_view name);
 

@@ -47,6 +47,7 @@
 #include "frontend/composite_expansions.h"
 #include "frontend/composite_index_attrs.h"
 #include "frontend/composite_index_ops.h"
+#include "frontend/composite_layer_ops.h"
 #include "frontend/composite_json.h"
 #include "frontend/composite_declarations.h"
 #include "frontend/composite_tuple_ops.h"
@@ -276,9 +277,6 @@ class Reader : public ExpansionSink, CompositeAttrAccess {
   [[noreturn]] void rejectOp(const std::string& name) const {
     if (std::optional<std::string_view> why = outOfScopeReason(name))
       unsupported(printable(name) + " is outside polyred's scope (" + std::string(*why) + ")");
-    if (std::optional<std::string_view> how = decompositionOf(name))
-      unsupported(printable(name) + " is not an op polyred reads; write it as " + std::string(*how) +
-                  " (docs/format.md lists the ops)");
     std::string near = closestName(name, acceptedOpNames());
     unsupported(printable(name) + " is outside polyred's scope (not an op polyred knows" +
                 (near.empty() ? "" : "; did you mean " + near + "?") + ")");
@@ -292,6 +290,7 @@ class Reader : public ExpansionSink, CompositeAttrAccess {
     for (std::string_view n : expandedOpNames()) names.emplace_back(n);
     for (std::string_view n : indexOpNames()) names.emplace_back(n);
     for (std::string_view n : tupleOpNames()) names.emplace_back(n);
+    for (std::string_view n : layerOpNames()) names.emplace_back(n);
     return names;
   }
 
@@ -303,8 +302,8 @@ class Reader : public ExpansionSink, CompositeAttrAccess {
     const CompositeReduceName* reduce = findCompositeReduce(name);
     const CompositeOpName* plain = findCompositeOp(name);
     const bool expanded = isExpandedOp(name), indexOp = isIndexOp(name), tupleOp = isTupleOp(name);
-    const bool userReduce = name == "UserReduce";
-    if (!reduce && !plain && !expanded && !indexOp && !tupleOp && !userReduce && name != "InplaceAssign")
+    const bool userReduce = name == "UserReduce", layerOp = isLayerOp(name);
+    if (!reduce && !plain && !expanded && !indexOp && !tupleOp && !layerOp && !userReduce && name != "InplaceAssign")
       rejectOp(name);
 
     const Attrs attrs = readAttrs(op);
@@ -317,6 +316,10 @@ class Reader : public ExpansionSink, CompositeAttrAccess {
     }
     if (name == "Split") {
       readSplit(attrs, ins, op);
+      return;
+    }
+    if (layerOp) {
+      readLayerOp(name, attrs, ins, op);
       return;
     }
     const TensorDesc out = readOutputDesc(op);
@@ -493,6 +496,7 @@ class Reader : public ExpansionSink, CompositeAttrAccess {
                    const TensorDesc& out) {
     IndexOpAttrs a = readIndexOpAttrs(name, attrs, file_, op_);  // all but dst_type, a dtype
     if (const Json* v = attr(attrs, "dst_type")) a.dstType = dtypeNamed(readString(*v, "dst_type"));
+    a.declaredShape = out.shape;
     IndexOpResult r;
     try {
       r = expandIndexOp(name, ins, a, *this, op_);
@@ -503,6 +507,16 @@ class Reader : public ExpansionSink, CompositeAttrAccess {
       fail("output is declared " + std::string(dtypeName(out.dtype)) + toString(out.shape) + " but " + name +
            " computes " + std::string(dtypeName(r.dtype)) + toString(r.shape));
     addNode(std::move(r.last), out);
+  }
+
+  // ExpandDims, BiasAdd, LayerNorm, Shape, ... (frontend/composite_layer_ops).
+  void readLayerOp(const std::string& name, const Attrs& attrs, const std::vector<TensorId>& ins, const Json& op) {
+    std::vector<DeclaredOutput> declared;
+    for (const Json& o : array(field(op, "output_desc"), "output_desc")) {
+      const TensorDesc d = readDesc(o);
+      declared.push_back({d.shape, d.dtype});
+    }
+    addTupleOutputs(name, expandLayerOp(name, ins, attrs, declared, *this, file_, op_), op);
   }
 
   // Argmax, Argmin, ArgMaxWithValue, ArgMinWithValue (frontend/composite_tuple_ops):

@@ -38,6 +38,12 @@ std::string toString(const Shape& s) {
   return r + "]";
 }
 
+TensorId gatherSource(const Graph& g, const Node& gather) {
+  TensorId t = gather.inputs.at(0);
+  for (const Node* p = g.producer(t); p && p->kind == OpKind::Reshape; p = g.producer(t)) t = p->inputs.at(0);
+  return t;
+}
+
 std::optional<Shape> broadcastShapes(const Shape& a, const Shape& b) {
   size_t n = std::max(a.size(), b.size());
   Shape r(n);
@@ -352,10 +358,12 @@ class Verifier {
     sameDType(n, params, out(n));
     shapeIs(n, want);
     if (isComplex(params.dtype)) fail(n.name, "Gather of complex64 is not supported");
-    if (params.role != TensorRole::Input)
-      fail(n.name, "Gather reads its params from a graph input only, not from a computed or constant tensor");
+    const TensorId source = gatherSource(g_, n);
+    if (g_.tensor(source).role != TensorRole::Input)
+      fail(n.name, "Gather reads its params from a graph input (or a Reshape of one) only, not from a computed or "
+                   "constant tensor");
     for (const Output& o : g_.outputs)  // other points' writes would race with its reads
-      if (o.aliasOfInput == n.inputs[0])
+      if (o.aliasOfInput == source)
         fail(n.name, "Gather reads params that the graph also writes in place (Assign)");
   }
 

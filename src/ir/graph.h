@@ -95,6 +95,11 @@ class Graph {
 // The strides of a row-major tensor of shape `s` (the last dimension's is 1).
 std::vector<int64_t> rowMajorStrides(const Shape& s);
 
+// The tensor a Gather node reads its rows from: its params, or the tensor a chain of
+// Reshapes of its params starts from (the same memory, row-major; GatherNd gathers
+// from its params' leading axes merged by a Reshape). The verifier requires a graph input.
+TensorId gatherSource(const Graph& g, const Node& gather);
+
 // Shape of a broadcast between two shapes (numpy rules, right-aligned); nullopt if
 // they are incompatible.
 std::optional<Shape> broadcastShapes(const Shape& a, const Shape& b);

@@ -1,0 +1,177 @@
+#include "frontend/composite_masked_sums.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "support/error.h"
+
+namespace polyred {
+
+namespace {
+
+constexpr std::string_view kMaskedSumOps[] = {"CumSum", "CumProd", "UnsortedSegmentSum", "TensorScatterAdd"};
+
+class MaskedSums : public ExpansionBuilder, CompositeAttrAccess {
+ public:
+  MaskedSums(ExpansionSink& sink, const std::string& file, const std::string& op, const CompositeAttrs& attrs)
+      : ExpansionBuilder(sink, op), file_(file), attrs_(attrs) {}
+
+  TupleOpOutput expand(std::string_view name, const std::vector<TensorId>& ins) {
+    if (name == "CumSum" || name == "CumProd") return scan(ins, name == "CumSum" ? BuiltinCombiner::Sum : BuiltinCombiner::Prod);
+    if (name == "UnsortedSegmentSum") return segmentSum(ins);
+    return scatterAdd(ins);
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& why) const override { throw Error(file_, op_, why); }
+
+  bool boolAttr(const char* name) const {
+    const Json* v = attr(attrs_, name);
+    return v && readBool(*v, name);
+  }
+  // An int attribute (or a one-element list of one), else a constant integer input.
+  int64_t intParameter(const char* name, const std::vector<TensorId>& ins, size_t at) const {
+    if (ins.size() > at) {
+      const Tensor& t = info(ins[at]);
+      if (t.role != TensorRole::Constant || !isInteger(t.dtype)) fail(std::string("the ") + name + " input must be an integer constant");
+      return t.constant->i;
+    }
+    const Json& v = required(attrs_, name);
+    if (v.is_array()) {
+      std::vector<int64_t> list = readIntList(v, name);
+      if (list.size() != 1) fail(std::string(name) + " must be one integer");
+      return list[0];
+    }
+    return readInt(v, name);
+  }
+  void needNumbers(TensorId x, const char* what) const {
+    const DType t = info(x).dtype;
+    if (t == DType::Bool || isComplex(t)) fail(std::string(what) + " must be numbers, got " + std::string(dtypeName(t)));
+  }
+  void needIndices(TensorId x, const char* what) const {
+    const DType t = info(x).dtype;
+    if (t != DType::Int32 && t != DType::Int64) fail(std::string(what) + " must be int32 or int64, got " + std::string(dtypeName(t)));
+  }
+  void checkWork(const Shape& mask) const {
+    int64_t work = 1;
+    for (int64_t e : mask) work = e != 0 && work > kMaxMaskedWork / e ? kMaxMaskedWork + 1 : work * e;
+    if (work > kMaxMaskedWork)
+      fail("computed as a masked reduction this takes more than " + std::to_string(kMaxMaskedWork) +
+           " operations (mask " + toString(mask) + "); a dedicated scan or scatter kernel is not built");
+  }
+  TensorId reshape(TensorId x, Shape shape) { return add(node(OpKind::Reshape, {x}), std::move(shape), info(x).dtype); }
+  TensorId iota(const Shape& shape, int64_t axis) {
+    Node n = node(OpKind::Iota, {});
+    n.axes = {axis};
+    return add(std::move(n), shape, DType::Int64);
+  }
+  // The reduction over `axes` of `values` where `mask` holds, else the identity.
+  TensorId maskedReduce(TensorId mask, TensorId values, const Shape& shape, BuiltinCombiner c, std::vector<int64_t> axes) {
+    const DType t = info(values).dtype;
+    TensorId kept = add(node(OpKind::Select, {mask, values, constant(c == BuiltinCombiner::Prod ? 1 : 0, t)}), shape, t);
+    return reduce(kept, c, axes, false);
+  }
+
+  // out[.., i, ..] folds x[.., j, ..] over the j the mask keeps: a [.., i, j, ..] mask.
+  TupleOpOutput scan(const std::vector<TensorId>& ins, BuiltinCombiner c) {
+    if (ins.empty() || ins.size() > 2) fail("takes the tensor and, optionally, the axis as a constant input");
+    const Tensor x = info(ins[0]);  // a copy: adding nodes below may move the graph's tensors
+    needNumbers(ins[0], "the elements");
+    const auto rank = static_cast<int64_t>(x.shape.size());
+    int64_t axis = attr(attrs_, "axis") || ins.size() > 1 ? intParameter("axis", ins, 1) : 0;
+    if (rank == 0 || axis < -rank || axis >= rank)
+      fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+    if (axis < 0) axis += rank;
+    const auto a = static_cast<size_t>(axis);
+    Shape wide = x.shape, spread = x.shape;  // [.., i, j, ..] and x along j
+    wide.insert(wide.begin() + axis + 1, x.shape[a]);
+    spread.insert(spread.begin() + axis, 1);
+    checkWork(wide);
+    const bool exclusive = boolAttr("exclusive"), reverse = boolAttr("reverse");
+    const OpKind keep = reverse ? (exclusive ? OpKind::Greater : OpKind::GreaterEqual)
+                                : (exclusive ? OpKind::Less : OpKind::LessEqual);
+    TensorId mask = apply(keep, {iota(wide, axis + 1), iota(wide, axis)});
+    TensorId total = maskedReduce(mask, reshape(ins[0], spread), wide, c, {axis + 1});
+    return {node(OpKind::Cast, {total}), x.shape, x.dtype};
+  }
+
+  // out[s, rest] sums data[i.., rest] where ids[i..] == s: a [s, i.., rest] mask.
+  TupleOpOutput segmentSum(const std::vector<TensorId>& ins) {
+    if (ins.size() < 2 || ins.size() > 3) fail("takes data, segment ids and, optionally, num_segments as a constant input");
+    const Tensor data = info(ins[0]), ids = info(ins[1]);  // copies: adding nodes moves the graph's tensors
+    needNumbers(ins[0], "the data");
+    needIndices(ins[1], "segment ids");
+    const int64_t segments = intParameter("num_segments", ins, 2);
+    if (segments < 1 || segments > (int64_t{1} << 40)) fail("num_segments " + std::to_string(segments) + " must be positive");
+    const size_t r = ids.shape.size();
+    if (r > data.shape.size() || !std::equal(ids.shape.begin(), ids.shape.end(), data.shape.begin()))
+      fail("segment ids of shape " + toString(ids.shape) + " must be a leading part of the data's shape " + toString(data.shape));
+    Shape wide = {segments}, spreadIds = {1}, spreadData = {1};
+    wide.insert(wide.end(), data.shape.begin(), data.shape.end());
+    spreadIds.insert(spreadIds.end(), ids.shape.begin(), ids.shape.end());
+    spreadIds.resize(wide.size(), 1);
+    spreadData.insert(spreadData.end(), data.shape.begin(), data.shape.end());
+    checkWork(wide);
+    TensorId mask = apply(OpKind::Equal, {cast(reshape(ins[1], spreadIds), DType::Int64), iota(wide, 0)});
+    std::vector<int64_t> axes(r);
+    std::iota(axes.begin(), axes.end(), int64_t{1});
+    TensorId total = maskedReduce(mask, reshape(ins[0], spreadData), wide, BuiltinCombiner::Sum, axes);
+    Shape out = {segments};
+    out.insert(out.end(), data.shape.begin() + static_cast<std::ptrdiff_t>(r), data.shape.end());
+    return {node(OpKind::Cast, {total}), out, data.dtype};
+  }
+
+  // input + the updates summed at their index tuples' rows: a [p, l.., rest] mask over
+  // input's first k axes merged (p) and the updates' leading axes (l..).
+  TupleOpOutput scatterAdd(const std::vector<TensorId>& ins) {
+    if (ins.size() != 3) fail("takes 3 inputs (input, indices, updates), got " + std::to_string(ins.size()));
+    const Tensor x = info(ins[0]), updates = info(ins[2]);  // copies: adding nodes moves the graph's tensors
+    needNumbers(ins[0], "the input");
+    needIndices(ins[1], "indices");
+    if (updates.dtype != x.dtype) fail("updates must have the input's dtype " + std::string(dtypeName(x.dtype)));
+    TensorId indices = ins[1];
+    if (info(indices).shape.size() == 1) indices = reshape(indices, {info(indices).shape[0], 1});  // AKG: [N] is [N, 1]
+    const Shape ind = info(indices).shape;
+    const auto k = static_cast<size_t>(ind.back());
+    if (k < 1 || k > x.shape.size())
+      fail("index tuples of " + std::to_string(k) + " components for a rank-" + std::to_string(x.shape.size()) + " input");
+    const Shape lead(ind.begin(), ind.end() - 1), rows(x.shape.begin(), x.shape.begin() + static_cast<std::ptrdiff_t>(k));
+    const Shape rest(x.shape.begin() + static_cast<std::ptrdiff_t>(k), x.shape.end());
+    Shape want = lead;
+    want.insert(want.end(), rest.begin(), rest.end());
+    if (updates.shape != want)
+      fail("updates have shape " + toString(updates.shape) + "; indices and input ask for " + toString(want));
+    const int64_t positions = numElements(rows);
+    Shape wide = {positions}, spreadAt = {1}, spreadUpdates = {1}, merged = {positions};
+    wide.insert(wide.end(), want.begin(), want.end());
+    spreadAt.insert(spreadAt.end(), lead.begin(), lead.end());
+    spreadAt.resize(wide.size(), 1);
+    spreadUpdates.insert(spreadUpdates.end(), want.begin(), want.end());
+    merged.insert(merged.end(), rest.begin(), rest.end());
+    checkWork(wide);
+    TensorId mask = apply(OpKind::Equal, {reshape(flatIndex(indices, rows), spreadAt), iota(wide, 0)});
+    std::vector<int64_t> axes(lead.size());
+    std::iota(axes.begin(), axes.end(), int64_t{1});
+    TensorId sums = maskedReduce(mask, reshape(ins[2], spreadUpdates), wide, BuiltinCombiner::Sum, axes);
+    TensorId total = apply(OpKind::Add, {reshape(ins[0], merged), sums});
+    return {node(OpKind::Reshape, {total}), x.shape, x.dtype};
+  }
+
+  std::string file_;
+  const CompositeAttrs& attrs_;
+};
+
+}  // namespace
+
+std::span<const std::string_view> maskedSumOpNames() { return kMaskedSumOps; }
+
+bool isMaskedSumOp(std::string_view name) {
+  return std::find(std::begin(kMaskedSumOps), std::end(kMaskedSumOps), name) != std::end(kMaskedSumOps);
+}
+
+TupleOpOutput expandMaskedSum(std::string_view name, const std::vector<TensorId>& ins, const CompositeAttrs& attrs,
+                              ExpansionSink& sink, const std::string& file, const std::string& op) {
+  return MaskedSums(sink, file, op, attrs).expand(name, ins);
+}
+
+}  // namespace polyred
