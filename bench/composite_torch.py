@@ -177,6 +177,51 @@ def gather(params, indices, axis):
     return torch.where(mask, picked.reshape(shape), torch.zeros((), dtype=params.dtype, device=params.device))
 
 
+def gather_nd(params, indices):
+    """params[indices[.., 0..k-1]], 0 where a component is outside its axis (AKG's kernel)."""
+    k = indices.shape[-1]
+    lead, rest = list(indices.shape[:-1]), list(params.shape[k:])
+    idx = indices.reshape(-1, k).long()
+    inside = torch.ones(idx.shape[0], dtype=torch.bool, device=idx.device)
+    for j in range(k):
+        inside &= (idx[:, j] >= 0) & (idx[:, j] < params.shape[j])
+    safe = torch.where(inside[:, None], idx, torch.zeros_like(idx))
+    rows = params[tuple(safe[:, j] for j in range(k))]
+    rows = torch.where(inside.reshape([-1] + [1] * len(rest)), rows, torch.zeros_like(rows))
+    return rows.reshape(lead + rest)
+
+
+def pool2d(x, a, shape):
+    """AKG's pooling (TVM topi): max pads with -inf (never chosen), average with 0 and
+    divides by the whole window; the declared shape gives the rounding."""
+    layout = a.get("data_layout") or ("NC1HWC0" if x.dim() == 5 else "NHWC")
+    if layout == "NHWC":
+        nchw = x.permute(0, 3, 1, 2)
+    elif x.dim() == 5:
+        n, c1, h, w, c0 = x.shape
+        nchw = x.permute(0, 1, 4, 2, 3).reshape(n, c1 * c0, h, w)
+    else:
+        nchw = x
+    hw = (1, 2) if layout == "NHWC" else (2, 3)
+    is_max = a["pool_type"] == "max"
+    work = nchw.float() if nchw.dtype in (torch.float16, torch.bfloat16) else nchw
+    if a.get("global"):
+        r = torch.amax(work, dim=(2, 3), keepdim=True) if is_max else work.mean(dim=(2, 3), keepdim=True)
+    else:
+        (kh, kw), (sh, sw), (pt, pl, pb, pr) = a["kernel_size"], a["strides"], a.get("pad", [0, 0, 0, 0])
+        oh, ow = shape[hw[0]], shape[hw[1]]
+        bottom = max(0, (oh - 1) * sh + kh - work.shape[2] - pt)
+        right = max(0, (ow - 1) * sw + kw - work.shape[3] - pl)
+        padded = torch.nn.functional.pad(work, (pl, right, pt, bottom), value=float("-inf") if is_max else 0.0)
+        pool = torch.nn.functional.max_pool2d if is_max else torch.nn.functional.avg_pool2d
+        r = pool(padded, (kh, kw), (sh, sw))[:, :, :oh, :ow]
+    if layout == "NHWC":
+        return r.permute(0, 2, 3, 1)
+    if x.dim() == 5:
+        return r.reshape(r.shape[0], x.shape[1], x.shape[4], r.shape[2], r.shape[3]).permute(0, 1, 3, 4, 2)
+    return r
+
+
 def strided_slice(x, a):
     """TensorFlow's strided slice for positive strides (the masks polyred reads)."""
     index = []
@@ -278,6 +323,51 @@ class Builder:
             return lambda x: (x > 0).any().reshape(shape).to(odt)
         if name == "ElemAll":  # 1 if no element is zero (NaN is not zero)
             return lambda x: (x != 0).all().reshape(shape).to(odt)
+        if name == "GatherNd":
+            return gather_nd
+        if name == "Pool2D":
+            return lambda x: pool2d(x, a, shape)
+        return self.layer_op(name, a, odt, shape)
+
+    def layer_op(self, name, a, odt, shape):
+        """MindSpore's layer-level ops (frontend/composite_layer_ops), from their definitions."""
+        half = lambda f: (lambda x: f(x.float()) if x.dtype in (torch.float16, torch.bfloat16) else f(x))
+        relu6 = lambda x: torch.clamp(x, 0, 6)
+        if name in ("ExpandDims", "Squeeze", "Flatten", "TupleGetItem"):
+            return lambda x, *rest: x.reshape(shape)
+        if name == "BiasAdd":
+            def bias_add(x, b):
+                channel = x.dim() - 1 if a.get("data_format") == "NHWC" else 1
+                return x + b.reshape([-1] + [1] * (x.dim() - 1 - channel))
+            return bias_add
+        if name in ("ZerosLike", "OnesLike"):
+            return lambda x: torch.full_like(x, 1 if name == "OnesLike" else 0)
+        if name == "ReLU6":
+            return half(relu6)
+        if name == "HSigmoid":
+            return half(lambda x: relu6(x + 3) / 6)
+        if name == "HSwish":
+            return half(lambda x: x * relu6(x + 3) / 6)
+        if name == "Mish":
+            return half(lambda x: x * torch.tanh(torch.nn.functional.softplus(x, threshold=1e30)))
+        if name == "LeakyReLU":
+            return half(lambda x: torch.where(x > 0, x, x * a.get("alpha", 0.2)))
+        if name == "SquaredDifference":
+            return lambda x, y: (x - y) * (x - y)
+        if name in ("ClipByValue", "Clip"):
+            return lambda x, lo, hi: torch.minimum(torch.maximum(x, lo), hi)
+        if name == "SquareSumV1":
+            return lambda x: reduce_native("ReduceSum", x * x, normalize_axes(a.get("axis"), x.dim()),
+                                           bool(a.get("keep_dims", False)), self.storage(odt))
+        if name == "Shape":
+            return lambda x: torch.tensor(list(x.shape), dtype=odt, device=x.device)
+        if name == "ConstantOfShape":
+            values = a.get("value", [0])
+            values = values if isinstance(values, list) else [values]
+            def filled(s):
+                v = torch.tensor(values, dtype=torch.float64, device=s.device)
+                return (v.reshape(shape) if len(values) > 1 else v.expand(shape)).to(odt)
+            return filled
         raise Unsupported(name)
 
     def floor_divide(self, odt):
@@ -305,6 +395,21 @@ class Builder:
             rdt = self.storage(odt) if name == "ReduceSum" else None
             return reduce_native(name, x, axes, keepdim, rdt)
         return run
+
+
+def multi_output(name, a, xs, k, b):
+    """Output k of LayerNorm (y, mean, biased variance) or SquareSumAll (the two sums)."""
+    if name == "SquareSumAll":
+        return (xs[k] * xs[k]).sum()
+    x, gamma, beta = [t.float() if t.dtype in (torch.float16, torch.bfloat16) else t for t in xs]
+    axes = list(range(a.get("begin_norm_axis", 1) % x.dim(), x.dim()))
+    mean = x.mean(dim=axes, keepdim=True)
+    var = ((x - mean) * (x - mean)).mean(dim=axes, keepdim=True)
+    if k == 1:
+        return mean
+    if k == 2:
+        return var
+    return (x - mean) * torch.rsqrt(var + a.get("epsilon", 1e-7)) * gamma + beta
 
 
 def make_function(comp, mode="native", device="cuda"):
@@ -336,6 +441,11 @@ def make_function(comp, mode="native", device="cuda"):
             for k, d in enumerate(op["output_desc"]):
                 steps.append((d["tensor_name"], lambda x, k=k, axis=axis, parts=parts: x.chunk(parts, axis)[k].contiguous(),
                               ins[:1]))
+        elif op["name"] in ("LayerNorm", "SquareSumAll"):
+            for k, d in enumerate(op["output_desc"]):
+                odt = DT[d["data_type"]]
+                steps.append((d["tensor_name"], lambda *xs, k=k, odt=odt, shape=list(d["shape"]), name=op["name"],
+                              a=attrs(op): b.finish(multi_output(name, a, xs, k, b), odt, shape), ins))
         elif op["name"] == "InplaceAssign":
             written = out + "_written"
             steps.append((written, lambda v: v, [ins[1]]))

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """GPU-sized composite files for the ops of session 19 (FloorMod, Atan2, Concat, Tile,
-StridedSlice with a stride, Split, Gather), to time them against PyTorch with the benchmark:
+StridedSlice with a stride, Split, Gather) and session 20 (LayerNorm, Pool2D, GatherNd,
+BiasAdd + HSwish), to time them against PyTorch with the benchmark:
 
     python3 bench/make_op_workloads.py OUTDIR
     mkdir -p EMPTY && touch EMPTY/cases.txt
@@ -84,6 +85,38 @@ def main(out):
     rows = g.op("Gather", [table, ids], [("float16", [64, 128, 768])], {"axis": 0})
     wide = g.op("Cast", [rows], [("float32", [64, 128, 768])], {"dst_type": "float32"})
     g.write(out, [g.op("ReduceSum", [wide], [("float32", [64, 768])], {"axis": [1], "keep_dims": False})])
+
+    layer_workloads(out)
+
+
+def layer_workloads(out):
+    g = Graph("ops_layernorm_f16_8192x1024")  # y, mean and variance per row
+    x, gamma, beta = g.input("x", "float16", [8192, 1024]), g.input("g", "float16", [1024]), g.input("b", "float16", [1024])
+    y, mean, var = g.op("LayerNorm", [x, gamma, beta],
+                        [("float16", [8192, 1024]), ("float32", [8192, 1]), ("float32", [8192, 1])],
+                        {"begin_norm_axis": 1, "begin_params_axis": 1, "epsilon": 1e-5})
+    g.write(out, [y, mean, var])
+
+    g = Graph("ops_maxpool_nhwc_f16_32x112x112x64")  # ResNet's stem pool: 3x3, stride 2, pad 1
+    x = g.input("x", "float16", [32, 112, 112, 64])
+    g.write(out, [g.op("Pool2D", [x], [("float16", [32, 56, 56, 64])],
+                       {"global": False, "pool_type": "max", "data_layout": "NHWC", "kernel_size": [3, 3],
+                        "strides": [2, 2], "pad": [1, 1, 1, 1], "round_mode": 1})])
+
+    g = Graph("ops_avgpool_global_f16_64x7x7x2048")  # ResNet-50's head
+    x = g.input("x", "float16", [64, 7, 7, 2048])
+    g.write(out, [g.op("Pool2D", [x], [("float16", [64, 1, 1, 2048])],
+                       {"global": True, "pool_type": "avg", "data_layout": "NHWC"})])
+
+    g = Graph("ops_gathernd_rowsum_f32_1024x64x256")  # 8192 (i, j) pairs pick rows of 256
+    p, i = g.input("p", "float32", [1024, 64, 256]), g.input("i", "int32", [8192, 2])
+    rows = g.op("GatherNd", [p, i], [("float32", [8192, 256])])
+    g.write(out, [g.op("ReduceSum", [rows], [("float32", [8192])], {"axis": [1], "keep_dims": False})])
+
+    g = Graph("ops_biasadd_hswish_f16_32x256x56x56")  # NCHW bias, then HSwish
+    x, b = g.input("x", "float16", [32, 256, 56, 56]), g.input("b", "float16", [256])
+    biased = g.op("BiasAdd", [x, b], [("float16", [32, 256, 56, 56])], {"data_format": "NCHW"})
+    g.write(out, [g.op("HSwish", [biased], [("float16", [32, 256, 56, 56])])])
 
 
 if __name__ == "__main__":
