@@ -223,18 +223,25 @@ def pool2d(x, a, shape):
 
 
 def strided_slice(x, a):
-    """TensorFlow's strided slice for positive strides (the masks polyred reads)."""
-    index = []
+    """TensorFlow's strided slice (the masks polyred reads): Python's slice rules, which
+    are TensorFlow's for negative strides too (torch slicing takes no negative step, so
+    each axis is an index_select of the positions the slice names)."""
+    shrunk = []
     for d, n in enumerate(x.shape):
         if d >= len(a["begin"]):
-            index.append(slice(None))
-        elif a.get("shrink_axis_mask", 0) >> d & 1:
-            index.append(a["begin"][d])
+            continue
+        if a.get("shrink_axis_mask", 0) >> d & 1:
+            shrunk.append(d)
+            b = a["begin"][d]
+            positions = [b + n if b < 0 else b]
         else:
             begin = None if a.get("begin_mask", 0) >> d & 1 else a["begin"][d]
             end = None if a.get("end_mask", 0) >> d & 1 else a["end"][d]
-            index.append(slice(begin, end, a["strides"][d]))
-    return x[tuple(index)]
+            positions = list(range(*slice(begin, end, a["strides"][d]).indices(n)))
+        x = torch.index_select(x, d, torch.tensor(positions, dtype=torch.long, device=x.device))
+    for d in reversed(shrunk):
+        x = x.squeeze(d)
+    return x
 
 
 class Builder:

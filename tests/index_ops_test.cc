@@ -120,6 +120,35 @@ TEST(IndexOps, SliceAndStridedSliceCutABlock) {
                {x}, {4, 5, 6, 7});
 }
 
+// Negative strides walk backwards (numpy's x[b:e:s] and TensorFlow's masks): a masked
+// begin is the last index, a masked end reaches past the first.
+TEST(IndexOps, StridedSliceWithNegativeStridesWalksBackwards) {
+  const HostTensor x = HostTensor::fromValues(DType::Float32, {3, 4}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11});
+  auto slice = [](const Shape& in, const Shape& out, Json attrs) {
+    return oneOp("StridedSlice", {desc("x", in, "float32")}, desc("y", out, "float32"), std::move(attrs));
+  };
+  // x[::-1, ::-1]
+  expectOutput(slice({3, 4}, {3, 4}, {attr("begin", {0, 0}), attr("end", {0, 0}), attr("strides", {-1, -1}),
+                                      attr("begin_mask", 3), attr("end_mask", 3)}),
+               {x}, {11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0});
+  // x[2:0:-1, 3::-2]: rows 2, 1; columns 3, 1.
+  expectOutput(slice({3, 4}, {2, 2}, {attr("begin", {2, 3}), attr("end", {0, 0}), attr("strides", {-1, -2}),
+                                      attr("end_mask", 2)}),
+               {x}, {11, 9, 7, 5});
+  // x[-1, ::-3] (a shrunk row): 11, 8.
+  expectOutput(slice({3, 4}, {2}, {attr("begin", {-1, 0}), attr("end", {0, 0}), attr("strides", {1, -3}),
+                                   attr("begin_mask", 2), attr("end_mask", 2), attr("shrink_axis_mask", 1)}),
+               {x}, {11, 8});
+  const HostTensor v = HostTensor::fromValues(DType::Float32, {5}, {0, 1, 2, 3, 4});
+  expectOutput(slice({5}, {3}, {attr("begin", {-1}), attr("end", {0}), attr("strides", {-2}), attr("end_mask", 1)}), {v},
+               {4, 2, 0});
+  expectOutput(slice({5}, {4}, {attr("begin", {3}), attr("end", {-10}), attr("strides", {-1})}), {v}, {3, 2, 1, 0});
+  expectOutput(slice({5}, {5}, {attr("begin", {10}), attr("end", {-10}), attr("strides", {-1})}), {v}, {4, 3, 2, 1, 0});
+  expectCheckPasses(oneOp("StridedSlice", {desc("x", {37, 129}, "float16")}, desc("y", {13, 129}, "float16"),
+                          {attr("begin", {0, 0}), attr("end", {0, 0}), attr("strides", {-3, -1}), attr("begin_mask", 3),
+                           attr("end_mask", 3)}));
+}
+
 TEST(IndexOps, ConcatJoinsInputsAlongTheAxis) {
   Graph g = oneOp("Concat", {desc("a", {2, 1}, "int8"), desc("b", {2, 2}, "int8"), desc("c", {2, 1}, "int8")},
                   desc("y", {2, 4}, "int8"), {attr("axis", -1)});
@@ -235,8 +264,8 @@ TEST(IndexOps, MalformedAttributesAreErrorsNamingTheOp) {
                             {attr("begin", {2}), attr("size", {3})}); },
           "leave the extent 4");
   rejects([] { return oneOp("StridedSlice", {desc("x", {4}, "float32")}, desc("y", {2}, "float32"),
-                            {attr("begin", {3}), attr("end", {0}), attr("strides", {-1})}); },
-          "only positive strides are supported");
+                            {attr("begin", {3}), attr("end", {0}), attr("strides", {0})}); },
+          "stride 0");
   rejects([] { return oneOp("StridedSlice", {desc("x", {4}, "float32")}, desc("y", {4}, "float32"),
                             {attr("begin", {0}), attr("end", {4}), attr("strides", {1}), attr("ellipsis_mask", 1)}); },
           "ellipsis_mask and new_axis_mask are not supported");

@@ -249,7 +249,10 @@ class GraphGenerator {
       elements *= view[d];
     }
     if (elements > sizes_.maxElements) view = s;
-    Value w = b_.window(masked, view, begin);
+    std::vector<int64_t> steps;  // a third of the windows step (backwards too), as StridedSlice's
+    if (rng_.percent(33))
+      for (size_t d = 0; d < s.size(); ++d) steps.push_back(rng_.pick<int64_t>({-3, -2, -1, 1, 1, 2}));
+    Value w = b_.window(masked, view, begin, steps);
     std::vector<int64_t> axes = randomAxes(view.size());
     f_.keepDims = rng_.percent(30);
     b_.output(b_.reduce(reductionInput(w, f_.reduction, t, reducedLength(view, axes)), builtinReduction(f_.reduction, t),

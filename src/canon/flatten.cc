@@ -122,9 +122,11 @@ class BodyLowering {
         const Shape& inShape = g_.tensor(n.inputs[0]).shape;
         IndexExprs in(idx.size());
         for (size_t k = 0; k < idx.size(); ++k) {
-          bool inside = n.begin[k] >= 0 && n.begin[k] + x.shape[k] <= inShape[k];  // no wrap needed
-          in[k] = inside ? addExprs({idx[k], std::to_string(n.begin[k])})
-                         : "(" + addExprs({idx[k], std::to_string(n.begin[k])}) + ") mod " + std::to_string(inShape[k]);
+          const int64_t step = n.steps.empty() ? 1 : n.steps[k], last = n.begin[k] + step * (x.shape[k] - 1);
+          const bool inside = std::min(n.begin[k], last) >= 0 && std::max(n.begin[k], last) < inShape[k];  // no wrap
+          const std::string at = step == 1 ? idx[k] : std::to_string(step) + "*(" + idx[k] + ")";
+          in[k] = inside ? addExprs({at, std::to_string(n.begin[k])})
+                         : "(" + addExprs({at, std::to_string(n.begin[k])}) + ") mod " + std::to_string(inShape[k]);
         }
         return lower(n.inputs[0], in);
       }

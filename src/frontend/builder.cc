@@ -111,11 +111,12 @@ Value GraphBuilder::reshape(Value x, Shape shape) {
   return addNode(std::move(n), std::move(shape), info(x).dtype);
 }
 
-Value GraphBuilder::window(Value x, Shape shape, std::vector<int64_t> begin) {
+Value GraphBuilder::window(Value x, Shape shape, std::vector<int64_t> begin, std::vector<int64_t> steps) {
   Node n;
   n.kind = OpKind::Window;
   n.inputs = {x.id};
   n.begin = std::move(begin);
+  n.steps = std::move(steps);
   return addNode(std::move(n), std::move(shape), info(x).dtype);
 }
 

@@ -37,9 +37,10 @@ class GraphBuilder {
   Value broadcastTo(Value x, Shape shape);
   Value reshape(Value x, Shape shape);
   Value transpose(Value x, std::vector<int64_t> perm);
-  // out[idx] = x[(idx[d] + begin[d]) mod x.shape[d]], out of shape `shape` (a slice when
-  // the window lies inside x; padding reads wrap and are meant to be Select-ed away).
-  Value window(Value x, Shape shape, std::vector<int64_t> begin);
+  // out[idx] = x[(begin[d] + steps[d] * idx[d]) mod x.shape[d]], out of shape `shape` (a
+  // slice when the window lies inside x; padding reads wrap and are meant to be
+  // Select-ed away); no steps: 1 on every axis, negative ones walk backwards.
+  Value window(Value x, Shape shape, std::vector<int64_t> begin, std::vector<int64_t> steps = {});
   Value iota(Shape shape, int64_t axis, DType t = DType::Int64);  // out[idx] = idx[axis]
   // params[a.., indices[i..], b..] along `axis` (0 where an index is out of range).
   Value gather(Value params, Value indices, int64_t axis);

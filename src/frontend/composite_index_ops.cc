@@ -198,14 +198,13 @@ class IndexExpansion : public ExpansionBuilder {
     if (a.ellipsisMask || a.newAxisMask) fail("ellipsis_mask and new_axis_mask are not supported (write a Reshape)");
     if (a.begin.size() > rank || a.end.size() != a.begin.size() || a.strides.size() != a.begin.size())
       fail("begin, end and strides need the same number of entries, at most the input's rank " + std::to_string(rank));
+    if (std::any_of(a.strides.begin(), a.strides.end(), [](int64_t s) { return s < 0; })) return steppedSlice(ins, a);
     std::vector<int64_t> begin(rank, 0), stride(rank, 1);
     Shape count(rank), result;  // elements taken per axis; the result's shape (no shrunk axes)
     for (size_t d = 0; d < rank; ++d) {
       const bool given = d < a.begin.size();
       const int64_t n = x.shape[d];
-      if (given && a.strides[d] < 1)
-        fail("stride " + std::to_string(a.strides[d]) + " on axis " + std::to_string(d) +
-             ": only positive strides are supported");
+      if (given && a.strides[d] == 0) fail("stride 0 on axis " + std::to_string(d));
       if (given && (a.shrinkAxisMask >> d & 1)) {
         const int64_t i = a.begin[d] < 0 ? a.begin[d] + n : a.begin[d];
         if (i < 0 || i >= n) fail("shrink_axis_mask keeps index " + std::to_string(a.begin[d]) + " of axis " +
@@ -242,6 +241,45 @@ class IndexExpansion : public ExpansionBuilder {
       window = add(std::move(firsts), picked, x.dtype);
     }
     return {node(OpKind::Reshape, {window}), result, x.dtype};
+  }
+
+  // StridedSlice with a negative stride: one Window stepping by the strides (TensorFlow's
+  // canonical begin and count: a masked begin is the last index, a masked end the one
+  // before the first, the rest clamped to [-1, n - 1]), then a Reshape dropping shrunk axes.
+  IndexOpResult steppedSlice(const std::vector<TensorId>& ins, const IndexOpAttrs& a) {
+    const Tensor x = info(ins[0]);  // a copy: adding nodes below may move the graph's tensors
+    const size_t rank = x.shape.size();
+    std::vector<int64_t> begin(rank, 0), steps(rank, 1);
+    Shape count(rank), result;
+    for (size_t d = 0; d < rank; ++d) {
+      const int64_t n = x.shape[d], s = d < a.strides.size() ? a.strides[d] : 1;
+      if (s == 0 || s < -(int64_t{1} << 20) || s > (int64_t{1} << 20))
+        fail("stride " + std::to_string(s) + " on axis " + std::to_string(d) + " is 0 or out of range");
+      if (d < a.begin.size() && (a.shrinkAxisMask >> d & 1)) {
+        const int64_t i = a.begin[d] < 0 ? a.begin[d] + n : a.begin[d];
+        if (i < 0 || i >= n) fail("shrink_axis_mask keeps index " + std::to_string(a.begin[d]) + " of axis " +
+                                  std::to_string(d) + " (extent " + std::to_string(n) + ")");
+        begin[d] = i;
+        count[d] = 1;
+        continue;
+      }
+      const int64_t low = s > 0 ? 0 : -1, high = s > 0 ? n : n - 1;
+      auto canonical = [&](int64_t i) { return std::clamp(i < 0 ? i + n : i, low, high); };
+      const bool given = d < a.begin.size();
+      const int64_t b = !given || (a.beginMask >> d & 1) ? (s > 0 ? low : high) : canonical(a.begin[d]);
+      const int64_t e = !given || (a.endMask >> d & 1) ? (s > 0 ? high : low) : canonical(a.end[d]);
+      const int64_t span = s > 0 ? e - b : b - e, step = s > 0 ? s : -s;
+      begin[d] = b;
+      steps[d] = s;
+      count[d] = span > 0 ? (span + step - 1) / step : 0;
+      result.push_back(count[d]);
+      if (count[d] == 0) begin[d] = 0;  // nothing read
+    }
+    Node w = node(OpKind::Window, {ins[0]});
+    w.begin = begin;
+    w.steps = steps;
+    if (count == result) return {std::move(w), result, x.dtype};
+    return {node(OpKind::Reshape, {add(std::move(w), count, x.dtype)}), result, x.dtype};
   }
 
   IndexOpResult concat(const std::vector<TensorId>& ins, const IndexOpAttrs& a) {

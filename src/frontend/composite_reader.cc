@@ -348,7 +348,10 @@ class Reader : public ExpansionSink, CompositeAttrAccess {
       case OpKind::BroadcastTo: checkShapeAttr(attrs, out.shape); break;
       case OpKind::Transpose: n.perm = readPerm(attrs); break;
       case OpKind::Assign: arity(ins, 2, "destination, value"); break;
-      case OpKind::Window: n.begin = readIntList(required(attrs, "begin"), "begin"); break;
+      case OpKind::Window:
+        n.begin = readIntList(required(attrs, "begin"), "begin");
+        if (const Json* v = attr(attrs, "steps")) n.steps = readIntList(*v, "steps");
+        break;
       case OpKind::Iota: n.axes = {readInt(required(attrs, "axis"), "axis")}; break;
       case OpKind::Gather: readGather(attrs, n); break;
       default: break;

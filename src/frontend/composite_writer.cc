@@ -158,7 +158,10 @@ class Writer {
       case OpKind::Reshape:
       case OpKind::BroadcastTo: attrs.push_back(attrJson("shape", "listInt", out.shape)); break;
       case OpKind::Transpose: attrs.push_back(attrJson("perm", "listInt", n.perm)); break;
-      case OpKind::Window: attrs.push_back(attrJson("begin", "listInt", n.begin)); break;
+      case OpKind::Window:
+        attrs.push_back(attrJson("begin", "listInt", n.begin));
+        if (!n.steps.empty()) attrs.push_back(attrJson("steps", "listInt", n.steps));
+        break;
       case OpKind::Iota:
       case OpKind::Gather: attrs.push_back(attrJson("axis", "int", n.axes.at(0))); break;
       case OpKind::Reduce:

@@ -28,13 +28,13 @@ bool tracksMagnitude(DType t) { return isFloat(t) || isComplex(t); }
 // How an operand's flat index follows from its consumer's: the consumer's flat index
 // k has digits k / outStride[d] % extent[d]; the operand index is the sum of the
 // digits times `strides` (0 along broadcast dims). `identity` skips all that.
-// A Window also adds begin[d] to each digit and wraps it modulo wrap[d] (the input's
-// extent) first.
+// A Window also takes each digit times step[d] plus begin[d] and wraps it modulo
+// wrap[d] (the input's extent) first.
 struct IndexMap {
   bool identity = true;
   Shape extents;
   std::vector<int64_t> outStrides, strides;
-  std::vector<int64_t> begin, wrap;  // Window only
+  std::vector<int64_t> begin, step, wrap;  // Window only
 
   int64_t operator()(int64_t k) const {
     if (identity) return k;
@@ -43,7 +43,7 @@ struct IndexMap {
       if (!strides[d]) continue;
       int64_t digit = k / outStrides[d] % extents[d];
       if (!wrap.empty()) {
-        digit = (digit + begin[d]) % wrap[d];
+        digit = (digit * step[d] + begin[d]) % wrap[d];
         if (digit < 0) digit += wrap[d];
       }
       r += digit * strides[d];
@@ -70,10 +70,12 @@ IndexMap broadcastMap(const Shape& in, const Shape& out) {
   return makeMap(out, std::move(strides));
 }
 
-IndexMap windowMap(const Shape& in, const std::vector<int64_t>& begin, const Shape& out) {
+IndexMap windowMap(const Shape& in, const std::vector<int64_t>& begin, const std::vector<int64_t>& steps,
+                   const Shape& out) {
   IndexMap m = makeMap(out, rowMajorStrides(in));
   m.identity = false;
   m.begin = begin;
+  m.step = steps.empty() ? std::vector<int64_t>(in.size(), 1) : steps;
   m.wrap = in;
   return m;
 }
@@ -158,7 +160,7 @@ struct PointReference::Impl {
         switch (node.kind) {
           case OpKind::Reshape: maps[n].push_back(IndexMap{}); break;
           case OpKind::Transpose: maps[n].push_back(transposeMap(s, node.perm, out)); break;
-          case OpKind::Window: maps[n].push_back(windowMap(s, node.begin, out)); break;
+          case OpKind::Window: maps[n].push_back(windowMap(s, node.begin, node.steps, out)); break;
           case OpKind::Reduce: maps[n].push_back(IndexMap{}); break;
           default: maps[n].push_back(broadcastMap(s, out)); break;
         }

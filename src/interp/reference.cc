@@ -344,8 +344,9 @@ Values transpose(const Values& x, const std::vector<int64_t>& perm, const Shape&
   return gather(x, strides, s);
 }
 
-// out[idx] = x[(idx[d] + begin[d]) mod x.shape[d]] (the modulo is non-negative).
-Values window(const Values& x, const std::vector<int64_t>& begin, const Shape& s) {
+// out[idx] = x[(begin[d] + steps[d] * idx[d]) mod x.shape[d]] (the modulo is
+// non-negative; no steps: 1).
+Values window(const Values& x, const std::vector<int64_t>& begin, const std::vector<int64_t>& steps, const Shape& s) {
   if (x.splat) return reshape(x, s);
   Values out = Values::make(x.dtype, s, false);
   const std::vector<int64_t> own = rowMajorStrides(x.shape);
@@ -353,7 +354,7 @@ Values window(const Values& x, const std::vector<int64_t>& begin, const Shape& s
   for (int64_t k = 0, n = numElements(s); k < n; ++k) {
     int64_t from = 0;
     for (size_t d = 0; d < s.size(); ++d) {
-      int64_t w = (idx[d] + begin[d]) % x.shape[d];
+      int64_t w = ((steps.empty() ? 1 : steps[d]) * idx[d] + begin[d]) % x.shape[d];
       from += (w < 0 ? w + x.shape[d] : w) * own[d];
     }
     out.put(k, x.at(from));
@@ -633,7 +634,7 @@ class Evaluator {
       case OpKind::Reshape: return reshape(*operands[0], out.shape);
       case OpKind::BroadcastTo: return gather(*operands[0], broadcastStrides(*operands[0], out.shape), out.shape);
       case OpKind::Transpose: return transpose(*operands[0], n.perm, out.shape);
-      case OpKind::Window: return window(*operands[0], n.begin, out.shape);
+      case OpKind::Window: return window(*operands[0], n.begin, n.steps, out.shape);
       case OpKind::Iota: return iota(out.dtype, n.axes.at(0), out.shape);
       case OpKind::Gather: return gatherAlong(*operands[0], *operands[1], n.axes.at(0), out.shape);
       case OpKind::Reduce:

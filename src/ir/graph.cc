@@ -333,13 +333,18 @@ class Verifier {
           if (n.begin[d] < -kMaxWindowOffset || n.begin[d] > kMaxWindowOffset)
             fail(n.name, "Window begin " + std::to_string(n.begin[d]) + " is out of range");
         }
+        if (!n.steps.empty() && n.steps.size() != is.size()) fail(n.name, "Window needs one step per axis, or none");
+        for (int64_t s : n.steps)
+          if (s == 0 || s < -kMaxWindowStep || s > kMaxWindowStep)
+            fail(n.name, "Window step " + std::to_string(s) + " is 0 or out of range");
         return;
       default: fail(n.name, "unexpected op kind");
     }
   }
 
-  // Far beyond any tensor extent; keeps begin + extent arithmetic far from overflow.
+  // Far beyond any tensor extent; keeps begin + step * extent arithmetic far from overflow.
   static constexpr int64_t kMaxWindowOffset = int64_t{1} << 48;
+  static constexpr int64_t kMaxWindowStep = int64_t{1} << 20;
 
   // out shape = params[:axis] + indices + params[axis+1:], params' dtype.
   void checkGather(const Node& n) const {
@@ -473,6 +478,7 @@ std::string Graph::toString() const {
     }
     if (n.kind == OpKind::Transpose) os << " perm " << polyred::toString(n.perm);
     if (n.kind == OpKind::Window) os << " begin " << polyred::toString(n.begin);
+    if (n.kind == OpKind::Window && !n.steps.empty()) os << " steps " << polyred::toString(n.steps);
     if (n.kind == OpKind::Iota || n.kind == OpKind::Gather) os << " axis " << (n.axes.empty() ? -1 : n.axes[0]);
     os << "(";
     for (size_t k = 0; k < n.inputs.size(); ++k) os << (k ? ", " : "") << "%" << printable(tensor(n.inputs[k]).name);

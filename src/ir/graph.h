@@ -53,8 +53,10 @@ struct Node {
   // Transpose: output dim k reads input dim perm[k].
   std::vector<int64_t> perm;
   // Window: per axis, where the window starts in the input (may be negative: the
-  // index wraps modulo the input extent, so every read is in bounds).
-  std::vector<int64_t> begin;
+  // index wraps modulo the input extent, so every read is in bounds), and the step
+  // between the elements it takes (empty: 1 on every axis; negative steps walk
+  // backwards): out[idx] = x[(begin + steps * idx) mod x.shape].
+  std::vector<int64_t> begin, steps;
   // Iota: the axis whose coordinate is the value, in `axes` ({axis}); Gather: the axis
   // of params the indices select along, in `axes` ({axis}).
   // Reshape/BroadcastTo: the target shape is the output tensor's shape.
