@@ -68,12 +68,15 @@ class IndexExpansion : public ExpansionBuilder {
       out[d] = x.shape[d] + a.head[d] + a.tail[d];
       begin[d] = -a.head[d];
     }
+    // Coordinates in int32 where every padded extent allows (one compare instead of two).
+    const DType coordinate =
+        *std::max_element(out.begin(), out.end()) < (int64_t{1} << 31) ? DType::Int32 : DType::Int64;
     TensorId inside = -1;  // and of the per-axis range tests, over the padded axes
     for (size_t d = 0; d < out.size(); ++d) {
       if (!a.head[d] && !a.tail[d]) continue;
-      TensorId c = iota(out, static_cast<int64_t>(d), DType::Int64);
+      TensorId c = iota(out, static_cast<int64_t>(d), coordinate);
       auto test = [&](OpKind k, int64_t bound) {
-        TensorId t = apply(k, {c, constant(static_cast<double>(bound), DType::Int64)});
+        TensorId t = apply(k, {c, constant(static_cast<double>(bound), coordinate)});
         inside = inside < 0 ? t : apply(OpKind::LogicalAnd, {inside, t});
       };
       if (a.head[d]) test(OpKind::GreaterEqual, a.head[d]);
@@ -441,8 +444,10 @@ class IndexExpansion : public ExpansionBuilder {
     if (p.kernel[0] * p.kernel[1] > kMaxPoolWindow)
       fail("a window of " + std::to_string(p.kernel[0] * p.kernel[1]) + " elements; polyred expands at most " +
            std::to_string(kMaxPoolWindow) + " (one load each)");
-    IndexOpResult padded = pad(ins, padding);
-    TensorId source = cast(add(std::move(padded.last), padded.shape, x.dtype), isMax ? x.dtype : ct);
+    // In the compute type from the start: no rounding of the padded values and partial
+    // maxima to 16 bits on the way (a max is exact in float32; the sum rounds once).
+    IndexOpResult padded = pad({cast(ins[0], ct)}, padding);
+    TensorId source = add(std::move(padded.last), padded.shape, ct);
     TensorId acc = -1;
     for (int64_t i = 0; i < p.kernel[0]; ++i)
       for (int64_t j = 0; j < p.kernel[1]; ++j) {
