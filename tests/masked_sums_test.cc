@@ -43,6 +43,34 @@ TEST(MaskedSums, CumSumAddsThePrefixInEveryDirection) {
   expectOutput(cum("CumProd", {attr("axis", 0), attr("exclusive", true)}, "float32", {4}), {f}, {1, 1, 2, 6});
 }
 
+// Past 1024 elements a scan goes by blocks of ceil(sqrt(n)) (here 34 blocks of 34, the
+// last padded) in three kernels: every direction, on ones (out = the count of elements
+// folded) and on 1..n (triangular numbers).
+TEST(MaskedSums, LongScansGoByBlocks) {
+  const int64_t n = 1100;
+  std::vector<double> ones(n, 1), ramp(n);
+  for (int64_t k = 0; k < n; ++k) ramp[static_cast<size_t>(k)] = static_cast<double>(k + 1);
+  auto expected = [&](auto f) {
+    std::vector<double> v(n);
+    for (int64_t k = 0; k < n; ++k) v[static_cast<size_t>(k)] = static_cast<double>(f(k));
+    return v;
+  };
+  const HostTensor x = ints(DType::Int32, {n}, ones);
+  auto scan = [&](Json attrs, const std::string& dtype = "int32") { return cum("CumSum", std::move(attrs), dtype, {n}); };
+  expectOutput(scan({attr("axis", 0)}), {x}, expected([](int64_t i) { return i + 1; }));
+  expectOutput(scan({attr("axis", 0), attr("exclusive", true)}), {x}, expected([](int64_t i) { return i; }));
+  expectOutput(scan({attr("axis", 0), attr("reverse", true)}), {x}, expected([&](int64_t i) { return n - i; }));
+  expectOutput(scan({attr("axis", 0), attr("reverse", true), attr("exclusive", true)}), {x},
+               expected([&](int64_t i) { return n - 1 - i; }));
+  expectOutput(scan({attr("axis", -1)}, "int64"), {ints(DType::Int64, {n}, ramp)},
+               expected([](int64_t i) { return (i + 1) * (i + 2) / 2; }));
+  CompiledGraph c = compileGraph(cum("CumProd", {attr("axis", 0)}, "float32", {1500, 3}), CompileOptions{});
+  EXPECT_EQ(c.program.kernels.size(), 3u);
+  for (const KernelSpec& k : c.program.kernels) EXPECT_NO_THROW(compileCuda(k.source, k.name, 9, 0)) << k.source;
+  CpuCheckReport r = checkOnCpu(c, 7, 0, false);
+  EXPECT_TRUE(r.ok) << r.message;
+}
+
 TEST(MaskedSums, UnsortedSegmentSumAddsRowsByIdAndDropsOthers) {
   Graph g = oneOp("UnsortedSegmentSum", {desc("d", {4, 2}, "float32"), desc("ids", {4}, "int32")},
                   desc("y", {3, 2}, "float32"), {attr("num_segments", 3)});
@@ -94,7 +122,7 @@ TEST(MaskedSums, MalformedOpsAndTooMuchWorkAreErrors) {
     }
   };
   rejects([] { cum("CumSum", {attr("axis", 70000)}, "float32", {1, 70000}); }, "out of range");
-  rejects([] { cum("CumSum", {attr("axis", 1)}, "float32", {1, 70000}); }, "dedicated scan or scatter kernel");
+  rejects([] { cum("CumSum", {attr("axis", 1)}, "float32", {40000, 70000}); }, "dedicated scan or scatter kernel");
   rejects([] { cum("CumSum", {attr("axis", 0)}, "bool", {4}); }, "numbers");
   rejects([] { oneOp("UnsortedSegmentSum", {desc("d", {4, 2}, "float32"), desc("ids", {3}, "int32")},
                      desc("y", {3, 2}, "float32"), {attr("num_segments", 3)}); }, "leading part");

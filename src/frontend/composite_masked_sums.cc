@@ -1,6 +1,7 @@
 #include "frontend/composite_masked_sums.h"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 #include "support/error.h"
@@ -10,6 +11,10 @@ namespace polyred {
 namespace {
 
 constexpr std::string_view kMaskedSumOps[] = {"CumSum", "CumProd", "UnsortedSegmentSum", "TensorScatterAdd"};
+
+// Scans of up to this many elements take one n x n mask (one kernel); longer ones go by
+// blocks of sqrt(n) (several kernels, n * sqrt(n) work).
+constexpr int64_t kDirectScanLength = 1024;
 
 class MaskedSums : public ExpansionBuilder, CompositeAttrAccess {
  public:
@@ -82,17 +87,46 @@ class MaskedSums : public ExpansionBuilder, CompositeAttrAccess {
     if (rank == 0 || axis < -rank || axis >= rank)
       fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
     if (axis < 0) axis += rank;
-    const auto a = static_cast<size_t>(axis);
-    Shape wide = x.shape, spread = x.shape;  // [.., i, j, ..] and x along j
-    wide.insert(wide.begin() + axis + 1, x.shape[a]);
-    spread.insert(spread.begin() + axis, 1);
-    checkWork(wide);
     const bool exclusive = boolAttr("exclusive"), reverse = boolAttr("reverse");
     const OpKind keep = reverse ? (exclusive ? OpKind::Greater : OpKind::GreaterEqual)
                                 : (exclusive ? OpKind::Less : OpKind::LessEqual);
+    const int64_t n = x.shape[static_cast<size_t>(axis)];
+    if (n <= kDirectScanLength) return {node(OpKind::Cast, {prefix(ins[0], axis, keep, c)}), x.shape, x.dtype};
+    // Blocks of T = ceil(sqrt(n)) elements: the scan within each block, plus the
+    // combined totals of the blocks before it (after it, reversed) -- n * T + B * B work
+    // per row instead of n * n. The axis is padded to B * T with the identity.
+    const auto a = static_cast<size_t>(axis);
+    const auto t = static_cast<int64_t>(std::ceil(std::sqrt(static_cast<double>(n))));
+    const int64_t b = (n + t - 1) / t;
+    Shape padded = x.shape, blocks = x.shape;
+    padded[a] = b * t;
+    blocks[a] = t;
+    blocks.insert(blocks.begin() + axis, b);
+    const double identity = c == BuiltinCombiner::Prod ? 1 : 0;
+    Node w = node(OpKind::Window, {ins[0]});
+    w.begin.assign(x.shape.size(), 0);
+    TensorId inside = apply(OpKind::Less, {iota(padded, axis), constant(static_cast<double>(n), DType::Int64)});
+    TensorId filled = add(node(OpKind::Select, {inside, add(std::move(w), padded, x.dtype), constant(identity, x.dtype)}),
+                          padded, x.dtype);
+    TensorId rows = reshape(filled, blocks);
+    TensorId within = prefix(rows, axis + 1, keep, c);
+    TensorId before = prefix(reduce(rows, c, {axis + 1}, true), axis, reverse ? OpKind::Greater : OpKind::Less, c);
+    TensorId joined = reshape(apply(c == BuiltinCombiner::Prod ? OpKind::Mul : OpKind::Add, {within, before}), padded);
+    Node crop = node(OpKind::Window, {joined});
+    crop.begin.assign(x.shape.size(), 0);
+    return {std::move(crop), x.shape, x.dtype};
+  }
+
+  // The masked scan of x along `axis`: out[.., i, ..] folds x[.., j, ..] over the j with
+  // `keep`(j, i), through a [.., i, j, ..] mask.
+  TensorId prefix(TensorId x, int64_t axis, OpKind keep, BuiltinCombiner c) {
+    const Shape shape = info(x).shape;
+    Shape wide = shape, spread = shape;  // [.., i, j, ..] and x along j
+    wide.insert(wide.begin() + axis + 1, shape[static_cast<size_t>(axis)]);
+    spread.insert(spread.begin() + axis, 1);
+    checkWork(wide);
     TensorId mask = apply(keep, {iota(wide, axis + 1), iota(wide, axis)});
-    TensorId total = maskedReduce(mask, reshape(ins[0], spread), wide, c, {axis + 1});
-    return {node(OpKind::Cast, {total}), x.shape, x.dtype};
+    return maskedReduce(mask, reshape(x, spread), wide, c, {axis + 1});
   }
 
   // out[s, rest] sums data[i.., rest] where ids[i..] == s: a [s, i.., rest] mask.

@@ -3,9 +3,11 @@
 // inputs a mask selects (the prefix along the axis; the elements whose segment id or
 // index tuple names it), so they are ordinary reductions that fuse with their producers.
 //
-// The cost is the mask's size: a scan of n elements does n * n work per row, a scatter
-// num_segments * (its data's size). Expansions past kMaxMaskedWork operations are
-// refused with that reason (a dedicated scan or atomic-scatter kernel is not built).
+// The cost is the mask's size: a scan of n <= 1024 elements does n * n work per row (one
+// kernel), a longer one n * sqrt(n) (blocks of sqrt(n): the scan within each block plus
+// the totals of the blocks before it; a few kernels), a scatter num_segments * (its
+// data's size). Expansions past kMaxMaskedWork operations are refused with that reason
+// (a dedicated scan or atomic-scatter kernel is not built).
 //
 // Semantics (AKG's kernels, MindSpore's attributes; docs/format.md):
 //   CumSum(x; axis, exclusive, reverse)   out[.., i, ..] = sum of x[.., j, ..] over
