@@ -120,6 +120,38 @@ TEST(IndexOps, SliceAndStridedSliceCutABlock) {
                {x}, {4, 5, 6, 7});
 }
 
+// StridedSliceOnnx: begin, end, axes and steps as constant lists (MindSpore's inline
+// values), read as the StridedSlice they describe; ONNX's rules (negative positions
+// count from the end, ends clamp, a negative step walks backwards).
+TEST(IndexOps, StridedSliceOnnxTakesItsParametersAsConstantLists) {
+  const HostTensor x = HostTensor::fromValues(DType::Float32, {3, 4}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11});
+  auto list = [](const std::string& name, std::vector<int64_t> v) {
+    Json d = desc(name, {static_cast<int64_t>(v.size())}, "int64");
+    d["value"] = v;
+    return Json::array({d});
+  };
+  auto onnx = [&](const Shape& out, std::vector<std::vector<int64_t>> params) {
+    Json graphIns = Json::array({Json::array({desc("x", {3, 4}, "float32")})});
+    Json opIns = graphIns;
+    const char* names[] = {"begin", "end", "axes", "steps"};
+    for (size_t k = 0; k < params.size(); ++k) opIns.push_back(list(names[k], params[k]));
+    return parseComposite(oneOpDocument("StridedSliceOnnx", graphIns, opIns, Json::array({desc("y", out, "float32")}),
+                                        nullptr).dump(), "onnx.json");
+  };
+  expectOutput(onnx({3, 2}, {{1}, {3}, {1}, {1}}), {x}, {1, 2, 5, 6, 9, 10});
+  expectOutput(onnx({2, 3}, {{0, 1}, {2, 4}}), {x}, {1, 2, 3, 5, 6, 7});  // axes 0..k-1, steps 1
+  expectOutput(onnx({3, 4}, {{-1}, {-100}, {0}, {-1}}), {x}, {8, 9, 10, 11, 4, 5, 6, 7, 0, 1, 2, 3});
+  expectOutput(onnx({3, 2}, {{10}, {0}, {-1}, {-2}}), {x}, {3, 1, 7, 5, 11, 9});  // begin clamps to 3
+  EXPECT_THROW(onnx({3, 2}, {{1, 0}, {3}, {1}, {1}}), Error);                     // lists of different lengths
+  // A list constant read as data is refused: polyred folds only scalars.
+  Json graphIns = Json::array({Json::array({desc("x", {2}, "int64")})});
+  Json opIns = graphIns;
+  opIns.push_back(list("c", {1, 2}));
+  EXPECT_THROW(parseComposite(oneOpDocument("Add", graphIns, opIns, Json::array({desc("y", {2}, "int64")}), nullptr).dump(),
+                              "add.json"),
+               UnsupportedError);
+}
+
 // Negative strides walk backwards (numpy's x[b:e:s] and TensorFlow's masks): a masked
 // begin is the last index, a masked end reaches past the first.
 TEST(IndexOps, StridedSliceWithNegativeStridesWalksBackwards) {

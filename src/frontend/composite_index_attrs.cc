@@ -1,5 +1,6 @@
 #include "frontend/composite_index_attrs.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "support/error.h"
@@ -78,6 +79,36 @@ class IndexAttrReader : CompositeAttrAccess {
 IndexOpAttrs readIndexOpAttrs(const std::string& name, const CompositeAttrs& attrs, const std::string& file,
                               const std::string& op) {
   return IndexAttrReader(file, op).read(name, attrs);
+}
+
+IndexOpAttrs stridedSliceOnnxAttrs(const Shape& shape, const std::vector<std::vector<int64_t>>& lists,
+                                   const std::string& file, const std::string& op) {
+  auto fail = [&](const std::string& why) { throw Error(file, op, why); };
+  const auto rank = static_cast<int64_t>(shape.size());
+  const size_t k = lists.at(0).size();
+  for (const std::vector<int64_t>& l : lists)
+    if (l.size() != k) fail("begin, end, axes and steps need the same number of entries");
+  IndexOpAttrs a;
+  a.begin.assign(shape.size(), 0);
+  a.end.assign(shape.size(), 0);
+  a.strides.assign(shape.size(), 1);
+  a.beginMask = a.endMask = rank >= 63 ? -1 : (int64_t{1} << rank) - 1;  // untouched axes: whole
+  for (size_t e = 0; e < k; ++e) {
+    int64_t axis = lists.size() > 2 ? lists[2][e] : static_cast<int64_t>(e);
+    if (axis < -rank || axis >= rank) fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+    if (axis < 0) axis += rank;
+    if (!(a.beginMask >> axis & 1)) fail("axis " + std::to_string(axis) + " is listed twice");
+    a.beginMask &= ~(int64_t{1} << axis);
+    a.endMask &= ~(int64_t{1} << axis);
+    const auto d = static_cast<size_t>(axis);
+    const int64_t step = lists.size() > 3 ? lists[3][e] : 1, n = shape[d];
+    int64_t begin = lists[0][e];
+    if (step < 0) begin = std::clamp(begin < 0 ? begin + n : begin, int64_t{0}, n - 1);
+    a.begin[d] = begin;
+    a.end[d] = lists[1][e];
+    a.strides[d] = step;
+  }
+  return a;
 }
 
 }  // namespace polyred

@@ -19,4 +19,12 @@ namespace polyred {
 IndexOpAttrs readIndexOpAttrs(const std::string& name, const CompositeAttrs& attrs, const std::string& file,
                               const std::string& op);
 
+// StridedSliceOnnx's parameter lists (begin, end, then optionally axes -- default
+// 0..k-1, negative from the end -- and steps -- default 1) as StridedSlice's attributes
+// for an input of shape `shape`: listed axes take begin/end/step, the others the whole
+// axis (mask bits). ONNX's clamping for negative steps: a begin past either end is
+// clamped to [0, n - 1] (TensorFlow's rule would give an empty slice below 0).
+IndexOpAttrs stridedSliceOnnxAttrs(const Shape& shape, const std::vector<std::vector<int64_t>>& lists,
+                                   const std::string& file, const std::string& op);
+
 }  // namespace polyred

@@ -9,8 +9,10 @@ namespace polyred {
 
 namespace {
 
-constexpr std::string_view kIndexOps[] = {"PadAkg", "Pad",          "UnPadAkg", "OneHot",          "ElemAny", "ElemAll",
-                                          "Tile",   "Slice",        "StridedSlice", "Concat", "Split", "LayoutTransform", "GatherNd", "Pool2D"};
+constexpr std::string_view kIndexOps[] = {
+    "PadAkg", "Pad", "UnPadAkg", "OneHot", "ElemAny", "ElemAll", "Tile", "Slice", "StridedSlice", "Concat", "Split",
+    "LayoutTransform", "GatherNd", "Pool2D",
+    "StridedSliceOnnx"};  // read as StridedSlice by the reader (its parameters are constant lists)
 
 // The most window elements Pool2D expands (one strided Window each).
 constexpr int64_t kMaxPoolWindow = 1024;

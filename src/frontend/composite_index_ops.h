@@ -27,6 +27,8 @@
 //   Split(x; axis, output_num)      output_num equal parts along axis (default 0): one
 //       Window each (the only index op with several outputs: expandSplit)
 //   LayoutTransform(x; src_format, dst_format)  NCHW <-> NHWC as a Transpose
+//   StridedSliceOnnx(x, begin, end[, axes[, steps]])  constant lists, read by the reader
+//       as the StridedSlice they describe (composite_index_attrs: stridedSliceOnnxAttrs)
 //   GatherNd(params, indices[.., k])  out[i.., rest] = params[indices[i.., 0..k-1], rest],
 //       0 where a component is outside its axis: a Gather of params' first k axes merged
 //   Pool2D(x; global, pool_type, data_layout, kernel_size, strides, pad, round_mode)

@@ -49,8 +49,6 @@ constexpr OutOfScopeOp kOutOfScopeOps[] = {
     {"Custom", "a user-written kernel"},
     {"StandardNormal", "random numbers that only MindSpore's generator reproduces"},
     {"TransData", "Ascend's fractal layouts"},
-    {"StridedSliceOnnx", "its begin, end, axes and strides come as list constants, which polyred does not fold; "
-                         "write StridedSlice with them as attributes"},
 };
 
 // Element types MindSpore has and polyred does not.

@@ -15,7 +15,8 @@
 // Conventions of MindSpore's dumps that the reader follows:
 // - A tensor descriptor with "value" is a constant scalar (a number, a one-element
 //   list, or the strings "inf"/"-inf"/"nan" for float types), at the top level or
-//   inline in an op's input_desc; one name may be given again with the same value.
+//   inline in an op's input_desc; one name may be given again with the same value. A
+//   longer list is read only as StridedSliceOnnx's parameters (frontend/composite_descs).
 // - A reduction over every axis without keep_dims declares its output as [1] where
 //   polyred's IR says []: the reader reduces to [] and reshapes to [1]; the [] tensor
 //   is named "<output>_rank0".
@@ -50,6 +51,7 @@
 #include "frontend/composite_layer_ops.h"
 #include "frontend/composite_json.h"
 #include "frontend/composite_declarations.h"
+#include "frontend/composite_descs.h"
 #include "frontend/composite_tuple_ops.h"
 #include "frontend/composite_names.h"
 #include "support/error.h"
@@ -62,15 +64,6 @@ namespace {
 
 using Json = nlohmann::json;
 
-// Far above any real tensor; bounds the rank-quadratic checks of the verifier.
-constexpr size_t kMaxRank = 64;
-
-struct TensorDesc {
-  std::string name;
-  Shape shape;
-  DType dtype = DType::Float32;
-  std::optional<Scalar> value;
-};
 
 std::string describe(DType t, const Shape& s) { return std::string(dtypeName(t)) + toString(s); }
 
@@ -111,73 +104,6 @@ class Reader : public ExpansionSink, CompositeAttrAccess {
     throw UnsupportedError(file_, op_, reason);
   }
 
-  // ---- tensor descriptors ----
-
-  Shape readShape(const Json& j, const std::string& tensor) const {
-    const std::string what = "shape of " + quotedName(tensor);
-    if (j.is_array() && j.size() > kMaxRank)
-      fail(what + " has " + std::to_string(j.size()) + " dimensions; at most " +
-           std::to_string(kMaxRank) + " are accepted");
-    Shape s = readIntList(j, what);
-    int64_t n = 0;
-    try {
-      n = numElements(s);
-    } catch (const Error& e) {
-      fail("tensor " + quotedName(tensor) + ": " + e.reason());
-    }
-    if (n == 0) fail("tensor " + quotedName(tensor) + " has zero elements " + toString(s));
-    return s;
-  }
-
-  DType dtypeNamed(const std::string& name) const {
-    if (auto t = parseDType(name)) return *t;
-    if (isKnownUnsupportedDType(name))
-      unsupported("data type " + name + " is outside polyred's scope");
-    fail("unknown data_type " + quotedName(name));
-  }
-
-  void checkFormat(const Json& j, const std::string& tensor) const {
-    const std::string format = readString(j, "format of " + quotedName(tensor));
-    if (!isPlainFormat(format))
-      unsupported("tensor " + quotedName(tensor) + " has layout " + format +
-                  "; blocked layouts are outside polyred's scope");
-  }
-
-  // A constant's value in dtype `t`: a JSON number or bool, the strings inf/-inf/nan
-  // for float types, or a one-element list of these.
-  Scalar readValue(const Json& j, DType t, const std::string& tensor) const {
-    const std::string what = "value of " + quotedName(tensor);
-    if (j.is_array()) {
-      if (j.empty()) fail(what + " is an empty list");
-      if (j.size() > 1) unsupported(what + " has " + std::to_string(j.size()) +
-                                    " elements; polyred folds only scalar constants");
-      return readScalarValue(j.front(), t, what);
-    }
-    return readScalarValue(j, t, what);
-  }
-
-  TensorDesc readDesc(const Json& j) const {
-    object(j, "a tensor descriptor");
-    TensorDesc d;
-    d.name = readString(field(j, "tensor_name"), "tensor_name");
-    if (d.name.empty()) fail("empty tensor_name");
-    d.shape = readShape(field(j, "shape"), d.name);
-    d.dtype = dtypeNamed(readString(field(j, "data_type"), "data_type of " + quotedName(d.name)));
-    if (const Json* format = optionalField(j, "format")) checkFormat(*format, d.name);
-    if (const Json* v = optionalField(j, "value")) d.value = readValue(*v, d.dtype, d.name);
-    return d;
-  }
-
-  // input_desc is a list of arguments, each a list of descriptors (AddN's one argument
-  // holds all its operands); null means none.
-  std::vector<TensorDesc> readDescLists(const Json* lists, const std::string& what) const {
-    std::vector<TensorDesc> descs;
-    if (!lists) return descs;
-    for (const Json& argument : array(*lists, what))
-      for (const Json& d : array(argument, what + " entry")) descs.push_back(readDesc(d));
-    return descs;
-  }
-
   // ---- tensors ----
 
   TensorId defineTensor(Tensor t) {
@@ -188,6 +114,9 @@ class Reader : public ExpansionSink, CompositeAttrAccess {
   }
 
   TensorId constantFor(const TensorDesc& d) {
+    if (!d.values.empty())
+      unsupported("value of " + quotedName(d.name) + " has " + std::to_string(d.values.size()) +
+                  " elements; polyred folds only scalar constants (lists only as StridedSliceOnnx's parameters)");
     auto it = byName_.find(d.name);
     if (it == byName_.end()) {
       Tensor t;
@@ -213,7 +142,7 @@ class Reader : public ExpansionSink, CompositeAttrAccess {
   }
 
   TensorId resolve(const TensorDesc& d) {
-    if (d.value) return constantFor(d);
+    if (d.value || !d.values.empty()) return constantFor(d);
     auto it = byName_.find(d.name);
     if (it == byName_.end())
       fail("reads tensor " + quotedName(d.name) + ", which no input or earlier op defines");
@@ -228,8 +157,8 @@ class Reader : public ExpansionSink, CompositeAttrAccess {
   }
 
   void readInputs(const Json* inputDesc) {
-    for (const TensorDesc& d : readDescLists(inputDesc, "input_desc")) {
-      if (d.value) {
+    for (const TensorDesc& d : descs_.readDescLists(inputDesc, "input_desc")) {
+      if (d.value || !d.values.empty()) {
         constantFor(d);
         continue;
       }
@@ -307,8 +236,9 @@ class Reader : public ExpansionSink, CompositeAttrAccess {
       rejectOp(name);
 
     const Attrs attrs = readAttrs(op);
+    if (name == "StridedSliceOnnx") return readStridedSliceOnnx(op);
     std::vector<TensorId> ins;
-    for (const TensorDesc& d : readDescLists(optionalField(op, "input_desc"), "input_desc"))
+    for (const TensorDesc& d : descs_.readDescLists(optionalField(op, "input_desc"), "input_desc"))
       ins.push_back(resolve(d));
     if (tupleOp) {
       readTupleOp(name, attrs, ins, op);
@@ -334,7 +264,7 @@ class Reader : public ExpansionSink, CompositeAttrAccess {
   TensorDesc readOutputDesc(const Json& op) const {
     const Json& outs = array(field(op, "output_desc"), "output_desc");
     if (outs.size() != 1) fail("must have exactly one output, has " + std::to_string(outs.size()));
-    return readDesc(outs.front());
+    return descs_.readDesc(outs.front());
   }
 
   void readPlain(OpKind kind, const Attrs& attrs, const std::vector<TensorId>& ins,
@@ -383,7 +313,7 @@ class Reader : public ExpansionSink, CompositeAttrAccess {
   void checkDstType(const Attrs& attrs, DType declared) const {
     const Json* dst = attr(attrs, "dst_type");
     if (!dst) return;
-    DType t = dtypeNamed(readString(*dst, "dst_type"));
+    DType t = descs_.dtypeNamed(readString(*dst, "dst_type"));
     if (t != declared)
       fail("dst_type is " + std::string(dtypeName(t)) + " but the output is declared " +
            std::string(dtypeName(declared)));
@@ -498,7 +428,28 @@ class Reader : public ExpansionSink, CompositeAttrAccess {
   void readIndexOp(const std::string& name, const Attrs& attrs, const std::vector<TensorId>& ins,
                    const TensorDesc& out) {
     IndexOpAttrs a = readIndexOpAttrs(name, attrs, file_, op_);  // all but dst_type, a dtype
-    if (const Json* v = attr(attrs, "dst_type")) a.dstType = dtypeNamed(readString(*v, "dst_type"));
+    if (const Json* v = attr(attrs, "dst_type")) a.dstType = descs_.dtypeNamed(readString(*v, "dst_type"));
+    expandIndexInto(name, ins, std::move(a), out);
+  }
+
+  // StridedSliceOnnx(x, begin, end[, axes[, steps]]): the parameters are constant lists
+  // (inline values), read as the StridedSlice they describe (composite_index_attrs).
+  void readStridedSliceOnnx(const Json& op) {
+    const std::vector<TensorDesc> in = descs_.readDescLists(optionalField(op, "input_desc"), "input_desc");
+    if (in.size() < 3 || in.size() > 5) fail("takes 3 to 5 inputs (x, begin, end, axes, steps), got " + std::to_string(in.size()));
+    std::vector<std::vector<int64_t>> lists;
+    for (size_t k = 1; k < in.size(); ++k) {
+      if (!isInteger(in[k].dtype) || (!in[k].value && in[k].values.empty()))
+        fail("input " + std::to_string(k) + " (" + quotedName(in[k].name) + ") must be an integer constant list");
+      std::vector<Scalar> v = in[k].values.empty() ? std::vector<Scalar>{*in[k].value} : in[k].values;
+      lists.emplace_back();
+      for (const Scalar& e : v) lists.back().push_back(e.i);
+    }
+    const TensorId x = resolve(in[0]);
+    expandIndexInto("StridedSlice", {x}, stridedSliceOnnxAttrs(g_.tensor(x).shape, lists, file_, op_), readOutputDesc(op));
+  }
+
+  void expandIndexInto(const std::string& name, const std::vector<TensorId>& ins, IndexOpAttrs a, const TensorDesc& out) {
     a.declaredShape = out.shape;
     IndexOpResult r;
     try {
@@ -516,7 +467,7 @@ class Reader : public ExpansionSink, CompositeAttrAccess {
   void readLayerOp(const std::string& name, const Attrs& attrs, const std::vector<TensorId>& ins, const Json& op) {
     std::vector<DeclaredOutput> declared;
     for (const Json& o : array(field(op, "output_desc"), "output_desc")) {
-      const TensorDesc d = readDesc(o);
+      const TensorDesc d = descs_.readDesc(o);
       declared.push_back({d.shape, d.dtype});
     }
     addTupleOutputs(name, expandLayerOp(name, ins, attrs, declared, *this, file_, op_), op);
@@ -542,7 +493,7 @@ class Reader : public ExpansionSink, CompositeAttrAccess {
       return addTupleOutputs(name, std::move(results), op);
     }
     if (const Json* v = attr(attrs, "axis")) a.axis = readInt(*v, "axis");
-    if (const Json* v = attr(attrs, "output_type")) a.outputType = dtypeNamed(readString(*v, "output_type"));
+    if (const Json* v = attr(attrs, "output_type")) a.outputType = descs_.dtypeNamed(readString(*v, "output_type"));
     try {
       results = expandTupleOp(name, ins, a, *this, op_);
     } catch (const Error& err) {
@@ -556,7 +507,7 @@ class Reader : public ExpansionSink, CompositeAttrAccess {
     if (outs.size() != results.size())
       fail("must have " + std::to_string(results.size()) + " output(s), has " + std::to_string(outs.size()));
     for (size_t k = 0; k < results.size(); ++k) {
-      const TensorDesc out = readDesc(outs[k]);
+      const TensorDesc out = descs_.readDesc(outs[k]);
       TupleOpOutput& r = results[k];
       if (r.dtype != out.dtype)
         fail("output " + std::to_string(k) + " is declared " + std::string(dtypeName(out.dtype)) + " but " + name +
@@ -634,7 +585,7 @@ class Reader : public ExpansionSink, CompositeAttrAccess {
 
   void readOutputs(const Json& outputDesc) {
     for (const Json& j : array(outputDesc, "output_desc")) {
-      TensorDesc d = readDesc(j);
+      TensorDesc d = descs_.readDesc(j);
       auto it = byName_.find(d.name);
       if (it == byName_.end()) fail("output " + quotedName(d.name) + " is not defined by any input or op");
       checkMatches(it->second, d);
@@ -649,6 +600,7 @@ class Reader : public ExpansionSink, CompositeAttrAccess {
 
   std::string file_;
   std::string op_;  // the op being read, for error messages
+  CompositeDescReader descs_{file_, op_};
   Graph g_;
   std::unordered_map<std::string, TensorId> byName_;
   std::vector<std::pair<TensorId, TensorId>> writes_;  // Assign result, destination input

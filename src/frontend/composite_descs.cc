@@ -1,0 +1,79 @@
+#include "frontend/composite_descs.h"
+
+#include "frontend/composite_names.h"
+#include "support/error.h"
+#include "support/printable.h"
+
+namespace polyred {
+
+void CompositeDescReader::fail(const std::string& reason) const { throw Error(file_, op_, reason); }
+void CompositeDescReader::unsupported(const std::string& reason) const { throw UnsupportedError(file_, op_, reason); }
+
+Shape CompositeDescReader::readShape(const Json& j, const std::string& tensor) const {
+  const std::string what = "shape of " + quotedName(tensor);
+  if (j.is_array() && j.size() > kMaxRank)
+    fail(what + " has " + std::to_string(j.size()) + " dimensions; at most " + std::to_string(kMaxRank) +
+         " are accepted");
+  Shape s = readIntList(j, what);
+  int64_t n = 0;
+  try {
+    n = numElements(s);
+  } catch (const Error& e) {
+    fail("tensor " + quotedName(tensor) + ": " + e.reason());
+  }
+  if (n == 0) fail("tensor " + quotedName(tensor) + " has zero elements " + toString(s));
+  return s;
+}
+
+DType CompositeDescReader::dtypeNamed(const std::string& name) const {
+  if (auto t = parseDType(name)) return *t;
+  if (isKnownUnsupportedDType(name)) unsupported("data type " + name + " is outside polyred's scope");
+  fail("unknown data_type " + quotedName(name));
+}
+
+void CompositeDescReader::checkFormat(const Json& j, const std::string& tensor) const {
+  const std::string format = readString(j, "format of " + quotedName(tensor));
+  if (!isPlainFormat(format))
+    unsupported("tensor " + quotedName(tensor) + " has layout " + format +
+                "; blocked layouts are outside polyred's scope");
+}
+
+// A scalar (a one-element list too) into d.value; a longer list, one value per element
+// of d's shape, into d.values.
+void CompositeDescReader::readValue(const Json& j, TensorDesc& d) const {
+  const std::string what = "value of " + quotedName(d.name);
+  if (!j.is_array()) {
+    d.value = readScalarValue(j, d.dtype, what);
+    return;
+  }
+  if (j.empty()) fail(what + " is an empty list");
+  if (j.size() == 1) {
+    d.value = readScalarValue(j.front(), d.dtype, what);
+    return;
+  }
+  if (static_cast<int64_t>(j.size()) != numElements(d.shape))
+    fail(what + " has " + std::to_string(j.size()) + " elements for the shape " + toString(d.shape));
+  for (const Json& e : j) d.values.push_back(readScalarValue(e, d.dtype, what + " entry"));
+}
+
+TensorDesc CompositeDescReader::readDesc(const Json& j) const {
+  object(j, "a tensor descriptor");
+  TensorDesc d;
+  d.name = readString(field(j, "tensor_name"), "tensor_name");
+  if (d.name.empty()) fail("empty tensor_name");
+  d.shape = readShape(field(j, "shape"), d.name);
+  d.dtype = dtypeNamed(readString(field(j, "data_type"), "data_type of " + quotedName(d.name)));
+  if (const Json* format = optionalField(j, "format")) checkFormat(*format, d.name);
+  if (const Json* v = optionalField(j, "value")) readValue(*v, d);
+  return d;
+}
+
+std::vector<TensorDesc> CompositeDescReader::readDescLists(const Json* lists, const std::string& what) const {
+  std::vector<TensorDesc> descs;
+  if (!lists) return descs;
+  for (const Json& argument : array(*lists, what))
+    for (const Json& d : array(argument, what + " entry")) descs.push_back(readDesc(d));
+  return descs;
+}
+
+}  // namespace polyred
