@@ -191,6 +191,22 @@ def gather_nd(params, indices):
     return rows.reshape(lead + rest)
 
 
+def trans_data(x, a, shape):
+    """AKG's TransData between a plain [.., m, n] and FRACTAL_NZ [.., N1, M1, 16, 16]:
+    out[.., n1, m1, m0, n0] = x[.., 16 m1 + m0, 16 n1 + n0], zero past m or n."""
+    if a["dst_format"] == "FRACTAL_NZ":
+        m, n = x.shape[-2], x.shape[-1]
+        m1, n1 = (m + 15) // 16, (n + 15) // 16
+        padded = torch.nn.functional.pad(x, (0, n1 * 16 - n, 0, m1 * 16 - m))
+        cubes = padded.reshape(list(x.shape[:-2]) + [m1, 16, n1, 16])
+        b = x.dim() - 2
+        return cubes.permute(*range(b), b + 2, b, b + 1, b + 3)
+    b = x.dim() - 4
+    n1, m1 = x.shape[-4], x.shape[-3]
+    rows = x.permute(*range(b), b + 1, b + 2, b, b + 3).reshape(list(x.shape[:-4]) + [m1 * 16, n1 * 16])
+    return rows[..., :shape[-2], :shape[-1]]
+
+
 def pool2d(x, a, shape):
     """AKG's pooling (TVM topi): max pads with -inf (never chosen), average with 0 and
     divides by the whole window; the declared shape gives the rounding."""
@@ -332,6 +348,8 @@ class Builder:
             return lambda x: (x != 0).all().reshape(shape).to(odt)
         if name == "GatherNd":
             return gather_nd
+        if name == "TransData":
+            return lambda x: trans_data(x, a, shape)
         if name == "Pool2D":
             return lambda x: pool2d(x, a, shape)
         return self.layer_op(name, a, odt, shape)

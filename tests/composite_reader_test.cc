@@ -283,9 +283,12 @@ TEST(CompositeReader, OutOfScopeOpsAndTypesAreUnsupported) {
   EXPECT_EQ(reasonFor("Frobnicate").find("did you mean"), std::string::npos);
   Json c = tensor("c", "complex128", {4});
   EXPECT_THROW(parse(composite({c}, {}, {c})), UnsupportedError);
-  Json nz = tensor("nz", "float16", {4, 4, 16, 16});
-  nz["format"] = "FRACTAL_NZ";
-  EXPECT_THROW(parse(composite({nz}, {}, {nz})), UnsupportedError);
+  Json fz = tensor("fz", "float16", {4, 4, 16, 16});
+  fz["format"] = "FRACTAL_Z";  // blocked layouts other than FRACTAL_NZ (TransData's)
+  EXPECT_THROW(parse(composite({fz}, {}, {fz})), UnsupportedError);
+  Json nz = tensor("nz", "float16", {4, 4, 16, 16}), sum = tensor("s", "float16", {4, 4, 16, 16});
+  nz["format"] = "FRACTAL_NZ";  // readable by TransData only
+  EXPECT_THROW(parse(composite({nz}, {op("Add", {nz, nz}, sum)}, {sum})), UnsupportedError);
   // An old-style InplaceAssign placeholder result that is not its third input.
   Json v = tensor("v", "float16", {4, 4}), placeholder = tensor("p", "float16", {1});
   EXPECT_THROW(parse(composite({a, v}, {op("InplaceAssign", {a, v, v}, placeholder,

@@ -21,6 +21,12 @@ using namespace polyred::test_support;
 
 namespace {
 
+HostTensor counting(DType t, const Shape& s) {
+  std::vector<double> v(static_cast<size_t>(numElements(s)));
+  for (size_t k = 0; k < v.size(); ++k) v[k] = static_cast<double>(k);
+  return HostTensor::fromValues(t, s, v);
+}
+
 TEST(IndexOps, PadAkgWritesPadValueAroundTheInput) {
   // x = [[1,2],[3,4]] padded with head [1,0], tail [0,2], pad_val 9.
   Graph g = oneOp("PadAkg", {desc("x", {2, 2}, "float32")}, desc("y", {3, 4}, "float32"),
@@ -150,6 +156,42 @@ TEST(IndexOps, StridedSliceOnnxTakesItsParametersAsConstantLists) {
   EXPECT_THROW(parseComposite(oneOpDocument("Add", graphIns, opIns, Json::array({desc("y", {2}, "int64")}), nullptr).dump(),
                               "add.json"),
                UnsupportedError);
+}
+
+// TransData (AKG's kernel): plain [.., m, n] <-> FRACTAL_NZ [.., N1, M1, 16, 16] with
+// out[.., n1, m1, m0, n0] = x[.., 16 m1 + m0, 16 n1 + n0], 0 past m or n; and back.
+TEST(IndexOps, TransDataMovesBetweenPlainAndFractalNz) {
+  const Shape plain = {2, 17, 18}, blocked = {2, 2, 2, 16, 16};
+  std::vector<double> toNz, fromNz;
+  for (int64_t b = 0; b < 2; ++b)
+    for (int64_t n1 = 0; n1 < 2; ++n1)
+      for (int64_t m1 = 0; m1 < 2; ++m1)
+        for (int64_t m0 = 0; m0 < 16; ++m0)
+          for (int64_t n0 = 0; n0 < 16; ++n0) {
+            const int64_t i = 16 * m1 + m0, j = 16 * n1 + n0;
+            toNz.push_back(i < 17 && j < 18 ? static_cast<double>(b * 17 * 18 + i * 18 + j) : 0);
+          }
+  for (int64_t b = 0; b < 2; ++b)
+    for (int64_t i = 0; i < 17; ++i)
+      for (int64_t j = 0; j < 18; ++j)
+        fromNz.push_back(static_cast<double>((((b * 2 + j / 16) * 2 + i / 16) * 16 + i % 16) * 16 + j % 16));
+  Json nz = desc("y", blocked, "float32");
+  nz["format"] = "FRACTAL_NZ";
+  expectOutput(oneOp("TransData", {desc("x", plain, "float32")}, nz,
+                     {attr("src_format", "DefaultFormat"), attr("dst_format", "FRACTAL_NZ")}),
+               {counting(DType::Float32, plain)}, toNz);
+  Json in = desc("x", blocked, "float32");
+  in["format"] = "FRACTAL_NZ";
+  expectOutput(oneOp("TransData", {in}, desc("y", plain, "float32"),
+                     {attr("src_format", "FRACTAL_NZ"), attr("dst_format", "DefaultFormat")}),
+               {counting(DType::Float32, blocked)}, fromNz);
+  // The blocked result declared plain (or the other way round) is an error, not a silent reinterpretation.
+  EXPECT_THROW(oneOp("TransData", {desc("x", plain, "float32")}, desc("y", blocked, "float32"),
+                     {attr("src_format", "DefaultFormat"), attr("dst_format", "FRACTAL_NZ")}),
+               Error);
+  EXPECT_THROW(oneOp("TransData", {in}, desc("y", {2, 40, 18}, "float32"),
+                     {attr("src_format", "FRACTAL_NZ"), attr("dst_format", "DefaultFormat")}),
+               Error);
 }
 
 // Negative strides walk backwards (numpy's x[b:e:s] and TensorFlow's masks): a masked
@@ -321,12 +363,6 @@ TEST(IndexOps, MalformedAttributesAreErrorsNamingTheOp) {
 }  // namespace
 
 namespace {
-
-HostTensor counting(DType t, const Shape& s) {
-  std::vector<double> v(static_cast<size_t>(numElements(s)));
-  for (size_t k = 0; k < v.size(); ++k) v[k] = static_cast<double>(k);
-  return HostTensor::fromValues(t, s, v);
-}
 
 // Pool2D (AKG's topi pool): max pads with the lowest finite value, average divides by
 // the whole window (padding included); the declared shape tells floor from ceil rounding.

@@ -31,11 +31,14 @@ DType CompositeDescReader::dtypeNamed(const std::string& name) const {
   fail("unknown data_type " + quotedName(name));
 }
 
-void CompositeDescReader::checkFormat(const Json& j, const std::string& tensor) const {
-  const std::string format = readString(j, "format of " + quotedName(tensor));
-  if (!isPlainFormat(format))
-    unsupported("tensor " + quotedName(tensor) + " has layout " + format +
-                "; blocked layouts are outside polyred's scope");
+// Plain row-major layouts, and FRACTAL_NZ (whose declared shape is its blocked one,
+// row-major in memory: only TransData reads or writes it, the reader checks).
+void CompositeDescReader::readFormat(const Json& j, TensorDesc& d) const {
+  const std::string format = readString(j, "format of " + quotedName(d.name));
+  d.fractal = format == "FRACTAL_NZ";
+  if (!isPlainFormat(format) && !d.fractal)
+    unsupported("tensor " + quotedName(d.name) + " has layout " + format +
+                "; blocked layouts other than FRACTAL_NZ (through TransData) are outside polyred's scope");
 }
 
 // A scalar (a one-element list too) into d.value; a longer list, one value per element
@@ -63,7 +66,7 @@ TensorDesc CompositeDescReader::readDesc(const Json& j) const {
   if (d.name.empty()) fail("empty tensor_name");
   d.shape = readShape(field(j, "shape"), d.name);
   d.dtype = dtypeNamed(readString(field(j, "data_type"), "data_type of " + quotedName(d.name)));
-  if (const Json* format = optionalField(j, "format")) checkFormat(*format, d.name);
+  if (const Json* format = optionalField(j, "format")) readFormat(*format, d);
   if (const Json* v = optionalField(j, "value")) readValue(*v, d);
   return d;
 }

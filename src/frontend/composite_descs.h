@@ -5,7 +5,7 @@
 // descriptors) and gives TensorDescs. Refused, naming the file, the op being read and
 // the tensor: a missing or mistyped key, an empty name, more than kMaxRank dimensions,
 // zero or too many elements, an unknown data type (exit 2; one polyred knows of but
-// does not support, and a blocked layout such as FRACTAL_NZ, as out of scope), and a
+// does not support, and a blocked layout other than FRACTAL_NZ, as out of scope), and a
 // value that is not a number. A "value" is a constant: a scalar (a number, a bool, the
 // strings inf/-inf/nan for float types, or a one-element list), or a list with one
 // value per element, kept apart in `values` for the ops that read such a list as
@@ -30,6 +30,7 @@ struct TensorDesc {
   DType dtype = DType::Float32;
   std::optional<Scalar> value;  // a scalar constant
   std::vector<Scalar> values;   // a list constant of two or more elements
+  bool fractal = false;         // format FRACTAL_NZ: the shape is the blocked one
 };
 
 class CompositeDescReader : public CheckedJsonAccess {
@@ -48,7 +49,7 @@ class CompositeDescReader : public CheckedJsonAccess {
   [[noreturn]] void fail(const std::string& reason) const override;
   [[noreturn]] void unsupported(const std::string& reason) const;
   Shape readShape(const Json& j, const std::string& tensor) const;
-  void checkFormat(const Json& j, const std::string& tensor) const;
+  void readFormat(const Json& j, TensorDesc& d) const;
   void readValue(const Json& j, TensorDesc& d) const;
 
   const std::string& file_;

@@ -16,7 +16,7 @@ class IndexAttrReader : CompositeAttrAccess {
 
   IndexOpAttrs read(const std::string& name, const CompositeAttrs& attrs) const {
     IndexOpAttrs a;
-    if (name == "LayoutTransform") {
+    if (name == "LayoutTransform" || name == "TransData") {
       a.srcFormat = readString(required(attrs, "src_format"), "src_format");
       a.dstFormat = readString(required(attrs, "dst_format"), "dst_format");
     }

@@ -11,7 +11,7 @@ namespace {
 
 constexpr std::string_view kIndexOps[] = {
     "PadAkg", "Pad", "UnPadAkg", "OneHot", "ElemAny", "ElemAll", "Tile", "Slice", "StridedSlice", "Concat", "Split",
-    "LayoutTransform", "GatherNd", "Pool2D",
+    "LayoutTransform", "GatherNd", "Pool2D", "TransData",
     "StridedSliceOnnx"};  // read as StridedSlice by the reader (its parameters are constant lists)
 
 // The most window elements Pool2D expands (one strided Window each).
@@ -464,6 +464,63 @@ class IndexExpansion : public ExpansionBuilder {
     return {node(OpKind::Cast, {apply(OpKind::Div, {acc, constant(n, ct)})}), out, x.dtype};
   }
 
+  // TransData between a plain layout and FRACTAL_NZ (AKG's kernel; cubes of 16):
+  // [.., m, n] -> [.., N1, M1, 16, 16], out[.., n1, m1, m0, n0] = x[.., 16 m1 + m0,
+  // 16 n1 + n0] and 0 past m or n: a Pad, a Reshape into cubes and a Transpose; back, the
+  // Transpose, the Reshape and a Window cropping to the declared [.., m, n].
+  IndexOpResult transData(const std::vector<TensorId>& ins, const IndexOpAttrs& a) {
+    needInputs(ins, 1, "the tensor");
+    const Tensor x = info(ins[0]);  // a copy: adding nodes below may move the graph's tensors
+    constexpr int64_t cube = 16;
+    auto plain = [](const std::string& f) { return f == "DefaultFormat" || f == "NCHW" || f == "ND"; };
+    const size_t r = x.shape.size();
+    Shape batch(x.shape.begin(), x.shape.end() - static_cast<std::ptrdiff_t>(std::min<size_t>(r, 2)));
+    std::vector<int64_t> perm(batch.size());
+    for (size_t d = 0; d < perm.size(); ++d) perm[d] = static_cast<int64_t>(d);
+    const auto b = static_cast<int64_t>(batch.size());
+    if (plain(a.srcFormat) && a.dstFormat == "FRACTAL_NZ") {
+      if (r < 2) fail("takes a tensor of rank at least 2");
+      const int64_t m = x.shape[r - 2], n = x.shape[r - 1], m1 = (m + cube - 1) / cube, n1 = (n + cube - 1) / cube;
+      IndexOpAttrs padding;
+      padding.head.assign(r, 0);
+      padding.tail.assign(r, 0);
+      padding.tail[r - 2] = m1 * cube - m;
+      padding.tail[r - 1] = n1 * cube - n;
+      IndexOpResult padded = pad(ins, padding);
+      Shape cubes = batch, out = batch;
+      cubes.insert(cubes.end(), {m1, cube, n1, cube});
+      out.insert(out.end(), {n1, m1, cube, cube});
+      TensorId split = add(node(OpKind::Reshape, {add(std::move(padded.last), padded.shape, x.dtype)}), cubes, x.dtype);
+      Node t = node(OpKind::Transpose, {split});
+      t.perm = perm;
+      t.perm.insert(t.perm.end(), {b + 2, b, b + 1, b + 3});
+      return {std::move(t), out, x.dtype};
+    }
+    if (a.srcFormat != "FRACTAL_NZ" || !plain(a.dstFormat))
+      fail("from " + quotedName(a.srcFormat) + " to " + quotedName(a.dstFormat) +
+           ": only between DefaultFormat/NCHW/ND and FRACTAL_NZ");
+    if (r < 4 || x.shape[r - 1] != cube || x.shape[r - 2] != cube)
+      fail("a FRACTAL_NZ tensor has shape [.., N1, M1, 16, 16], got " + toString(x.shape));
+    batch.resize(r - 4);
+    perm.resize(r - 4);
+    const auto lead = static_cast<int64_t>(r - 4);
+    const Shape& want = a.declaredShape;
+    const int64_t n1 = x.shape[r - 4], m1 = x.shape[r - 3];
+    if (want.size() != r - 2 || !std::equal(batch.begin(), batch.end(), want.begin()) || want[r - 4] > m1 * cube ||
+        want[r - 4] <= (m1 - 1) * cube || want[r - 3] > n1 * cube || want[r - 3] <= (n1 - 1) * cube)
+      fail("the declared output " + toString(want) + " is not the plain shape of " + toString(x.shape));
+    Node t = node(OpKind::Transpose, {ins[0]});
+    t.perm = perm;
+    t.perm.insert(t.perm.end(), {lead + 1, lead + 2, lead, lead + 3});
+    Shape cubes = batch, whole = batch;
+    cubes.insert(cubes.end(), {m1, cube, n1, cube});
+    whole.insert(whole.end(), {m1 * cube, n1 * cube});
+    TensorId rows = add(node(OpKind::Reshape, {add(std::move(t), cubes, x.dtype)}), whole, x.dtype);
+    Node crop = node(OpKind::Window, {rows});
+    crop.begin.assign(want.size(), 0);
+    return {std::move(crop), want, x.dtype};
+  }
+
   // NCHW <-> NHWC: a Transpose. (Ascend's fractal formats have no meaning here.)
   IndexOpResult layoutTransform(const std::vector<TensorId>& ins, const IndexOpAttrs& a) {
     needInputs(ins, 1, "the tensor to transform");
@@ -499,6 +556,7 @@ IndexOpResult expandIndexOp(std::string_view name, const std::vector<TensorId>& 
   if (name == "LayoutTransform") return e.layoutTransform(ins, attrs);
   if (name == "GatherNd") return e.gatherNd(ins);
   if (name == "Pool2D") return e.pool2d(ins, attrs);
+  if (name == "TransData") return e.transData(ins, attrs);
   if (name == "UnPadAkg") return e.unpad(ins, attrs);
   if (name == "OneHot") return e.oneHot(ins, attrs);
   if (name == "ElemAll") return e.elemAll(ins, attrs);

@@ -29,6 +29,8 @@
 //   LayoutTransform(x; src_format, dst_format)  NCHW <-> NHWC as a Transpose
 //   StridedSliceOnnx(x, begin, end[, axes[, steps]])  constant lists, read by the reader
 //       as the StridedSlice they describe (composite_index_attrs: stridedSliceOnnxAttrs)
+//   TransData(x; src_format, dst_format)  plain <-> FRACTAL_NZ (cubes of 16, zero-padded):
+//       Pad + Reshape + Transpose, and back Transpose + Reshape + Window
 //   GatherNd(params, indices[.., k])  out[i.., rest] = params[indices[i.., 0..k-1], rest],
 //       0 where a component is outside its axis: a Gather of params' first k axes merged
 //   Pool2D(x; global, pool_type, data_layout, kernel_size, strides, pad, round_mode)

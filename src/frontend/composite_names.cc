@@ -48,7 +48,6 @@ constexpr OutOfScopeOp kOutOfScopeOps[] = {
     {"MatMul", kMatrixProduct}, {"BatchMatMul", kMatrixProduct}, {"Conv2D", kMatrixProduct},
     {"Custom", "a user-written kernel"},
     {"StandardNormal", "random numbers that only MindSpore's generator reproduces"},
-    {"TransData", "Ascend's fractal layouts"},
 };
 
 // Element types MindSpore has and polyred does not.

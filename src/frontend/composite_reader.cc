@@ -5,8 +5,8 @@
 // against the declared output dtype), "shape" (Reshape/BroadcastTo, checked against
 // the declared output shape), "perm" (Transpose), "fake_output" (InplaceAssign).
 // A tensor's "format" is checked to be a plain row-major one (DefaultFormat, ND, NCHW,
-// ...): blocked layouts such as FRACTAL_NZ are out of scope, because their shapes and
-// axes are not the logical ones. Every other attribute (is_backed_cast,
+// ...) or FRACTAL_NZ, which only TransData may read or write (its shapes and axes are
+// not the logical ones); other blocked layouts are out of scope. Every other attribute (is_backed_cast,
 // enable_atomic_add, parallel_fusion_type, stitch, cross_batch, n, dyn_input_sizes,
 // keep_value_node_input, ...) is a scheduling hint that does not change what is
 // computed, and so are the top-level keys other than "op", "input_desc", "op_desc", "output_desc"
@@ -38,6 +38,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <unordered_map>
 #include <utility>
@@ -147,7 +148,17 @@ class Reader : public ExpansionSink, CompositeAttrAccess {
     if (it == byName_.end())
       fail("reads tensor " + quotedName(d.name) + ", which no input or earlier op defines");
     checkMatches(it->second, d);
+    checkLayout(it->second, d.fractal);
     return it->second;
+  }
+
+  // A FRACTAL_NZ tensor's axes are blocked ones: only TransData reads or writes it (its
+  // graph inputs and outputs are plain memory).
+  void checkLayout(TensorId id, bool fractal) {
+    if (fractal) fractal_.insert(id);
+    if (fractal_.count(id) && !op_.empty() && op_.rfind("TransData #", 0) != 0)
+      unsupported("tensor " + quotedName(g_.tensor(id).name) + " has layout FRACTAL_NZ; only TransData reads or "
+                  "writes blocked layouts");
   }
 
   std::string freshName(const std::string& base) const {
@@ -168,6 +179,7 @@ class Reader : public ExpansionSink, CompositeAttrAccess {
       t.dtype = d.dtype;
       t.role = TensorRole::Input;
       g_.inputs.push_back(defineTensor(std::move(t)));
+      checkLayout(g_.inputs.back(), d.fractal);
     }
   }
 
@@ -194,6 +206,7 @@ class Reader : public ExpansionSink, CompositeAttrAccess {
     t.producer = static_cast<int32_t>(g_.nodes.size());
     n.name = op_;
     n.output = defineTensor(std::move(t));
+    checkLayout(n.output, out.fractal);
     g_.nodes.push_back(std::move(n));
     return g_.nodes.back().output;
   }
@@ -451,6 +464,9 @@ class Reader : public ExpansionSink, CompositeAttrAccess {
 
   void expandIndexInto(const std::string& name, const std::vector<TensorId>& ins, IndexOpAttrs a, const TensorDesc& out) {
     a.declaredShape = out.shape;
+    if (name == "TransData" && (out.fractal != (a.dstFormat == "FRACTAL_NZ") || ins.size() != 1 ||
+                                (fractal_.count(ins[0]) > 0) != (a.srcFormat == "FRACTAL_NZ")))
+      fail("its input and output must be declared in the layouts src_format and dst_format name");
     IndexOpResult r;
     try {
       r = expandIndexOp(name, ins, a, *this, op_);
@@ -589,6 +605,8 @@ class Reader : public ExpansionSink, CompositeAttrAccess {
       auto it = byName_.find(d.name);
       if (it == byName_.end()) fail("output " + quotedName(d.name) + " is not defined by any input or op");
       checkMatches(it->second, d);
+      if (d.fractal != (fractal_.count(it->second) > 0))
+        fail("output " + quotedName(d.name) + " is declared in a layout other than the one its op gives");
       g_.outputs.push_back({it->second, writeTarget(it->second)});
     }
     for (const auto& write : writes_) {  // (result, destination); clang cannot capture a structured binding
@@ -600,6 +618,7 @@ class Reader : public ExpansionSink, CompositeAttrAccess {
 
   std::string file_;
   std::string op_;  // the op being read, for error messages
+  std::set<TensorId> fractal_;  // tensors in FRACTAL_NZ (TransData's side of it)
   CompositeDescReader descs_{file_, op_};
   Graph g_;
   std::unordered_map<std::string, TensorId> byName_;
