@@ -191,6 +191,44 @@ def gather_nd(params, indices):
     return rows.reshape(lead + rest)
 
 
+def scan(x, a, is_sum, axis_input):
+    """CumSum / CumProd with MindSpore's exclusive and reverse."""
+    axis = axis_input if axis_input is not None else a.get("axis", 0)
+    axis = axis[0] if isinstance(axis, list) else axis
+    if a.get("reverse"):
+        x = x.flip(axis)
+    r = torch.cumsum(x, axis) if is_sum else torch.cumprod(x, axis)
+    if a.get("exclusive"):
+        first = torch.zeros_like(x.narrow(axis, 0, 1)) if is_sum else torch.ones_like(x.narrow(axis, 0, 1))
+        r = torch.cat([first, r.narrow(axis, 0, x.shape[axis] - 1)], dim=axis)
+    return r.flip(axis) if a.get("reverse") else r
+
+
+def segment_sum(data, ids, shape):
+    """out[s, rest] = the sum of data[i.., rest] over ids[i..] == s; other ids dropped."""
+    rest = list(data.shape[ids.dim():])
+    flat_ids, rows = ids.reshape(-1).long(), data.reshape([-1] + rest)
+    keep = (flat_ids >= 0) & (flat_ids < shape[0])
+    out = torch.zeros([shape[0]] + rest, dtype=data.dtype, device=data.device)
+    return out.index_add_(0, flat_ids[keep], rows[keep])
+
+
+def tensor_scatter_add(x, indices, updates):
+    """x plus updates added at their index tuples (1-D indices: one component); tuples
+    with a component outside its axis are dropped."""
+    if indices.dim() == 1:
+        indices = indices.reshape(-1, 1)
+    k = indices.shape[-1]
+    idx = indices.reshape(-1, k).long()
+    keep = torch.ones(idx.shape[0], dtype=torch.bool, device=idx.device)
+    for j in range(k):
+        keep &= (idx[:, j] >= 0) & (idx[:, j] < x.shape[j])
+    rows = updates.reshape([-1] + list(x.shape[k:]))
+    out = x.clone()
+    out.index_put_(tuple(idx[keep, j] for j in range(k)), rows[keep], accumulate=True)
+    return out
+
+
 def trans_data(x, a, shape):
     """AKG's TransData between a plain [.., m, n] and FRACTAL_NZ [.., N1, M1, 16, 16]:
     out[.., n1, m1, m0, n0] = x[.., 16 m1 + m0, 16 n1 + n0], zero past m or n."""
@@ -350,6 +388,12 @@ class Builder:
             return gather_nd
         if name == "TransData":
             return lambda x: trans_data(x, a, shape)
+        if name in ("CumSum", "CumProd"):
+            return lambda x, *axis_input: scan(x, a, name == "CumSum", int(axis_input[0]) if axis_input else None)
+        if name == "UnsortedSegmentSum":
+            return lambda d, ids, *n: segment_sum(d, ids, shape)
+        if name == "TensorScatterAdd":
+            return tensor_scatter_add
         if name == "Pool2D":
             return lambda x: pool2d(x, a, shape)
         return self.layer_op(name, a, odt, shape)

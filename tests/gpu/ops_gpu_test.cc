@@ -1,8 +1,8 @@
-// GPU half of tests/math_ops_test.cc and tests/index_ops_test.cc: the composite files
-// under tests/data/ops (FloorDiv, FloorMod, Mod, Atan2, Erfc, Expm1, Log1p, Asin, ACos,
-// Atan, Asinh, Acosh in f32/f16/i32/i8, and Tile, Slice, StridedSlice, Concat, Pad
-// feeding a reduction) run on the GPU and match the reference interpreter. Without a
-// GPU every test is skipped.
+// GPU half of tests/math_ops_test.cc, tests/index_ops_test.cc, tests/layer_ops_test.cc
+// and tests/masked_sums_test.cc: the composite files under tests/data/ops (the math ops
+// in f32/f16/i32/i8; Tile, Slice, StridedSlice forwards and backwards, Concat, Pad,
+// Gather, GatherNd, Pool2D, TransData; the layer ops and LayerNorm; scans and scatters)
+// run on the GPU and match the reference interpreter. Without a GPU every test is skipped.
 #include <gtest/gtest.h>
 
 #include <filesystem>
