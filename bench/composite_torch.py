@@ -205,12 +205,14 @@ def scan(x, a, is_sum, axis_input):
 
 
 def segment_sum(data, ids, shape):
-    """out[s, rest] = the sum of data[i.., rest] over ids[i..] == s; other ids dropped."""
+    """out[s, rest] = the sum of data[i.., rest] over ids[i..] == s; other ids dropped
+    (sent to a spare row, so no shape depends on the data: CUDA-graph capture)."""
     rest = list(data.shape[ids.dim():])
     flat_ids, rows = ids.reshape(-1).long(), data.reshape([-1] + rest)
     keep = (flat_ids >= 0) & (flat_ids < shape[0])
-    out = torch.zeros([shape[0]] + rest, dtype=data.dtype, device=data.device)
-    return out.index_add_(0, flat_ids[keep], rows[keep])
+    out = torch.zeros([shape[0] + 1] + rest, dtype=data.dtype, device=data.device)
+    out.index_add_(0, torch.where(keep, flat_ids, shape[0]), rows)
+    return out[:shape[0]]
 
 
 def tensor_scatter_add(x, indices, updates):
@@ -224,9 +226,14 @@ def tensor_scatter_add(x, indices, updates):
     for j in range(k):
         keep &= (idx[:, j] >= 0) & (idx[:, j] < x.shape[j])
     rows = updates.reshape([-1] + list(x.shape[k:]))
-    out = x.clone()
-    out.index_put_(tuple(idx[keep, j] for j in range(k)), rows[keep], accumulate=True)
-    return out
+    positions = 1
+    flat = torch.zeros_like(idx[:, 0])
+    for j in reversed(range(k)):  # row-major position over x's first k axes
+        flat += torch.where(keep, idx[:, j], 0) * positions
+        positions *= x.shape[j]
+    out = torch.cat([x.reshape([positions] + list(x.shape[k:])), torch.zeros_like(rows[:1])])  # a spare row
+    out.index_add_(0, torch.where(keep, flat, positions), rows)
+    return out[:positions].reshape(x.shape)
 
 
 def trans_data(x, a, shape):

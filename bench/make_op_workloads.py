@@ -113,6 +113,14 @@ def layer_workloads(out):
     rows = g.op("GatherNd", [p, i], [("float32", [8192, 256])])
     g.write(out, [g.op("ReduceSum", [rows], [("float32", [8192])], {"axis": [1], "keep_dims": False})])
 
+    g = Graph("ops_cumsum_f32_64x4096")  # a scan by blocks of 64 (masked reductions)
+    x = g.input("x", "float32", [64, 4096])
+    g.write(out, [g.op("CumSum", [x], [("float32", [64, 4096])], {"axis": 1})])
+
+    g = Graph("ops_segment_sum_f32_4096x128_256")  # 4096 rows summed into 256 segments
+    d, ids = g.input("d", "float32", [4096, 128]), g.input("ids", "int32", [4096])
+    g.write(out, [g.op("UnsortedSegmentSum", [d, ids], [("float32", [256, 128])], {"num_segments": 256})])
+
     g = Graph("ops_biasadd_hswish_f16_32x256x56x56")  # NCHW bias, then HSwish
     x, b = g.input("x", "float16", [32, 256, 56, 56]), g.input("b", "float16", [256])
     biased = g.op("BiasAdd", [x, b], [("float16", [32, 256, 56, 56])], {"data_format": "NCHW"})

@@ -111,6 +111,31 @@ class Builder:
         shape = params.shape[:axis] + indices.shape + params.shape[axis + 1:]
         return self._op("Gather", [params, indices], params.dtype, shape, [("axis", axis)])
 
+    def cumsum(self, x, axis, exclusive=False, reverse=False):
+        """MindSpore's CumSum along `axis` (docs/format.md: a masked reduction)."""
+        return self._op("CumSum", [x], x.dtype, x.shape,
+                        [("axis", axis), ("exclusive", bool(exclusive)), ("reverse", bool(reverse))])
+
+    def flip(self, x, dims):
+        """x reversed along `dims`: a StridedSlice with stride -1 there."""
+        rank = len(x.shape)
+        dims = {d % rank for d in dims}
+        every = (1 << rank) - 1
+        return self._op("StridedSlice", [x], x.dtype, x.shape,
+                        [("begin", [0] * rank), ("end", [0] * rank),
+                         ("strides", [-1 if d in dims else 1 for d in range(rank)]), ("begin_mask", every),
+                         ("end_mask", every), ("ellipsis_mask", 0), ("new_axis_mask", 0), ("shrink_axis_mask", 0)])
+
+    def pool2d(self, x, kind, kernel, stride, padding, out_hw, layout="NCHW"):
+        """Pool2D (AKG's): `kind` max or avg over `kernel` windows at `stride`, `padding`
+        [top, left, bottom, right]; the output's H and W (out_hw) give the rounding."""
+        h, w = (2, 3) if layout == "NCHW" else (1, 2)
+        shape = list(x.shape)
+        shape[h], shape[w] = out_hw
+        return self._op("Pool2D", [x], x.dtype, shape,
+                        [("global", False), ("pool_type", kind), ("data_layout", layout), ("kernel_size", list(kernel)),
+                         ("strides", list(stride)), ("pad", list(padding)), ("round_mode", 1)])
+
     def reshape(self, x, shape):
         return self._op("Reshape", [x], x.dtype, shape, [("shape", list(shape))])
 

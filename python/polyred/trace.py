@@ -8,7 +8,8 @@ where, casts (.float(), .half(), .to(dtype)), reshape/view/unsqueeze, sum, mean,
 amin, prod, var and std (with `correction`/`unbiased`), softmax, log_softmax,
 logsumexp, layer_norm, rms_norm (F.rms_norm, or written out as
 x * rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * w), argmax and argmin (int64
-indices, PyTorch's ties and NaN rule; one tuple reduction). Anything else
+indices, PyTorch's ties and NaN rule; one tuple reduction), index_select and
+embedding, cumsum, flip, max_pool2d and avg_pool2d (NCHW). Anything else
 raises BadInputError naming it; compile(fn, fallback=True) runs such a function
 eagerly instead (for all its calls)."""
 import math
@@ -178,6 +179,12 @@ class _Lowering:
             return self.gather_call(target, a, kw)
         if target is t.square:
             return self.b.binary("mul", a[0], a[0])
+        if target is t.cumsum:
+            return self.cumsum(a[0], a[1] if len(a) > 1 else kw["dim"], kw.get("dtype"))
+        if target is t.flip:
+            return self.b.flip(a[0], a[1] if len(a) > 1 else kw["dims"])
+        if target in (F.max_pool2d, F.avg_pool2d):
+            return self.pool2d(target is F.max_pool2d, a, kw)
         if hasattr(F, "rms_norm") and target is F.rms_norm:
             names = ["normalized_shape", "weight", "eps"]
             extra = dict(zip(names, a[1:]))
@@ -210,6 +217,42 @@ class _Lowering:
             w = self.arg(weight)
             y = self.b.binary("mul", y, self.b.cast(w, xf.dtype) if w.dtype != xf.dtype else w)
         return self.b.cast(y, x.dtype) if y.dtype != x.dtype else y
+
+    def cumsum(self, x, dim, dtype=None):
+        """torch.cumsum: integers (and bools) accumulate in int64, as torch does."""
+        if dtype is not None:
+            x = self.cast(x, dtype)
+        elif not self.is_float(x):
+            x = self.cast(x, self.torch.int64)
+        return self.b.cumsum(x, dim % len(x.shape))
+
+    def pool2d(self, is_max, a, kw):
+        """F.max_pool2d / F.avg_pool2d on NCHW: symmetric padding, dilation 1; average
+        pooling counts the padding (count_include_pad) and rounds down (ceil_mode off:
+        AKG's ceil windows divide by the whole window, torch's by the part inside)."""
+        names = ["kernel_size", "stride", "padding", "dilation", "ceil_mode", "return_indices"] if is_max else \
+                ["kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override"]
+        o = dict(zip(names, a[1:]))
+        o.update({k: v for k, v in kw.items() if k in names})
+        pair = lambda v: (v, v) if isinstance(v, int) else tuple(v)
+        kernel = pair(o["kernel_size"])
+        stride = pair(o.get("stride") or kernel)
+        pad = pair(o.get("padding", 0))
+        x = a[0]
+        if len(x.shape) != 4:
+            raise BadInputError("polyred.compile: 2-D pooling takes an NCHW tensor")
+        if pair(o.get("dilation", 1)) != (1, 1) or o.get("return_indices") or o.get("divisor_override") or \
+                (not is_max and (o.get("ceil_mode") or not o.get("count_include_pad", True))):
+            raise BadInputError("polyred.compile: pooling with dilation, indices, a divisor override, or an average "
+                                "with ceil_mode or without count_include_pad is not supported")
+        out = []
+        for d in range(2):
+            n, k, s, p = x.shape[2 + d], kernel[d], stride[d], pad[d]
+            size = (n + 2 * p - k + (s - 1 if o.get("ceil_mode") else 0)) // s + 1
+            if o.get("ceil_mode") and (size - 1) * s >= n + p:  # torch: the last window starts inside
+                size -= 1
+            out.append(size)
+        return self.b.pool2d(x, "max" if is_max else "avg", kernel, stride, [pad[0], pad[1], pad[0], pad[1]], out)
 
     @staticmethod
     def _correction(kw):
@@ -254,6 +297,11 @@ class _Lowering:
             return self.b.reshape(x, list(x.shape[:dim]) + [1] + list(x.shape[dim:]))
         if name == "contiguous":
             return x
+        if name == "cumsum":
+            return self.cumsum(x, rest[0] if rest else kwargs["dim"], kwargs.get("dtype"))
+        if name == "flip":
+            dims = list(rest[0]) if len(rest) == 1 and isinstance(rest[0], (tuple, list)) else list(rest) or kwargs["dims"]
+            return self.b.flip(x, dims)
         raise BadInputError(f"polyred.compile: Tensor.{name} is not supported "
                             "(compile(fn, fallback=True) runs unsupported functions eagerly)")
 

@@ -136,6 +136,10 @@ def test_traced_functions_lower_and_match_the_reference(torch_or_skip):
                                                             torch.index_select(w, 1, c).amax(0)),
                                            (torch.randn(100, 32), torch.randint(0, 100, (8, 5)), torch.randint(0, 32, (7,)))),
         "tensor methods": (lambda a, b: (a.expm1() + a.atan2(b) + a.fmod(b) + a.remainder(b)).sum(1), (x, x.flip(0))),
+        "scans, flips and pooling": (lambda a, b: (torch.cumsum(a, 1), b.cumsum(0), a.flip(0, 1),
+                                                   torch.nn.functional.max_pool2d(a.view(1, 4, 16, 300), 3, 2, 1),
+                                                   torch.nn.functional.avg_pool2d(a.view(1, 4, 16, 300), 2)),
+                                     (x, torch.randint(-9, 9, (64, 30), dtype=torch.int32))),
         "integer floor division": (lambda i, j: (i // j, torch.floor_divide(i, j), i % j, i.floor_divide(j)),
                                    (torch.randint(-1000, 1000, (64, 300), dtype=torch.int32),
                                     torch.randint(1, 50, (300,), dtype=torch.int32))),
@@ -161,13 +165,15 @@ def test_unsupported_ops_name_themselves_and_fallback_runs_eagerly(torch_or_skip
     torch = torch_or_skip
     x = torch.randn(4, 4)
 
-    def uses_cumsum(a):
-        return torch.cumsum(a, 0)
+    def uses_cumprod(a):
+        return torch.cumprod(a, 0)
 
-    with pytest.raises(polyred.BadInputError, match="cumsum"):
-        trace(uses_cumsum, x)
-    eager = polyred.compile(uses_cumsum, fallback=True, target=None)
-    assert torch.equal(eager(x), torch.cumsum(x, 0))
+    with pytest.raises(polyred.BadInputError, match="cumprod"):
+        trace(uses_cumprod, x)
+    eager = polyred.compile(uses_cumprod, fallback=True, target=None)
+    assert torch.equal(eager(x), torch.cumprod(x, 0))
+    with pytest.raises(polyred.BadInputError, match="pooling with dilation"):
+        trace(lambda a: torch.nn.functional.avg_pool2d(a.view(1, 1, 4, 4), 2, ceil_mode=True), x)
     # Floor division of floats: torch floors the exact quotient (1 // 0.1 = 9), polyred's
     # FloorDiv the rounded one (10), as MindSpore; refused rather than differ.
     with pytest.raises(polyred.BadInputError, match="floor division of floats"):

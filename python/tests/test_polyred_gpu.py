@@ -72,6 +72,21 @@ def test_traced_embedding_bag_agrees_with_torch():
     assert torch.equal(picked, torch.index_select(w, 1, cols))
 
 
+def test_traced_scans_flips_and_pooling_agree_with_torch():
+    import torch
+    F = torch.nn.functional
+    x = torch.randn(16, 64, 57, 43, device="cuda")
+    ints = torch.randint(-100, 100, (8, 3000), device="cuda", dtype=torch.int32)
+    fn = polyred.compile(lambda a, i: (F.max_pool2d(a, 3, 2, 1), F.avg_pool2d(a, 2), F.max_pool2d(a, 2, ceil_mode=True),
+                                       torch.cumsum(a, 3), i.cumsum(1), a.flip(1, 3)))
+    got = fn(x, ints)
+    want = (F.max_pool2d(x, 3, 2, 1), F.avg_pool2d(x, 2), F.max_pool2d(x, 2, ceil_mode=True), torch.cumsum(x, 3),
+            ints.cumsum(1), x.flip(1, 3))
+    for g, w in zip(got, want):
+        assert g.shape == w.shape and g.dtype == w.dtype
+        torch.testing.assert_close(g, w, rtol=1e-5, atol=1e-4)
+
+
 def test_declared_reduction_agrees_with_torch():
     import torch
     b = polyred.Builder("max_abs")
