@@ -28,7 +28,7 @@ Shape CompositeDescReader::readShape(const Json& j, const std::string& tensor) c
 DType CompositeDescReader::dtypeNamed(const std::string& name) const {
   if (auto t = parseDType(name)) return *t;
   if (isKnownUnsupportedDType(name)) unsupported("data type " + name + " is outside polyred's scope");
-  fail("unknown data_type " + quotedName(name));
+  throw Error(file_, op_, "unknown data_type " + quotedName(name));
 }
 
 // Plain row-major layouts, and FRACTAL_NZ (whose declared shape is its blocked one,

@@ -14,6 +14,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "frontend/composite_json.h"
@@ -31,6 +32,15 @@ struct TensorDesc {
   std::optional<Scalar> value;  // a scalar constant
   std::vector<Scalar> values;   // a list constant of two or more elements
   bool fractal = false;         // format FRACTAL_NZ: the shape is the blocked one
+
+  // A plain tensor the reader introduces itself (no value, row-major).
+  static TensorDesc plain(std::string name, Shape shape, DType dtype) {
+    TensorDesc d;
+    d.name = std::move(name);
+    d.shape = std::move(shape);
+    d.dtype = dtype;
+    return d;
+  }
 };
 
 class CompositeDescReader : public CheckedJsonAccess {

@@ -90,8 +90,9 @@ class CheckedJsonAccess {
     return r;
   }
   Scalar readScalarValue(const Json& j, DType t, const std::string& what) const {
-    if (std::optional<Scalar> v = scalarFromJson(j, t)) return *v;
-    fail(what + " must be a number");
+    std::optional<Scalar> v = scalarFromJson(j, t);
+    if (!v) fail(what + " must be a number");
+    return *v;
   }
 };
 

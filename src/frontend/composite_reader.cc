@@ -399,7 +399,7 @@ class Reader : public ExpansionSink, CompositeAttrAccess {
     if (!shape.empty() || out.shape != Shape{1})
       fail("output is declared " + toString(out.shape) + " but reducing axes " + toString(n.axes) +
            " of " + toString(x.shape) + " gives " + toString(shape));
-    TensorDesc scalar{freshName(out.name + "_rank0"), {}, out.dtype, std::nullopt};
+    TensorDesc scalar = TensorDesc::plain(freshName(out.name + "_rank0"), {}, out.dtype);
     Node reshape;
     reshape.kind = OpKind::Reshape;
     reshape.inputs = {addNode(std::move(n), scalar)};
@@ -418,7 +418,7 @@ class Reader : public ExpansionSink, CompositeAttrAccess {
     return defineTensor(std::move(c));
   }
   TensorId add(Node n, Shape shape, DType t) override {
-    TensorDesc d{freshName(op_ + " " + std::string(opName(n.kind))), std::move(shape), t, std::nullopt};
+    TensorDesc d = TensorDesc::plain(freshName(op_ + " " + std::string(opName(n.kind))), std::move(shape), t);
     return addNode(std::move(n), d);
   }
 
@@ -581,7 +581,7 @@ class Reader : public ExpansionSink, CompositeAttrAccess {
     if (fake && readBool(*fake, "fake_output") && (z.shape != out.shape || z.dtype != out.dtype))
       unsupported("an InplaceAssign fake output that differs from its third input");
     const Tensor& value = g_.tensor(ins[1]);
-    TensorDesc written{freshName(out.name + "_written"), value.shape, value.dtype, std::nullopt};
+    TensorDesc written = TensorDesc::plain(freshName(out.name + "_written"), value.shape, value.dtype);
     Node assign;
     assign.kind = OpKind::Assign;
     assign.inputs = {ins[0], ins[1]};
