@@ -132,7 +132,8 @@ class BodyLowering {
       }
       case OpKind::Gather: {
         // params at [a.., 0, b..] plus the index (the indices at the gathered digits)
-        // times params' stride along the axis: only graph inputs are gathered from.
+        // times params' stride along the axis: params are a graph input or a Reshape
+        // chain of one (ir/graph.h, gatherSource).
         const Tensor& params = g_.tensor(n.inputs[0]);
         const auto ax = static_cast<std::ptrdiff_t>(n.axes.at(0));
         const auto r = static_cast<std::ptrdiff_t>(g_.tensor(n.inputs[1]).shape.size());

@@ -13,8 +13,6 @@ namespace {
 constexpr std::string_view kExpanded[] = {"ReduceMean", "ReLU",    "Square",     "Sigmoid", "Softplus",
                                           "GeLU",       "Softmax", "LogSoftmax"};
 
-bool isHalf(DType t) { return t == DType::Float16 || t == DType::BFloat16; }
-
 // Emits nodes for one expansion, in the compute type (float32 for 16-bit floats).
 class Expansion : public ExpansionBuilder {
  public:
@@ -45,6 +43,45 @@ TensorId ExpansionBuilder::cast(TensorId x, DType t) {
   return add(node(OpKind::Cast, {x}), info(x).shape, t);
 }
 
+TensorId ExpansionBuilder::iota(const Shape& shape, int64_t axis, DType t) {
+  Node n = node(OpKind::Iota, {});
+  n.axes = {axis};
+  return add(std::move(n), shape, t);
+}
+
+void AttributedExpansion::fail(const std::string& why) const { throw Error(file_, op_, why); }
+
+int64_t AttributedExpansion::intAttr(const char* name, int64_t fallback) const {
+  const Json* v = attr(attrs_, name);
+  return v ? readInt(*v, name) : fallback;
+}
+
+double AttributedExpansion::floatAttr(const char* name, double fallback) const {
+  const Json* v = attr(attrs_, name);
+  return v ? readScalarValue(*v, DType::Float64, name).asDouble() : fallback;
+}
+
+bool AttributedExpansion::boolAttr(const char* name) const {
+  const Json* v = attr(attrs_, name);
+  return v && readBool(*v, name);
+}
+
+int64_t AttributedExpansion::intParameter(const char* name, const std::vector<TensorId>& ins, size_t at,
+                                          std::optional<int64_t> fallback) const {
+  if (ins.size() > at) {
+    const Tensor& t = info(ins[at]);
+    if (t.role != TensorRole::Constant || !isInteger(t.dtype)) fail(std::string("the ") + name + " input must be an integer constant");
+    return t.constant->i;
+  }
+  const Json* v = attr(attrs_, name);
+  if (!v && fallback) return *fallback;
+  if (!v) fail(std::string("needs a \"") + name + "\" attribute");
+  if (!v->is_array()) return readInt(*v, name);
+  std::vector<int64_t> list = readIntList(*v, name);
+  if (list.size() != 1) fail(std::string(name) + " must be one integer");
+  return list[0];
+}
+
 TensorId ExpansionBuilder::reduce(TensorId x, BuiltinCombiner c, const std::vector<int64_t>& axes, bool keepDims) {
   Node n = node(OpKind::Reduce, {x});
   n.axes = axes;
@@ -72,8 +109,7 @@ TensorId ExpansionBuilder::flatIndex(TensorId indices, const Shape& extents) {
     Node w = node(OpKind::Window, {indices});
     w.begin.assign(ind.shape.size(), 0);
     w.begin.back() = static_cast<int64_t>(j);
-    TensorId c = add(node(OpKind::Reshape, {add(std::move(w), column, ind.dtype)}), lead, ind.dtype);
-    c = cast(c, DType::Int64);
+    TensorId c = cast(reshape(add(std::move(w), column, ind.dtype), lead), DType::Int64);
     TensorId ok = apply(OpKind::LogicalAnd, {apply(OpKind::GreaterEqual, {c, zero}),
                                              apply(OpKind::Less, {c, constant(static_cast<double>(extents[j]), DType::Int64)})});
     inside = inside < 0 ? ok : apply(OpKind::LogicalAnd, {inside, ok});
@@ -100,7 +136,7 @@ Node expandOp(std::string_view name, const std::vector<TensorId>& ins, const Exp
   if (name == "ReLU") return e.node(OpKind::Maximum, {x0, e.scalar(0, x0)});
   if (name == "Square") return e.node(OpKind::Mul, {x0, x0});
   if (!isFloat(t)) throw Error("", op, std::string(name) + " takes a float input, got " + std::string(dtypeName(t)));
-  const TensorId x = isHalf(t) ? e.cast(x0, DType::Float32) : x0;
+  const TensorId x = e.inComputeType(x0);
   const DType ct = e.info(x).dtype;
   Node last;  // the node computing the result, in the compute type ct
   if (name == "Sigmoid") {

@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "frontend/composite_json.h"
 #include "ir/graph.h"
 
 namespace polyred {
@@ -47,6 +48,11 @@ class ExpansionBuilder {
   TensorId apply(OpKind k, std::vector<TensorId> ins);
   TensorId constant(double v, DType t) { return sink_.constant(v, t); }
   TensorId cast(TensorId x, DType t);  // x itself when it already has dtype t
+  // The dtype float math on t is done in (float32 for 16-bit floats, else t), and x in it.
+  static DType computeType(DType t) { return t == DType::Float16 || t == DType::BFloat16 ? DType::Float32 : t; }
+  TensorId inComputeType(TensorId x) { return cast(x, computeType(info(x).dtype)); }
+  TensorId reshape(TensorId x, Shape shape) { return add(node(OpKind::Reshape, {x}), std::move(shape), info(x).dtype); }
+  TensorId iota(const Shape& shape, int64_t axis, DType t = DType::Int64);  // the coordinate along `axis`
   // A built-in reduction of x over the normalized `axes`, in x's dtype.
   TensorId reduce(TensorId x, BuiltinCombiner c, const std::vector<int64_t>& axes, bool keepDims);
   // The row-major flat position within `extents` of each index tuple along the last
@@ -57,6 +63,27 @@ class ExpansionBuilder {
  protected:
   ExpansionSink& sink_;
   std::string op_;
+};
+
+// An expansion that reads its op's attributes itself (the layer ops, the masked sums):
+// errors name the file and the op.
+class AttributedExpansion : public ExpansionBuilder, protected CompositeAttrAccess {
+ public:
+  AttributedExpansion(ExpansionSink& sink, const std::string& file, const std::string& op, const CompositeAttrs& attrs)
+      : ExpansionBuilder(sink, op), file_(file), attrs_(attrs) {}
+
+ protected:
+  [[noreturn]] void fail(const std::string& why) const override;
+  int64_t intAttr(const char* name, int64_t fallback) const;
+  double floatAttr(const char* name, double fallback) const;
+  bool boolAttr(const char* name) const;  // absent: false
+  // Input `at` when there is one (a constant integer, as MindSpore passes an axis), else
+  // the attribute `name` (an int or a one-element list), else `fallback` (none: required).
+  int64_t intParameter(const char* name, const std::vector<TensorId>& ins, size_t at,
+                       std::optional<int64_t> fallback = std::nullopt) const;
+
+  std::string file_;
+  const CompositeAttrs& attrs_;
 };
 
 struct ExpansionAttrs {

@@ -36,11 +36,6 @@ class IndexExpansion : public ExpansionBuilder {
   using ExpansionBuilder::ExpansionBuilder;
 
   [[noreturn]] void fail(const std::string& why) const { throw Error("", op_, why); }
-  TensorId iota(const Shape& shape, int64_t axis, DType t) {
-    Node n = node(OpKind::Iota, {});
-    n.axes = {axis};
-    return add(std::move(n), shape, t);
-  }
   TensorId window(TensorId x, const Shape& shape, std::vector<int64_t> begin) {
     Node n = node(OpKind::Window, {x});
     n.begin = std::move(begin);
@@ -193,9 +188,7 @@ class IndexExpansion : public ExpansionBuilder {
     return {std::move(w), out, x.dtype};
   }
 
-  // Strides s > 1 need no op of their own: a Window of m * s elements from `begin`
-  // (reads past the end wrap and are dropped), each strided axis split into [m, s]
-  // by a Reshape, a Window keeping index 0 of every s-axis, and a Reshape to the result.
+  // Positive strides: stridedWindow; a negative one: steppedSlice (one stepped Window).
   IndexOpResult stridedSlice(const std::vector<TensorId>& ins, const IndexOpAttrs& a) {
     needInputs(ins, 1, "the tensor to slice");
     const Tensor x = info(ins[0]);  // a copy: adding nodes below may move the graph's tensors
@@ -203,88 +196,87 @@ class IndexExpansion : public ExpansionBuilder {
     if (a.ellipsisMask || a.newAxisMask) fail("ellipsis_mask and new_axis_mask are not supported (write a Reshape)");
     if (a.begin.size() > rank || a.end.size() != a.begin.size() || a.strides.size() != a.begin.size())
       fail("begin, end and strides need the same number of entries, at most the input's rank " + std::to_string(rank));
-    if (std::any_of(a.strides.begin(), a.strides.end(), [](int64_t s) { return s < 0; })) return steppedSlice(ins, a);
-    std::vector<int64_t> begin(rank, 0), stride(rank, 1);
-    Shape count(rank), result;  // elements taken per axis; the result's shape (no shrunk axes)
+    const SliceAxes axes = canonicalSlice(x.shape, a);
+    if (std::any_of(axes.step.begin(), axes.step.end(), [](int64_t s) { return s < 0; })) return steppedSlice(ins[0], axes);
+    return {stridedWindow(ins[0], axes.begin, axes.count, axes.step, axes.result), axes.result, x.dtype};
+  }
+
+  // x[.., begin + stride * i, ..] for i < count on every axis (strides >= 1), shaped
+  // `out` (count's elements): no op of its own -- a Window of count * stride elements
+  // from `begin` (reads past the end wrap and are dropped), each strided axis split into
+  // [count, stride] by a Reshape, a Window keeping index 0 of every stride axis, and a
+  // Reshape to `out`. The last node is not added.
+  Node stridedWindow(TensorId x, const std::vector<int64_t>& begin, const Shape& count,
+                     const std::vector<int64_t>& stride, const Shape& out) {
+    const DType t = info(x).dtype;
+    Shape span(count.size()), split, picked;  // the Window's extents; the split shape; one of each stride
+    for (size_t d = 0; d < count.size(); ++d) {
+      span[d] = count[d] * stride[d];
+      split.push_back(count[d]);
+      picked.push_back(count[d]);
+      if (stride[d] > 1) split.push_back(stride[d]), picked.push_back(1);
+    }
+    Node w = node(OpKind::Window, {x});
+    w.begin = begin;
+    if (span == out) return w;
+    TensorId taken = add(std::move(w), span, t);
+    if (split != span) {
+      Node firsts = node(OpKind::Window, {reshape(taken, split)});
+      firsts.begin.assign(split.size(), 0);
+      taken = add(std::move(firsts), picked, t);
+    }
+    return node(OpKind::Reshape, {taken});
+  }
+
+  // TensorFlow's canonical slice of every axis, for strides of either sign: a masked
+  // begin is the first index taken (the last for a negative stride), a masked end the
+  // one past the last (before the first), other positions count from the end when
+  // negative and clamp to [0, n] ([-1, n - 1] for a negative stride); a shrink bit keeps
+  // index `begin` and drops the axis from the result.
+  struct SliceAxes {
+    std::vector<int64_t> begin, step;
+    Shape count, result;  // elements taken per axis; the result's shape (no shrunk axes)
+  };
+  SliceAxes canonicalSlice(const Shape& shape, const IndexOpAttrs& a) const {
+    const size_t rank = shape.size();
+    SliceAxes s{std::vector<int64_t>(rank, 0), std::vector<int64_t>(rank, 1), Shape(rank), {}};
     for (size_t d = 0; d < rank; ++d) {
       const bool given = d < a.begin.size();
-      const int64_t n = x.shape[d];
+      const int64_t n = shape[d];
       if (given && a.strides[d] == 0) fail("stride 0 on axis " + std::to_string(d));
       if (given && (a.shrinkAxisMask >> d & 1)) {
         const int64_t i = a.begin[d] < 0 ? a.begin[d] + n : a.begin[d];
         if (i < 0 || i >= n) fail("shrink_axis_mask keeps index " + std::to_string(a.begin[d]) + " of axis " +
                                   std::to_string(d) + " (extent " + std::to_string(n) + ")");
-        begin[d] = i;
-        count[d] = 1;
+        s.begin[d] = i;
+        s.count[d] = 1;
         continue;
       }
-      auto clampIndex = [&](int64_t i) { return std::clamp(i < 0 ? i + n : i, int64_t{0}, n); };
-      begin[d] = !given || (a.beginMask >> d & 1) ? 0 : clampIndex(a.begin[d]);
-      const int64_t end = !given || (a.endMask >> d & 1) ? n : clampIndex(a.end[d]);
-      stride[d] = given ? a.strides[d] : 1;
-      count[d] = end > begin[d] ? (end - begin[d] + stride[d] - 1) / stride[d] : 0;
-      result.push_back(count[d]);
+      const int64_t step = given ? a.strides[d] : 1, low = step > 0 ? 0 : -1, high = step > 0 ? n : n - 1;
+      auto canonical = [&](int64_t i) { return std::clamp(i < 0 ? i + n : i, low, high); };
+      const int64_t b = !given || (a.beginMask >> d & 1) ? (step > 0 ? low : high) : canonical(a.begin[d]);
+      const int64_t e = !given || (a.endMask >> d & 1) ? (step > 0 ? high : low) : canonical(a.end[d]);
+      const int64_t span = step > 0 ? e - b : b - e, along = step > 0 ? step : -step;
+      s.step[d] = step;
+      s.count[d] = span > 0 ? (span + along - 1) / along : 0;
+      s.begin[d] = s.count[d] > 0 ? b : 0;  // nothing read
+      s.result.push_back(s.count[d]);
     }
-    Shape span(rank), split, picked;  // the Window's extents; the split shape; one of each s
-    for (size_t d = 0; d < rank; ++d) {
-      span[d] = count[d] * stride[d];
-      split.push_back(count[d]);
-      picked.push_back(count[d]);
-      if (stride[d] > 1) {
-        split.push_back(stride[d]);
-        picked.push_back(1);
-      }
-    }
-    Node w = node(OpKind::Window, {ins[0]});
-    w.begin = begin;
-    if (span == result) return {std::move(w), result, x.dtype};
-    TensorId window = add(std::move(w), span, x.dtype);
-    if (split != span) {
-      TensorId parts = add(node(OpKind::Reshape, {window}), split, x.dtype);
-      Node firsts = node(OpKind::Window, {parts});
-      firsts.begin.assign(split.size(), 0);
-      window = add(std::move(firsts), picked, x.dtype);
-    }
-    return {node(OpKind::Reshape, {window}), result, x.dtype};
+    return s;
   }
 
-  // StridedSlice with a negative stride: one Window stepping by the strides (TensorFlow's
-  // canonical begin and count: a masked begin is the last index, a masked end the one
-  // before the first, the rest clamped to [-1, n - 1]), then a Reshape dropping shrunk axes.
-  IndexOpResult steppedSlice(const std::vector<TensorId>& ins, const IndexOpAttrs& a) {
-    const Tensor x = info(ins[0]);  // a copy: adding nodes below may move the graph's tensors
-    const size_t rank = x.shape.size();
-    std::vector<int64_t> begin(rank, 0), steps(rank, 1);
-    Shape count(rank), result;
-    for (size_t d = 0; d < rank; ++d) {
-      const int64_t n = x.shape[d], s = d < a.strides.size() ? a.strides[d] : 1;
-      if (s == 0 || s < -(int64_t{1} << 20) || s > (int64_t{1} << 20))
-        fail("stride " + std::to_string(s) + " on axis " + std::to_string(d) + " is 0 or out of range");
-      if (d < a.begin.size() && (a.shrinkAxisMask >> d & 1)) {
-        const int64_t i = a.begin[d] < 0 ? a.begin[d] + n : a.begin[d];
-        if (i < 0 || i >= n) fail("shrink_axis_mask keeps index " + std::to_string(a.begin[d]) + " of axis " +
-                                  std::to_string(d) + " (extent " + std::to_string(n) + ")");
-        begin[d] = i;
-        count[d] = 1;
-        continue;
-      }
-      const int64_t low = s > 0 ? 0 : -1, high = s > 0 ? n : n - 1;
-      auto canonical = [&](int64_t i) { return std::clamp(i < 0 ? i + n : i, low, high); };
-      const bool given = d < a.begin.size();
-      const int64_t b = !given || (a.beginMask >> d & 1) ? (s > 0 ? low : high) : canonical(a.begin[d]);
-      const int64_t e = !given || (a.endMask >> d & 1) ? (s > 0 ? high : low) : canonical(a.end[d]);
-      const int64_t span = s > 0 ? e - b : b - e, step = s > 0 ? s : -s;
-      begin[d] = b;
-      steps[d] = s;
-      count[d] = span > 0 ? (span + step - 1) / step : 0;
-      result.push_back(count[d]);
-      if (count[d] == 0) begin[d] = 0;  // nothing read
-    }
-    Node w = node(OpKind::Window, {ins[0]});
-    w.begin = begin;
-    w.steps = steps;
-    if (count == result) return {std::move(w), result, x.dtype};
-    return {node(OpKind::Reshape, {add(std::move(w), count, x.dtype)}), result, x.dtype};
+  // A slice with a negative stride: one Window stepping by the strides, then a Reshape
+  // dropping shrunk axes.
+  IndexOpResult steppedSlice(TensorId x, const SliceAxes& axes) {
+    for (size_t d = 0; d < axes.step.size(); ++d)
+      if (axes.step[d] < -(int64_t{1} << 20) || axes.step[d] > (int64_t{1} << 20))
+        fail("stride " + std::to_string(axes.step[d]) + " on axis " + std::to_string(d) + " is out of range");
+    const DType t = info(x).dtype;
+    Node w = node(OpKind::Window, {x});
+    w.begin = axes.begin;
+    w.steps = axes.step;
+    if (axes.count == axes.result) return {std::move(w), axes.result, t};
+    return {node(OpKind::Reshape, {add(std::move(w), axes.count, t)}), axes.result, t};
   }
 
   IndexOpResult concat(const std::vector<TensorId>& ins, const IndexOpAttrs& a) {
@@ -383,25 +375,6 @@ class IndexExpansion : public ExpansionBuilder {
     return {std::move(g), out, params.dtype};
   }
 
-  // x[.., begin + stride * i, ..] for i < count on every axis: a Window of count *
-  // stride elements, each strided axis split into [count, stride] and index 0 kept.
-  TensorId stridedWindow(TensorId x, const std::vector<int64_t>& begin, const Shape& count,
-                         const std::vector<int64_t>& stride) {
-    const DType t = info(x).dtype;
-    Shape span(count.size()), split, picked;
-    for (size_t d = 0; d < count.size(); ++d) {
-      span[d] = count[d] * stride[d];
-      split.push_back(count[d]);
-      picked.push_back(count[d]);
-      if (stride[d] > 1) split.push_back(stride[d]), picked.push_back(1);
-    }
-    TensorId w = window(x, span, begin);
-    if (split == span) return w;
-    Node firsts = node(OpKind::Window, {add(node(OpKind::Reshape, {w}), split, t)});
-    firsts.begin.assign(split.size(), 0);
-    return add(node(OpKind::Reshape, {add(std::move(firsts), picked, t)}), count, t);
-  }
-
   IndexOpResult pool2d(const std::vector<TensorId>& ins, const IndexOpAttrs& a) {
     needInputs(ins, 1, "the tensor to pool");
     const Tensor x = info(ins[0]);  // a copy: adding nodes below may move the graph's tensors
@@ -414,7 +387,7 @@ class IndexExpansion : public ExpansionBuilder {
     if (x.dtype == DType::Bool || isComplex(x.dtype)) fail("pools numbers, got " + std::string(dtypeName(x.dtype)));
     const std::vector<int64_t> hw = {layout == "NHWC" ? 1 : 2, layout == "NHWC" ? 2 : 3};
     const bool isMax = p.type == "max";
-    const DType ct = x.dtype == DType::Float16 || x.dtype == DType::BFloat16 ? DType::Float32 : x.dtype;
+    const DType ct = computeType(x.dtype);
     if (p.global) {
       TensorId r = reduce(isMax ? ins[0] : cast(ins[0], ct), isMax ? BuiltinCombiner::Max : BuiltinCombiner::Sum, hw, true);
       Shape out = info(r).shape;
@@ -456,7 +429,7 @@ class IndexExpansion : public ExpansionBuilder {
         std::vector<int64_t> begin(rank, 0);
         begin[static_cast<size_t>(hw[0])] = i;
         begin[static_cast<size_t>(hw[1])] = j;
-        TensorId tap = stridedWindow(source, begin, out, stride);
+        TensorId tap = add(stridedWindow(source, begin, out, stride, out), out, ct);
         acc = acc < 0 ? tap : apply(isMax ? OpKind::Maximum : OpKind::Add, {acc, tap});
       }
     if (isMax) return {node(OpKind::Cast, {acc}), out, x.dtype};

@@ -23,13 +23,11 @@ constexpr std::string_view kLayerOps[] = {
 // The most values ConstantOfShape may list one by one: each becomes a Select.
 constexpr size_t kMaxListedValues = 64;
 
-bool isHalf(DType t) { return t == DType::Float16 || t == DType::BFloat16; }
-
-class LayerExpansion : public ExpansionBuilder, CompositeAttrAccess {
+class LayerExpansion : public AttributedExpansion {
  public:
   LayerExpansion(ExpansionSink& sink, const std::string& file, const std::string& op, const CompositeAttrs& attrs,
                  const std::vector<DeclaredOutput>& declared)
-      : ExpansionBuilder(sink, op), file_(file), attrs_(attrs), declared_(declared) {}
+      : AttributedExpansion(sink, file, op, attrs), declared_(declared) {}
 
   std::vector<TupleOpOutput> expand(std::string_view name, const std::vector<TensorId>& ins) {
     if (isMaskedSumOp(name)) return {expandMaskedSum(name, ins, attrs_, sink_, file_, op_)};
@@ -39,8 +37,6 @@ class LayerExpansion : public ExpansionBuilder, CompositeAttrAccess {
   }
 
  private:
-  [[noreturn]] void fail(const std::string& why) const override { throw Error(file_, op_, why); }
-
   void needInputs(const std::vector<TensorId>& ins, size_t n, const std::string& roles) const {
     if (ins.size() != n) fail("takes " + std::to_string(n) + " inputs (" + roles + "), got " + std::to_string(ins.size()));
   }
@@ -55,19 +51,9 @@ class LayerExpansion : public ExpansionBuilder, CompositeAttrAccess {
   TupleOpOutput reshaped(TensorId x, Shape shape) {
     return result(node(OpKind::Reshape, {x}), std::move(shape), info(x).dtype);
   }
-  // x in the dtype float math is done in: float32 for 16-bit floats.
-  TensorId computeCopy(TensorId x) { return isHalf(info(x).dtype) ? cast(x, DType::Float32) : x; }
   void needFloat(TensorId x) const {
     if (!isFloat(info(x).dtype))
       fail("takes a float input, got " + std::string(dtypeName(info(x).dtype)) + " (Cast it to float32 first)");
-  }
-  int64_t intAttr(const char* name, int64_t fallback) const {
-    const Json* v = attr(attrs_, name);
-    return v ? readInt(*v, name) : fallback;
-  }
-  double floatAttr(const char* name, double fallback) const {
-    const Json* v = attr(attrs_, name);
-    return v ? readScalarValue(*v, DType::Float64, name).asDouble() : fallback;
   }
   // An axis in [-bound, bound) counted from the end when negative.
   int64_t axisIn(int64_t axis, int64_t bound, const char* what) const {
@@ -76,16 +62,6 @@ class LayerExpansion : public ExpansionBuilder, CompositeAttrAccess {
            std::to_string(bound) + ")");
     return axis < 0 ? axis + bound : axis;
   }
-  // The attribute `name` or, as MindSpore also passes it, a constant integer input.
-  int64_t intAttrOrInput(const char* name, const std::vector<TensorId>& ins, size_t at, int64_t fallback) const {
-    if (ins.size() > at) {
-      const Tensor& t = info(ins[at]);
-      if (t.role != TensorRole::Constant || !isInteger(t.dtype)) fail(std::string("the ") + name + " input must be an integer constant");
-      return t.constant->i;
-    }
-    return intAttr(name, fallback);
-  }
-
   TupleOpOutput one(std::string_view name, const std::vector<TensorId>& ins) {
     if (name == "ExpandDims") return expandDims(ins);
     if (name == "Squeeze") return squeeze(ins);
@@ -105,7 +81,7 @@ class LayerExpansion : public ExpansionBuilder, CompositeAttrAccess {
     if (ins.empty() || ins.size() > 2) needInputs(ins, 1, "the tensor; the axis as an attribute or a constant input");
     Shape shape = info(ins[0]).shape;
     const auto rank = static_cast<int64_t>(shape.size());
-    const int64_t axis = axisIn(intAttrOrInput("axis", ins, 1, 0), rank + 1, "axis");
+    const int64_t axis = axisIn(intParameter("axis", ins, 1, 0), rank + 1, "axis");
     shape.insert(shape.begin() + static_cast<std::ptrdiff_t>(axis), 1);
     return reshaped(ins[0], shape);
   }
@@ -206,7 +182,7 @@ class LayerExpansion : public ExpansionBuilder, CompositeAttrAccess {
     needInputs(ins, 1, "the tensor");
     const DType t = info(ins[0]).dtype;
     if (name != "ReLU6" && name != "LeakyReLU") needFloat(ins[0]);
-    const TensorId x = computeCopy(ins[0]);
+    const TensorId x = inComputeType(ins[0]);
     const DType ct = info(x).dtype;
     auto c = [&](double v) { return constant(v, ct); };
     auto relu6 = [&](TensorId v) { return apply(OpKind::Minimum, {apply(OpKind::Maximum, {v, c(0)}), c(6)}); };
@@ -244,7 +220,7 @@ class LayerExpansion : public ExpansionBuilder, CompositeAttrAccess {
       axes.push_back(d);
       count *= x.shape[static_cast<size_t>(d)];
     }
-    const TensorId xc = computeCopy(ins[0]);
+    const TensorId xc = inComputeType(ins[0]);
     const DType ct = info(xc).dtype;
     auto c = [&](double v) { return constant(v, ct); };
     TensorId mean = apply(OpKind::Div, {reduce(xc, BuiltinCombiner::Sum, axes, true), c(static_cast<double>(count))});
@@ -252,9 +228,9 @@ class LayerExpansion : public ExpansionBuilder, CompositeAttrAccess {
     TensorId squares = apply(OpKind::Mul, {centered, centered});
     TensorId var = apply(OpKind::Div, {reduce(squares, BuiltinCombiner::Sum, axes, true), c(static_cast<double>(count))});
     TensorId inv = apply(OpKind::Rsqrt, {apply(OpKind::Add, {var, c(floatAttr("epsilon", 1e-7))})});
-    TensorId scaled = apply(OpKind::Mul, {apply(OpKind::Mul, {centered, inv}), computeCopy(ins[1])});
+    TensorId scaled = apply(OpKind::Mul, {apply(OpKind::Mul, {centered, inv}), inComputeType(ins[1])});
     std::vector<TupleOpOutput> outs;
-    outs.push_back(finish(node(OpKind::Add, {scaled, computeCopy(ins[2])}), ct, declaredFloat(0)));
+    outs.push_back(finish(node(OpKind::Add, {scaled, inComputeType(ins[2])}), ct, declaredFloat(0)));
     for (auto [k, stat] : {std::pair{size_t{1}, mean}, {size_t{2}, var}}) {
       const DType want = declaredFloat(k);
       outs.push_back(want == ct ? reshaped(stat, info(stat).shape)
@@ -284,9 +260,7 @@ class LayerExpansion : public ExpansionBuilder, CompositeAttrAccess {
       fail(std::to_string(values.size()) + " values listed one by one; polyred folds at most " +
            std::to_string(kMaxListedValues) + " (give one value to fill the shape)");
     const Shape flat = {static_cast<int64_t>(values.size())};
-    Node iota = node(OpKind::Iota, {});
-    iota.axes = {0};
-    TensorId at = add(std::move(iota), flat, DType::Int64);
+    TensorId at = iota(flat, 0);
     TensorId later = constant(values.back(), t);
     for (size_t k = values.size() - 1; k-- > 0;) {
       TensorId here = apply(OpKind::Equal, {at, constant(static_cast<double>(k), DType::Int64)});
@@ -324,14 +298,12 @@ class LayerExpansion : public ExpansionBuilder, CompositeAttrAccess {
 
   TupleOpOutput tupleGetItem(const std::vector<TensorId>& ins) {
     if (ins.empty() || ins.size() > 2) needInputs(ins, 1, "the tuple; the index as an attribute or a constant input");
-    const int64_t index = intAttrOrInput("index", ins, 1, 0);
+    const int64_t index = intParameter("index", ins, 1, 0);
     if (index != 0)
       fail("index " + std::to_string(index) + " of a one-tensor tuple (a multi-output op's outputs are named tensors here)");
     return result(node(OpKind::Cast, {ins[0]}), info(ins[0]).shape, info(ins[0]).dtype);
   }
 
-  std::string file_;
-  const CompositeAttrs& attrs_;
   const std::vector<DeclaredOutput>& declared_;
 };
 

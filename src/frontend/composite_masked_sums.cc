@@ -16,10 +16,9 @@ constexpr std::string_view kMaskedSumOps[] = {"CumSum", "CumProd", "UnsortedSegm
 // blocks of sqrt(n) (several kernels, n * sqrt(n) work).
 constexpr int64_t kDirectScanLength = 1024;
 
-class MaskedSums : public ExpansionBuilder, CompositeAttrAccess {
+class MaskedSums : public AttributedExpansion {
  public:
-  MaskedSums(ExpansionSink& sink, const std::string& file, const std::string& op, const CompositeAttrs& attrs)
-      : ExpansionBuilder(sink, op), file_(file), attrs_(attrs) {}
+  using AttributedExpansion::AttributedExpansion;
 
   TupleOpOutput expand(std::string_view name, const std::vector<TensorId>& ins) {
     if (name == "CumSum" || name == "CumProd") return scan(ins, name == "CumSum" ? BuiltinCombiner::Sum : BuiltinCombiner::Prod);
@@ -28,27 +27,6 @@ class MaskedSums : public ExpansionBuilder, CompositeAttrAccess {
   }
 
  private:
-  [[noreturn]] void fail(const std::string& why) const override { throw Error(file_, op_, why); }
-
-  bool boolAttr(const char* name) const {
-    const Json* v = attr(attrs_, name);
-    return v && readBool(*v, name);
-  }
-  // An int attribute (or a one-element list of one), else a constant integer input.
-  int64_t intParameter(const char* name, const std::vector<TensorId>& ins, size_t at) const {
-    if (ins.size() > at) {
-      const Tensor& t = info(ins[at]);
-      if (t.role != TensorRole::Constant || !isInteger(t.dtype)) fail(std::string("the ") + name + " input must be an integer constant");
-      return t.constant->i;
-    }
-    const Json& v = required(attrs_, name);
-    if (v.is_array()) {
-      std::vector<int64_t> list = readIntList(v, name);
-      if (list.size() != 1) fail(std::string(name) + " must be one integer");
-      return list[0];
-    }
-    return readInt(v, name);
-  }
   void needNumbers(TensorId x, const char* what) const {
     const DType t = info(x).dtype;
     if (t == DType::Bool || isComplex(t)) fail(std::string(what) + " must be numbers, got " + std::string(dtypeName(t)));
@@ -64,12 +42,6 @@ class MaskedSums : public ExpansionBuilder, CompositeAttrAccess {
       fail("computed as a masked reduction this takes more than " + std::to_string(kMaxMaskedWork) +
            " operations (mask " + toString(mask) + "); a dedicated scan or scatter kernel is not built");
   }
-  TensorId reshape(TensorId x, Shape shape) { return add(node(OpKind::Reshape, {x}), std::move(shape), info(x).dtype); }
-  TensorId iota(const Shape& shape, int64_t axis) {
-    Node n = node(OpKind::Iota, {});
-    n.axes = {axis};
-    return add(std::move(n), shape, DType::Int64);
-  }
   // The reduction over `axes` of `values` where `mask` holds, else the identity.
   TensorId maskedReduce(TensorId mask, TensorId values, const Shape& shape, BuiltinCombiner c, std::vector<int64_t> axes) {
     const DType t = info(values).dtype;
@@ -83,7 +55,7 @@ class MaskedSums : public ExpansionBuilder, CompositeAttrAccess {
     const Tensor x = info(ins[0]);  // a copy: adding nodes below may move the graph's tensors
     needNumbers(ins[0], "the elements");
     const auto rank = static_cast<int64_t>(x.shape.size());
-    int64_t axis = attr(attrs_, "axis") || ins.size() > 1 ? intParameter("axis", ins, 1) : 0;
+    int64_t axis = intParameter("axis", ins, 1, 0);
     if (rank == 0 || axis < -rank || axis >= rank)
       fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
     if (axis < 0) axis += rank;
@@ -190,9 +162,6 @@ class MaskedSums : public ExpansionBuilder, CompositeAttrAccess {
     TensorId total = apply(OpKind::Add, {reshape(ins[0], merged), sums});
     return {node(OpKind::Reshape, {total}), x.shape, x.dtype};
   }
-
-  std::string file_;
-  const CompositeAttrs& attrs_;
 };
 
 }  // namespace
