@@ -113,22 +113,14 @@ TEST(MaskedSums, OddShapesPassTheCpuCheck) {
 }
 
 TEST(MaskedSums, MalformedOpsAndTooMuchWorkAreErrors) {
-  auto rejects = [](auto make, const std::string& words) {
-    try {
-      make();
-      ADD_FAILURE() << "accepted; wanted an error with " << words;
-    } catch (const Error& e) {
-      EXPECT_NE(e.reason().find(words), std::string::npos) << e.what();
-    }
-  };
-  rejects([] { cum("CumSum", {attr("axis", 70000)}, "float32", {1, 70000}); }, "out of range");
-  rejects([] { cum("CumSum", {attr("axis", 1)}, "float32", {40000, 70000}); }, "dedicated scan or scatter kernel");
-  rejects([] { cum("CumSum", {attr("axis", 0)}, "bool", {4}); }, "numbers");
-  rejects([] { oneOp("UnsortedSegmentSum", {desc("d", {4, 2}, "float32"), desc("ids", {3}, "int32")},
+  expectRejected([] { cum("CumSum", {attr("axis", 70000)}, "float32", {1, 70000}); }, "out of range");
+  expectRejected([] { cum("CumSum", {attr("axis", 1)}, "float32", {40000, 70000}); }, "dedicated scan or scatter kernel");
+  expectRejected([] { cum("CumSum", {attr("axis", 0)}, "bool", {4}); }, "numbers");
+  expectRejected([] { oneOp("UnsortedSegmentSum", {desc("d", {4, 2}, "float32"), desc("ids", {3}, "int32")},
                      desc("y", {3, 2}, "float32"), {attr("num_segments", 3)}); }, "leading part");
-  rejects([] { oneOp("UnsortedSegmentSum", {desc("d", {4}, "float32"), desc("ids", {4}, "float32")},
+  expectRejected([] { oneOp("UnsortedSegmentSum", {desc("d", {4}, "float32"), desc("ids", {4}, "float32")},
                      desc("y", {3}, "float32"), {attr("num_segments", 3)}); }, "int32 or int64");
-  rejects([] { oneOp("TensorScatterAdd", {desc("x", {3, 2}, "float32"), desc("i", {4, 1}, "int32"),
+  expectRejected([] { oneOp("TensorScatterAdd", {desc("x", {3, 2}, "float32"), desc("i", {4, 1}, "int32"),
                                           desc("u", {4, 3}, "float32")}, desc("y", {3, 2}, "float32"), Json::array()); },
           "updates have shape");
 }

@@ -65,6 +65,20 @@ inline void expectOutput(const Graph& g, const std::vector<HostTensor>& inputs, 
   for (const KernelSpec& k : c.program.kernels) EXPECT_NO_THROW(compileCuda(k.source, k.name, 9, 0)) << k.source;
 }
 
+// `make` must throw a polyred::Error whose reason holds `words`; gives the whole message
+// (file, op and reason) for further checks, or "" when nothing was thrown.
+template <class Make>
+std::string expectRejected(Make make, const std::string& words) {
+  try {
+    make();
+  } catch (const Error& e) {
+    EXPECT_NE(e.reason().find(words), std::string::npos) << e.what();
+    return e.what();
+  }
+  ADD_FAILURE() << "accepted; wanted an error with " << words;
+  return "";
+}
+
 // One kernel that compiles with NVRTC and passes the CPU check on random inputs.
 inline void expectCheckPasses(const Graph& g) {
   CompiledGraph c = compileGraph(g, CompileOptions{});
