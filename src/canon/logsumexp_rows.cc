@@ -1,6 +1,7 @@
 #include "canon/logsumexp_rows.h"
 
 #include "canon/flatten.h"
+#include "canon/node_emitter.h"
 #include "ir/tuple_reduction.h"
 
 namespace polyred {
@@ -28,77 +29,23 @@ bool isLogSumExp(const Node& n) {
   return t.inputs.size() == 1 && isFloat(t.inputs[0]) && structureOf(t) == structureOf(*logSumExpTuple(t.inputs[0]));
 }
 
-// Appends the expansion of one node to a graph under rewrite; the last node appended
-// takes over the replaced node's output tensor (finish()).
-class Emitter {
- public:
-  Emitter(Graph& g, const Node& replaced) : g_(g), target_(replaced.output), name_(replaced.name) {}
-
-  TensorId emit(Node n, const Shape& shape, DType t, const std::string& what) {
-    Tensor out;
-    out.name = g_.tensors.at(static_cast<size_t>(target_)).name + "_" + what;
-    out.shape = shape;
-    out.dtype = t;
-    g_.tensors.push_back(out);
-    n.output = static_cast<TensorId>(g_.tensors.size() - 1);
-    n.name = name_ + " (" + what + ")";
-    g_.nodes.push_back(std::move(n));
-    return g_.nodes.back().output;
-  }
-  TensorId op(OpKind k, std::vector<TensorId> inputs, const Shape& shape, DType t, const std::string& what) {
-    Node n;
-    n.kind = k;
-    n.inputs = std::move(inputs);
-    return emit(std::move(n), shape, t, what);
-  }
-  TensorId reduce(TensorId x, Reduction r, const Node& like, const Shape& shape, const std::string& what) {
-    Node n;
-    n.kind = OpKind::Reduce;
-    n.inputs = {x};
-    n.axes = like.axes;
-    n.keepDims = true;
-    const DType t = g_.tensor(x).dtype;
-    n.reduction = std::move(r);
-    return emit(std::move(n), shape, t, what);
-  }
-  TensorId constant(Scalar v) {
-    Tensor c;
-    c.name = g_.tensors.at(static_cast<size_t>(target_)).name + "_zero";
-    c.dtype = v.type;
-    c.role = TensorRole::Constant;
-    c.constant = v;
-    g_.tensors.push_back(c);
-    return static_cast<TensorId>(g_.tensors.size() - 1);
-  }
-  void finish() {
-    Node& last = g_.nodes.back();
-    g_.tensors.pop_back();
-    last.output = target_;
-  }
-
- private:
-  Graph& g_;
-  const TensorId target_;
-  const std::string name_;
-};
-
 void expand(Graph& out, const Node& n, const Graph& in) {
   const Tensor& x = in.tensor(n.inputs[0]);
   const Tensor& result = in.tensor(n.output);
   const DType f = x.dtype == DType::Float64 ? DType::Float64 : DType::Float32;
   Shape kept = x.shape;  // the reduced axes kept as 1: broadcasts against x
   for (int64_t a : n.axes) kept[static_cast<size_t>(a)] = 1;
-  Emitter e(out, n);
+  NodeEmitter e(out, n);
   TensorId xf = n.inputs[0];
   if (x.dtype != f) xf = e.op(OpKind::Cast, {xf}, x.shape, f, "in_f32");
-  TensorId m = e.reduce(xf, Reduction::max(f), n, kept, "max");
+  TensorId m = e.reduce(xf, Reduction::max(f), n.axes, true, kept, "max");
   // An infinite max shifts by 0: x - inf would give NaN for a row of -inf (its
   // logsumexp is -inf) and for a row holding +inf (its logsumexp is +inf).
   TensorId infinite = e.op(OpKind::IsInf, {m}, kept, DType::Bool, "max_is_inf");
-  TensorId z = e.op(OpKind::Select, {infinite, e.constant(Scalar::ofFloat(f, 0)), m}, kept, f, "shift");
+  TensorId z = e.op(OpKind::Select, {infinite, e.constant(Scalar::ofFloat(f, 0), "zero"), m}, kept, f, "shift");
   TensorId d = e.op(OpKind::Sub, {xf, z}, x.shape, f, "shifted");
   TensorId ex = e.op(OpKind::Exp, {d}, x.shape, f, "exp");
-  TensorId s = e.reduce(ex, Reduction::sum(f), n, kept, "sum");
+  TensorId s = e.reduce(ex, Reduction::sum(f), n.axes, true, kept, "sum");
   TensorId l = e.op(OpKind::Log, {s}, kept, f, "log");
   TensorId r = e.op(OpKind::Add, {l, z}, kept, f, "lse");
   if (result.dtype != f) r = e.op(OpKind::Cast, {r}, kept, result.dtype, "cast");
@@ -124,9 +71,7 @@ Graph splitLogSumExpRows(const Graph& g, const RowsFitOneBlock& rowsFitOneBlock)
     out.nodes.push_back(n);
   }
   if (!changed) return g;
-  for (Tensor& t : out.tensors) t.producer = -1;
-  for (size_t k = 0; k < out.nodes.size(); ++k) out.tensor(out.nodes[k].output).producer = static_cast<int32_t>(k);
-  out.verify();
+  renumberProducers(out);
   return out;
 }
 
