@@ -121,6 +121,15 @@ def layer_workloads(out):
     d, ids = g.input("d", "float32", [4096, 128]), g.input("ids", "int32", [4096])
     g.write(out, [g.op("UnsortedSegmentSum", [d, ids], [("float32", [256, 128])], {"num_segments": 256})])
 
+    g = Graph("ops_embedding_grad_f32_16384x1024_30522")  # BERT's word-embedding gradient (atomic scatter)
+    d, ids = g.input("d", "float32", [16384, 1024]), g.input("ids", "int32", [16384])
+    g.write(out, [g.op("UnsortedSegmentSum", [d, ids], [("float32", [30522, 1024])], {"num_segments": 30522})])
+
+    g = Graph("ops_segment_sum_scaled_i64_65536x16_1000")  # int64 sums of a fused product
+    d, s, ids = g.input("d", "int64", [65536, 16]), g.input("s", "int64", [16]), g.input("ids", "int64", [65536])
+    scaled = g.op("Mul", [d, s], [("int64", [65536, 16])])
+    g.write(out, [g.op("UnsortedSegmentSum", [scaled, ids], [("int64", [1000, 16])], {"num_segments": 1000})])
+
     g = Graph("ops_biasadd_hswish_f16_32x256x56x56")  # NCHW bias, then HSwish
     x, b = g.input("x", "float16", [32, 256, 56, 56]), g.input("b", "float16", [256])
     biased = g.op("BiasAdd", [x, b], [("float16", [32, 256, 56, 56])], {"data_format": "NCHW"})

@@ -1,5 +1,7 @@
-// Scans and scatters expanded as masked reductions (frontend/composite_masked_sums):
-// CumSum, CumProd, UnsortedSegmentSum, TensorScatterAdd. Checked on hand-worked values
+// Scans and scatters (frontend/composite_masked_sums): CumSum, CumProd and
+// TensorScatterAdd expanded as masked reductions; UnsortedSegmentSum, now a ScatterAdd
+// (tests/scatter_add_test.cc has its kernel shapes), still read and checked here as an
+// op of the file format. Checked on hand-worked values
 // from AKG's kernels (sequential prefix sums; out-of-range ids and index tuples
 // dropped) through the reference AND the lowered kernels on the CPU; then on odd shapes
 // and random inputs (CPU check and NVRTC); malformed operands and too much work are

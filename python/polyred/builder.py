@@ -111,6 +111,13 @@ class Builder:
         shape = params.shape[:axis] + indices.shape + params.shape[axis + 1:]
         return self._op("Gather", [params, indices], params.dtype, shape, [("axis", axis)])
 
+    def segment_sum(self, data, ids, num_segments):
+        """MindSpore's UnsortedSegmentSum: out[s, rest] sums data[i.., rest] over the i.. with
+        ids[i..] == s (ids of shape data[:r]; ids outside [0, num_segments) are dropped).
+        An atomic scatter kernel (docs/format.md)."""
+        shape = [num_segments] + list(data.shape[len(ids.shape):])
+        return self._op("UnsortedSegmentSum", [data, ids], data.dtype, shape, [("num_segments", num_segments)])
+
     def cumsum(self, x, axis, exclusive=False, reverse=False):
         """MindSpore's CumSum along `axis` (docs/format.md: a masked reduction)."""
         return self._op("CumSum", [x], x.dtype, x.shape,

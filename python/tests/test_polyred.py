@@ -47,6 +47,16 @@ def test_builder_mirrors_the_cpp_builder():
     assert doc["op_desc"][0]["name"] == "Cast" and json.loads(b.to_json()) == doc
 
 
+def test_builder_segment_sum_is_one_atomic_scatter_kernel():
+    b = polyred.Builder("embedding_grad")
+    grad, ids = b.input("grad", "float32", (500, 24)), b.input("ids", "int64", (500,))
+    b.output(b.segment_sum(b.binary("mul", grad, grad), ids, 37))
+    k = b.compile()
+    assert [(o.dtype, o.shape) for o in k.outputs] == [("float32", (37, 24))]
+    assert "ok" in k.check_cpu()
+    assert "pr_scatter_add(" in k.cuda_source()
+
+
 def test_builder_declares_reductions_of_its_own():
     b = polyred.Builder("max_abs_rows")
     x = b.input("x", "float16", (33, 1001))

@@ -499,9 +499,15 @@ KernelPlan flattenReductions(const Graph& g, const ReductionGroup& group, const 
   return plan;
 }
 
+Shape iterationShape(const Graph& g, int output) {
+  const TensorId t = valueTensor(g, g.outputs.at(static_cast<size_t>(output)).tensor);
+  const Node* producer = g.producer(t);
+  return producer && producer->kind == OpKind::ScatterAdd ? g.tensor(producer->inputs[0]).shape : g.tensor(t).shape;
+}
+
 KernelPlan flattenElementwise(const Graph& g, const std::vector<int>& outputs, const Materialized& materialized) {
   POLYRED_CHECK(!outputs.empty(), "flattenElementwise without outputs");
-  const Shape& shape = g.tensor(g.outputs[static_cast<size_t>(outputs[0])].tensor).shape;
+  const Shape shape = iterationShape(g, outputs[0]);
   std::vector<int64_t> extents;
   for (int64_t d : shape)
     if (d != 1) extents.push_back(d);
@@ -516,9 +522,25 @@ KernelPlan flattenElementwise(const Graph& g, const std::vector<int>& outputs, c
   BodyLowering lowering(g, plan.body, materialized, noReductions, plan.M, 1);
   for (int o : outputs) {
     TensorId t = valueTensor(g, g.outputs[static_cast<size_t>(o)].tensor);
-    POLYRED_CHECK(g.tensor(t).shape == shape, "elementwise outputs of one kernel must share a shape");
-    plan.stores.push_back({lowering.lower(t, idx), o, "i"});
+    POLYRED_CHECK(iterationShape(g, o) == shape, "elementwise outputs of one kernel must share a shape");
+    const Node* producer = g.producer(t);
+    if (!producer || producer->kind != OpKind::ScatterAdd) {
+      plan.stores.push_back({lowering.lower(t, idx), o, "i"});
+      continue;
+    }
+    // values[c.., rest] added at out[indices[c..], rest]: the store's offset is the
+    // output row 0 at `rest`, plus the index times the output's row stride.
+    const Shape& out = g.tensor(t).shape;
+    const auto r = static_cast<std::ptrdiff_t>(g.tensor(producer->inputs[1]).shape.size());
+    IndexExprs at = {"0"};
+    at.insert(at.end(), idx.begin() + r, idx.end());
+    ElementwiseOutput store{lowering.lower(producer->inputs[0], idx), o, linearize(at, out)};
+    store.scatterIndex = lowering.lower(producer->inputs[1], IndexExprs(idx.begin(), idx.begin() + r));
+    store.scatterStride = rowMajorStrides(out)[0];
+    store.scatterExtent = out[0];
+    plan.stores.push_back(std::move(store));
   }
+  if (plan.hasScatterStore()) plan.why += "; ScatterAdd: atomic adds into outputs zeroed before the launch";
   return plan;
 }
 

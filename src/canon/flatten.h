@@ -57,7 +57,12 @@ bool sameSqueezedShape(const Shape& a, const Shape& b);
 // Throws UnsupportedError if an epilogue output does not map 1:1 onto the kept rows i.
 KernelPlan flattenReductions(const Graph& g, const ReductionGroup& group, const Materialized& materialized);
 
-// `outputs`: Graph::outputs indices whose (resolved) tensors all have one shape.
+// The shape an elementwise kernel iterates over to produce Graph output `output`: its
+// tensor's shape, or for a ScatterAdd result the shape of the values it adds.
+Shape iterationShape(const Graph& g, int output);
+
+// `outputs`: Graph::outputs indices that all have one iterationShape. A ScatterAdd
+// output is stored by atomic adds at its data-dependent rows (ElementwiseOutput).
 KernelPlan flattenElementwise(const Graph& g, const std::vector<int>& outputs, const Materialized& materialized);
 
 // The tensor whose value an output holds: Assign/InplaceAssign only forward a value.

@@ -42,6 +42,10 @@ bool KernelPlan::hasOrderedReduction() const {
                      [](const ReductionOutput& r) { return r.reduction.isTuple() && !r.reduction.tuple->commutative; });
 }
 
+bool KernelPlan::hasScatterStore() const {
+  return std::any_of(stores.begin(), stores.end(), [](const ElementwiseOutput& s) { return s.scatters(); });
+}
+
 bool KernelPlan::hasStage(int s) const {
   return std::any_of(reductions.begin(), reductions.end(), [&](const ReductionOutput& r) { return r.stage == s; });
 }
@@ -54,7 +58,10 @@ std::vector<bool> KernelPlan::valuesOfPass(int pass) const {
       for (int v : r.values) used[static_cast<size_t>(v)] = true;
     }
   for (const ElementwiseOutput& s : stores)
-    if (s.pass == pass) used[static_cast<size_t>(s.value)] = true;
+    if (s.pass == pass) {
+      used[static_cast<size_t>(s.value)] = true;
+      if (s.scatters()) used[static_cast<size_t>(s.scatterIndex)] = true;
+    }
   for (size_t v = body.size(); v-- > 0;)  // operands precede their users
     if (used[v])
       for (int o : body[v].operands) used[static_cast<size_t>(o)] = true;
@@ -127,9 +134,14 @@ std::string KernelPlan::toString(const Graph& g) const {
     if (ro.temporary >= 0) os << "  -> temporary" << ro.temporary << "[i]";
     os << "\n";
   }
-  for (const ElementwiseOutput& s : stores)
-    os << "  out %" << printable(g.tensor(g.outputs[static_cast<size_t>(s.output)].tensor).name) << "[" << s.offset << "] = v"
-       << s.value << (passes() > 1 ? " (pass " + std::to_string(s.pass) + ")" : "") << "\n";
+  for (const ElementwiseOutput& s : stores) {
+    os << "  out %" << printable(g.tensor(g.outputs[static_cast<size_t>(s.output)].tensor).name) << "[" << s.offset;
+    if (s.scatters())
+      os << " + " << s.scatterStride << "*v" << s.scatterIndex << "] += v" << s.value << " (atomic; dropped unless 0 <= v"
+         << s.scatterIndex << " < " << s.scatterExtent << ")";
+    else os << "] = v" << s.value;
+    os << (passes() > 1 ? " (pass " + std::to_string(s.pass) + ")" : "") << "\n";
+  }
   if (!epilogue.empty()) os << "  epilogue (once per i, after the reductions):\n";
   printValues(os, g, epilogue, "e");
   for (const ElementwiseOutput& s : epilogueStores)

@@ -89,6 +89,13 @@ struct ElementwiseOutput {
   int output = -1;           // index into Graph::outputs
   std::string offset = "i";  // where it is stored: an isl expression in i (and j)
   int pass = 0;              // body stores: the pass that issues it (see above)
+  // A ScatterAdd's store (elementwise kernels only): the body value `scatterIndex`
+  // selects the output row; the value is added (atomically) at offset + index *
+  // scatterStride, and dropped where the index is outside [0, scatterExtent). The
+  // runtime zeroes such an output before the launch (KernelSpec::zeroFirst).
+  int scatterIndex = -1;
+  int64_t scatterStride = 0, scatterExtent = 0;
+  bool scatters() const { return scatterIndex >= 0; }
 };
 
 struct KernelPlan {
@@ -132,6 +139,8 @@ struct KernelPlan {
   // Whether a reduction is an ordered (non-commutative) tuple: such a kernel reduces a
   // contiguous chunk of j per thread and combines in order (Binding::chunk).
   bool hasOrderedReduction() const;
+  // Whether a store adds into its output at a data-dependent row (ScatterAdd).
+  bool hasScatterStore() const;
 };
 
 // A reduction result materialized in global memory for later kernels.

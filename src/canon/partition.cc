@@ -163,6 +163,8 @@ class Partitioner {
 
   void classify(int o, std::vector<int>& reductionFree) {
     TensorId t = valueTensor(g_, g_.outputs[static_cast<size_t>(o)].tensor);
+    if (const Node* producer = g_.producer(t); producer && producer->kind == OpKind::ScatterAdd)
+      return addElementwise(o, iterationShape(g_, o));  // over its values, reductions in them materialized
     const std::set<int>& reds = feeding_[static_cast<size_t>(t)];
     if (reds.empty()) return reductionFree.push_back(o);
     std::set<GroupKey> keys;

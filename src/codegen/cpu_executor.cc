@@ -7,6 +7,7 @@
 #include <optional>
 #include <random>
 
+#include "codegen/cpu_block_sample.h"
 #include "codegen/order_witness.h"
 #include "ir/tuple_reduction.h"
 #include "poly/vectorize.h"
@@ -457,7 +458,9 @@ class BlockMachine {
     for (const ElementwiseOutput& s : p_.stores) {
       if (s.pass != n.pass) continue;
       DType type = g_.tensor(g_.outputs[static_cast<size_t>(s.output)].tensor).dtype;
-      store(s.output, eval(n.offsets.at(next++), v), values[static_cast<size_t>(s.value)], type);
+      const int64_t at = eval(n.offsets.at(next++), v);
+      if (s.scatters()) scatterAdd(s, at, values, type);
+      else store(s.output, at, values[static_cast<size_t>(s.value)], type);
     }
   }
 
@@ -572,6 +575,17 @@ class BlockMachine {
     finish(n, t, totals, lane);
   }
 
+  // pr_scatter_add: the add rounds to the output type, as the GPU's atomic does.
+  void scatterAdd(const ElementwiseOutput& s, int64_t base, const std::vector<Scalar>& values, DType type) {
+    const int64_t row = values[static_cast<size_t>(s.scatterIndex)].i;
+    if (row < 0 || row >= s.scatterExtent) return;
+    HostTensor& out = result_.outputs[static_cast<size_t>(s.output)];
+    const int64_t i = base + row * s.scatterStride;
+    POLYRED_CHECK(i >= 0 && i < out.size(), "scatter at " << i << " outside output of " << out.size());
+    const Scalar sum[2] = {out.get(i), values[static_cast<size_t>(s.value)].castTo(type)};
+    out.set(i, evalElementwise(OpKind::Add, sum, type));
+  }
+
   void store(int output, int64_t i, const Scalar& v, DType type) {
     HostTensor& out = result_.outputs[static_cast<size_t>(output)];
     POLYRED_CHECK(i >= 0 && i < out.size(), "store at " << i << " outside output of " << out.size());
@@ -609,37 +623,6 @@ class BlockMachine {
   std::optional<OrderWitness> witness_;  // kernels with an ordered tuple (order_witness.h)
 };
 
-// A sample of `count` indices 0..count-1 within `keep`: the first, the last and
-// pseudo-random others.
-std::vector<int64_t> sampleIndices(int64_t count, int64_t keep) {
-  std::vector<int64_t> all(static_cast<size_t>(count));
-  std::iota(all.begin(), all.end(), 0);
-  if (keep >= count) return all;
-  std::mt19937_64 rng(12345);
-  std::shuffle(all.begin() + 1, all.end() - 1, rng);
-  std::vector<int64_t> chosen = {0, count - 1};
-  for (size_t k = 1; k + 1 < all.size() && static_cast<int64_t>(chosen.size()) < keep; ++k) chosen.push_back(all[k]);
-  return chosen;
-}
-
-// The blocks to run. A reduction needs every bx of an i-tile row (they combine), so
-// it samples rows (by); an elementwise kernel samples blocks (bx).
-std::vector<std::pair<int64_t, int64_t>> blocksToRun(const PolyKernel& k, int64_t maxPoints, bool& sampled) {
-  const Binding& b = k.binding;
-  bool elementwise = k.plan.form == CanonicalForm::Elementwise;
-  int64_t units = elementwise ? b.GX : b.GY;
-  int64_t pointsPerUnit = std::max<int64_t>(1, k.plan.M * k.plan.N / units);
-  sampled = maxPoints > 0 && pointsPerUnit * units > maxPoints && units > 2;
-  int64_t keep = sampled ? std::clamp<int64_t>(maxPoints / pointsPerUnit, 2, units) : units;
-  std::vector<std::pair<int64_t, int64_t>> blocks;
-  for (int64_t u : sampleIndices(units, keep)) {
-    if (elementwise) blocks.emplace_back(u, 0);
-    else
-      for (int64_t bx = 0; bx < b.GX; ++bx) blocks.emplace_back(bx, u);
-  }
-  return blocks;
-}
-
 }  // namespace
 
 CpuExecResult executeOnCpu(const Graph& g, const PolyKernel& k, const std::vector<HostTensor>& inputs,
@@ -655,7 +638,11 @@ CpuExecResult executeOnCpu(const Graph& g, const PolyKernel& k, const std::vecto
   };
   for (const auto& r : k.plan.reductions)
     if (r.output >= 0) prepare(r.output);
-  for (const auto& s : k.plan.stores) prepare(s.output);
+  for (const auto& s : k.plan.stores) {
+    prepare(s.output);
+    if (s.scatters())  // zeroed before the launch (KernelSpec::zeroFirst): every element is defined
+      result.written[static_cast<size_t>(s.output)].assign(result.written[static_cast<size_t>(s.output)].size(), true);
+  }
   for (const auto& s : k.plan.epilogueStores) prepare(s.output);
 
   Resolver resolver;

@@ -652,9 +652,14 @@ class KernelEmitter {
     }
     // Store offsets follow the load offsets in the statement's annotation.
     size_t store = static_cast<size_t>(p_.loadsOfPass(u.pass));
-    for (const ElementwiseOutput& s : p_.stores)
-      if (s.pass == u.pass)
-        os << in << "  pr_store(out" << s.output << ", " << toC(u.offsets.at(store++)) << ", v" << s.value << ");\n";
+    for (const ElementwiseOutput& s : p_.stores) {
+      if (s.pass != u.pass) continue;
+      const std::string at = toC(u.offsets.at(store++));
+      if (s.scatters())
+        os << in << "  pr_scatter_add(out" << s.output << ", " << at << ", (long long)v" << s.scatterIndex << ", "
+           << s.scatterStride << "LL, " << s.scatterExtent << "LL, v" << s.value << ");\n";
+      else os << in << "  pr_store(out" << s.output << ", " << at << ", v" << s.value << ");\n";
+    }
     if (!cache_.empty()) os << in << "  ++cache_slot;\n";
     os << in << "}\n";
   }

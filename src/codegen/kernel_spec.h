@@ -44,6 +44,13 @@ struct LaunchPart {
   int64_t blocks = 0;
 };
 
+// A graph output the kernel adds into (ScatterAdd): the runtime sets its `bytes` to
+// zero on the launch's stream just before the launch.
+struct ZeroedOutput {
+  int output = 0;  // into Graph::outputs
+  int64_t bytes = 0;
+};
+
 struct KernelSpec {
   std::string name;    // the __global__ function's name in `source`
   std::string source;  // complete CUDA C++ translation unit for NVRTC
@@ -51,6 +58,7 @@ struct KernelSpec {
   std::vector<KernelParam> params;  // the kernel's pointer arguments, in order
   std::vector<WorkspaceSpec> workspaces;
   std::vector<LaunchPart> parts;  // empty unless several kernels share this launch
+  std::vector<ZeroedOutput> zeroFirst;
 };
 
 struct Program {

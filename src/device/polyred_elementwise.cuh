@@ -121,6 +121,22 @@ __device__ __forceinline__ void pr_store(__nv_bfloat16* p, long long k, float v)
 template <class S, class V>
 __device__ __forceinline__ void pr_store(S* p, long long k, V v) { p[k] = (S)v; }
 
+// A ScatterAdd's store (canon/flatten): v added atomically at p[k + index * stride],
+// dropped where the index is outside [0, extent). 32- and 64-bit elements only: the
+// other types are written as masked sums (canon/scatter_fallback), so a call for them
+// is a compile error here, not a silent fallback.
+__device__ __forceinline__ void pr_atomic_add(int* p, int v) { atomicAdd(p, v); }
+__device__ __forceinline__ void pr_atomic_add(long long* p, long long v) {
+  atomicAdd(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));  // wraps as int64 does
+}
+__device__ __forceinline__ void pr_atomic_add(float* p, float v) { atomicAdd(p, v); }
+__device__ __forceinline__ void pr_atomic_add(double* p, double v) { atomicAdd(p, v); }
+template <class S, class V>
+__device__ __forceinline__ void pr_scatter_add(S* p, long long k, long long index, long long stride, long long extent,
+                                               V v) {
+  if (index >= 0 && index < extent) pr_atomic_add(p + k + index * stride, (S)v);
+}
+
 // --- conversions (Cast) -------------------------------------------------------------
 // Float to integer: truncate toward zero, saturate to int64, NaN -> 0, then wrap to
 // the target (matches Scalar::convert on the host).

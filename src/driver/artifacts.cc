@@ -50,12 +50,13 @@ std::string hex(const std::vector<uint8_t>& bytes) {
 std::string archOf(const Target& t) { return "sm_" + std::to_string(t.ccMajor) + std::to_string(t.ccMinor); }
 
 Json kernelJson(const KernelSpec& k) {
-  Json params = Json::array(), workspaces = Json::array(), parts = Json::array();
+  Json params = Json::array(), workspaces = Json::array(), parts = Json::array(), zeroed = Json::array();
   for (const KernelParam& p : k.params) params.push_back({{"kind", paramKind(p.kind)}, {"index", p.index}});
   for (const WorkspaceSpec& w : k.workspaces)
     workspaces.push_back({{"bytes", w.bytes}, {"fill_pattern_hex", hex(w.initPattern)}});
   for (const LaunchPart& p : k.parts)
     parts.push_back({{"kernel", p.kernel}, {"first_block", p.firstBlock}, {"blocks", p.blocks}});
+  for (const ZeroedOutput& z : k.zeroFirst) zeroed.push_back({{"output", z.output}, {"bytes", z.bytes}});
   return {{"name", k.name},
           {"source", k.name + ".cu"},
           {"cubin", k.name + ".cubin"},
@@ -64,7 +65,8 @@ Json kernelJson(const KernelSpec& k) {
           {"dynamic_shared_bytes", k.launch.dynamicSharedBytes},
           {"params", params},
           {"workspaces", workspaces},
-          {"parts", parts}};
+          {"parts", parts},
+          {"zero_outputs_first", zeroed}};
 }
 
 // Seeded inputs, the reference outputs and their tolerances, as raw files in dir/test.

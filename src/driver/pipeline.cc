@@ -7,6 +7,7 @@
 
 #include "canon/launch_groups.h"
 #include "canon/logsumexp_rows.h"
+#include "canon/scatter_fallback.h"
 #include "canon/partition.h"
 #include "codegen/cuda_emitter.h"
 #include "codegen/horizontal_fusion.h"
@@ -144,6 +145,8 @@ std::string describeLaunches(const Program& program) {
        << "," << c.block[1] << ")";
     if (!k.parts.empty()) os << ", " << k.parts.size() << " parts (horizontal fusion):";
     os << "\n";
+    for (const ZeroedOutput& z : k.zeroFirst)
+      os << "  before it: output " << z.output << " set to zero (" << z.bytes << " bytes, ScatterAdd adds into it)\n";
     for (const LaunchPart& p : k.parts)
       os << "  " << p.kernel << ": blocks [" << p.firstBlock << ", " << p.firstBlock + p.blocks << ")\n";
   }
@@ -157,10 +160,13 @@ CompiledGraph compileGraph(const Graph& source, const CompileOptions& options) {
   dump("graph", source.toString());
   const RowsFitOneBlock rowsFit = [&](const CanonicalSpace& space) { return rowsFitOneBlock(space, options.target); };
   // The graph the kernels compute (and the reference checks them against): the
-  // source, with logsumexp over block-sized rows as max-then-sum.
-  c.graph = timed(ms, "rewrite", [&] { return splitLogSumExpRows(source, rowsFit); });
+  // source, with logsumexp over block-sized rows as max-then-sum, and the scatters an
+  // atomic kernel cannot take as masked sums.
+  c.graph = timed(ms, "rewrite", [&] {
+    return scattersAsMaskedSums(splitLogSumExpRows(source, rowsFit), options.deterministic);
+  });
   const Graph& g = c.graph;
-  dump("rewrite", g.nodes.size() == source.nodes.size() ? std::string("(no logsumexp to rewrite)\n") : g.toString());
+  dump("rewrite", g.nodes.size() == source.nodes.size() ? std::string("(nothing to rewrite)\n") : g.toString());
   c.partition = timed(ms, "partition", [&] { return partitionGraph(g, rowsFit); });
   std::vector<LaunchGroup> groups;
   if (options.horizontalFusion) {
@@ -203,6 +209,12 @@ CompiledGraph compileGraph(const Graph& source, const CompileOptions& options) {
         for (int k : members) parts.push_back(&c.kernels[static_cast<size_t>(k)]);
         return fuseHorizontally(g, parts, codegen, "polyred_parallel" + std::to_string(c.program.kernels.size()));
       });
+      for (int k : members)
+        for (const ElementwiseOutput& s : c.kernels[static_cast<size_t>(k)].plan.stores)
+          if (s.scatters()) {
+            const Tensor& t = g.tensor(g.outputs[static_cast<size_t>(s.output)].tensor);
+            spec.zeroFirst.push_back({s.output, numElements(t.shape) * dtypeBytes(t.dtype)});
+          }
       dump("cuda", spec.source);
       c.program.kernels.push_back(std::move(spec));
     }

@@ -134,6 +134,16 @@ Value GraphBuilder::gather(Value params, Value indices, int64_t axis) {
   return addNode(std::move(n), std::move(shape), p.dtype);
 }
 
+Value GraphBuilder::scatterAdd(Value values, Value indices, int64_t rows) {
+  const Tensor v = info(values), i = info(indices);  // copies: addNode may move the graph's tensors
+  Node n;
+  n.kind = OpKind::ScatterAdd;
+  n.inputs = {values.id, indices.id};
+  Shape shape = {rows};
+  if (i.shape.size() <= v.shape.size()) shape.insert(shape.end(), v.shape.begin() + static_cast<std::ptrdiff_t>(i.shape.size()), v.shape.end());
+  return addNode(std::move(n), std::move(shape), v.dtype);  // build() verifies the shapes
+}
+
 Value GraphBuilder::iota(Shape shape, int64_t axis, DType t) {
   Node n;
   n.kind = OpKind::Iota;

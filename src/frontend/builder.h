@@ -44,6 +44,10 @@ class GraphBuilder {
   Value iota(Shape shape, int64_t axis, DType t = DType::Int64);  // out[idx] = idx[axis]
   // params[a.., indices[i..], b..] along `axis` (0 where an index is out of range).
   Value gather(Value params, Value indices, int64_t axis);
+  // A segment sum: out = 0, then out[indices[i..], rest] += values[i.., rest] for
+  // indices in [0, rows) (others are dropped); out has shape [rows] + values[r:] where
+  // r is the indices' rank (ir/ops.h, ScatterAdd).
+  Value scatterAdd(Value values, Value indices, int64_t rows);
   // Negative axes count from the end; an empty list reduces every axis. The output
   // dtype defaults to the input's.
   Value reduce(Value x, Reduction r, std::vector<int64_t> axes, bool keepDims = false,

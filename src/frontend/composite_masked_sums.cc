@@ -101,7 +101,8 @@ class MaskedSums : public AttributedExpansion {
     return maskedReduce(mask, reshape(x, spread), wide, c, {axis + 1});
   }
 
-  // out[s, rest] sums data[i.., rest] where ids[i..] == s: a [s, i.., rest] mask.
+  // out[s, rest] sums data[i.., rest] where ids[i..] == s: one ScatterAdd (an atomic
+  // scatter, or a masked sum where that cannot run: canon/scatter_fallback).
   TupleOpOutput segmentSum(const std::vector<TensorId>& ins) {
     if (ins.size() < 2 || ins.size() > 3) fail("takes data, segment ids and, optionally, num_segments as a constant input");
     const Tensor data = info(ins[0]), ids = info(ins[1]);  // copies: adding nodes moves the graph's tensors
@@ -112,19 +113,9 @@ class MaskedSums : public AttributedExpansion {
     const size_t r = ids.shape.size();
     if (r > data.shape.size() || !std::equal(ids.shape.begin(), ids.shape.end(), data.shape.begin()))
       fail("segment ids of shape " + toString(ids.shape) + " must be a leading part of the data's shape " + toString(data.shape));
-    Shape wide = {segments}, spreadIds = {1}, spreadData = {1};
-    wide.insert(wide.end(), data.shape.begin(), data.shape.end());
-    spreadIds.insert(spreadIds.end(), ids.shape.begin(), ids.shape.end());
-    spreadIds.resize(wide.size(), 1);
-    spreadData.insert(spreadData.end(), data.shape.begin(), data.shape.end());
-    checkWork(wide);
-    TensorId mask = apply(OpKind::Equal, {cast(reshape(ins[1], spreadIds), DType::Int64), iota(wide, 0)});
-    std::vector<int64_t> axes(r);
-    std::iota(axes.begin(), axes.end(), int64_t{1});
-    TensorId total = maskedReduce(mask, reshape(ins[0], spreadData), wide, BuiltinCombiner::Sum, axes);
     Shape out = {segments};
     out.insert(out.end(), data.shape.begin() + static_cast<std::ptrdiff_t>(r), data.shape.end());
-    return {node(OpKind::Cast, {total}), out, data.dtype};
+    return {node(OpKind::ScatterAdd, {ins[0], ins[1]}), out, data.dtype};
   }
 
   // input + the updates summed at their index tuples' rows: a [p, l.., rest] mask over

@@ -26,8 +26,9 @@ constexpr CompositeOpName kOpNames[] = {
     {"Reshape", OpKind::Reshape}, {"Transpose", OpKind::Transpose},
     // complex64 (docs/format.md)
     {"Complex", OpKind::Complex}, {"CReal", OpKind::CReal}, {"CImag", OpKind::CImag}, {"Conj", OpKind::Conj},
-    // polyred's own (what PadAkg, UnPadAkg and OneHot expand into; written back as is)
-    {"Window", OpKind::Window}, {"Iota", OpKind::Iota}, {"Gather", OpKind::Gather},
+    // polyred's own (what PadAkg, UnPadAkg, OneHot and UnsortedSegmentSum expand into;
+    // written back as is)
+    {"Window", OpKind::Window}, {"Iota", OpKind::Iota}, {"Gather", OpKind::Gather}, {"ScatterAdd", OpKind::ScatterAdd},
 };
 
 constexpr CompositeReduceName kReduceNames[] = {

@@ -297,6 +297,7 @@ class Reader : public ExpansionSink, CompositeAttrAccess {
         break;
       case OpKind::Iota: n.axes = {readInt(required(attrs, "axis"), "axis")}; break;
       case OpKind::Gather: readGather(attrs, n); break;
+      case OpKind::ScatterAdd: arity(ins, 2, "values, indices"); break;
       default: break;
     }
     TensorId result = addNode(std::move(n), out);

@@ -154,6 +154,10 @@ struct PointReference::Impl {
         gatherStrides[n] = rowMajorStrides(params)[static_cast<size_t>(node.axes.at(0))];
         continue;
       }
+      if (node.kind == OpKind::ScatterAdd) {  // walks its operands itself (scatterAdd)
+        for (TensorId in : node.inputs) ++readers[static_cast<size_t>(in)];
+        continue;
+      }
       for (TensorId in : node.inputs) {
         ++readers[static_cast<size_t>(in)];
         const Shape& s = g.tensor(in).shape;
@@ -228,6 +232,7 @@ struct PointReference::Impl {
       }
       case OpKind::Assign: return operand(n, 1, k);
       case OpKind::Gather: return gather(n, k);
+      case OpKind::ScatterAdd: return scatterAdd(n, k);
       case OpKind::Reduce: return reduce(n, k);
       case OpKind::Cast: {
         Element x = operand(n, 0, k);
@@ -245,6 +250,27 @@ struct PointReference::Impl {
       }
       default: return elementwise(n, k);
     }
+  }
+
+  // out[s, r]: the sum of values[c, r] over every c whose index is s (floats in
+  // double, integers wrapping: the order of interp/reference.cc).
+  Element scatterAdd(size_t n, int64_t k) {
+    const Node& node = g.nodes[n];
+    const Tensor& out = g.tensor(node.output);
+    const int64_t inner = numElements(out.shape) / out.shape.at(0), segment = k / inner, r = k % inner;
+    const int64_t count = numElements(g.tensor(node.inputs[1]).shape);
+    double f = 0, mag = 0;
+    uint64_t i = 0;
+    for (int64_t c = 0; c < count; ++c) {
+      if (deadline && (c & 4095) == 4095) deadline->check();
+      if (at(node.inputs[1], c).value.i != segment) continue;
+      Element e = at(node.inputs[0], c * inner + r);
+      f += e.value.f;
+      i += static_cast<uint64_t>(e.value.i);
+      mag += e.magnitude;
+    }
+    Scalar v = isFloat(out.dtype) ? Scalar::convert(f, out.dtype) : Scalar::convert(static_cast<int64_t>(i), out.dtype);
+    return {v, isFloat(out.dtype) ? mag : magnitudeOfValue(v)};
   }
 
   Element gather(size_t n, int64_t k) {

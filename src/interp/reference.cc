@@ -383,6 +383,25 @@ Values gatherAlong(const Values& params, const Values& indices, int64_t axis, co
   return out;
 }
 
+// out = 0; out[indices[c], r] += values[c, r], dropping indices outside [0, out.shape[0]).
+// Floats add in double and round once; integers add exactly and wrap to the dtype.
+Values scatterAdd(const Values& values, const Values& indices, const Shape& s) {
+  Values out = Values::make(values.dtype, s, false);
+  const int64_t extent = s.at(0), count = numElements(indices.shape);
+  const int64_t inner = extent == 0 ? 0 : numElements(s) / extent;
+  for (int64_t c = 0; c < count; ++c) {
+    const int64_t at = indices.i[static_cast<size_t>(indices.splat ? 0 : c)];
+    if (at < 0 || at >= extent) continue;
+    for (int64_t r = 0; r < inner; ++r) {
+      const auto from = static_cast<size_t>(values.splat ? 0 : c * inner + r), to = static_cast<size_t>(at * inner + r);
+      if (out.floating) out.f[to] += values.f[from];
+      else out.i[to] = static_cast<int64_t>(static_cast<uint64_t>(out.i[to]) + static_cast<uint64_t>(values.i[from]));
+    }
+  }
+  for (int64_t k = 0, n = numElements(s); k < n; ++k) out.put(k, out.at(k).castTo(values.dtype));
+  return out;
+}
+
 // out[idx] = idx[axis].
 Values iota(DType t, int64_t axis, const Shape& s) {
   Values out = Values::make(t, s, false);
@@ -637,6 +656,7 @@ class Evaluator {
       case OpKind::Window: return window(*operands[0], n.begin, n.steps, out.shape);
       case OpKind::Iota: return iota(out.dtype, n.axes.at(0), out.shape);
       case OpKind::Gather: return gatherAlong(*operands[0], *operands[1], n.axes.at(0), out.shape);
+      case OpKind::ScatterAdd: return scatterAdd(*operands[0], *operands[1], out.shape);
       case OpKind::Reduce:
         if (n.reduction->isTuple()) return reduceTuple(n, operands, out.dtype, out.shape);
         return reduce(n, *operands[0], out.dtype, out.shape);

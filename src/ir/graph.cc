@@ -297,6 +297,7 @@ class Verifier {
   void checkMovement(const Node& n) const {
     if (n.kind == OpKind::Iota) return checkIota(n);
     if (n.kind == OpKind::Gather) return checkGather(n);
+    if (n.kind == OpKind::ScatterAdd) return checkScatterAdd(n);
     arity(n, 1);
     sameDType(n, in(n, 0), out(n));
     const Shape& is = in(n, 0).shape;
@@ -370,6 +371,25 @@ class Verifier {
     for (const Output& o : g_.outputs)  // other points' writes would race with its reads
       if (o.aliasOfInput == source)
         fail(n.name, "Gather reads params that the graph also writes in place (Assign)");
+  }
+
+  // values shape = indices shape + out.shape[1:], out has values' dtype: a number.
+  void checkScatterAdd(const Node& n) const {
+    arity(n, 2);
+    const Tensor& values = in(n, 0);
+    const DType index = in(n, 1).dtype;
+    if (index != DType::Int32 && index != DType::Int64)
+      fail(n.name, "ScatterAdd's indices must be int32 or int64, got " + std::string(dtypeName(index)));
+    if (values.dtype == DType::Bool || isComplex(values.dtype))
+      fail(n.name, "ScatterAdd adds numbers, got " + std::string(dtypeName(values.dtype)));
+    const Shape& os = out(n).shape;
+    if (os.empty()) fail(n.name, "ScatterAdd needs an output of rank 1 or more (its first axis is indexed)");
+    Shape want = in(n, 1).shape;
+    want.insert(want.end(), os.begin() + 1, os.end());
+    if (values.shape != want)
+      fail(n.name, "ScatterAdd's values have shape " + polyred::toString(values.shape) + ", expected " +
+                       polyred::toString(want) + " (the indices' shape, then the output's axes after the first)");
+    sameDType(n, values, out(n));
   }
 
   void checkIota(const Node& n) const {

@@ -73,6 +73,7 @@ constexpr OpInfo kOps[] = {
     {OpKind::Window, "Window", OpCategory::Movement},
     {OpKind::Iota, "Iota", OpCategory::Movement},
     {OpKind::Gather, "Gather", OpCategory::Movement},
+    {OpKind::ScatterAdd, "ScatterAdd", OpCategory::Movement},
     {OpKind::Reduce, "Reduce", OpCategory::Reduction},
 };
 const OpInfo& info(OpKind k) {

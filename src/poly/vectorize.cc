@@ -233,6 +233,7 @@ Vectorization chooseVectorization(const KernelPlan& plan, int maxWidth) {
   // x- and all-reduce kernels.
   bool alongI = !alongJ;
   if (elementwise && plan.stores.empty()) return none;
+  if (plan.hasScatterStore()) return none;  // each element adds at its own row: one atomic per element
   // Reductions that store points (the last pass of a row-resident kernel: softmax) take
   // lanes along j only, their stores contiguous and aligned like the loads.
   if (!elementwise && !alongJ && (!plan.stores.empty() || plan.passes() > 1)) return none;

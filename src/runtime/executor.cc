@@ -235,6 +235,7 @@ struct LoadedKernel {
   LaunchConfig launch;
   std::vector<KernelParam> params;
   std::vector<WorkspaceSpec> workspaces;
+  std::vector<ZeroedOutput> zeroFirst;
   OwnedModule module;
   CUfunction function = nullptr;
 };
@@ -248,7 +249,7 @@ struct StreamResources {
 
 LoadedKernel loadKernel(const KernelSpec& spec, const DeviceInfo& device) {
   KernelCache::Cubin cubin = KernelCache::global().cubin(compileRequest(spec, device));
-  LoadedKernel kernel{spec.launch, spec.params, spec.workspaces, nullptr, nullptr};
+  LoadedKernel kernel{spec.launch, spec.params, spec.workspaces, spec.zeroFirst, nullptr, nullptr};
   CUmodule module = nullptr;
   check(driver().cuModuleLoadData(&module, cubin->data()), "cuModuleLoadData(" + spec.name + ")");
   kernel.module.reset(module);
@@ -371,6 +372,8 @@ CompiledProgram CompiledProgram::load(const Program& program, const DeviceInfo& 
       if (param.kind == KernelParam::Kind::Output)
         state->outputsNeeded = std::max(state->outputsNeeded, needed);
     }
+    for (const ZeroedOutput& z : spec.zeroFirst)
+      state->outputsNeeded = std::max(state->outputsNeeded, static_cast<size_t>(z.output) + 1);
     state->kernels.push_back(loadKernel(spec, device));
   }
   return CompiledProgram(std::move(state));
@@ -396,6 +399,10 @@ void CompiledProgram::launch(std::span<void* const> inputs, std::span<void* cons
     arguments.clear();
     for (CUdeviceptr& value : values)
       arguments.push_back(&value);  // cuLaunchKernel wants addresses
+    for (const ZeroedOutput& z : kernel.zeroFirst)  // a ScatterAdd adds into it
+      check(driver().cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(outputs[static_cast<size_t>(z.output)]), 0,
+                                     static_cast<size_t>(z.bytes), stream),
+            "cuMemsetD8Async");
     const LaunchConfig& c = kernel.launch;
     check(driver().cuLaunchKernel(kernel.function, c.grid[0], c.grid[1], c.grid[2], c.block[0],
                                   c.block[1], c.block[2], c.dynamicSharedBytes, stream,

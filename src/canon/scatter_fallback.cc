@@ -1,0 +1,76 @@
+#include "canon/scatter_fallback.h"
+
+#include <algorithm>
+
+#include "canon/node_emitter.h"
+#include "support/error.h"
+
+namespace polyred {
+
+namespace {
+
+bool readByAnotherNode(const Graph& g, TensorId t) {
+  return std::any_of(g.nodes.begin(), g.nodes.end(), [&](const Node& n) {
+    return std::find(n.inputs.begin(), n.inputs.end(), t) != n.inputs.end();
+  });
+}
+
+// out[s, rest] = sum over c.. of (indices[c..] == s ? values[c.., rest] : 0).
+void expand(Graph& out, const Node& n, const Graph& in, const std::string& why) {
+  const Tensor values = in.tensor(n.inputs[0]), indices = in.tensor(n.inputs[1]), result = in.tensor(n.output);
+  Shape wide = {result.shape[0]}, spreadIndices = {1}, spreadValues = {1};
+  wide.insert(wide.end(), values.shape.begin(), values.shape.end());
+  spreadIndices.insert(spreadIndices.end(), indices.shape.begin(), indices.shape.end());
+  spreadIndices.resize(wide.size(), 1);
+  spreadValues.insert(spreadValues.end(), values.shape.begin(), values.shape.end());
+  int64_t work = 1;
+  for (int64_t e : wide) work = e != 0 && work > kMaxMaskedScatterWork / e ? kMaxMaskedScatterWork + 1 : work * e;
+  if (work > kMaxMaskedScatterWork)
+    throw Error(in.sourceFile, n.name,
+                "ScatterAdd into " + toString(result.shape) + " cannot add atomically (" + why +
+                    ") and as a masked sum it takes more than " + std::to_string(kMaxMaskedScatterWork) +
+                    " operations (mask " + toString(wide) + ")");
+  NodeEmitter e(out, n);
+  TensorId at = e.op(OpKind::Reshape, {n.inputs[1]}, spreadIndices, indices.dtype, "index");
+  if (indices.dtype != DType::Int64) at = e.op(OpKind::Cast, {at}, spreadIndices, DType::Int64, "index64");
+  TensorId mask = e.op(OpKind::Equal, {at, e.iota(wide, 0, DType::Int64, "row")}, wide, DType::Bool, "mask");
+  TensorId spread = e.op(OpKind::Reshape, {n.inputs[0]}, spreadValues, values.dtype, "values");
+  TensorId zero = e.constant(Scalar::convert(0.0, values.dtype), "zero");
+  TensorId kept = e.op(OpKind::Select, {mask, spread, zero}, wide, values.dtype, "masked");
+  std::vector<int64_t> axes;
+  for (size_t a = 1; a <= indices.shape.size(); ++a) axes.push_back(static_cast<int64_t>(a));
+  if (axes.empty()) e.op(OpKind::Reshape, {kept}, result.shape, values.dtype, "sum");  // one index: no sum
+  else e.reduce(kept, Reduction::sum(values.dtype), axes, false, result.shape, "sum");
+  e.finish();
+}
+
+}  // namespace
+
+std::string whyNotAtomicScatter(const Graph& g, const Node& n, bool deterministic) {
+  const DType t = g.tensor(n.inputs[0]).dtype;
+  if (readByAnotherNode(g, n.output)) return "another op reads its result";
+  if (t == DType::Int8 || t == DType::UInt8 || t == DType::Float16 || t == DType::BFloat16)
+    return std::string(dtypeName(t)) + " has no atomic add in the device library";
+  if (deterministic && isFloat(t)) return "deterministic mode: float atomic adds land in varying order";
+  return "";
+}
+
+Graph scattersAsMaskedSums(const Graph& g, bool deterministic) {
+  Graph out = g;
+  out.nodes.clear();
+  bool changed = false;
+  for (const Node& n : g.nodes) {
+    const std::string why = n.kind == OpKind::ScatterAdd ? whyNotAtomicScatter(g, n, deterministic) : "";
+    if (why.empty()) {
+      out.nodes.push_back(n);
+      continue;
+    }
+    expand(out, n, g, why);
+    changed = true;
+  }
+  if (!changed) return g;
+  renumberProducers(out);
+  return out;
+}
+
+}  // namespace polyred

@@ -1,0 +1,218 @@
+// ScatterAdd (ir/ops.h), what UnsortedSegmentSum reads as: an elementwise kernel over
+// the values whose store adds atomically at the indexed output row, into an output the
+// runtime zeroes first (KernelSpec::zeroFirst); or, where atomics cannot run, the masked
+// sum of canon/scatter_fallback. Hand-worked values through the reference and the
+// lowered kernels on the CPU, the kernel shapes each case must take, NVRTC, refusals.
+// The GPU half: OpsGpu over tests/data/ops/segment_sums_atomic_and_masked.json.
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "composite_test_helpers.h"
+#include "frontend/builder.h"
+#include "frontend/composite_writer.h"
+#include "one_op_graph.h"
+
+using namespace polyred;
+using namespace polyred::test_support;
+
+namespace {
+
+HostTensor values(DType t, const Shape& s, std::vector<double> v) { return HostTensor::fromValues(t, s, std::move(v)); }
+
+Graph segmentSum(const Shape& data, const std::string& dtype, int64_t segments, const std::string& idsType = "int32",
+                 size_t idsRank = 1) {
+  const Shape ids(data.begin(), data.begin() + static_cast<std::ptrdiff_t>(idsRank));
+  Shape out = {segments};
+  out.insert(out.end(), data.begin() + static_cast<std::ptrdiff_t>(idsRank), data.end());
+  return oneOp("UnsortedSegmentSum", {desc("d", data, dtype), desc("ids", ids, idsType)}, desc("y", out, dtype),
+               {attr("num_segments", segments)});
+}
+
+CompiledGraph compiled(const Graph& g, bool deterministic = false) {
+  CompileOptions o;
+  o.deterministic = deterministic;
+  return compileGraph(g, o);
+}
+
+bool hasScatterStore(const CompiledGraph& c) {
+  for (const PolyKernel& k : c.kernels)
+    if (k.plan.hasScatterStore()) return true;
+  return false;
+}
+
+// The lowered kernels pass the CPU check (normal or deterministic) and compile in NVRTC.
+void expectChecked(const CompiledGraph& c, bool deterministic) {
+  for (const KernelSpec& k : c.program.kernels) EXPECT_NO_THROW(compileCuda(k.source, k.name, 9, 0)) << k.source;
+  CpuCheckReport r = checkOnCpu(c, 11, 0, deterministic);
+  EXPECT_TRUE(r.ok) << c.graph.name << "\n" << r.message;
+}
+
+TEST(ScatterAdd, SegmentSumIsOneAtomicKernelIntoAZeroedOutput) {
+  Graph g = segmentSum({300, 17}, "float32", 13);
+  CompiledGraph c = compiled(g);
+  ASSERT_EQ(c.kernels.size(), 1u);
+  const KernelPlan& plan = c.kernels[0].plan;
+  EXPECT_EQ(plan.form, CanonicalForm::Elementwise);
+  EXPECT_EQ(plan.M, 300 * 17);  // over the values, not the 13 x 17 output
+  ASSERT_EQ(plan.stores.size(), 1u);
+  EXPECT_TRUE(plan.stores[0].scatters());
+  EXPECT_EQ(plan.stores[0].scatterStride, 17);
+  EXPECT_EQ(plan.stores[0].scatterExtent, 13);
+  ASSERT_EQ(c.program.kernels.size(), 1u);
+  ASSERT_EQ(c.program.kernels[0].zeroFirst.size(), 1u);
+  EXPECT_EQ(c.program.kernels[0].zeroFirst[0].output, 0);
+  EXPECT_EQ(c.program.kernels[0].zeroFirst[0].bytes, 13 * 17 * 4);
+  EXPECT_NE(c.program.kernels[0].source.find("pr_scatter_add("), std::string::npos);
+  EXPECT_EQ(c.kernels[0].vector.width, 1);  // one atomic per element
+  expectChecked(c, false);
+}
+
+TEST(ScatterAdd, HandWorkedSumsDropIdsOutsideTheSegments) {
+  // ids 0, 2, 0, 5 (dropped) and -1 (dropped): segment 0 gets rows 0 and 2.
+  Graph g = segmentSum({5, 2}, "float32", 3);
+  expectOutput(g, {values(DType::Float32, {5, 2}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10}),
+                   values(DType::Int32, {5}, {0, 2, 0, 5, -1})},
+               {6, 8, 0, 0, 3, 4});
+  // int64 sums wrap as int64 does: 2^62 + 2^62 + 2^62 + 2^62 = 0 (mod 2^64).
+  Graph wrap = segmentSum({4}, "int64", 1, "int64");
+  const double q = 4611686018427387904.0;  // 2^62
+  expectOutput(wrap, {values(DType::Int64, {4}, {q, q, q, q}), values(DType::Int64, {4}, {0, 0, 0, 0})}, {0});
+  // ids of the data's whole shape: one element per id.
+  Graph whole = segmentSum({2, 2}, "int32", 2, "int64", 2);
+  expectOutput(whole, {values(DType::Int32, {2, 2}, {1, 2, 3, 4}), values(DType::Int64, {2, 2}, {1, 1, 0, 1})}, {3, 7});
+}
+
+TEST(ScatterAdd, ScalarIdsAddTheWholeDataToOneSegment) {
+  Graph g = segmentSum({3}, "float32", 2, "int32", 0);
+  expectOutput(g, {values(DType::Float32, {3}, {1, 2, 3}), values(DType::Int32, {}, {1})}, {0, 0, 0, 1, 2, 3});
+  expectChecked(compiled(g), false);
+}
+
+TEST(ScatterAdd, ProducersFuseAndReductionsFeedingTheValuesAreMaterialized) {
+  // (d * w) summed by segment: the product is computed inside the scatter kernel.
+  Json ins = Json::array({Json::array({desc("d", {200, 9}, "float32")}), Json::array({desc("w", {9}, "float32")}),
+                          Json::array({desc("ids", {200}, "int32")})});
+  Json doc = {{"op", "Fused_scaled_segment_sum"},
+              {"input_desc", ins},
+              {"op_desc",
+               {{{"name", "Mul"},
+                 {"input_desc", Json::array({ins[0], ins[1]})},
+                 {"output_desc", Json::array({desc("p", {200, 9}, "float32")})}},
+                {{"name", "UnsortedSegmentSum"},
+                 {"attr", Json::array({attr("num_segments", 7)})},
+                 {"input_desc", Json::array({Json::array({desc("p", {200, 9}, "float32")}), ins[2]})},
+                 {"output_desc", Json::array({desc("y", {7, 9}, "float32")})}}}},
+              {"output_desc", Json::array({desc("y", {7, 9}, "float32")})}};
+  CompiledGraph fused = compiled(parseComposite(doc.dump(), "scaled.json"));
+  EXPECT_EQ(fused.program.kernels.size(), 1u);
+  EXPECT_TRUE(hasScatterStore(fused));
+  expectChecked(fused, false);
+
+  // d - mean(d) over rows, then summed by segment: the mean comes from a kernel before.
+  doc["op_desc"][0] = {{"name", "ReduceMean"},
+                       {"attr", Json::array({attr("axis", Json::array({1})), attr("keep_dims", true)})},
+                       {"input_desc", Json::array({ins[0]})},
+                       {"output_desc", Json::array({desc("m", {200, 1}, "float32")})}};
+  const Json sub = {{"name", "Sub"},
+                    {"input_desc", Json::array({ins[0], Json::array({desc("m", {200, 1}, "float32")})})},
+                    {"output_desc", Json::array({desc("p", {200, 9}, "float32")})}};
+  doc["op_desc"].insert(doc["op_desc"].begin() + 1, sub);
+  CompiledGraph centered = compiled(parseComposite(doc.dump(), "centered.json"));
+  EXPECT_EQ(centered.partition.kernels.size(), 2u);
+  EXPECT_TRUE(hasScatterStore(centered));
+  expectChecked(centered, false);
+}
+
+TEST(ScatterAdd, MaskedSumsWhereAtomicsCannotRun) {
+  // float16 has no atomic add in the device library; float32 in deterministic mode
+  // would add in varying order: both are masked sums, with no output zeroed.
+  for (auto [dtype, deterministic] : {std::pair{"float16", false}, std::pair{"bfloat16", false},
+                                      std::pair{"int8", false}, std::pair{"float32", true}, std::pair{"float64", true}}) {
+    CompiledGraph c = compiled(segmentSum({120, 5}, dtype, 9), deterministic);
+    EXPECT_FALSE(hasScatterStore(c)) << dtype;
+    for (const KernelSpec& k : c.program.kernels) EXPECT_TRUE(k.zeroFirst.empty()) << dtype;
+    expectChecked(c, deterministic);
+  }
+  // Integer atomics are exact: deterministic mode keeps them.
+  CompiledGraph ints = compiled(segmentSum({120, 5}, "int32", 9), true);
+  EXPECT_TRUE(hasScatterStore(ints));
+  expectChecked(ints, true);
+
+  // Another op reads the sums: they are a value inside a kernel, not a finished output.
+  Json ins = Json::array({Json::array({desc("d", {60, 4}, "float32")}), Json::array({desc("ids", {60}, "int32")})});
+  Json doc = {{"op", "Fused_segment_sum_then_exp"},
+              {"input_desc", ins},
+              {"op_desc",
+               {{{"name", "UnsortedSegmentSum"},
+                 {"attr", Json::array({attr("num_segments", 6)})},
+                 {"input_desc", ins},
+                 {"output_desc", Json::array({desc("s", {6, 4}, "float32")})}},
+                {{"name", "Exp"},
+                 {"input_desc", Json::array({Json::array({desc("s", {6, 4}, "float32")})})},
+                 {"output_desc", Json::array({desc("y", {6, 4}, "float32")})}}}},
+              {"output_desc", Json::array({desc("y", {6, 4}, "float32")})}};
+  CompiledGraph read = compiled(parseComposite(doc.dump(), "then_exp.json"));
+  EXPECT_FALSE(hasScatterStore(read));
+  expectChecked(read, false);
+}
+
+TEST(ScatterAdd, SegmentCountsPastTheMaskedLimitCompileAtomicallyOrAreRefusedWithTheReason) {
+  // BERT's word-embedding gradient: 16384 rows of 1024 into 30522 segments (a masked sum
+  // would be 5 * 10^11 operations).
+  CompiledGraph c = compiled(segmentSum({16384, 1024}, "float32", 30522));
+  EXPECT_EQ(c.program.kernels.size(), 1u);
+  EXPECT_TRUE(hasScatterStore(c));
+  const std::string message = expectRejected([] { compiled(segmentSum({16384, 1024}, "float16", 30522)); },
+                                             "cannot add atomically (float16 has no atomic add");
+  EXPECT_NE(message.find("UnsortedSegmentSum"), std::string::npos) << message;
+  expectRejected([] { compiled(segmentSum({16384, 1024}, "float32", 30522), true); }, "deterministic mode");
+}
+
+TEST(ScatterAdd, MalformedScattersAreErrorsNamingTheOp) {
+  auto scatter = [](const Shape& values, const std::string& valueType, const Shape& ids, const std::string& idsType,
+                    const Shape& out) {
+    oneOp("ScatterAdd", {desc("v", values, valueType), desc("i", ids, idsType)}, desc("y", out, valueType), Json::array());
+  };
+  expectRejected([&] { scatter({4, 3}, "float32", {4}, "int32", {5, 2}); }, "expected [4,2]");
+  expectRejected([&] { scatter({4}, "float32", {4}, "float32", {5}); }, "int32 or int64");
+  expectRejected([&] { scatter({4}, "bool", {4}, "int32", {5}); }, "adds numbers");
+  expectRejected([&] { scatter({}, "float32", {}, "int32", {}); }, "rank 1 or more");
+  const std::string message = expectRejected(
+      [] {
+        oneOp("ScatterAdd", {desc("v", {4}, "float32")}, desc("y", {5}, "float32"), Json::array());
+      },
+      "values, indices");
+  EXPECT_NE(message.find("ScatterAdd"), std::string::npos) << message;
+}
+
+TEST(ScatterAdd, TheBuilderMakesOneAndTheVerifierChecksItsShapes) {
+  GraphBuilder b("builder_scatter");
+  Value v = b.input("v", DType::Float32, {6, 3});
+  Value i = b.input("i", DType::Int32, {6});
+  b.output(b.scatterAdd(b.mul(v, v), i, 4));
+  Graph g = b.build();
+  EXPECT_EQ(g.tensor(g.outputs[0].tensor).shape, (Shape{4, 3}));
+  expectOutput(g, {values(DType::Float32, {6, 3}, {1, 1, 1, 2, 2, 2, 3, 3, 3, 1, 2, 3, 0, 0, 0, 5, 5, 5}),
+                   values(DType::Int32, {6}, {3, 0, 3, 0, 9, 1})},
+               {5, 8, 13, 25, 25, 25, 0, 0, 0, 10, 10, 10});
+  GraphBuilder bad("bad_scatter");
+  Value w = bad.input("w", DType::Float32, {6, 3});
+  Value j = bad.input("j", DType::Int32, {5});
+  bad.output(bad.scatterAdd(w, j, 4));
+  expectRejected([&] { bad.build(); }, "ScatterAdd's values have shape [6,3], expected [5,3]");
+}
+
+TEST(ScatterAdd, WrittenBackAsPolyredsOwnOpAndReadAgain) {
+  Graph g = segmentSum({30, 4}, "int32", 6, "int64");
+  Graph again = parseComposite(writeComposite(g), "again.json");
+  EXPECT_EQ(again.toString(), g.toString());
+  std::vector<HostTensor> in = {values(DType::Int32, {30, 4}, std::vector<double>(120, 1)),
+                                values(DType::Int64, {30}, std::vector<double>(30, 5))};
+  std::vector<double> want(24, 0);
+  for (int k = 20; k < 24; ++k) want[static_cast<size_t>(k)] = 30;
+  expectOutput(again, in, want);
+}
+
+}  // namespace
