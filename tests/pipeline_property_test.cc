@@ -159,6 +159,17 @@ TEST(PipelineProperty, RandomIndexOpGraphsMatchTheReference) {
   EXPECT_EQ(stats.skipped, 0);
 }
 
+// Segment sums (ScatterAdd) of producer chains: atomic scatters and masked sums, ids of
+// either width over 0 to all axes, sometimes a reduction of the same values beside.
+TEST(PipelineProperty, RandomScatterGraphsMatchTheReference) {
+  constexpr int kScatterGraphs = 60;
+  std::set<std::string> kinds;
+  RunStats stats = checkRandomGraphs(kScatterGraphs, drawn(&GraphGenerator::scatterGraph), &kinds);
+  EXPECT_TRUE(stats.failedSeeds.empty()) << "failing seeds:" << seedList(stats.failedSeeds);
+  EXPECT_EQ(stats.skipped, 0);
+  EXPECT_EQ(kinds.size(), 2u) << "atomic and masked scatters";
+}
+
 // complex64 values from float32 chains, complex arithmetic, sums and products over
 // random axes, real and imaginary parts of the result.
 TEST(PipelineProperty, RandomComplexGraphsMatchTheReference) {

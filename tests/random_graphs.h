@@ -9,7 +9,8 @@
 // value, var_mean, logsumexp: tupleGraph), user-declared reductions (a scalar combiner,
 // ordered tuples: userReductionGraph), index ops before a reduction (Iota masks,
 // Windows: indexOpsGraph), complex64 sums and products (complexGraph), softmax and
-// layer norm (rowPassesGraph); independent graphs side by side (parallel files) are in
+// layer norm (rowPassesGraph), segment sums (scatterGraph); independent graphs side by
+// side (parallel files) are in
 // tests/random_parallel_graphs.h.
 // The GPU profile also draws division, float math (Sqrt, Log, Rsqrt, Reciprocal, Tanh,
 // Sin, Cos, Erf, Pow), and for integers Div, Sign, Pow, the spellings of a negation and
@@ -257,6 +258,23 @@ class GraphGenerator {
     f_.keepDims = rng_.percent(30);
     b_.output(b_.reduce(reductionInput(w, f_.reduction, t, reducedLength(view, axes)), builtinReduction(f_.reduction, t),
                         axes, f_.keepDims));
+    return {b_.build(), f_};
+  }
+
+  // ScatterAdd (segment sums) of a producer chain: the first r axes of a random shape
+  // indexed (r from 0 to the rank), 1 to 150 output rows (random int ids lie in
+  // [-100, 100), so some are dropped), 32/64-bit types (atomic scatter) and 16/8-bit ones
+  // (masked sums), sometimes a reduction of the same values beside it.
+  Generated scatterGraph() {
+    const DType t = rng_.pick<DType>({DType::Float32, DType::Float64, DType::Int32, DType::Int64, DType::Float16, DType::Int8});
+    f_.dtype = t;
+    f_.tuple = t == DType::Float16 || t == DType::Int8 ? "masked scatter" : "atomic scatter";
+    const Shape s = randomShape();
+    Value v = producers(s, t);
+    const auto r = static_cast<std::ptrdiff_t>(rng_.below(s.size() + 1));
+    Value ids = freshInput(rng_.percent(50) ? DType::Int32 : DType::Int64, Shape(s.begin(), s.begin() + r));
+    b_.output(b_.scatterAdd(v, ids, 1 + static_cast<int64_t>(rng_.below(150))));
+    if (rng_.percent(30)) b_.output(b_.reduceSum(v, randomAxes(s.size()), false));
     return {b_.build(), f_};
   }
 

@@ -170,6 +170,14 @@ TEST(RandomGraphsGpu, RowPassGraphsMatchTheReference) {
   expectAllMatch(40, &GraphGenerator::rowPassesGraph);
 }
 
+// Segment sums: atomic scatters (float atomics in varying order, so only integer ones
+// must repeat bitwise; deterministic seeds take masked sums) and masked 16/8-bit ones.
+TEST(RandomGraphsGpu, ScatterGraphsMatchTheReference) {
+  std::string why;
+  if (!gpuAvailable(&why)) GTEST_SKIP() << why;
+  expectAllMatch(40, &GraphGenerator::scatterGraph);
+}
+
 // complex64 sums and products over random axes.
 TEST(RandomGraphsGpu, ComplexGraphsMatchTheReference) {
   std::string why;
