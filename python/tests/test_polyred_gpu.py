@@ -137,6 +137,27 @@ def test_declared_tuple_reduction_agrees_with_torch():
         assert torch.all(count == (a.numel() if dim is None else a.shape[dim]))
 
 
+def test_segment_sum_agrees_with_index_add_on_a_side_stream_and_into_a_used_buffer():
+    # The atomic scatter adds into an output the launch zeroes first, on the caller's
+    # stream: a preallocated output full of garbage, on a side stream, twice.
+    import torch
+    b = polyred.Builder("embedding_grad")
+    grad, ids = b.input("grad", "float32", (8192, 768)), b.input("ids", "int64", (8192,))
+    b.output(b.segment_sum(grad, ids, 30522))
+    k = b.compile(target="gpu")
+    g = torch.randn(8192, 768, device="cuda")
+    i = torch.randint(-5, 30522, (8192,), device="cuda")  # negative ids are dropped
+    kept = i >= 0
+    want = torch.zeros(30522, 768, device="cuda").index_add_(0, i[kept], g[kept])
+    out = torch.full((30522, 768), 7.0, device="cuda")
+    s = torch.cuda.Stream()
+    for _ in range(2):
+        with torch.cuda.stream(s):
+            k(g, i, out=(out,))
+        s.synchronize()
+        torch.testing.assert_close(out, want, rtol=1e-5, atol=1e-4)
+
+
 def test_loaded_file_on_a_side_stream():
     import torch
     k = polyred.load(polyred.__file__.rsplit("/python/", 1)[0] + "/examples/table2/sg09_sum_sum.json", target="gpu")
