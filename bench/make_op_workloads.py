@@ -125,6 +125,10 @@ def layer_workloads(out):
     d, ids = g.input("d", "float32", [16384, 1024]), g.input("ids", "int32", [16384])
     g.write(out, [g.op("UnsortedSegmentSum", [d, ids], [("float32", [30522, 1024])], {"num_segments": 30522})])
 
+    g = Graph("ops_tensor_scatter_add_f32_30522x768_8192")  # index_add of 8192 rows into a table
+    x, i, u = g.input("x", "float32", [30522, 768]), g.input("i", "int32", [8192, 1]), g.input("u", "float32", [8192, 768])
+    g.write(out, [g.op("TensorScatterAdd", [x, i, u], [("float32", [30522, 768])])])
+
     g = Graph("ops_segment_sum_scaled_i64_65536x16_1000")  # int64 sums of a fused product
     d, s, ids = g.input("d", "int64", [65536, 16]), g.input("s", "int64", [16]), g.input("ids", "int64", [65536])
     scaled = g.op("Mul", [d, s], [("int64", [65536, 16])])

@@ -1,6 +1,6 @@
 // ScatterAdd (ir/ops.h), what UnsortedSegmentSum reads as: an elementwise kernel over
 // the values whose store adds atomically at the indexed output row, into an output the
-// runtime zeroes first (KernelSpec::zeroFirst); or, where atomics cannot run, the masked
+// runtime zeroes first (KernelSpec::initFirst); or, where atomics cannot run, the masked
 // sum of canon/scatter_fallback. Hand-worked values through the reference and the
 // lowered kernels on the CPU, the kernel shapes each case must take, NVRTC, refusals.
 // The GPU half: OpsGpu over tests/data/ops/segment_sums_atomic_and_masked.json.
@@ -11,6 +11,7 @@
 
 #include "composite_test_helpers.h"
 #include "frontend/builder.h"
+#include "canon/scatter_fallback.h"
 #include "frontend/composite_writer.h"
 #include "one_op_graph.h"
 
@@ -61,9 +62,9 @@ TEST(ScatterAdd, SegmentSumIsOneAtomicKernelIntoAZeroedOutput) {
   EXPECT_EQ(plan.stores[0].scatterStride, 17);
   EXPECT_EQ(plan.stores[0].scatterExtent, 13);
   ASSERT_EQ(c.program.kernels.size(), 1u);
-  ASSERT_EQ(c.program.kernels[0].zeroFirst.size(), 1u);
-  EXPECT_EQ(c.program.kernels[0].zeroFirst[0].output, 0);
-  EXPECT_EQ(c.program.kernels[0].zeroFirst[0].bytes, 13 * 17 * 4);
+  ASSERT_EQ(c.program.kernels[0].initFirst.size(), 1u);
+  EXPECT_EQ(c.program.kernels[0].initFirst[0].output, 0);
+  EXPECT_EQ(c.program.kernels[0].initFirst[0].bytes, 13 * 17 * 4);
   EXPECT_NE(c.program.kernels[0].source.find("pr_scatter_add("), std::string::npos);
   EXPECT_EQ(c.kernels[0].vector.width, 1);  // one atomic per element
   expectChecked(c, false);
@@ -132,7 +133,7 @@ TEST(ScatterAdd, MaskedSumsWhereAtomicsCannotRun) {
                                       std::pair{"int8", false}, std::pair{"float32", true}, std::pair{"float64", true}}) {
     CompiledGraph c = compiled(segmentSum({120, 5}, dtype, 9), deterministic);
     EXPECT_FALSE(hasScatterStore(c)) << dtype;
-    for (const KernelSpec& k : c.program.kernels) EXPECT_TRUE(k.zeroFirst.empty()) << dtype;
+    for (const KernelSpec& k : c.program.kernels) EXPECT_TRUE(k.initFirst.empty()) << dtype;
     expectChecked(c, deterministic);
   }
   // Integer atomics are exact: deterministic mode keeps them.
@@ -178,13 +179,49 @@ TEST(ScatterAdd, MalformedScattersAreErrorsNamingTheOp) {
   expectRejected([&] { scatter({4, 3}, "float32", {4}, "int32", {5, 2}); }, "expected [4,2]");
   expectRejected([&] { scatter({4}, "float32", {4}, "float32", {5}); }, "int32 or int64");
   expectRejected([&] { scatter({4}, "bool", {4}, "int32", {5}); }, "adds numbers");
-  expectRejected([&] { scatter({}, "float32", {}, "int32", {}); }, "rank 1 or more");
+  expectRejected([&] { scatter({}, "float32", {}, "int32", {}); }, "a scalar has none");
   const std::string message = expectRejected(
       [] {
         oneOp("ScatterAdd", {desc("v", {4}, "float32")}, desc("y", {5}, "float32"), Json::array());
       },
       "values, indices");
   EXPECT_NE(message.find("ScatterAdd"), std::string::npos) << message;
+}
+
+TEST(ScatterAdd, TensorScatterAddCopiesItsInputThenAddsAtomically) {
+  // Index pairs into a [5, 4, 3] input: the flat row among its first two axes.
+  Graph g = oneOp("TensorScatterAdd", {desc("x", {5, 4, 3}, "float32"), desc("i", {70, 2}, "int32"),
+                                       desc("u", {70, 3}, "float32")},
+                  desc("y", {5, 4, 3}, "float32"), Json::array());
+  CompiledGraph c = compiled(g);
+  ASSERT_EQ(c.program.kernels.size(), 1u);
+  EXPECT_TRUE(hasScatterStore(c));
+  ASSERT_EQ(c.program.kernels[0].initFirst.size(), 1u);
+  EXPECT_EQ(c.program.kernels[0].initFirst[0].fromInput, 0);  // a copy of x
+  EXPECT_EQ(c.program.kernels[0].initFirst[0].bytes, 5 * 4 * 3 * 4);
+  const ElementwiseOutput& store = c.kernels[0].plan.stores.at(0);
+  EXPECT_EQ(store.scatterExtent, 20);
+  EXPECT_EQ(store.scatterStride, 3);
+  expectChecked(c, false);
+  // Hand-worked: pairs (1, 0) twice, (0, 1), and (2, 0) outside the [2, 2] rows.
+  Graph small = oneOp("TensorScatterAdd", {desc("x", {2, 2}, "int32"), desc("i", {4, 2}, "int64"), desc("u", {4}, "int32")},
+                      desc("y", {2, 2}, "int32"), Json::array());
+  expectOutput(small, {values(DType::Int32, {2, 2}, {0, 1, 2, 3}), values(DType::Int64, {4, 2}, {1, 0, 0, 1, 1, 0, 2, 0}),
+                       values(DType::Int32, {4}, {10, 20, 30, 40})},
+               {0, 21, 42, 3});
+  EXPECT_TRUE(hasScatterStore(compiled(small)));
+}
+
+TEST(ScatterAdd, AComputedBaseTakesTheMaskedSum) {
+  GraphBuilder b("computed_base");
+  Value x = b.input("x", DType::Float32, {40, 6});
+  Value v = b.input("v", DType::Float32, {25, 6});
+  Value i = b.input("i", DType::Int32, {25});
+  b.output(b.scatterAdd(b.mul(x, x), v, i, 1));
+  CompiledGraph c = compiled(b.build());
+  EXPECT_FALSE(hasScatterStore(c));
+  expectChecked(c, false);
+  EXPECT_NE(whyNotAtomicScatter(b.build(), b.build().nodes.back(), false).find("base is computed"), std::string::npos);
 }
 
 TEST(ScatterAdd, TheBuilderMakesOneAndTheVerifierChecksItsShapes) {

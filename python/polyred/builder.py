@@ -118,6 +118,11 @@ class Builder:
         shape = [num_segments] + list(data.shape[len(ids.shape):])
         return self._op("UnsortedSegmentSum", [data, ids], data.dtype, shape, [("num_segments", num_segments)])
 
+    def tensor_scatter_add(self, x, indices, updates):
+        """MindSpore's TensorScatterAdd: x plus each updates[l.., rest] added at
+        x[indices[l.., 0..k-1], rest] (1-D indices: k = 1; tuples outside x are dropped)."""
+        return self._op("TensorScatterAdd", [x, indices, updates], x.dtype, x.shape, [])
+
     def cumsum(self, x, axis, exclusive=False, reverse=False):
         """MindSpore's CumSum along `axis` (docs/format.md: a masked reduction)."""
         return self._op("CumSum", [x], x.dtype, x.shape,

@@ -9,7 +9,8 @@ amin, prod, var and std (with `correction`/`unbiased`), softmax, log_softmax,
 logsumexp, layer_norm, rms_norm (F.rms_norm, or written out as
 x * rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * w), argmax and argmin (int64
 indices, PyTorch's ties and NaN rule; one tuple reduction), index_select and
-embedding, cumsum, flip, max_pool2d and avg_pool2d (NCHW). Anything else
+embedding, index_add along dim 0 (an atomic scatter; out-of-range indices are dropped
+where torch raises), cumsum, flip, max_pool2d and avg_pool2d (NCHW). Anything else
 raises BadInputError naming it; compile(fn, fallback=True) runs such a function
 eagerly instead (for all its calls)."""
 import math
@@ -43,6 +44,15 @@ class _Lowering:
         if max_norm is not None:
             raise BadInputError("polyred.compile: embedding with max_norm (an in-place renormalization) is not supported")
         return self.b.gather(weight, index, 0)
+
+    def index_add(self, x, dim, index, source, alpha=1):
+        """x.index_add(0, index, source): x plus source's rows added at their indices, a
+        ScatterAdd with x as its base (docs/format.md, TensorScatterAdd)."""
+        if dim % len(x.shape) != 0:
+            raise BadInputError("polyred.compile: index_add along a dim other than 0 is not supported")
+        if alpha != 1:
+            source = self.b.binary("mul", source, self.b.constant(alpha, source.dtype))
+        return self.b.tensor_scatter_add(x, index, source)
 
     def floor_divide(self, a, b):
         if self.is_float(a, b):
@@ -179,6 +189,8 @@ class _Lowering:
             return self.gather_call(target, a, kw)
         if target is t.square:
             return self.b.binary("mul", a[0], a[0])
+        if target is t.index_add:
+            return self.index_add(*a, **kw)
         if target is t.cumsum:
             return self.cumsum(a[0], a[1] if len(a) > 1 else kw["dim"], kw.get("dtype"))
         if target is t.flip:
@@ -299,6 +311,8 @@ class _Lowering:
             return x
         if name == "cumsum":
             return self.cumsum(x, rest[0] if rest else kwargs["dim"], kwargs.get("dtype"))
+        if name == "index_add":
+            return self.index_add(x, *rest, **kwargs)
         if name == "flip":
             dims = list(rest[0]) if len(rest) == 1 and isinstance(rest[0], (tuple, list)) else list(rest) or kwargs["dims"]
             return self.b.flip(x, dims)

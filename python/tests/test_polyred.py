@@ -150,6 +150,8 @@ def test_traced_functions_lower_and_match_the_reference(torch_or_skip):
                                                    torch.nn.functional.max_pool2d(a.view(1, 4, 16, 300), 3, 2, 1),
                                                    torch.nn.functional.avg_pool2d(a.view(1, 4, 16, 300), 2)),
                                      (x, torch.randint(-9, 9, (64, 30), dtype=torch.int32))),
+        "index_add": (lambda a, i, s: (a.index_add(0, i, s), torch.index_add(a, 0, i, s, alpha=2)),
+                      (torch.randn(50, 8), torch.randint(0, 50, (30,)), torch.randn(30, 8))),
         "integer floor division": (lambda i, j: (i // j, torch.floor_divide(i, j), i % j, i.floor_divide(j)),
                                    (torch.randint(-1000, 1000, (64, 300), dtype=torch.int32),
                                     torch.randint(1, 50, (300,), dtype=torch.int32))),

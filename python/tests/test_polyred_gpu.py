@@ -158,6 +158,15 @@ def test_segment_sum_agrees_with_index_add_on_a_side_stream_and_into_a_used_buff
         torch.testing.assert_close(out, want, rtol=1e-5, atol=1e-4)
 
 
+def test_traced_index_add_agrees_with_torch():
+    import torch
+    fn = polyred.compile(lambda a, i, s: (a.index_add(0, i, s), torch.index_add(a, 0, i, s, alpha=0.5)))
+    a, s = torch.randn(30522, 768, device="cuda"), torch.randn(4096, 768, device="cuda")
+    i = torch.randint(0, 30522, (4096,), device="cuda")
+    for got, want in zip(fn(a, i, s), (a.index_add(0, i, s), torch.index_add(a, 0, i, s, alpha=0.5))):
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+
+
 def test_loaded_file_on_a_side_stream():
     import torch
     k = polyred.load(polyred.__file__.rsplit("/python/", 1)[0] + "/examples/table2/sg09_sum_sum.json", target="gpu")

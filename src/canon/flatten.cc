@@ -529,18 +529,26 @@ KernelPlan flattenElementwise(const Graph& g, const std::vector<int>& outputs, c
       continue;
     }
     // values[c.., rest] added at out[indices[c..], rest]: the store's offset is the
-    // output row 0 at `rest`, plus the index times the output's row stride.
+    // output row 0 at `rest` (the indexed axes merged into one of `rows`), plus the
+    // index times the row size. A base is copied into the output by the runtime.
     const Shape& out = g.tensor(t).shape;
+    const ScatterRows rows = scatterRows(g, *producer);
+    Shape merged = {rows.rows};
+    merged.insert(merged.end(), out.begin() + rows.indexedAxes, out.end());
     const auto r = static_cast<std::ptrdiff_t>(g.tensor(producer->inputs[1]).shape.size());
     IndexExprs at = {"0"};
     at.insert(at.end(), idx.begin() + r, idx.end());
-    ElementwiseOutput store{lowering.lower(producer->inputs[0], idx), o, linearize(at, out)};
+    ElementwiseOutput store{lowering.lower(producer->inputs[0], idx), o, linearize(at, merged)};
     store.scatterIndex = lowering.lower(producer->inputs[1], IndexExprs(idx.begin(), idx.begin() + r));
-    store.scatterStride = rowMajorStrides(out)[0];
-    store.scatterExtent = out[0];
+    store.scatterStride = rows.rowSize;
+    store.scatterExtent = rows.rows;
+    store.scatterBase = producer->inputs.size() > 2 ? g.inputIndex(producer->inputs[2]) : -1;
+    POLYRED_CHECK(producer->inputs.size() == 2 || store.scatterBase >= 0,
+                  "a ScatterAdd's base must be a graph input here (canon/scatter_fallback)");
     plan.stores.push_back(std::move(store));
   }
-  if (plan.hasScatterStore()) plan.why += "; ScatterAdd: atomic adds into outputs zeroed before the launch";
+  if (plan.hasScatterStore())
+    plan.why += "; ScatterAdd: atomic adds into outputs set (zero, or a copy of the base) before the launch";
   return plan;
 }
 

@@ -138,7 +138,8 @@ std::string KernelPlan::toString(const Graph& g) const {
     os << "  out %" << printable(g.tensor(g.outputs[static_cast<size_t>(s.output)].tensor).name) << "[" << s.offset;
     if (s.scatters())
       os << " + " << s.scatterStride << "*v" << s.scatterIndex << "] += v" << s.value << " (atomic; dropped unless 0 <= v"
-         << s.scatterIndex << " < " << s.scatterExtent << ")";
+         << s.scatterIndex << " < " << s.scatterExtent << "; the output starts as "
+         << (s.scatterBase >= 0 ? "a copy of input " + std::to_string(s.scatterBase) : std::string("zeros")) << ")";
     else os << "] = v" << s.value;
     os << (passes() > 1 ? " (pass " + std::to_string(s.pass) + ")" : "") << "\n";
   }

@@ -92,9 +92,11 @@ struct ElementwiseOutput {
   // A ScatterAdd's store (elementwise kernels only): the body value `scatterIndex`
   // selects the output row; the value is added (atomically) at offset + index *
   // scatterStride, and dropped where the index is outside [0, scatterExtent). The
-  // runtime zeroes such an output before the launch (KernelSpec::zeroFirst).
+  // runtime sets such an output before the launch (KernelSpec::initFirst): to zero, or
+  // to a copy of graph input `scatterBase`.
   int scatterIndex = -1;
   int64_t scatterStride = 0, scatterExtent = 0;
+  int scatterBase = -1;
   bool scatters() const { return scatterIndex >= 0; }
 };
 

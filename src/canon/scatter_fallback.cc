@@ -15,10 +15,14 @@ bool readByAnotherNode(const Graph& g, TensorId t) {
   });
 }
 
-// out[s, rest] = sum over c.. of (indices[c..] == s ? values[c.., rest] : 0).
+// out[s, rest] = base[s, rest] + sum over c.. of (indices[c..] == s ? values[c.., rest] : 0),
+// s running over the indexed axes merged.
 void expand(Graph& out, const Node& n, const Graph& in, const std::string& why) {
   const Tensor values = in.tensor(n.inputs[0]), indices = in.tensor(n.inputs[1]), result = in.tensor(n.output);
-  Shape wide = {result.shape[0]}, spreadIndices = {1}, spreadValues = {1};
+  const ScatterRows rows = scatterRows(in, n);
+  Shape merged = {rows.rows};
+  merged.insert(merged.end(), result.shape.begin() + rows.indexedAxes, result.shape.end());
+  Shape wide = {rows.rows}, spreadIndices = {1}, spreadValues = {1};
   wide.insert(wide.end(), values.shape.begin(), values.shape.end());
   spreadIndices.insert(spreadIndices.end(), indices.shape.begin(), indices.shape.end());
   spreadIndices.resize(wide.size(), 1);
@@ -39,8 +43,12 @@ void expand(Graph& out, const Node& n, const Graph& in, const std::string& why) 
   TensorId kept = e.op(OpKind::Select, {mask, spread, zero}, wide, values.dtype, "masked");
   std::vector<int64_t> axes;
   for (size_t a = 1; a <= indices.shape.size(); ++a) axes.push_back(static_cast<int64_t>(a));
-  if (axes.empty()) e.op(OpKind::Reshape, {kept}, result.shape, values.dtype, "sum");  // one index: no sum
-  else e.reduce(kept, Reduction::sum(values.dtype), axes, false, result.shape, "sum");
+  TensorId sum = axes.empty() ? kept  // one index: nothing to sum
+                              : e.reduce(kept, Reduction::sum(values.dtype), axes, false, merged, "sum");
+  if (n.inputs.size() > 2)
+    sum = e.op(OpKind::Add, {e.op(OpKind::Reshape, {n.inputs[2]}, merged, values.dtype, "base"), sum}, merged,
+               values.dtype, "plus_base");
+  e.op(OpKind::Reshape, {sum}, result.shape, values.dtype, "result");
   e.finish();
 }
 
@@ -49,6 +57,12 @@ void expand(Graph& out, const Node& n, const Graph& in, const std::string& why) 
 std::string whyNotAtomicScatter(const Graph& g, const Node& n, bool deterministic) {
   const DType t = g.tensor(n.inputs[0]).dtype;
   if (readByAnotherNode(g, n.output)) return "another op reads its result";
+  if (n.inputs.size() > 2) {
+    const TensorId base = n.inputs[2];
+    if (g.tensor(base).role != TensorRole::Input) return "its base is computed in the graph, not a graph input";
+    for (const Output& o : g.outputs)
+      if (o.aliasOfInput == base) return "the graph also writes its base in place";
+  }
   if (t == DType::Int8 || t == DType::UInt8 || t == DType::Float16 || t == DType::BFloat16)
     return std::string(dtypeName(t)) + " has no atomic add in the device library";
   if (deterministic && isFloat(t)) return "deterministic mode: float atomic adds land in varying order";

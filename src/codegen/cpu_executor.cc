@@ -640,8 +640,10 @@ CpuExecResult executeOnCpu(const Graph& g, const PolyKernel& k, const std::vecto
     if (r.output >= 0) prepare(r.output);
   for (const auto& s : k.plan.stores) {
     prepare(s.output);
-    if (s.scatters())  // zeroed before the launch (KernelSpec::zeroFirst): every element is defined
-      result.written[static_cast<size_t>(s.output)].assign(result.written[static_cast<size_t>(s.output)].size(), true);
+    if (!s.scatters()) continue;
+    // Set before the launch (KernelSpec::initFirst): zeros, or a copy of the base.
+    if (s.scatterBase >= 0) result.outputs[static_cast<size_t>(s.output)] = inputs.at(static_cast<size_t>(s.scatterBase));
+    result.written[static_cast<size_t>(s.output)].assign(result.written[static_cast<size_t>(s.output)].size(), true);
   }
   for (const auto& s : k.plan.epilogueStores) prepare(s.output);
 

@@ -44,11 +44,13 @@ struct LaunchPart {
   int64_t blocks = 0;
 };
 
-// A graph output the kernel adds into (ScatterAdd): the runtime sets its `bytes` to
-// zero on the launch's stream just before the launch.
-struct ZeroedOutput {
+// A graph output the kernel adds into (ScatterAdd): the runtime sets its `bytes` on
+// the launch's stream just before the launch -- to zero, or to a copy of graph input
+// `fromInput` (the scatter's base).
+struct OutputInit {
   int output = 0;  // into Graph::outputs
   int64_t bytes = 0;
+  int fromInput = -1;  // into Graph::inputs; -1: zeros
 };
 
 struct KernelSpec {
@@ -58,7 +60,7 @@ struct KernelSpec {
   std::vector<KernelParam> params;  // the kernel's pointer arguments, in order
   std::vector<WorkspaceSpec> workspaces;
   std::vector<LaunchPart> parts;  // empty unless several kernels share this launch
-  std::vector<ZeroedOutput> zeroFirst;
+  std::vector<OutputInit> initFirst;
 };
 
 struct Program {

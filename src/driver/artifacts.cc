@@ -56,7 +56,8 @@ Json kernelJson(const KernelSpec& k) {
     workspaces.push_back({{"bytes", w.bytes}, {"fill_pattern_hex", hex(w.initPattern)}});
   for (const LaunchPart& p : k.parts)
     parts.push_back({{"kernel", p.kernel}, {"first_block", p.firstBlock}, {"blocks", p.blocks}});
-  for (const ZeroedOutput& z : k.zeroFirst) zeroed.push_back({{"output", z.output}, {"bytes", z.bytes}});
+  for (const OutputInit& z : k.initFirst)
+    zeroed.push_back({{"output", z.output}, {"bytes", z.bytes}, {"copy_of_input", z.fromInput}});
   return {{"name", k.name},
           {"source", k.name + ".cu"},
           {"cubin", k.name + ".cubin"},
@@ -66,7 +67,7 @@ Json kernelJson(const KernelSpec& k) {
           {"params", params},
           {"workspaces", workspaces},
           {"parts", parts},
-          {"zero_outputs_first", zeroed}};
+          {"init_outputs_first", zeroed}};
 }
 
 // Seeded inputs, the reference outputs and their tolerances, as raw files in dir/test.

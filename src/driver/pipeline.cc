@@ -145,8 +145,10 @@ std::string describeLaunches(const Program& program) {
        << "," << c.block[1] << ")";
     if (!k.parts.empty()) os << ", " << k.parts.size() << " parts (horizontal fusion):";
     os << "\n";
-    for (const ZeroedOutput& z : k.zeroFirst)
-      os << "  before it: output " << z.output << " set to zero (" << z.bytes << " bytes, ScatterAdd adds into it)\n";
+    for (const OutputInit& z : k.initFirst)
+      os << "  before it: output " << z.output << " set to "
+         << (z.fromInput >= 0 ? "a copy of input " + std::to_string(z.fromInput) : std::string("zero")) << " (" << z.bytes
+         << " bytes, ScatterAdd adds into it)\n";
     for (const LaunchPart& p : k.parts)
       os << "  " << p.kernel << ": blocks [" << p.firstBlock << ", " << p.firstBlock + p.blocks << ")\n";
   }
@@ -213,7 +215,7 @@ CompiledGraph compileGraph(const Graph& source, const CompileOptions& options) {
         for (const ElementwiseOutput& s : c.kernels[static_cast<size_t>(k)].plan.stores)
           if (s.scatters()) {
             const Tensor& t = g.tensor(g.outputs[static_cast<size_t>(s.output)].tensor);
-            spec.zeroFirst.push_back({s.output, numElements(t.shape) * dtypeBytes(t.dtype)});
+            spec.initFirst.push_back({s.output, numElements(t.shape) * dtypeBytes(t.dtype), s.scatterBase});
           }
       dump("cuda", spec.source);
       c.program.kernels.push_back(std::move(spec));

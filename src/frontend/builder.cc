@@ -144,6 +144,15 @@ Value GraphBuilder::scatterAdd(Value values, Value indices, int64_t rows) {
   return addNode(std::move(n), std::move(shape), v.dtype);  // build() verifies the shapes
 }
 
+Value GraphBuilder::scatterAdd(Value base, Value values, Value indices, int64_t indexedAxes) {
+  const Tensor b = info(base);
+  Node n;
+  n.kind = OpKind::ScatterAdd;
+  n.inputs = {values.id, indices.id, base.id};
+  n.axes = {indexedAxes};
+  return addNode(std::move(n), b.shape, b.dtype);  // build() verifies the shapes
+}
+
 Value GraphBuilder::iota(Shape shape, int64_t axis, DType t) {
   Node n;
   n.kind = OpKind::Iota;

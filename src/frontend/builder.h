@@ -48,6 +48,9 @@ class GraphBuilder {
   // indices in [0, rows) (others are dropped); out has shape [rows] + values[r:] where
   // r is the indices' rank (ir/ops.h, ScatterAdd).
   Value scatterAdd(Value values, Value indices, int64_t rows);
+  // base, plus values[i.., rest] added at the row indices[i..] of base's first
+  // `indexedAxes` axes flattened (TensorScatterAdd; index_add along axis 0).
+  Value scatterAdd(Value base, Value values, Value indices, int64_t indexedAxes);
   // Negative axes count from the end; an empty list reduces every axis. The output
   // dtype defaults to the input's.
   Value reduce(Value x, Reduction r, std::vector<int64_t> axes, bool keepDims = false,

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 
 #include "support/error.h"
 
@@ -40,7 +39,7 @@ class MaskedSums : public AttributedExpansion {
     for (int64_t e : mask) work = e != 0 && work > kMaxMaskedWork / e ? kMaxMaskedWork + 1 : work * e;
     if (work > kMaxMaskedWork)
       fail("computed as a masked reduction this takes more than " + std::to_string(kMaxMaskedWork) +
-           " operations (mask " + toString(mask) + "); a dedicated scan or scatter kernel is not built");
+           " operations (mask " + toString(mask) + "); a dedicated scan kernel is not built");
   }
   // The reduction over `axes` of `values` where `mask` holds, else the identity.
   TensorId maskedReduce(TensorId mask, TensorId values, const Shape& shape, BuiltinCombiner c, std::vector<int64_t> axes) {
@@ -118,8 +117,9 @@ class MaskedSums : public AttributedExpansion {
     return {node(OpKind::ScatterAdd, {ins[0], ins[1]}), out, data.dtype};
   }
 
-  // input + the updates summed at their index tuples' rows: a [p, l.., rest] mask over
-  // input's first k axes merged (p) and the updates' leading axes (l..).
+  // input, plus the updates added at their index tuples' rows: one ScatterAdd whose
+  // index is the tuple's flat position among input's first k axes (-1, dropped, where
+  // a component is outside its axis) and whose base is the input.
   TupleOpOutput scatterAdd(const std::vector<TensorId>& ins) {
     if (ins.size() != 3) fail("takes 3 inputs (input, indices, updates), got " + std::to_string(ins.size()));
     const Tensor x = info(ins[0]), updates = info(ins[2]);  // copies: adding nodes moves the graph's tensors
@@ -133,25 +133,13 @@ class MaskedSums : public AttributedExpansion {
     if (k < 1 || k > x.shape.size())
       fail("index tuples of " + std::to_string(k) + " components for a rank-" + std::to_string(x.shape.size()) + " input");
     const Shape lead(ind.begin(), ind.end() - 1), rows(x.shape.begin(), x.shape.begin() + static_cast<std::ptrdiff_t>(k));
-    const Shape rest(x.shape.begin() + static_cast<std::ptrdiff_t>(k), x.shape.end());
     Shape want = lead;
-    want.insert(want.end(), rest.begin(), rest.end());
+    want.insert(want.end(), x.shape.begin() + static_cast<std::ptrdiff_t>(k), x.shape.end());
     if (updates.shape != want)
       fail("updates have shape " + toString(updates.shape) + "; indices and input ask for " + toString(want));
-    const int64_t positions = numElements(rows);
-    Shape wide = {positions}, spreadAt = {1}, spreadUpdates = {1}, merged = {positions};
-    wide.insert(wide.end(), want.begin(), want.end());
-    spreadAt.insert(spreadAt.end(), lead.begin(), lead.end());
-    spreadAt.resize(wide.size(), 1);
-    spreadUpdates.insert(spreadUpdates.end(), want.begin(), want.end());
-    merged.insert(merged.end(), rest.begin(), rest.end());
-    checkWork(wide);
-    TensorId mask = apply(OpKind::Equal, {reshape(flatIndex(indices, rows), spreadAt), iota(wide, 0)});
-    std::vector<int64_t> axes(lead.size());
-    std::iota(axes.begin(), axes.end(), int64_t{1});
-    TensorId sums = maskedReduce(mask, reshape(ins[2], spreadUpdates), wide, BuiltinCombiner::Sum, axes);
-    TensorId total = apply(OpKind::Add, {reshape(ins[0], merged), sums});
-    return {node(OpKind::Reshape, {total}), x.shape, x.dtype};
+    Node n = node(OpKind::ScatterAdd, {ins[2], flatIndex(indices, rows), ins[0]});
+    n.axes = {static_cast<int64_t>(k)};
+    return {std::move(n), x.shape, x.dtype};
   }
 };
 

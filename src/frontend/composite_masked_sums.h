@@ -1,15 +1,14 @@
 // MindSpore's scans and scatters -- CumSum, CumProd, UnsortedSegmentSum and
-// TensorScatterAdd. UnsortedSegmentSum is one ScatterAdd node (ir/ops.h: an atomic
+// TensorScatterAdd. The scatters are one ScatterAdd node each (ir/ops.h: an atomic
 // scatter kernel, or a masked sum where that cannot run, canon/scatter_fallback); the
-// others are expanded as masked reductions: every output element folds the inputs a
-// mask selects (the prefix along the axis; the elements whose index tuple names it), so
-// they are ordinary reductions that fuse with their producers.
+// scans are expanded as masked reductions: every output element folds the inputs a
+// mask selects (the prefix along the axis), so they are ordinary reductions that fuse
+// with their producers.
 //
 // The cost is the mask's size: a scan of n <= 1024 elements does n * n work per row (one
 // kernel), a longer one n * sqrt(n) (blocks of sqrt(n): the scan within each block plus
-// the totals of the blocks before it; a few kernels), TensorScatterAdd the input's rows
-// times its updates' size. Expansions past kMaxMaskedWork operations are refused with
-// that reason (a dedicated scan kernel is not built).
+// the totals of the blocks before it; a few kernels). Expansions past kMaxMaskedWork
+// operations are refused with that reason (a dedicated scan kernel is not built).
 //
 // Semantics (AKG's kernels, MindSpore's attributes; docs/format.md):
 //   CumSum(x; axis, exclusive, reverse)   out[.., i, ..] = sum of x[.., j, ..] over

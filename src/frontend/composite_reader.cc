@@ -297,7 +297,11 @@ class Reader : public ExpansionSink, CompositeAttrAccess {
         break;
       case OpKind::Iota: n.axes = {readInt(required(attrs, "axis"), "axis")}; break;
       case OpKind::Gather: readGather(attrs, n); break;
-      case OpKind::ScatterAdd: arity(ins, 2, "values, indices"); break;
+      case OpKind::ScatterAdd:
+        if (ins.size() != 2 && ins.size() != 3)
+          fail("takes 2 or 3 inputs (values, indices, optionally a base), got " + std::to_string(ins.size()));
+        if (const Json* k = attr(attrs, "indexed_axes")) n.axes = {readInt(*k, "indexed_axes")};
+        break;
       default: break;
     }
     TensorId result = addNode(std::move(n), out);

@@ -164,6 +164,9 @@ class Writer {
         break;
       case OpKind::Iota:
       case OpKind::Gather: attrs.push_back(attrJson("axis", "int", n.axes.at(0))); break;
+      case OpKind::ScatterAdd:
+        if (!n.axes.empty()) attrs.push_back(attrJson("indexed_axes", "int", n.axes[0]));
+        break;
       case OpKind::Reduce:
         attrs.push_back(attrJson("axis", "listInt", n.axes));
         attrs.push_back(attrJson("keep_dims", "bool", n.keepDims));

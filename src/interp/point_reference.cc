@@ -252,15 +252,21 @@ struct PointReference::Impl {
     }
   }
 
-  // out[s, r]: the sum of values[c, r] over every c whose index is s (floats in
-  // double, integers wrapping: the order of interp/reference.cc).
+  // out[s, r]: the base there (or 0) plus the sum of values[c, r] over every c whose
+  // index is s (floats in double, integers wrapping: the order of interp/reference.cc).
   Element scatterAdd(size_t n, int64_t k) {
     const Node& node = g.nodes[n];
     const Tensor& out = g.tensor(node.output);
-    const int64_t inner = numElements(out.shape) / out.shape.at(0), segment = k / inner, r = k % inner;
+    const int64_t inner = scatterRows(g, node).rowSize, segment = k / inner, r = k % inner;
     const int64_t count = numElements(g.tensor(node.inputs[1]).shape);
     double f = 0, mag = 0;
     uint64_t i = 0;
+    if (node.inputs.size() > 2) {
+      const Element base = at(node.inputs[2], k);
+      f = base.value.f;
+      i = static_cast<uint64_t>(base.value.i);
+      mag = base.magnitude;
+    }
     for (int64_t c = 0; c < count; ++c) {
       if (deadline && (c & 4095) == 4095) deadline->check();
       if (at(node.inputs[1], c).value.i != segment) continue;

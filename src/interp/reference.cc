@@ -383,12 +383,15 @@ Values gatherAlong(const Values& params, const Values& indices, int64_t axis, co
   return out;
 }
 
-// out = 0; out[indices[c], r] += values[c, r], dropping indices outside [0, out.shape[0]).
-// Floats add in double and round once; integers add exactly and wrap to the dtype.
-Values scatterAdd(const Values& values, const Values& indices, const Shape& s) {
+// out = base (or 0); out[indices[c], r] += values[c, r] over the rows of ScatterRows,
+// dropping indices outside them. Floats add in double and round once; integers add
+// exactly and wrap to the dtype.
+Values scatterAdd(const Values& values, const Values& indices, const Values* base, const ScatterRows& rows,
+                  const Shape& s) {
   Values out = Values::make(values.dtype, s, false);
-  const int64_t extent = s.at(0), count = numElements(indices.shape);
-  const int64_t inner = extent == 0 ? 0 : numElements(s) / extent;
+  if (base)
+    for (int64_t k = 0, n = numElements(s); k < n; ++k) out.put(k, base->at(base->splat ? 0 : k));
+  const int64_t extent = rows.rows, inner = rows.rowSize, count = numElements(indices.shape);
   for (int64_t c = 0; c < count; ++c) {
     const int64_t at = indices.i[static_cast<size_t>(indices.splat ? 0 : c)];
     if (at < 0 || at >= extent) continue;
@@ -656,7 +659,9 @@ class Evaluator {
       case OpKind::Window: return window(*operands[0], n.begin, n.steps, out.shape);
       case OpKind::Iota: return iota(out.dtype, n.axes.at(0), out.shape);
       case OpKind::Gather: return gatherAlong(*operands[0], *operands[1], n.axes.at(0), out.shape);
-      case OpKind::ScatterAdd: return scatterAdd(*operands[0], *operands[1], out.shape);
+      case OpKind::ScatterAdd:
+        return scatterAdd(*operands[0], *operands[1], operands.size() > 2 ? operands[2] : nullptr, scatterRows(g_, n),
+                          out.shape);
       case OpKind::Reduce:
         if (n.reduction->isTuple()) return reduceTuple(n, operands, out.dtype, out.shape);
         return reduce(n, *operands[0], out.dtype, out.shape);

@@ -38,6 +38,16 @@ std::string toString(const Shape& s) {
   return r + "]";
 }
 
+ScatterRows scatterRows(const Graph& g, const Node& scatter) {
+  const Shape& out = g.tensor(scatter.output).shape;
+  ScatterRows r;
+  r.indexedAxes = scatter.axes.empty() ? 1 : scatter.axes[0];
+  r.rows = 1;
+  for (int64_t d = 0; d < r.indexedAxes; ++d) r.rows *= out[static_cast<size_t>(d)];
+  r.rowSize = r.rows == 0 ? 0 : numElements(out) / r.rows;
+  return r;
+}
+
 TensorId gatherSource(const Graph& g, const Node& gather) {
   TensorId t = gather.inputs.at(0);
   for (const Node* p = g.producer(t); p && p->kind == OpKind::Reshape; p = g.producer(t)) t = p->inputs.at(0);
@@ -373,9 +383,12 @@ class Verifier {
         fail(n.name, "Gather reads params that the graph also writes in place (Assign)");
   }
 
-  // values shape = indices shape + out.shape[1:], out has values' dtype: a number.
+  // values shape = indices shape + out.shape[k:], out has values' dtype (a number);
+  // the base, if any, is the output's shape and dtype.
   void checkScatterAdd(const Node& n) const {
-    arity(n, 2);
+    if (n.inputs.size() != 2 && n.inputs.size() != 3)
+      fail(n.name, "ScatterAdd takes values, indices and optionally a base, got " + std::to_string(n.inputs.size()) +
+                       " inputs");
     const Tensor& values = in(n, 0);
     const DType index = in(n, 1).dtype;
     if (index != DType::Int32 && index != DType::Int64)
@@ -383,13 +396,22 @@ class Verifier {
     if (values.dtype == DType::Bool || isComplex(values.dtype))
       fail(n.name, "ScatterAdd adds numbers, got " + std::string(dtypeName(values.dtype)));
     const Shape& os = out(n).shape;
-    if (os.empty()) fail(n.name, "ScatterAdd needs an output of rank 1 or more (its first axis is indexed)");
+    const int64_t k = n.axes.empty() ? 1 : n.axes[0];
+    if (n.axes.size() > 1 || k < 1 || k > static_cast<int64_t>(os.size()))
+      fail(n.name, "ScatterAdd indexes 1 to rank leading axes of its rank-" + std::to_string(os.size()) + " output" +
+                       (os.empty() ? " (a scalar has none)" : ", not " + std::to_string(k)));
     Shape want = in(n, 1).shape;
-    want.insert(want.end(), os.begin() + 1, os.end());
+    want.insert(want.end(), os.begin() + k, os.end());
     if (values.shape != want)
       fail(n.name, "ScatterAdd's values have shape " + polyred::toString(values.shape) + ", expected " +
-                       polyred::toString(want) + " (the indices' shape, then the output's axes after the first)");
+                       polyred::toString(want) + " (the indices' shape, then the output's axes after the indexed ones)");
     sameDType(n, values, out(n));
+    if (n.inputs.size() == 3) {
+      sameDType(n, in(n, 2), out(n));
+      if (in(n, 2).shape != os)
+        fail(n.name, "ScatterAdd's base has shape " + polyred::toString(in(n, 2).shape) + ", not the output's " +
+                         polyred::toString(os));
+    }
   }
 
   void checkIota(const Node& n) const {
@@ -500,6 +522,7 @@ std::string Graph::toString() const {
     if (n.kind == OpKind::Window) os << " begin " << polyred::toString(n.begin);
     if (n.kind == OpKind::Window && !n.steps.empty()) os << " steps " << polyred::toString(n.steps);
     if (n.kind == OpKind::Iota || n.kind == OpKind::Gather) os << " axis " << (n.axes.empty() ? -1 : n.axes[0]);
+    if (n.kind == OpKind::ScatterAdd && !n.axes.empty()) os << " indexed_axes " << n.axes[0];
     os << "(";
     for (size_t k = 0; k < n.inputs.size(); ++k) os << (k ? ", " : "") << "%" << printable(tensor(n.inputs[k]).name);
     os << ")\n";

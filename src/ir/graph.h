@@ -102,6 +102,15 @@ std::vector<int64_t> rowMajorStrides(const Shape& s);
 // from its params' leading axes merged by a Reshape). The verifier requires a graph input.
 TensorId gatherSource(const Graph& g, const Node& gather);
 
+// How a ScatterAdd node addresses its output: its index selects one of `rows` rows --
+// the first `indexedAxes` axes of the output flattened row-major -- each of `rowSize`
+// elements (the remaining axes).
+struct ScatterRows {
+  int64_t indexedAxes = 1;
+  int64_t rows = 0, rowSize = 0;
+};
+ScatterRows scatterRows(const Graph& g, const Node& scatter);
+
 // Shape of a broadcast between two shapes (numpy rules, right-aligned); nullopt if
 // they are incompatible.
 std::optional<Shape> broadcastShapes(const Shape& a, const Shape& b);

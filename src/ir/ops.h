@@ -42,8 +42,10 @@ enum class OpKind : uint8_t {
   Iota,    // no input; out[idx] = idx[axis] (the coordinate along one axis)
   Gather,  // (params, indices; axis): out[a.., i.., b..] = params[a.., indices[i..], b..],
            // 0 where the index is outside [0, params.shape[axis])
-  ScatterAdd,  // (values, indices): out = 0, then out[indices[i..], b..] += values[i.., b..];
-               // indices outside [0, out.shape[0]) are dropped (a segment sum, index_add)
+  ScatterAdd,  // (values, indices[, base]): out = base (or 0), then out[indices[i..], b..] +=
+               // values[i.., b..]; the index addresses the first k axes of out flattened
+               // (axes = {k}, default 1); indices outside them are dropped (a segment sum,
+               // TensorScatterAdd, index_add: ir/graph.h, ScatterRows)
   // reduction (described by a Reduction: combiner, identity, accumulator type)
   Reduce,
 };

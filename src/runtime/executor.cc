@@ -235,7 +235,7 @@ struct LoadedKernel {
   LaunchConfig launch;
   std::vector<KernelParam> params;
   std::vector<WorkspaceSpec> workspaces;
-  std::vector<ZeroedOutput> zeroFirst;
+  std::vector<OutputInit> initFirst;
   OwnedModule module;
   CUfunction function = nullptr;
 };
@@ -249,7 +249,7 @@ struct StreamResources {
 
 LoadedKernel loadKernel(const KernelSpec& spec, const DeviceInfo& device) {
   KernelCache::Cubin cubin = KernelCache::global().cubin(compileRequest(spec, device));
-  LoadedKernel kernel{spec.launch, spec.params, spec.workspaces, spec.zeroFirst, nullptr, nullptr};
+  LoadedKernel kernel{spec.launch, spec.params, spec.workspaces, spec.initFirst, nullptr, nullptr};
   CUmodule module = nullptr;
   check(driver().cuModuleLoadData(&module, cubin->data()), "cuModuleLoadData(" + spec.name + ")");
   kernel.module.reset(module);
@@ -372,8 +372,10 @@ CompiledProgram CompiledProgram::load(const Program& program, const DeviceInfo& 
       if (param.kind == KernelParam::Kind::Output)
         state->outputsNeeded = std::max(state->outputsNeeded, needed);
     }
-    for (const ZeroedOutput& z : spec.zeroFirst)
+    for (const OutputInit& z : spec.initFirst) {
       state->outputsNeeded = std::max(state->outputsNeeded, static_cast<size_t>(z.output) + 1);
+      if (z.fromInput >= 0) state->inputsNeeded = std::max(state->inputsNeeded, static_cast<size_t>(z.fromInput) + 1);
+    }
     state->kernels.push_back(loadKernel(spec, device));
   }
   return CompiledProgram(std::move(state));
@@ -399,10 +401,16 @@ void CompiledProgram::launch(std::span<void* const> inputs, std::span<void* cons
     arguments.clear();
     for (CUdeviceptr& value : values)
       arguments.push_back(&value);  // cuLaunchKernel wants addresses
-    for (const ZeroedOutput& z : kernel.zeroFirst)  // a ScatterAdd adds into it
-      check(driver().cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(outputs[static_cast<size_t>(z.output)]), 0,
-                                     static_cast<size_t>(z.bytes), stream),
-            "cuMemsetD8Async");
+    for (const OutputInit& z : kernel.initFirst) {  // a ScatterAdd adds into it
+      const auto out = reinterpret_cast<CUdeviceptr>(outputs[static_cast<size_t>(z.output)]);
+      const auto bytes = static_cast<size_t>(z.bytes);
+      if (z.fromInput < 0)
+        check(driver().cuMemsetD8Async(out, 0, bytes, stream), "cuMemsetD8Async");
+      else
+        check(driver().cuMemcpyDtoDAsync(out, reinterpret_cast<CUdeviceptr>(inputs[static_cast<size_t>(z.fromInput)]),
+                                         bytes, stream),
+              "cuMemcpyDtoDAsync");
+    }
     const LaunchConfig& c = kernel.launch;
     check(driver().cuLaunchKernel(kernel.function, c.grid[0], c.grid[1], c.grid[2], c.block[0],
                                   c.block[1], c.block[2], c.dynamicSharedBytes, stream,

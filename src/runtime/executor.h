@@ -1,7 +1,7 @@
 // Running generated code on the GPU. Takes a Program from codegen plus raw device
 // pointers and a caller's CUDA stream; gives device discovery, loaded programs that
-// launch without host synchronization or memsets (except zeroing the outputs a
-// ScatterAdd adds into, KernelSpec::zeroFirst), device buffers for tools and tests,
+// launch without host synchronization or memsets (except setting the outputs a
+// ScatterAdd adds into, KernelSpec::initFirst), device buffers for tools and tests,
 // and the CUDA-graph timing of docs/method.md.
 //
 // Everything here starts on machines without a GPU: the driver is loaded on first use,
