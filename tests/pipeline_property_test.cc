@@ -110,6 +110,16 @@ std::function<Generated(uint64_t)> drawn(Generated (GraphGenerator::*method)()) 
   return [method](uint64_t seed) { return (GraphGenerator(seed).*method)(); };
 }
 
+// `count` graphs of a generator method all match the reference, none is skipped, and
+// they cover `kinds` kinds (Features::tuple): `which` names them.
+void expectEveryKindChecked(int count, Generated (GraphGenerator::*method)(), size_t kinds, const char* which) {
+  std::set<std::string> seen;
+  RunStats stats = checkRandomGraphs(count, drawn(method), &seen);
+  EXPECT_TRUE(stats.failedSeeds.empty()) << "failing seeds:" << seedList(stats.failedSeeds);
+  EXPECT_EQ(stats.skipped, 0);
+  EXPECT_EQ(seen.size(), kinds) << which;
+}
+
 TEST(PipelineProperty, RandomReductionGraphsMatchTheReference) {
   RunStats stats = checkRandomGraphs(kReductionGraphs, drawn(&GraphGenerator::reductionGraph));
   EXPECT_TRUE(stats.failedSeeds.empty()) << "failing seeds:" << seedList(stats.failedSeeds);
@@ -130,24 +140,14 @@ TEST(PipelineProperty, RandomElementwiseGraphsMatchTheReference) {
 // Tuple reductions (argmax/argmin with and without the value, var_mean, logsumexp)
 // over random producer chains, shapes and axes.
 TEST(PipelineProperty, RandomTupleGraphsMatchTheReference) {
-  constexpr int kTupleGraphs = 120;
-  std::set<std::string> kinds;
-  RunStats stats = checkRandomGraphs(kTupleGraphs, drawn(&GraphGenerator::tupleGraph), &kinds);
-  EXPECT_TRUE(stats.failedSeeds.empty()) << "failing seeds:" << seedList(stats.failedSeeds);
-  EXPECT_EQ(stats.skipped, 0);
-  EXPECT_EQ(kinds.size(), 6u) << "argmax, argmin (each with and without the value), var_mean and logsumexp";
+  expectEveryKindChecked(120, &GraphGenerator::tupleGraph, 6, "argmax, argmin (each with and without the value), var_mean and logsumexp");
 }
 
 // User-declared reductions over random producer chains, shapes and axes: a scalar
 // combiner (max |x|) of float32 chains, ordered tuples (affine maps, a hash, the last
 // value) of int32 chains.
 TEST(PipelineProperty, RandomUserReductionGraphsMatchTheReference) {
-  constexpr int kUserGraphs = 100;
-  std::set<std::string> kinds;
-  RunStats stats = checkRandomGraphs(kUserGraphs, drawn(&GraphGenerator::userReductionGraph), &kinds);
-  EXPECT_TRUE(stats.failedSeeds.empty()) << "failing seeds:" << seedList(stats.failedSeeds);
-  EXPECT_EQ(stats.skipped, 0);
-  EXPECT_EQ(kinds.size(), 4u) << "max_abs, affine, hash and last";
+  expectEveryKindChecked(100, &GraphGenerator::userReductionGraph, 4, "max_abs, affine, hash and last");
 }
 
 // Index ops among the producers: a coordinate mask (Iota == k, as OneHot expands) and a
@@ -162,23 +162,13 @@ TEST(PipelineProperty, RandomIndexOpGraphsMatchTheReference) {
 // Segment sums (ScatterAdd) of producer chains: atomic scatters and masked sums, ids of
 // either width over 0 to all axes, sometimes a reduction of the same values beside.
 TEST(PipelineProperty, RandomScatterGraphsMatchTheReference) {
-  constexpr int kScatterGraphs = 60;
-  std::set<std::string> kinds;
-  RunStats stats = checkRandomGraphs(kScatterGraphs, drawn(&GraphGenerator::scatterGraph), &kinds);
-  EXPECT_TRUE(stats.failedSeeds.empty()) << "failing seeds:" << seedList(stats.failedSeeds);
-  EXPECT_EQ(stats.skipped, 0);
-  EXPECT_EQ(kinds.size(), 2u) << "atomic and masked scatters";
+  expectEveryKindChecked(60, &GraphGenerator::scatterGraph, 2, "atomic and masked scatters");
 }
 
 // complex64 values from float32 chains, complex arithmetic, sums and products over
 // random axes, real and imaginary parts of the result.
 TEST(PipelineProperty, RandomComplexGraphsMatchTheReference) {
-  constexpr int kComplexGraphs = 80;
-  std::set<std::string> kinds;
-  RunStats stats = checkRandomGraphs(kComplexGraphs, drawn(&GraphGenerator::complexGraph), &kinds);
-  EXPECT_TRUE(stats.failedSeeds.empty()) << "failing seeds:" << seedList(stats.failedSeeds);
-  EXPECT_EQ(stats.skipped, 0);
-  EXPECT_EQ(kinds.size(), 2u) << "complex sums and products";
+  expectEveryKindChecked(80, &GraphGenerator::complexGraph, 2, "complex sums and products");
 }
 
 TEST(PipelineProperty, GeneratorCoversTheFeatureSpace) {

@@ -29,6 +29,7 @@
 #include "frontend/builder.h"
 #include "frontend/composite_reader.h"
 #include "ordered_tuples.h"
+#include "random_graph_features.h"
 #include "user_reductions.h"
 #include "ir/graph.h"
 #include "support/splitmix64.h"
@@ -50,22 +51,6 @@ class Rng {
 
  private:
   SplitMix64 bits_;
-};
-
-// What a generated graph exercises, for the coverage test and failure messages.
-struct Features {
-  DType dtype = DType::Float32;
-  BuiltinCombiner reduction = BuiltinCombiner::None;  // None for elementwise-only and tuple graphs
-  std::string tuple;  // the tuple reduction of tupleGraph(), e.g. "argmax"
-  int maxChain = 0;
-  bool broadcast = false, transpose = false, reshape = false, allAxes = false, negativeAxes = false,
-       keepDims = false, outType = false, twoReductions = false, epilogue = false, intermediateOutput = false,
-       sizeOneDim = false;
-};
-
-struct Generated {
-  Graph graph;
-  Features features;
 };
 
 inline std::vector<BuiltinCombiner> reductionsFor(DType t) {
@@ -675,38 +660,5 @@ class GraphGenerator {
   bool exactChain_ = false;  // steps draw only ops whose GPU results equal the host's
   int inputs_ = 0;
 };
-
-// The boolean features of a graph, by name.
-inline std::vector<std::pair<std::string, bool>> flags(const Features& f) {
-  return {{"broadcast", f.broadcast},
-          {"transpose", f.transpose},
-          {"reshape", f.reshape},
-          {"all axes", f.allAxes},
-          {"negative axes", f.negativeAxes},
-          {"keep_dims", f.keepDims},
-          {"output dtype", f.outType},
-          {"two reductions", f.twoReductions},
-          {"epilogue", f.epilogue},
-          {"intermediate output", f.intermediateOutput},
-          {"size-1 dim", f.sizeOneDim}};
-}
-
-inline std::string describe(const Features& f) {
-  std::string s = std::string(dtypeName(f.dtype)) + " " +
-                  (!f.tuple.empty()                       ? f.tuple
-                   : f.reduction == BuiltinCombiner::None ? "elementwise"
-                                                          : builtinReduction(f.reduction, f.dtype).name);
-  s += ", chain <= " + std::to_string(f.maxChain);
-  for (const auto& [name, on] : flags(f))
-    if (on) s += ", " + name;
-  return s;
-}
-
-// " 3 17 42": failing seeds, for a test's message.
-inline std::string seedList(const std::vector<uint64_t>& seeds) {
-  std::string s;
-  for (uint64_t x : seeds) s += " " + std::to_string(x);
-  return s;
-}
 
 }  // namespace polyred::random_graphs

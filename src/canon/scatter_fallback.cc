@@ -4,6 +4,7 @@
 
 #include "canon/node_emitter.h"
 #include "support/error.h"
+#include "support/int_math.h"
 
 namespace polyred {
 
@@ -27,9 +28,7 @@ void expand(Graph& out, const Node& n, const Graph& in, const std::string& why) 
   spreadIndices.insert(spreadIndices.end(), indices.shape.begin(), indices.shape.end());
   spreadIndices.resize(wide.size(), 1);
   spreadValues.insert(spreadValues.end(), values.shape.begin(), values.shape.end());
-  int64_t work = 1;
-  for (int64_t e : wide) work = e != 0 && work > kMaxMaskedScatterWork / e ? kMaxMaskedScatterWork + 1 : work * e;
-  if (work > kMaxMaskedScatterWork)
+  if (productUpTo(wide, kMaxMaskedScatterWork) > kMaxMaskedScatterWork)
     throw Error(in.sourceFile, n.name,
                 "ScatterAdd into " + toString(result.shape) + " cannot add atomically (" + why +
                     ") and as a masked sum it takes more than " + std::to_string(kMaxMaskedScatterWork) +

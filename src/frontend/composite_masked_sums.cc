@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "support/error.h"
+#include "support/int_math.h"
 
 namespace polyred {
 
@@ -35,9 +36,7 @@ class MaskedSums : public AttributedExpansion {
     if (t != DType::Int32 && t != DType::Int64) fail(std::string(what) + " must be int32 or int64, got " + std::string(dtypeName(t)));
   }
   void checkWork(const Shape& mask) const {
-    int64_t work = 1;
-    for (int64_t e : mask) work = e != 0 && work > kMaxMaskedWork / e ? kMaxMaskedWork + 1 : work * e;
-    if (work > kMaxMaskedWork)
+    if (productUpTo(mask, kMaxMaskedWork) > kMaxMaskedWork)
       fail("computed as a masked reduction this takes more than " + std::to_string(kMaxMaskedWork) +
            " operations (mask " + toString(mask) + "); a dedicated scan kernel is not built");
   }
