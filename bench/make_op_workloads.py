@@ -113,9 +113,10 @@ def layer_workloads(out):
     rows = g.op("GatherNd", [p, i], [("float32", [8192, 256])])
     g.write(out, [g.op("ReduceSum", [rows], [("float32", [8192])], {"axis": [1], "keep_dims": False})])
 
-    g = Graph("ops_cumsum_f32_64x4096")  # a scan by blocks of 64 (masked reductions)
+    g = Graph("ops_cumsum_f32_64x4096")  # 64 rows: one block scan each
     x = g.input("x", "float32", [64, 4096])
     g.write(out, [g.op("CumSum", [x], [("float32", [64, 4096])], {"axis": 1})])
+    scan_workloads(out)
 
     g = Graph("ops_segment_sum_f32_4096x128_256")  # 4096 rows summed into 256 segments
     d, ids = g.input("d", "float32", [4096, 128]), g.input("ids", "int32", [4096])
@@ -138,6 +139,29 @@ def layer_workloads(out):
     x, b = g.input("x", "float16", [32, 256, 56, 56]), g.input("b", "float16", [256])
     biased = g.op("BiasAdd", [x, b], [("float16", [32, 256, 56, 56])], {"data_format": "NCHW"})
     g.write(out, [g.op("HSwish", [biased], [("float16", [32, 256, 56, 56])])])
+
+
+def scan_workloads(out):
+    """The scan kernel's shapes: many rows, columns, long rows, reversed, exclusive."""
+    g = Graph("ops_cumsum_f16_4096x4096")  # many rows: the x form with lanes
+    x = g.input("x", "float16", [4096, 4096])
+    g.write(out, [g.op("CumSum", [x], [("float16", [4096, 4096])], {"axis": 1})])
+
+    g = Graph("ops_cumsum_f32_axis0_4096x1024")  # down columns: the y form
+    x = g.input("x", "float32", [4096, 1024])
+    g.write(out, [g.op("CumSum", [x], [("float32", [4096, 1024])], {"axis": 0})])
+
+    g = Graph("ops_cumsum_exclusive_reverse_i32_1024x2000")  # a reversed exclusive int scan
+    x = g.input("x", "int32", [1024, 2000])
+    g.write(out, [g.op("CumSum", [x], [("int32", [1024, 2000])], {"axis": 1, "exclusive": True, "reverse": True})])
+
+    g = Graph("ops_cumprod_f32_8x32x1000")  # the middle axis: y form over 8 x 1000 columns
+    x = g.input("x", "float32", [8, 32, 1000])
+    g.write(out, [g.op("CumProd", [x], [("float32", [8, 32, 1000])], {"axis": 1})])
+
+    g = Graph("ops_cumsum_f32_4x1048576")  # few long rows: one block each
+    x = g.input("x", "float32", [4, 1048576])
+    g.write(out, [g.op("CumSum", [x], [("float32", [4, 1048576])], {"axis": 1})])
 
 
 if __name__ == "__main__":

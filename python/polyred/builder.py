@@ -124,8 +124,13 @@ class Builder:
         return self._op("TensorScatterAdd", [x, indices, updates], x.dtype, x.shape, [])
 
     def cumsum(self, x, axis, exclusive=False, reverse=False):
-        """MindSpore's CumSum along `axis` (docs/format.md: a masked reduction)."""
+        """MindSpore's CumSum along `axis`: one scan kernel (docs/design.md, "Scans")."""
         return self._op("CumSum", [x], x.dtype, x.shape,
+                        [("axis", axis), ("exclusive", bool(exclusive)), ("reverse", bool(reverse))])
+
+    def cumprod(self, x, axis, exclusive=False, reverse=False):
+        """MindSpore's CumProd along `axis` (the products before the first element: 1)."""
+        return self._op("CumProd", [x], x.dtype, x.shape,
                         [("axis", axis), ("exclusive", bool(exclusive)), ("reverse", bool(reverse))])
 
     def flip(self, x, dims):

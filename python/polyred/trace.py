@@ -10,7 +10,7 @@ logsumexp, layer_norm, rms_norm (F.rms_norm, or written out as
 x * rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * w), argmax and argmin (int64
 indices, PyTorch's ties and NaN rule; one tuple reduction), index_select and
 embedding, index_add along dim 0 (an atomic scatter; out-of-range indices are dropped
-where torch raises), cumsum, flip, max_pool2d and avg_pool2d (NCHW). Anything else
+where torch raises), cumsum and cumprod (one scan kernel), flip, max_pool2d and avg_pool2d (NCHW). Anything else
 raises BadInputError naming it; compile(fn, fallback=True) runs such a function
 eagerly instead (for all its calls)."""
 import math
@@ -191,8 +191,8 @@ class _Lowering:
             return self.b.binary("mul", a[0], a[0])
         if target is t.index_add:
             return self.index_add(*a, **kw)
-        if target is t.cumsum:
-            return self.cumsum(a[0], a[1] if len(a) > 1 else kw["dim"], kw.get("dtype"))
+        if target in (t.cumsum, t.cumprod):
+            return self.cumulative(target is t.cumsum, a[0], a[1] if len(a) > 1 else kw["dim"], kw.get("dtype"))
         if target is t.flip:
             return self.b.flip(a[0], a[1] if len(a) > 1 else kw["dims"])
         if target in (F.max_pool2d, F.avg_pool2d):
@@ -230,13 +230,13 @@ class _Lowering:
             y = self.b.binary("mul", y, self.b.cast(w, xf.dtype) if w.dtype != xf.dtype else w)
         return self.b.cast(y, x.dtype) if y.dtype != x.dtype else y
 
-    def cumsum(self, x, dim, dtype=None):
-        """torch.cumsum: integers (and bools) accumulate in int64, as torch does."""
+    def cumulative(self, is_sum, x, dim, dtype=None):
+        """torch.cumsum / torch.cumprod: integers (and bools) accumulate in int64, as torch does."""
         if dtype is not None:
             x = self.cast(x, dtype)
         elif not self.is_float(x):
             x = self.cast(x, self.torch.int64)
-        return self.b.cumsum(x, dim % len(x.shape))
+        return (self.b.cumsum if is_sum else self.b.cumprod)(x, dim % len(x.shape))
 
     def pool2d(self, is_max, a, kw):
         """F.max_pool2d / F.avg_pool2d on NCHW: symmetric padding, dilation 1; average
@@ -309,8 +309,8 @@ class _Lowering:
             return self.b.reshape(x, list(x.shape[:dim]) + [1] + list(x.shape[dim:]))
         if name == "contiguous":
             return x
-        if name == "cumsum":
-            return self.cumsum(x, rest[0] if rest else kwargs["dim"], kwargs.get("dtype"))
+        if name in ("cumsum", "cumprod"):
+            return self.cumulative(name == "cumsum", x, rest[0] if rest else kwargs["dim"], kwargs.get("dtype"))
         if name == "index_add":
             return self.index_add(x, *rest, **kwargs)
         if name == "flip":

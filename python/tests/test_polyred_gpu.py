@@ -88,10 +88,10 @@ def test_traced_scans_flips_and_pooling_agree_with_torch():
     x = torch.randn(16, 64, 57, 43, device="cuda")
     ints = torch.randint(-100, 100, (8, 3000), device="cuda", dtype=torch.int32)
     fn = polyred.compile(lambda a, i: (F.max_pool2d(a, 3, 2, 1), F.avg_pool2d(a, 2), F.max_pool2d(a, 2, ceil_mode=True),
-                                       torch.cumsum(a, 3), i.cumsum(1), a.flip(1, 3)))
+                                       torch.cumsum(a, 3), i.cumsum(1), a.flip(1, 3), torch.cumprod(1 + a / 64, 1)))
     got = fn(x, ints)
     want = (F.max_pool2d(x, 3, 2, 1), F.avg_pool2d(x, 2), F.max_pool2d(x, 2, ceil_mode=True), torch.cumsum(x, 3),
-            ints.cumsum(1), x.flip(1, 3))
+            ints.cumsum(1), x.flip(1, 3), torch.cumprod(1 + x / 64, 1))
     for g, w in zip(got, want):
         assert g.shape == w.shape and g.dtype == w.dtype
         torch.testing.assert_close(g, w, rtol=1e-5, atol=1e-4)

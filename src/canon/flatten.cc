@@ -66,6 +66,15 @@ IndexExprs broadcastIndex(const IndexExprs& idx, const Shape& out, const Shape& 
 
 // Whether the quasi-affine `offset` over i (and j) equals i at every point of the
 // M x N iteration space (decided exactly by isl: the set where they differ is empty).
+bool isIdentityOnRows(const std::string& offset, int64_t M, int64_t N);
+
+// Whether two quasi-affine offsets over i < M, j < N are the same point everywhere.
+bool isSamePoint(const std::string& a, const std::string& b, int64_t M, int64_t N) {
+  IslContext ctx;
+  std::string dom = " : 0 <= i < " + std::to_string(M) + " and 0 <= j < " + std::to_string(N) + " }";
+  return islSameFunction(ctx.get(), "{ [i, j] -> [(" + a + ")]" + dom, "{ [i, j] -> [(" + b + ")]" + dom);
+}
+
 bool isIdentityOnRows(const std::string& offset, int64_t M, int64_t N) {
   IslContext ctx;
   std::string dom = " : 0 <= i < " + std::to_string(M) + " and 0 <= j < " + std::to_string(N) + " }";
@@ -86,6 +95,12 @@ class BodyLowering {
   // The Graph output being lowered (named in NeedsMaterialization), or -1 while a
   // reduction's input is.
   void setOutput(int output) { output_ = output; }
+  // A scan kernel's own Scan node: read at the point itself, its result is the running
+  // fold (Kind::Scanned), whose anchor point offset is `at`.
+  void setScan(int node, std::string at) {
+    scanNode_ = node;
+    scanPoint_ = std::move(at);
+  }
 
   int lower(TensorId t, const IndexExprs& idx) {
     std::string key = std::to_string(t);
@@ -164,6 +179,7 @@ class BodyLowering {
         return add(std::move(v));
       }
       case OpKind::Reduce: return reducedValue(n, x, idx);
+      case OpKind::Scan: return scannedValue(n, x, idx);
       case OpKind::AddN: {
         int acc = operand(0);
         for (size_t k = 1; k < n.inputs.size(); ++k) acc = add(opValue(OpKind::Add, x, {acc, operand(k)}));
@@ -204,6 +220,33 @@ class BodyLowering {
     throw NeedsMaterialization{node, output_, inThisKernel,
                                quotedName(n.name) + " is read " +
                                    (inThisKernel ? "at other rows than its own" : "by another kernel's reduction")};
+  }
+
+  // A scan result: the running fold in the scan's own kernel at the point itself, else
+  // a load of the temporary its scan kernel wrote, or a request to materialize it.
+  int scannedValue(const Node& n, const Tensor& x, const IndexExprs& idx) {
+    const int node = g_.tensor(n.output).producer;
+    const std::string offset = linearize(idx, x.shape);
+    if (node == scanNode_ && isSamePoint(offset, scanPoint_, rows_, cols_)) {
+      BodyValue v;
+      v.kind = BodyValue::Kind::Scanned;
+      v.dtype = x.dtype;
+      v.label = x.name;
+      v.reduction = 0;
+      return add(std::move(v));
+    }
+    // (Its own kernel writes the temporary: an output there reads it at other points.)
+    if (auto m = materialized_.find(node); m != materialized_.end() && node != scanNode_) {
+      BodyValue v;
+      v.kind = BodyValue::Kind::Load;
+      v.dtype = x.dtype;
+      v.label = x.name;
+      v.temporary = m->second;
+      v.offset = offset;
+      return add(std::move(v));
+    }
+    throw NeedsMaterialization{node, output_, false,
+                               quotedName(n.name) + " (a scan) is read by another kernel or at other points"};
   }
 
   BodyValue constantValue(const Tensor& x) {
@@ -247,6 +290,8 @@ class BodyLowering {
   const std::map<int, int>& reduced_;
   int64_t rows_, cols_;
   int output_ = -1;
+  int scanNode_ = -1;
+  std::string scanPoint_;
   std::map<std::string, int> memo_;
 };
 
@@ -496,6 +541,48 @@ KernelPlan flattenReductions(const Graph& g, const ReductionGroup& group, const 
                 "that read their totals run as " + std::to_string(plan.passes()) + " passes over the row in this kernel";
   if (!plan.epilogue.empty()) plan.why += "; epilogue of " + std::to_string(plan.epilogueStores.size()) +
                                           " output(s) applied where the final values are produced";
+  return plan;
+}
+
+KernelPlan flattenScan(const Graph& g, const ScanGroup& group, const Materialized& materialized) {
+  const Node& n = g.nodes[static_cast<size_t>(group.node)];
+  const Shape& shape = g.tensor(n.inputs[0]).shape;
+  const AxisSplit split = splitAxes(shape, n.axes);
+  KernelPlan plan;
+  plan.form = chooseForm(shape, split);
+  if (plan.form == CanonicalForm::AllReduce) plan.form = CanonicalForm::XReduce;  // one row
+  plan.M = product(split.keptExtents);
+  plan.N = product(split.reducedExtents);
+  plan.why = describeSplit(shape, n.axes, split, plan.form) + "; scan: each row tile after tile, in order" +
+             (n.reverse ? ", from the end (j runs backwards along the axis)" : "");
+  IndexExprs idx = anchorIndex(shape, split);
+  if (n.reverse && plan.N > 1) idx[static_cast<size_t>(n.axes[0])] = std::to_string(plan.N - 1) + " - j";
+  const std::string point = linearize(idx, shape);
+  const std::map<int, int> noReductions;
+  BodyLowering body(g, plan.body, materialized, noReductions, plan.M, plan.N);
+  ReductionOutput r;
+  r.reduction = *n.reduction;
+  r.value = body.lower(n.inputs[0], idx);  // the values up to here come before the scan step
+  r.values = {r.value};
+  r.outType = g.tensor(n.output).dtype;
+  r.scan = true;
+  r.exclusive = n.exclusive;
+  plan.reductions.push_back(std::move(r));
+  // The outputs, computed after the scan step from the running fold at their point.
+  body.setScan(group.node, point);
+  for (int o : group.outputs) {
+    const TensorId t = valueTensor(g, g.outputs[static_cast<size_t>(o)].tensor);
+    const IndexExprs at = squeezedIndex(idx, shape, g.tensor(t).shape);
+    body.setOutput(o);
+    plan.stores.push_back({body.lower(t, at), o, linearize(at, g.tensor(t).shape)});
+  }
+  if (auto m = materialized.find(group.node); m != materialized.end()) {
+    ElementwiseOutput st{body.lower(n.output, idx), -1, point};
+    st.temporary = m->second;
+    plan.stores.push_back(std::move(st));
+  }
+  if (plan.stores.size() > group.outputs.size() || group.outputs.size() > 1)
+    plan.why += "; " + std::to_string(plan.stores.size()) + " store(s) of values of the running fold";
   return plan;
 }
 

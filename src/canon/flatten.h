@@ -57,6 +57,21 @@ bool sameSqueezedShape(const Shape& a, const Shape& b);
 // Throws UnsupportedError if an epilogue output does not map 1:1 onto the kept rows i.
 KernelPlan flattenReductions(const Graph& g, const ReductionGroup& group, const Materialized& materialized);
 
+// A Scan node and the Graph outputs its kernel stores: the scan's result, or values
+// computed from it at the same point (cumsum(mask) * mask; an exclusive cumsum compared
+// with a threshold). A materialized result is stored into its temporary too.
+struct ScanGroup {
+  int node = -1;
+  std::vector<int> outputs;
+};
+
+// The scan kernel: an x-reduce (the axis innermost, or the only one) or a y-reduce
+// over (i, j), j along the scan axis (reversed: j counts from the end), with one
+// reduction marked `scan`; the scan's producers lowered into the body first, then the
+// outputs, whose values read the running fold (BodyValue::Kind::Scanned). Throws
+// NeedsMaterialization for an output that reads the scan at other points.
+KernelPlan flattenScan(const Graph& g, const ScanGroup& group, const Materialized& materialized);
+
 // The shape an elementwise kernel iterates over to produce Graph output `output`: its
 // tensor's shape, or for a ScatterAdd result the shape of the values it adds.
 Shape iterationShape(const Graph& g, int output);

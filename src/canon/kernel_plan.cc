@@ -46,6 +46,10 @@ bool KernelPlan::hasScatterStore() const {
   return std::any_of(stores.begin(), stores.end(), [](const ElementwiseOutput& s) { return s.scatters(); });
 }
 
+bool KernelPlan::hasScan() const {
+  return std::any_of(reductions.begin(), reductions.end(), [](const ReductionOutput& r) { return r.scan; });
+}
+
 bool KernelPlan::hasStage(int s) const {
   return std::any_of(reductions.begin(), reductions.end(), [&](const ReductionOutput& r) { return r.stage == s; });
 }
@@ -100,6 +104,7 @@ void printValues(std::ostream& os, const Graph& g, const std::vector<BodyValue>&
         break;
       case BodyValue::Kind::Constant: os << "const " << b.value.toString(); break;
       case BodyValue::Kind::Reduced: os << "r" << b.reduction; break;
+      case BodyValue::Kind::Scanned: os << "the running r" << b.reduction; break;
       case BodyValue::Kind::Index: os << "index[" << b.offset << "]"; break;
       case BodyValue::Kind::Op:
         os << opName(b.op) << "(";
@@ -125,9 +130,10 @@ std::string KernelPlan::toString(const Graph& g) const {
       for (int v : ro.values) os << " v" << v;
       if (ro.sharesAccumulatorOf >= 0) os << " (the accumulator of r" << ro.sharesAccumulatorOf << ")";
     } else {
-      os << "  r" << r << ":" << dtypeName(ro.outType) << " = reduce." << printable(ro.reduction.name) << "<acc "
-         << dtypeName(ro.reduction.accType) << ", identity " << ro.reduction.identity.toString() << ", combiner "
-         << polyred::toString(*ro.reduction.combiner) << "> over j of v" << ro.value;
+      os << "  r" << r << ":" << dtypeName(ro.outType) << " = " << (ro.scan ? "scan." : "reduce.")
+         << printable(ro.reduction.name) << "<acc " << dtypeName(ro.reduction.accType) << ", identity "
+         << ro.reduction.identity.toString() << ", combiner " << polyred::toString(*ro.reduction.combiner)
+         << "> over j of v" << ro.value << (ro.scan ? (ro.exclusive ? ", exclusive" : ", inclusive") : "");
     }
     if (passes() > 1) os << " (pass " << ro.stage << ")";
     if (ro.output >= 0) os << "  -> out %" << printable(g.tensor(g.outputs[static_cast<size_t>(ro.output)].tensor).name) << "[i]";
@@ -135,6 +141,10 @@ std::string KernelPlan::toString(const Graph& g) const {
     os << "\n";
   }
   for (const ElementwiseOutput& s : stores) {
+    if (s.output < 0) {  // a scan's materialized result
+      os << "  temporary" << s.temporary << "[" << s.offset << "] = v" << s.value << "\n";
+      continue;
+    }
     os << "  out %" << printable(g.tensor(g.outputs[static_cast<size_t>(s.output)].tensor).name) << "[" << s.offset;
     if (s.scatters())
       os << " + " << s.scatterStride << "*v" << s.scatterIndex << "] += v" << s.value << " (atomic; dropped unless 0 <= v"

@@ -37,7 +37,7 @@ enum class CanonicalForm : uint8_t { Elementwise, AllReduce, XReduce, YReduce };
 std::string_view formName(CanonicalForm f);
 
 struct BodyValue {
-  enum class Kind : uint8_t { Load, Constant, Op, Reduced, Index };
+  enum class Kind : uint8_t { Load, Constant, Op, Reduced, Index, Scanned };
   Kind kind = Kind::Op;
   DType dtype = DType::Float32;
   std::string label;  // the graph tensor this value belongs to (readable code)
@@ -52,7 +52,9 @@ struct BodyValue {
   OpKind op = OpKind::Add;
   std::vector<int> operands;
   // Reduced: index into KernelPlan::reductions (in the body: a reduction of an earlier
-  // stage of a row-resident kernel).
+  // stage of a row-resident kernel). Scanned: a scan kernel's running fold at the point
+  // (of reduction `reduction`), known after the scan step; the values computed from it
+  // come after the scan's input in the body and feed only stores.
   int reduction = -1;
   // Index: the integer value of `offset` itself (an Iota: a coordinate of the point).
   // A Gather's load: `offset` is params' element at index 0 along the gathered axis and
@@ -82,6 +84,11 @@ struct ReductionOutput {
   int sharesAccumulatorOf = -1;
   // The reduction whose accumulator holds this one's total.
   int holder(int self) const { return sharesAccumulatorOf >= 0 ? sharesAccumulatorOf : self; }
+  // A Scan (ir/ops.h): its running fold at every point (BodyValue::Kind::Scanned) is
+  // what the kernel's stores read, the fold before the point where `exclusive`. A scan kernel
+  // runs each row in one block, tile after tile along j, the accumulator carrying the
+  // fold of the earlier tiles (device/polyred_scan.cuh).
+  bool scan = false, exclusive = false;
 };
 
 struct ElementwiseOutput {
@@ -98,6 +105,10 @@ struct ElementwiseOutput {
   int64_t scatterStride = 0, scatterExtent = 0;
   int scatterBase = -1;
   bool scatters() const { return scatterIndex >= 0; }
+  // A scan kernel's store, issued after the scan step (its value may read the running
+  // fold, BodyValue::Kind::Scanned): into graph output `output` or, for a scan result
+  // another kernel reads, temporary `temporary` (output -1).
+  int temporary = -1;
 };
 
 struct KernelPlan {
@@ -143,11 +154,13 @@ struct KernelPlan {
   bool hasOrderedReduction() const;
   // Whether a store adds into its output at a data-dependent row (ScatterAdd).
   bool hasScatterStore() const;
+  // Whether the kernel is a scan (its one reduction is a Scan, stored at every point).
+  bool hasScan() const;
 };
 
-// A reduction result materialized in global memory for later kernels.
+// A reduction (or scan) result materialized in global memory for later kernels.
 struct Temporary {
-  TensorId tensor = -1;  // the Reduce node's output
+  TensorId tensor = -1;  // the Reduce (or Scan) node's output
   int64_t elements = 0;
   DType dtype = DType::Float32;
 };

@@ -21,14 +21,14 @@ struct GroupKey {
   auto operator<=>(const GroupKey&) const = default;
 };
 
-// For each tensor, the Reduce nodes it depends on, not looking through reductions:
-// reductions(t) of a Reduce node's output is just that node.
-std::vector<std::set<int>> reductionsFeeding(const Graph& g) {
+// For each tensor, the `kind` nodes (Reduce or Scan) it depends on, not looking
+// through them: feeding(t) of such a node's output is just that node.
+std::vector<std::set<int>> nodesFeeding(const Graph& g, OpKind kind) {
   std::vector<std::set<int>> r(g.tensors.size());
   for (size_t n = 0; n < g.nodes.size(); ++n) {
     const Node& node = g.nodes[n];
     auto& out = r[static_cast<size_t>(node.output)];
-    if (node.kind == OpKind::Reduce) {
+    if (node.kind == kind) {
       out.insert(static_cast<int>(n));
       continue;
     }
@@ -71,19 +71,24 @@ std::vector<KernelPlan> launchOrder(std::vector<KernelPlan> kernels) {
     POLYRED_CHECK(ready != kernels.end(), "kernels read temporaries in a cycle");
     for (const ReductionOutput& r : ready->reductions)
       if (r.temporary >= 0) written.insert(r.temporary);
+    for (const ElementwiseOutput& s : ready->stores)
+      if (s.temporary >= 0) written.insert(s.temporary);
     ordered.push_back(std::move(*ready));
     kernels.erase(ready);
   }
   for (size_t k = 0; k < ordered.size(); ++k)  // names follow launch order
     ordered[k].name = "polyred_k" + std::to_string(k) +
-                      (ordered[k].form == CanonicalForm::Elementwise ? "_elementwise" : "_reduce");
+                      (ordered[k].hasScan()                             ? "_scan"
+                       : ordered[k].form == CanonicalForm::Elementwise ? "_elementwise"
+                                                                        : "_reduce");
   return ordered;
 }
 
 class Partitioner {
  public:
   Partitioner(const Graph& g, const RowsFitOneBlock& rowsFitOneBlock)
-      : g_(g), feeding_(reductionsFeeding(g)), level_(reductionLevels(g, feeding_)), rowsFitOneBlock_(rowsFitOneBlock) {}
+      : g_(g), feeding_(nodesFeeding(g, OpKind::Reduce)), scansFeeding_(nodesFeeding(g, OpKind::Scan)),
+        level_(reductionLevels(g, feeding_)), rowsFitOneBlock_(rowsFitOneBlock) {}
 
   // Builds the kernels; whenever a reduction result turns out to be needed outside its
   // kernel, materializes it (and moves the output that needed it) and starts over. A
@@ -110,11 +115,14 @@ class Partitioner {
   KernelPartition build() {
     groups_.clear();
     groupOrder_.clear();
+    scans_.clear();
     elementwiseGroups_.clear();
     elementwiseOrder_.clear();
     std::vector<int> reductionFree;
     for (size_t o = 0; o < g_.outputs.size(); ++o) classify(static_cast<int>(o), reductionFree);
-    for (auto [node, temp] : materialized_) groupOf(node);  // materialized results must be computed
+    for (auto [node, temp] : materialized_)  // materialized results must be computed
+      if (isScan(node)) scanGroupOf(node);
+      else groupOf(node);
     attachPointOutputs(reductionFree);
 
     KernelPartition p;
@@ -127,6 +135,7 @@ class Partitioner {
         k.why += "; " + std::to_string(group.nodes.size()) + " reductions over the same axes fused into one kernel";
       kernels.push_back(std::move(k));
     }
+    for (const ScanGroup& scan : scans_) kernels.push_back(flattenScan(g_, scan, materialized_));
     for (const Shape& shape : elementwiseOrder_) {
       KernelPlan k = flattenElementwise(g_, elementwiseGroups_[shape], materialized_);
       kernels.push_back(std::move(k));
@@ -147,7 +156,8 @@ class Partitioner {
     std::set<std::string> reasons;
     for (auto [node, temp] : materialized_) {
       const auto [shape, axes] = spaceOf(node);
-      if (splitByLevel_.count({shape, axes})) reasons.insert("read at other rows than its own");
+      if (isScan(node)) reasons.insert("a scan result read by another op");
+      else if (splitByLevel_.count({shape, axes})) reasons.insert("read at other rows than its own");
       else if (!rowsFitOneBlock_(canonicalSpace(shape, axes)))
         reasons.insert("its rows span several blocks: too long for one, too few to fill the GPU one block each");
       else reasons.insert("read by a reduction over other axes or another shape");
@@ -165,7 +175,10 @@ class Partitioner {
     TensorId t = valueTensor(g_, g_.outputs[static_cast<size_t>(o)].tensor);
     if (const Node* producer = g_.producer(t); producer && producer->kind == OpKind::ScatterAdd)
       return addElementwise(o, iterationShape(g_, o));  // over its values, reductions in them materialized
+    if (const Node* producer = g_.producer(t); producer && producer->kind == OpKind::Scan)
+      return scanGroupOf(g_.tensor(t).producer).outputs.push_back(o);  // its own kernel
     const std::set<int>& reds = feeding_[static_cast<size_t>(t)];
+    if (reds.empty() && storedByScan(o, t)) return;
     if (reds.empty()) return reductionFree.push_back(o);
     std::set<GroupKey> keys;
     for (int r : reds) keys.insert(keyOf(r));
@@ -210,6 +223,28 @@ class Partitioner {
     return group;
   }
 
+  bool isScan(int node) const { return g_.nodes[static_cast<size_t>(node)].kind == OpKind::Scan; }
+
+  // An output computed elementwise from one scan's result over the scan's shape is a
+  // store of the scan kernel (unless flattening found it reads the scan at other
+  // points: then it is separate_, and the scan is materialized).
+  bool storedByScan(int o, TensorId t) {
+    const std::set<int>& scans = scansFeeding_[static_cast<size_t>(t)];
+    if (scans.size() != 1 || separate_.count(o)) return false;
+    const int scan = *scans.begin();
+    if (!sameSqueezedShape(g_.tensor(g_.nodes[static_cast<size_t>(scan)].output).shape, g_.tensor(t).shape)) return false;
+    scanGroupOf(scan).outputs.push_back(o);
+    return true;
+  }
+
+  // The scan kernel of a Scan node (one per node, in first-use order).
+  ScanGroup& scanGroupOf(int node) {
+    auto it = std::find_if(scans_.begin(), scans_.end(), [&](const ScanGroup& s) { return s.node == node; });
+    if (it != scans_.end()) return *it;
+    scans_.push_back({node, {}});
+    return scans_.back();
+  }
+
   // A reduction-free output over a group's anchor shape is stored from that group's
   // Red statement (every anchor point is visited once there), one over its kept rows
   // from its epilogue (once per row); the rest get elementwise kernels.
@@ -239,7 +274,7 @@ class Partitioner {
   }
 
   const Graph& g_;
-  std::vector<std::set<int>> feeding_;
+  std::vector<std::set<int>> feeding_, scansFeeding_;
   std::map<int, int> level_;
   const RowsFitOneBlock& rowsFitOneBlock_;
   std::set<std::pair<Shape, std::vector<int64_t>>> splitByLevel_;
@@ -247,6 +282,7 @@ class Partitioner {
   std::set<int> separate_;  // outputs that must not be epilogues (moved to elementwise kernels)
   std::map<GroupKey, ReductionGroup> groups_;
   std::vector<GroupKey> groupOrder_;
+  std::vector<ScanGroup> scans_;
   std::map<Shape, std::vector<int>> elementwiseGroups_;
   std::vector<Shape> elementwiseOrder_;
 };

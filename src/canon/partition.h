@@ -19,7 +19,10 @@
 //   - otherwise a reduction result read by a later reduction or at other rows than its
 //     own (a broadcast back over the reduced axes) is materialized into a temporary by
 //     its kernel and loaded by the later kernels: the minimal sequence of kernels, in
-//     dependence order.
+//     dependence order;
+//   - a Scan is a kernel of its own (flatten.h, flattenScan), which also stores the
+//     outputs computed from the scan at its own points; a scan result read elsewhere
+//     (by a reduction, another kernel, at other points) is materialized likewise.
 #pragma once
 
 #include <functional>

@@ -2,12 +2,13 @@
 
 #include <algorithm>
 #include <array>
-#include <map>
 #include <numeric>
 #include <optional>
 #include <random>
 
 #include "codegen/cpu_block_sample.h"
+#include "codegen/cpu_scan.h"
+#include "codegen/exec_ast.h"
 #include "codegen/order_witness.h"
 #include "ir/tuple_reduction.h"
 #include "poly/vectorize.h"
@@ -16,102 +17,6 @@
 namespace polyred {
 
 namespace {
-
-// An AstExpr with identifiers resolved to variable slots.
-struct Expr {
-  AstExpr::Op op = AstExpr::Op::Int;
-  int64_t value = 0;
-  int slot = -1;
-  std::vector<Expr> args;
-};
-
-int64_t floorDiv(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
-
-int64_t eval(const Expr& e, const int64_t* vars) {
-  using Op = AstExpr::Op;
-  auto a = [&](size_t k) { return eval(e.args[k], vars); };
-  switch (e.op) {
-    case Op::Int: return e.value;
-    case Op::Id: return vars[e.slot];
-    case Op::Add: return a(0) + a(1);
-    case Op::Sub: return a(0) - a(1);
-    case Op::Mul: return a(0) * a(1);
-    case Op::Minus: return -a(0);
-    case Op::Div:
-    case Op::PDivQ: return a(0) / a(1);
-    case Op::PDivR:
-    case Op::ZDivR: return a(0) % a(1);
-    case Op::FloorDiv: return floorDiv(a(0), a(1));
-    case Op::Min: return std::min(a(0), a(1));
-    case Op::Max: return std::max(a(0), a(1));
-    case Op::Eq: return a(0) == a(1);
-    case Op::Le: return a(0) <= a(1);
-    case Op::Lt: return a(0) < a(1);
-    case Op::Ge: return a(0) >= a(1);
-    case Op::Gt: return a(0) > a(1);
-    case Op::And: return a(0) && a(1);
-    case Op::Or: return a(0) || a(1);
-    case Op::Select: return a(0) ? a(1) : a(2);
-  }
-  return 0;
-}
-
-// A LoopAst node with its expressions resolved.
-struct ExecNode {
-  AstNode::Kind kind;
-  int slot = -1;  // For: the iterator
-  Expr init, cond, inc;
-  std::vector<ExecNode> children;
-  std::string statement;
-  int pass = 0;
-  std::vector<Expr> coords, offsets;
-};
-
-class Resolver {
- public:
-  Resolver() {
-    for (const char* p : {"bx", "by", "tx", "ty"}) slotOf(p);
-  }
-  int slotOf(const std::string& name) {
-    auto [it, fresh] = slots_.emplace(name, static_cast<int>(slots_.size()));
-    return it->second;
-  }
-  int count() const { return static_cast<int>(slots_.size()); }
-
-  Expr resolve(const AstExpr& e) {
-    Expr r;
-    r.op = e.op;
-    r.value = e.value;
-    if (e.op == AstExpr::Op::Id) r.slot = slotOf(e.name);
-    for (const auto& a : e.args) r.args.push_back(resolve(a));
-    return r;
-  }
-
-  ExecNode resolve(const AstNode& n) {
-    ExecNode r;
-    r.kind = n.kind;
-    if (n.kind == AstNode::Kind::For) {
-      r.slot = slotOf(n.iterator);
-      r.init = resolve(n.init);
-      r.inc = resolve(n.inc);
-    }
-    if (n.kind == AstNode::Kind::For || n.kind == AstNode::Kind::If) r.cond = resolve(n.cond);
-    for (const auto& c : n.children) r.children.push_back(resolve(*c));
-    if (n.kind == AstNode::Kind::User) {
-      r.statement = n.user.statement;
-      r.pass = n.user.pass;
-      for (const auto& c : n.user.coords) r.coords.push_back(resolve(c));
-      for (const auto& o : n.user.offsets) r.offsets.push_back(resolve(o));
-    }
-    return r;
-  }
-
- private:
-  std::map<std::string, int> slots_;
-};
 
 enum Slot { kBx = 0, kBy = 1, kTx = 2, kTy = 3 };
 
@@ -141,6 +46,7 @@ class BlockMachine {
     }
     if (p_.hasTupleReduction()) tupleAcc_.assign(acc_.size(), TupleValue{});
     tickets_.assign(static_cast<size_t>(b_.tiles), 0);
+    if (b_.multiBlockScan()) lookBack_.emplace(p_.form == CanonicalForm::YReduce ? b_.BX : b_.BY, b_.GX);
     for (int pass = 0; pass < p_.passes(); ++pass) {
       passValues_.push_back(p_.valuesOfPass(pass));
       passLoads_.push_back(p_.loadsOfPass(pass));
@@ -166,6 +72,7 @@ class BlockMachine {
   // After all blocks: the workspace must be back in its initial state.
   void checkWorkspaceRestored() const {
     for (unsigned t : tickets_) POLYRED_CHECK(t == 0, "a ticket counter was not reset");
+    POLYRED_CHECK(!lookBack_ || lookBack_->restored(), "a scan's chunk counters and flags were not reset");
     if (det_) return;
     for (size_t r = 0; r < workspace_.size(); ++r)
       for (const Scalar& s : workspace_[r])
@@ -236,6 +143,10 @@ class BlockMachine {
   void statement(const ExecNode& n, const std::vector<int>& active) {
     const std::string& s = n.statement;
     if (s == "BlockReduce") return blockReduce(n, active);
+    if (s == "Red" && p_.hasScan()) return scanTile(n, active);
+    if (s == "Fold") return scanFold(n, active);
+    if (s == "LookBack") return scanLookBack(n, active);
+    if (s == "Init" && lookBack_) takeScanChunk(n, active);  // then the carries, as every Init
     if (s == "Arrive") return arrive(n, active);
     for (int t : active) {
       int64_t* v = vars(t);
@@ -306,7 +217,8 @@ class BlockMachine {
           break;
         }
         case BodyValue::Kind::Constant: values[k] = b.value; break;
-        case BodyValue::Kind::Reduced: values[k] = reduced.at(static_cast<size_t>(b.reduction)); break;
+        case BodyValue::Kind::Reduced:
+        case BodyValue::Kind::Scanned: values[k] = reduced.at(static_cast<size_t>(b.reduction)); break;
         case BodyValue::Kind::Index:
           values[k] = Scalar::ofInt(b.dtype, lane < 0 ? eval(n.offsets.at(offset++), v) : laneOffset(n, v, load++, offset, lane, false));
           break;
@@ -390,6 +302,109 @@ class BlockMachine {
         for (int l = 0; l + step < V; l += 2 * step)
           lane[l] = later ? combineLaterTuples(tuple, lane[l], lane[l + step]) : combineTuples(tuple, lane[l], lane[l + step]);
       tupleAcc(t, r) = combineTuples(tuple, tupleAcc(t, r), lane[0]);
+    }
+  }
+
+  // A multi-block scan's Init: the block takes the next chunk of its i-tile's rows (its bx).
+  void takeScanChunk(const ExecNode& n, const std::vector<int>& active) {
+    requireWholeBlock(n, active);
+    const int64_t chunk = lookBack_->takeChunk(eval(n.coords.at(0), vars(active[0])));
+    for (int t : active) vars(t)[kBx] = chunk;
+  }
+
+  // Lanes of thread t's scan instance inside its row (codegen/scan_emitter.h).
+  LaneRange scanLanesOf(const ExecNode& n, int t) {
+    return scanLanes(eval(n.offsets.back(), vars(t)), eval(n.coords.at(0), vars(t)) < p_.M, k_.vector.width, p_.N);
+  }
+
+  // The body values up to the scan's input (those a Fold evaluates, and Red before its step).
+  std::vector<bool> scanInputValues() const {
+    std::vector<bool> input = passValues_.at(0);
+    for (size_t v = static_cast<size_t>(p_.reductions.at(0).value) + 1; v < input.size(); ++v) input[v] = false;
+    return input;
+  }
+
+  // A multi-block scan's Fold: each thread folds its lanes of the chunk into its accumulator.
+  void scanFold(const ExecNode& n, const std::vector<int>& active) {
+    const ReductionOutput& ro = p_.reductions.at(0);
+    const std::vector<bool> input = scanInputValues();
+    for (int t : active) {
+      const LaneRange lanes = scanLanesOf(n, t);
+      for (int64_t l = lanes.lo; l < lanes.hi; ++l)
+        acc(t, 0) = ro.reduction.combine(acc(t, 0), evaluate(p_.body, n, t, {}, static_cast<int>(l), &input)
+                                                        [static_cast<size_t>(ro.value)].castTo(ro.reduction.accType));
+    }
+  }
+
+  // LookBack: per row, the chunk's aggregate (its threads' folds, combined), then the
+  // carry into the chunk from the one before; the tile's last block resets.
+  void scanLookBack(const ExecNode& n, const std::vector<int>& active) {
+    requireWholeBlock(n, active);
+    const Reduction& red = p_.reductions.at(0).reduction;
+    const int64_t tile = eval(n.coords.at(0), vars(active[0])), chunk = vars(active[0])[kBx];
+    const std::vector<std::vector<int>> rows = scanRowThreads(b_.BX, b_.BY, p_.form == CanonicalForm::YReduce);
+    for (size_t r = 0; r < rows.size(); ++r) {
+      Scalar aggregate = red.identity.castTo(red.accType);
+      for (int t : rows[r]) aggregate = red.combine(aggregate, acc(t, 0));
+      const Scalar carry = lookBack_->lookBack(tile, static_cast<int64_t>(r), chunk, aggregate, red);
+      for (int t : rows[r]) acc(t, 0) = carry;
+    }
+    lookBack_->arrive(tile);
+  }
+
+  // A scan's Red instance, every thread of the block at once as the block scan runs
+  // them (codegen/scan_emitter.h): each thread folds its lanes inside the row in
+  // order, the row's threads then combine in order (x along x, y down a column) from
+  // the carry, which moves past the tile, and every lane's stores are issued with the
+  // running value (the body's Scanned values, the output type's).
+  void scanTile(const ExecNode& n, const std::vector<int>& active) {
+    requireWholeBlock(n, active);
+    const ReductionOutput& ro = p_.reductions.at(0);
+    const Reduction& red = ro.reduction;
+    const int V = k_.vector.width;
+    const Scalar identity = red.identity.castTo(red.accType);
+    const std::vector<bool>& evaluated = passValues_.at(0);
+    const std::vector<bool> input = scanInputValues();
+    std::vector<std::vector<Scalar>> fold(static_cast<size_t>(threads_), std::vector<Scalar>(static_cast<size_t>(V), identity));
+    std::vector<LaneRange> lanes(static_cast<size_t>(threads_));
+    for (int t : active) {
+      const auto u = static_cast<size_t>(t);
+      lanes[u] = scanLanesOf(n, t);
+      Scalar f = identity;
+      for (int l = 0; l < V; ++l) {
+        if (l >= lanes[u].lo && l < lanes[u].hi)
+          f = red.combine(f, evaluate(p_.body, n, t, {}, l, &input)[static_cast<size_t>(ro.value)].castTo(red.accType));
+        fold[u][static_cast<size_t>(l)] = f;
+      }
+    }
+    std::vector<Scalar> before(static_cast<size_t>(threads_));
+    for (const std::vector<int>& row : scanRowThreads(b_.BX, b_.BY, p_.form == CanonicalForm::YReduce)) {
+      const Scalar start = acc(row[0], 0);
+      Scalar carry = start;
+      for (int t : row) {
+        POLYRED_CHECK(acc(t, 0).identical(start), "the threads of a scanned row hold different carries");
+        before[static_cast<size_t>(t)] = carry;
+        carry = red.combine(carry, fold[static_cast<size_t>(t)].back());
+      }
+      for (int t : row) acc(t, 0) = carry;
+    }
+    const size_t firstStore = n.offsets.size() - p_.stores.size() - 1;
+    for (int t : active) {
+      const auto u = static_cast<size_t>(t);
+      for (int64_t l = lanes[u].lo; l < lanes[u].hi; ++l) {
+        const Scalar& b = before[u];
+        const Scalar running = !ro.exclusive ? red.combine(b, fold[u][static_cast<size_t>(l)])
+                               : l == 0     ? b
+                                            : red.combine(b, fold[u][static_cast<size_t>(l - 1)]);
+        const std::vector<Scalar>& values = evaluate(p_.body, n, t, {running.castTo(ro.outType)}, static_cast<int>(l), &evaluated);
+        for (size_t k = 0; k < p_.stores.size(); ++k) {
+          const ElementwiseOutput& st = p_.stores[k];
+          const int64_t at = eval(n.offsets.at(firstStore + k), vars(t)) + l;
+          const Scalar& value = values[static_cast<size_t>(st.value)];
+          if (st.output >= 0) store(st.output, at, value, g_.tensor(g_.outputs[static_cast<size_t>(st.output)].tensor).dtype);
+          else temporaries_.at(static_cast<size_t>(st.temporary)).set(at, value);
+        }
+      }
     }
   }
 
@@ -614,6 +629,7 @@ class BlockMachine {
   std::vector<std::vector<TupleValue>> tuplePartials_;  // per reduction: M * GX partials of tuples
   bool det_ = false;  // the deterministic protocol (asked for, or a tuple reduction)
   std::vector<unsigned> tickets_;
+  std::optional<ScanLookBackState> lookBack_;  // a scan whose rows span several blocks
   std::vector<Scalar> bodyValues_, epilogueValues_, passTotals_;  // reused buffers
   std::vector<std::vector<bool>> passValues_;  // the body values each pass evaluates
   std::vector<int> passLoads_;                 // and how many loads they have
@@ -639,6 +655,7 @@ CpuExecResult executeOnCpu(const Graph& g, const PolyKernel& k, const std::vecto
   for (const auto& r : k.plan.reductions)
     if (r.output >= 0) prepare(r.output);
   for (const auto& s : k.plan.stores) {
+    if (s.output < 0) continue;  // a scan's temporary
     prepare(s.output);
     if (!s.scatters()) continue;
     // Set before the launch (KernelSpec::initFirst): zeros, or a copy of the base.

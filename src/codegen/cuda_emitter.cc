@@ -10,7 +10,9 @@
 
 #include "codegen/exp_range.h"
 #include "codegen/gather_lanes.h"
+#include "codegen/lane_values.h"
 #include "codegen/row_loads.h"
+#include "codegen/scan_emitter.h"
 #include "codegen/shared_memory.h"
 #include "codegen/tuple_emitter.h"
 #include "ir/tuple_reduction.h"
@@ -35,6 +37,7 @@ class KernelEmitter {
       : g_(g), k_(k), p_(k.plan), o_(o), fastExp_(fastExps(k.plan)) {
     idx_ = k.index64 ? "long long" : "int";
     y_ = p_.form == CanonicalForm::YReduce;
+    scan_ = p_.hasScan();
     lanes_ = k.vector.accumulatorLanes;
     // Tuples cannot use atomics: their blocks always combine through the partials, in
     // block order (device/polyred_reduce.cuh, "Protocol").
@@ -54,7 +57,7 @@ class KernelEmitter {
     spec.launch.block = {static_cast<uint32_t>(k_.binding.BX), static_cast<uint32_t>(k_.binding.BY), 1};
     std::ostringstream os;
     emitHeaderComment(os);
-    os << deviceLibraryPrelude(o_);
+    os << deviceLibraryPrelude(o_, scan_);
     if (!cache_.empty()) os << "#include \"polyred_row_cache.cuh\"\n\n";
     if (!stage_.empty()) os << "#include \"polyred_row_stage.cuh\"\n\n";
     emitCombiners(os);
@@ -66,7 +69,9 @@ class KernelEmitter {
       spec.params.push_back(params[k].param);
     }
     os << ") {\n";
-    os << "  const " << idx_ << " bx = blockIdx.x, by = blockIdx.y, tx = threadIdx.x, ty = threadIdx.y;\n";
+    if (k_.binding.multiBlockScan())  // bx: the chunk of its rows the block takes (Init)
+      os << "  " << idx_ << " bx = 0;\n  const " << idx_ << " by = blockIdx.y, tx = threadIdx.x, ty = threadIdx.y;\n";
+    else os << "  const " << idx_ << " bx = blockIdx.x, by = blockIdx.y, tx = threadIdx.x, ty = threadIdx.y;\n";
     emitDeclarations(os);
     emitNode(os, *k_.ast, 1);
     os << "}\n";
@@ -86,11 +91,13 @@ class KernelEmitter {
     emitHeaderComment(os);
     os << "namespace polyred_part" << n << " {\n\n";
     emitCombiners(os);
-    os << "__device__ __forceinline__ void run(const " << idx_ << " bx, const " << idx_ << " by";
+    const bool chunked = k_.binding.multiBlockScan();  // bx is then the chunk the block takes (Init)
+    os << "__device__ __forceinline__ void run(const " << idx_ << (chunked ? " block_x" : " bx") << ", const " << idx_ << " by";
     for (const KernelPart::Param& p : kp.params) os << ",\n    " << p.declaration;
     os << ") {\n";
     os << "  const " << idx_ << " tx = threadIdx.x % " << k_.binding.BX << ", ty = threadIdx.x / " << k_.binding.BX
        << ";  // flat block of " << k_.binding.threadsPerBlock() << " threads\n";
+    if (chunked) os << "  " << idx_ << " bx = 0;\n";
     emitDeclarations(os);
     emitNode(os, *k_.ast, 1);
     os << "}\n\n}  // namespace polyred_part" << n << "\n";
@@ -224,7 +231,8 @@ class KernelEmitter {
     };
     for (const auto& r : p_.reductions)
       if (r.output >= 0) output(r.output);
-    for (const auto& st : p_.stores) output(st.output);
+    for (const auto& st : p_.stores)
+      if (st.output >= 0) output(st.output);
     for (const auto& st : p_.epilogueStores) output(st.output);
     auto temporary = [&](int t, DType type, bool written) {
       add(KernelParam::Kind::Temporary, t, std::string(written ? "" : "const ") + std::string(cudaStorageType(type)) + "* __restrict__ ",
@@ -233,7 +241,14 @@ class KernelEmitter {
     for (auto [t, type] : loadedTemps) temporary(t, type, false);
     for (const auto& r : p_.reductions)
       if (r.temporary >= 0) temporary(r.temporary, r.outType, true);
+    for (const auto& st : p_.stores)  // a scan's result that other kernels read
+      if (st.temporary >= 0) temporary(st.temporary, p_.reductions.at(0).outType, true);
     if (k_.binding.multiBlock()) emitWorkspaceParams(params, workspaces);
+    if (k_.binding.multiBlockScan())
+      for (ScanWorkspace& w : scanWorkspaces(scanCode())) {
+        params.push_back({{KernelParam::Kind::Workspace, static_cast<int>(workspaces.size())}, w.type + w.name, w.name});
+        workspaces.push_back(std::move(w.spec));
+      }
     return params;
   }
 
@@ -276,6 +291,10 @@ class KernelEmitter {
     std::string smemFn = y_ ? "smem_y" : "smem_x";
     for (size_t r = 0; r < p_.reductions.size(); ++r) {
       if (!owns(r)) continue;
+      if (scan_) {  // a carry per thread; no block reduction
+        os << "  " << scanSharedMemory(scanCode()) << "  " << accType(r) << " acc" << r << ";\n";
+        continue;
+      }
       os << "  __shared__ " << accType(r) << " smem" << r << "[polyred_dev::" << smemFn << "<" << shape() << ">()];\n";
       if (broadcastsTotal(r))
         os << "  __shared__ " << accType(r) << " totals" << r << "[" << (y_ ? k_.binding.BX : k_.binding.BY) << "];\n";
@@ -283,6 +302,7 @@ class KernelEmitter {
     }
     if (k_.binding.multiBlock()) os << "  bool last_block = false;\n";
     if (k_.vector.width > 1) emitAlignmentCheck(os);
+    else if (scan_) os << "  const bool vector_ok = false;  // one lane: element by element\n";
     if (!cache_.empty()) os << cache_.declarations(k_.binding.BX);
     if (!stage_.empty()) os << stage_.declarations();
   }
@@ -295,7 +315,8 @@ class KernelEmitter {
     for (const BodyValue& v : p_.body)
       if (v.hasOffset() && k_.vector.accesses[load++] == LaneAccess::Contiguous && v.kind == BodyValue::Kind::Load)
         pointers.insert(loadPointer(v));
-    for (const ElementwiseOutput& s : p_.stores) pointers.insert("out" + std::to_string(s.output));
+    for (const ElementwiseOutput& s : p_.stores)  // (a scan's materialized result: a temporary)
+      pointers.insert(s.output >= 0 ? "out" + std::to_string(s.output) : "tmp" + std::to_string(s.temporary));
     for (const std::string& ptr : pointers) cond += (cond.empty() ? "" : " && ") + ("pr_aligned<" + w + ">(" + ptr + ")");
     os << "  const bool vector_ok = " << cond << ";  // else element by element\n";
   }
@@ -341,13 +362,16 @@ class KernelEmitter {
 
   void emitStatement(std::ostream& os, const AstUser& u, int d) {
     const std::string& s = u.statement;
-    if (s == "Red" || s == "Apply" || s == "Elem") return emitBody(os, u, d);
+    if (s == "Red" || s == "Apply" || s == "Elem" || s == "Fold") return emitBody(os, u, d);
     std::string i = u.coords.empty() ? "" : toC(u.coords[0]);
     std::string in = indent(d);
     if (s == "Init") {
+      if (k_.binding.multiBlockScan()) os << scanTakeChunk(i, in);
       for (size_t r = 0; r < p_.reductions.size(); ++r)
         for (int l = 0; l < lanes_ && owns(r); ++l)
           os << in << acc(r, l) << " = " << identity(r) << ";  // Init\n";
+    } else if (s == "LookBack") {
+      os << scanLookBack(scanCode(), i, in);
     } else if (s == "BlockReduce") {
       // Lanes reduce one after another through the same shared memory (each block
       // reduction begins with a barrier).
@@ -473,6 +497,7 @@ class KernelEmitter {
         }
         case BodyValue::Kind::Constant: os << emitLiteral(b.value); break;
         case BodyValue::Kind::Reduced: os << reduced.at(static_cast<size_t>(b.reduction)); break;
+        case BodyValue::Kind::Scanned: POLYRED_CHECK(false, "a scan kernel's values are lanes"); break;
         case BodyValue::Kind::Index: os << "(" << computeType(b.dtype) << ")" << toC(u.offsets.at(load++)); break;
         case BodyValue::Kind::Op: {
           std::vector<std::string> a;
@@ -504,11 +529,15 @@ class KernelEmitter {
   // only its valid lanes, element by element, and folds only those.
   void emitLanes(std::ostream& os, const AstUser& u, int d) {
     const int V = k_.vector.width;
-    const bool masked = k_.vector.masked();
+    const bool masked = k_.vector.masked() || scan_;  // a scan masks its tiles' padding too
     std::string in = indent(d), w = std::to_string(V), each = "#pragma unroll\n" + in + "  for (int l = 0; l < " + w + "; ++l) ";
     os << in << "{\n";
     std::string vectorOk = "vector_ok", lanesInRow;
-    if (masked) {
+    if (scan_) {
+      os << scanLaneBounds(toC(u.offsets.back()), toC(u.coords.at(0)), p_.M, p_.N, V, in + "  ");
+      vectorOk = "vector_ok && whole";
+      lanesInRow = ", lo, hi";
+    } else if (masked) {
       const std::string N = std::to_string(p_.N);
       os << in << "  const long long pos = " << toC(u.offsets.back()) << ";  // lane 0's place in its row\n"
          << in << "  const int lo = pos < 0 ? (int)-pos : 0, hi = pos + " << w << " > " << N << " ? (int)(" << N
@@ -517,80 +546,13 @@ class KernelEmitter {
       vectorOk = "vector_ok && whole";
       lanesInRow = ", lo, hi";
     }
-    const std::vector<bool> evaluated = p_.valuesOfPass(u.pass);
     const bool lastPass = u.pass == p_.passes() - 1;  // where the cache hints apply (poly/cache_hints.h)
-    size_t load = 0, offset = 0;
-    for (size_t v = 0; v < p_.body.size(); ++v) {
-      const BodyValue& b = p_.body[v];
-      if (!evaluated[v]) {
-        if (b.hasOffset()) ++load;  // another pass's access
-        continue;
-      }
-      std::string name = "v" + std::to_string(v);
-      os << in << "  " << computeType(b.dtype) << " " << name << "[" << V << "]" << (masked ? " = {}" : "") << ";  // "
-         << comment(b.label) << "\n" << in << "  ";
-      switch (b.kind) {
-        case BodyValue::Kind::Load: {
-          if (b.gathers()) {  // codegen/gather_lanes.h
-            const LaneAccess access = k_.vector.accesses[load++];
-            GatherLanes g{b, name, loadPointer(b), access, V, {}, masked, in};
-            for (int l = 0; l < (access == LaneAccess::Gather ? V : 1); ++l) g.offsets.push_back(toC(u.offsets.at(offset++)));
-            os << gatherLanes(g, [&](const std::string& at) {
-              return loads().lanes(static_cast<int>(v), u.pass, g.pointer, at, name, vectorOk, masked);
-            });
-            break;
-          }
-          std::string ptr = loadPointer(b);
-          switch (k_.vector.accesses[load++]) {
-            case LaneAccess::Contiguous:
-              os << loads().lanes(static_cast<int>(v), u.pass, ptr, toC(u.offsets.at(offset++)), name, vectorOk, masked);
-              break;
-            case LaneAccess::Invariant:
-              os << "{ const " << computeType(b.dtype) << " s = pr_load(" << ptr << ", " << toC(u.offsets.at(offset++))
-                 << ");\n" << each << name << "[l] = s; }\n";
-              break;
-            case LaneAccess::Gather:
-              for (int l = 0; l < V; ++l)
-                os << (masked ? "if (" + std::to_string(l) + " >= lo && " + std::to_string(l) + " < hi) " : "") << name
-                   << "[" << l << "] = pr_load(" << ptr << ", " << toC(u.offsets.at(offset++)) << "); ";
-              os << "\n";
-              break;
-          }
-          break;
-        }
-        case BodyValue::Kind::Constant: os << each << name << "[l] = " << emitLiteral(b.value) << ";\n"; break;
-        case BodyValue::Kind::Op: {
-          std::vector<std::string> a;
-          std::vector<DType> ts;
-          for (int o : b.operands) {
-            a.push_back("v" + std::to_string(o) + "[l]");
-            ts.push_back(p_.body[static_cast<size_t>(o)].dtype);
-          }
-          os << each << name << "[l] = " << emitElementwise(b.op, a, ts, b.dtype, factsOf(v)) << ";\n";
-          break;
-        }
-        case BodyValue::Kind::Reduced:  // an earlier pass's total
-          os << each << name << "[l] = " << total(static_cast<size_t>(b.reduction)) << ";\n";
-          break;
-        case BodyValue::Kind::Index: {  // a coordinate: lane l is at base + l, or its own
-          const std::string type = computeType(b.dtype);
-          switch (k_.vector.accesses[load++]) {
-            case LaneAccess::Contiguous:
-              os << "{ const long long base = " << toC(u.offsets.at(offset++)) << ";\n" << each << name << "[l] = (" << type
-                 << ")(base + l); }\n";
-              break;
-            case LaneAccess::Invariant:
-              os << each << name << "[l] = (" << type << ")(" << toC(u.offsets.at(offset++)) << ");\n";
-              break;
-            case LaneAccess::Gather:
-              for (int l = 0; l < V; ++l) os << name << "[" << l << "] = (" << type << ")(" << toC(u.offsets.at(offset++)) << "); ";
-              os << "\n";
-              break;
-          }
-          break;
-        }
-      }
-    }
+    LaneValuesSite site{.kernel = k_, .instance = u, .loads = loads(), .evaluated = p_.valuesOfPass(u.pass),
+                        .vectorOk = vectorOk, .masked = masked, .guardInvariant = scan_,
+                        .total = [&](int r) { return total(static_cast<size_t>(r)); },
+                        .facts = [&](size_t v) { return factsOf(v); }, .indent = in, .firstOffset = 0, .scanned = ""};
+    if (scan_) return u.statement == "Fold" ? emitScanFold(os, site, d) : emitScanStep(os, site, d);
+    size_t offset = emitLaneValues(os, site);
     for (size_t r = 0; r < p_.reductions.size(); ++r) {
       if (p_.reductions[r].stage != u.pass || !owns(r)) continue;
       std::string fold = acc(r, "l") + " = " + op(r) + "(" + acc(r, "l") + ", " + element(r, "v", "[l]") + ");\n";
@@ -606,6 +568,44 @@ class KernelEmitter {
            << ");\n";
     if (!cache_.empty()) os << in << "  ++cache_slot;\n";
     os << in << "}\n";
+  }
+
+  ScanCode scanCode() const {
+    const ReductionOutput& scan = p_.reductions.at(0);
+    return {.accType = accType(0), .functor = functor(0), .identity = identity(0), .element = element(0, "v", "[l]"),
+            .outType = computeType(scan.outType), .result = result(0, "s0[l]"),
+            .accBytes = dtypeBytes(scan.reduction.accType), .width = k_.vector.width, .BX = k_.binding.BX,
+            .BY = k_.binding.BY, .alongX = !y_, .exclusive = scan.exclusive, .tiles = k_.binding.tiles,
+            .chunks = k_.binding.GX};
+  }
+
+  // A multi-block scan's fold of its chunk (before the look-back): the scan's input at
+  // the lanes inside the row, into the accumulator.
+  void emitScanFold(std::ostream& os, LaneValuesSite site, int d) {
+    for (size_t v = static_cast<size_t>(p_.reductions.at(0).value) + 1; v < p_.body.size(); ++v) site.evaluated[v] = false;
+    emitLaneValues(os, site);
+    os << scanFold(scanCode(), indent(d + 1)) << indent(d) << "}\n";
+  }
+
+  // The scan step (codegen/scan_emitter.h) between the values of the scan's input and
+  // those of the running fold, then the stores, at the lanes inside the row.
+  void emitScanStep(std::ostream& os, LaneValuesSite site, int d) {
+    const size_t input = static_cast<size_t>(p_.reductions.at(0).value);
+    const std::vector<bool> evaluated = site.evaluated;
+    for (size_t v = 0; v < p_.body.size(); ++v) site.evaluated[v] = evaluated[v] && v <= input;
+    site.firstOffset = emitLaneValues(os, site);
+    os << scanStep(scanCode(), indent(d + 1));
+    for (size_t v = 0; v < p_.body.size(); ++v) site.evaluated[v] = evaluated[v] && v > input;
+    site.scanned = "o0";
+    size_t offset = emitLaneValues(os, site);
+    for (const ElementwiseOutput& s : p_.stores) {
+      const std::string ptr = s.output >= 0 ? "out" + std::to_string(s.output) : "tmp" + std::to_string(s.temporary);
+      const std::string at = toC(site.instance.offsets.at(offset++)), value = "v" + std::to_string(s.value);
+      if (k_.vector.width == 1) os << indent(d + 1) << "if (lo < hi) pr_store(" << ptr << ", " << at << ", " << value << "[0]);\n";
+      else os << indent(d + 1) << "pr_store_lanes<" << k_.vector.width << ">(" << ptr << ", " << at << ", " << value << ", "
+              << site.vectorOk << ", lo, hi);\n";
+    }
+    os << indent(d) << "}\n";
   }
 
   // What codegen knows of body value v's operands: an Exp in range (exp_range.h); in a
@@ -638,7 +638,7 @@ class KernelEmitter {
   // The fused producers at one point, then the accumulation or the stores of the
   // statement's pass; a later pass of a row-resident kernel reads earlier totals.
   void emitBody(std::ostream& os, const AstUser& u, int d) {
-    if (k_.vector.width > 1) return emitLanes(os, u, d);  // Elem or Red
+    if (k_.vector.width > 1 || scan_) return emitLanes(os, u, d);  // Elem or Red (a scan's: lanes, maybe one)
     std::string in = indent(d);
     std::vector<std::string> totals;
     for (size_t r = 0; r < p_.reductions.size(); ++r) totals.push_back(total(r));
@@ -670,6 +670,7 @@ class KernelEmitter {
   CodegenOptions o_;
   std::string idx_;
   bool y_ = false;
+  bool scan_ = false;  // a scan kernel (KernelPlan::hasScan)
   int lanes_ = 1;  // accumulator lanes (Vectorization::accumulatorLanes)
   std::string qualifier_;  // "polyred_part<n>::" for the types of a part's parameters
   RowCache cache_;  // empty in parts of a horizontally fused kernel
@@ -679,9 +680,10 @@ class KernelEmitter {
 
 }  // namespace
 
-std::string deviceLibraryPrelude(const CodegenOptions& options) {
+std::string deviceLibraryPrelude(const CodegenOptions& options, bool scans) {
   return std::string(options.fastExp ? "#define POLYRED_FAST_EXP 1\n" : "") +
-         "#include \"polyred_elementwise.cuh\"\n#include \"polyred_reduce.cuh\"\n\n";
+         "#include \"polyred_elementwise.cuh\"\n#include \"polyred_reduce.cuh\"\n" +
+         (scans ? "#include \"polyred_scan.cuh\"\n" : "") + "\n";
 }
 
 KernelSpec emitCuda(const Graph& g, const PolyKernel& k, const CodegenOptions& options) {

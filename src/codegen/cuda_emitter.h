@@ -39,8 +39,8 @@ struct CodegenOptions {
 };
 
 // What every generated translation unit starts with: the precision macros `options`
-// ask for, then the device library.
-std::string deviceLibraryPrelude(const CodegenOptions& options);
+// ask for, then the device library (with its block scans where the unit has a scan).
+std::string deviceLibraryPrelude(const CodegenOptions& options, bool scans);
 
 KernelSpec emitCuda(const Graph& g, const PolyKernel& k, const CodegenOptions& options);
 

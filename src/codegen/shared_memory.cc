@@ -16,6 +16,11 @@ int64_t staticSharedBytes(const PolyKernel& k) {
   const int64_t slots = y ? std::max(1, polyred_dev::ColumnsLayout::make(b.BX, b.BY).smem_elements())
                           : std::max(1, polyred_dev::RowsLayout::make(b.BX, b.BY).partial_slots());
   int64_t bytes = 0;
+  if (p.hasScan()) {  // one block scan (polyred_scan.cuh's scan_smem); over several blocks, the look-back's
+    const int64_t acc = dtypeBytes(p.reductions.at(0).reduction.accType);
+    const int64_t scan = acc * (y ? b.BX * b.BY : b.BY * std::max(1, b.BX / 32));
+    return scan + (b.multiBlockScan() ? slots * acc + (y ? b.BX : b.BY) * acc + 16 : 0);
+  }
   for (const ReductionOutput& r : p.reductions) {
     if (r.sharesAccumulatorOf >= 0) continue;  // no storage of its own
     const int64_t acc = r.reduction.isTuple() ? tupleBytes(r.reduction) : dtypeBytes(r.reduction.accType);

@@ -205,6 +205,19 @@ Value GraphBuilder::reduce(Value x, Reduction r, std::vector<int64_t> axes, bool
   return addNode(std::move(n), s, t);
 }
 
+Value GraphBuilder::scan(Value x, Reduction r, int64_t axis, bool exclusive, bool reverse,
+                         std::optional<DType> outType) {
+  Node n;
+  n.kind = OpKind::Scan;
+  n.inputs = {x.id};
+  n.axes = normalizeAxes({axis}, info(x).shape.size(), "Scan." + r.name);
+  n.exclusive = exclusive;
+  n.reverse = reverse;
+  n.reduction = std::move(r);
+  const Tensor in = info(x);  // a copy: addNode may move the graph's tensors
+  return addNode(std::move(n), in.shape, outType.value_or(in.dtype));
+}
+
 Value GraphBuilder::reduceSum(Value x, std::vector<int64_t> axes, bool keepDims) {
   return reduce(x, Reduction::sum(info(x).dtype), std::move(axes), keepDims);
 }

@@ -56,6 +56,11 @@ class GraphBuilder {
   Value reduce(Value x, Reduction r, std::vector<int64_t> axes, bool keepDims = false,
                std::optional<DType> outType = std::nullopt);
   Value reduceSum(Value x, std::vector<int64_t> axes, bool keepDims = false);
+  // The running fold of `r` along `axis` (negative counts from the end): inclusive, or
+  // exclusive (the identity first); reverse runs from the end (ir/ops.h, Scan). The
+  // output dtype defaults to the input's.
+  Value scan(Value x, Reduction r, int64_t axis, bool exclusive = false, bool reverse = false,
+             std::optional<DType> outType = std::nullopt);
   Value reduceMax(Value x, std::vector<int64_t> axes, bool keepDims = false);
 
   // Tuple reductions (ir/tuple_reduction.h). argmax/argmin reduce one axis (negative

@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "frontend/builder.h"
-#include "frontend/composite_masked_sums.h"
+#include "frontend/composite_scans_scatters.h"
 #include "support/error.h"
 #include "support/printable.h"
 
@@ -17,7 +17,7 @@ constexpr std::string_view kLayerOps[] = {
     "ReLU6",       "HSigmoid",  "HSwish",            "Mish",        "LeakyReLU", "SquaredDifference",
     "ClipByValue", "Clip",      "SquareSumV1",       "SquareSumAll", "LayerNorm", "Shape",
     "ConstantOfShape", "TupleGetItem",
-    // expanded by frontend/composite_masked_sums
+    // read by frontend/composite_scans_scatters
     "CumSum", "CumProd", "UnsortedSegmentSum", "TensorScatterAdd"};
 
 // The most values ConstantOfShape may list one by one: each becomes a Select.
@@ -30,7 +30,7 @@ class LayerExpansion : public AttributedExpansion {
       : AttributedExpansion(sink, file, op, attrs), declared_(declared) {}
 
   std::vector<TupleOpOutput> expand(std::string_view name, const std::vector<TensorId>& ins) {
-    if (isMaskedSumOp(name)) return {expandMaskedSum(name, ins, attrs_, sink_, file_, op_)};
+    if (isScanScatterOp(name)) return {readScanScatter(name, ins, attrs_, sink_, file_, op_)};
     if (name == "SquareSumAll") return squareSumAll(ins);
     if (name == "LayerNorm") return layerNorm(ins);
     return {one(name, ins)};

@@ -31,7 +31,7 @@
 //   ConstantOfShape(shape; value)  the output's declared shape filled with value (one
 //       number, or one per element)
 //   TupleGetItem(x; index)      index 0 of a one-tensor tuple: x itself
-//   CumSum, CumProd, UnsortedSegmentSum, TensorScatterAdd: frontend/composite_masked_sums
+//   CumSum, CumProd, UnsortedSegmentSum, TensorScatterAdd: frontend/composite_scans_scatters
 // Float-only ones (HSigmoid, HSwish, Mish, LayerNorm) refuse integers, as the ops in
 // ir/ops.h do.
 #pragma once

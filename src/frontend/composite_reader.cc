@@ -226,7 +226,7 @@ class Reader : public ExpansionSink, CompositeAttrAccess {
 
   // Every op name the reader accepts, for suggestions.
   static std::vector<std::string> acceptedOpNames() {
-    std::vector<std::string> names = {"InplaceAssign", "UserReduce"};
+    std::vector<std::string> names = {"InplaceAssign", "UserReduce", "UserScan"};
     for (const CompositeOpName& o : compositeOpNames()) names.emplace_back(o.name);
     for (const CompositeReduceName& o : compositeReduceNames()) names.emplace_back(o.name);
     for (std::string_view n : expandedOpNames()) names.emplace_back(n);
@@ -244,8 +244,9 @@ class Reader : public ExpansionSink, CompositeAttrAccess {
     const CompositeReduceName* reduce = findCompositeReduce(name);
     const CompositeOpName* plain = findCompositeOp(name);
     const bool expanded = isExpandedOp(name), indexOp = isIndexOp(name), tupleOp = isTupleOp(name);
-    const bool userReduce = name == "UserReduce", layerOp = isLayerOp(name);
-    if (!reduce && !plain && !expanded && !indexOp && !tupleOp && !layerOp && !userReduce && name != "InplaceAssign")
+    const bool userReduce = name == "UserReduce", userScan = name == "UserScan", layerOp = isLayerOp(name);
+    if (!reduce && !plain && !expanded && !indexOp && !tupleOp && !layerOp && !userReduce && !userScan &&
+        name != "InplaceAssign")
       rejectOp(name);
 
     const Attrs attrs = readAttrs(op);
@@ -268,6 +269,7 @@ class Reader : public ExpansionSink, CompositeAttrAccess {
     const TensorDesc out = readOutputDesc(op);
     if (reduce) readReduce([&](DType in) { return builtinReduction(reduce->combiner, in, out.dtype); }, attrs, ins, out);
     else if (userReduce) readReduce([&](DType) { return declaredReduction(attrs); }, attrs, ins, out);
+    else if (userScan) readUserScan(attrs, ins, out);
     else if (plain) readPlain(plain->kind, attrs, ins, out);
     else if (expanded) readExpanded(name, attrs, ins, out);
     else if (indexOp) readIndexOp(name, attrs, ins, out);
@@ -377,6 +379,23 @@ class Reader : public ExpansionSink, CompositeAttrAccess {
     auto r = reductions_.find(which);
     if (r == reductions_.end()) fail("no reduction " + quotedName(which) + " is declared under \"reductions\"");
     return r->second;
+  }
+
+  // UserScan (polyred's own op): a Scan (ir/ops.h) of a reduction declared under
+  // "reductions"; axis, exclusive and reverse as CumSum's.
+  void readUserScan(const Attrs& attrs, const std::vector<TensorId>& ins, const TensorDesc& out) {
+    arity(ins, 1, "the tensor to scan");
+    const auto rank = static_cast<int64_t>(g_.tensor(ins[0]).shape.size());
+    const int64_t axis = readInt(required(attrs, "axis"), "axis");
+    if (axis < -rank || axis >= rank) fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+    Node n;
+    n.kind = OpKind::Scan;
+    n.inputs = ins;
+    n.axes = {axis < 0 ? axis + rank : axis};
+    for (auto [flag, key] : {std::pair{&n.exclusive, "exclusive"}, std::pair{&n.reverse, "reverse"}})
+      if (const Json* v = attr(attrs, key)) *flag = readBool(*v, key);
+    n.reduction = declaredReduction(attrs);
+    addNode(std::move(n), out);
   }
 
   // ReduceSum & co. and UserReduce: `reduction` gives the Reduction for the input's dtype.

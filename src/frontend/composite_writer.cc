@@ -140,7 +140,10 @@ class Writer {
     const Tensor& out = g_.tensor(n.output);
     Json attrs = nodeAttrs(n, out);
     std::string_view name;
-    if (n.kind != OpKind::Reduce) {
+    if (n.kind == OpKind::Scan) {
+      name = scanName(n);
+      if (name == "UserScan") attrs.push_back(attrJson("reduction", "str", declareScalarReduction(n)));
+    } else if (n.kind != OpKind::Reduce) {
       name = plainName(n.kind);
     } else if (std::optional<std::string_view> builtin = builtinReduceName(n)) {
       name = *builtin;
@@ -167,6 +170,11 @@ class Writer {
       case OpKind::ScatterAdd:
         if (!n.axes.empty()) attrs.push_back(attrJson("indexed_axes", "int", n.axes[0]));
         break;
+      case OpKind::Scan:
+        attrs.push_back(attrJson("axis", "int", n.axes.at(0)));
+        attrs.push_back(attrJson("exclusive", "bool", n.exclusive));
+        attrs.push_back(attrJson("reverse", "bool", n.reverse));
+        break;
       case OpKind::Reduce:
         attrs.push_back(attrJson("axis", "listInt", n.axes));
         attrs.push_back(attrJson("keep_dims", "bool", n.keepDims));
@@ -180,6 +188,18 @@ class Writer {
     const CompositeOpName* o = compositeOpFor(k);
     POLYRED_CHECK(o, "no composite name for op " << opName(k));
     return o->name;
+  }
+
+  // MindSpore's CumSum / CumProd where the reader would read the scan back as it is;
+  // any other scan is a UserScan of a declared reduction.
+  std::string_view scanName(const Node& n) const {
+    const BuiltinCombiner c = n.reduction->builtin();
+    if (c != BuiltinCombiner::Sum && c != BuiltinCombiner::Prod) return "UserScan";
+    const DType in = g_.tensor(n.inputs[0]).dtype, out = g_.tensor(n.output).dtype;
+    const Reduction canonical = builtinReduction(c, in, in);
+    const bool same = in == out && canonical.name == n.reduction->name && canonical.accType == n.reduction->accType &&
+                      canonical.identity.identical(n.reduction->identity);
+    return !same ? "UserScan" : c == BuiltinCombiner::Sum ? "CumSum" : "CumProd";
   }
 
   // Only a built-in reduction with the accumulator the reader would pick reads back

@@ -5,6 +5,7 @@
 #include <limits>
 #include <unordered_map>
 
+#include "interp/scan_fold.h"
 #include "ir/tuple_reduction.h"
 #include "support/error.h"
 #include "support/printable.h"
@@ -165,7 +166,8 @@ struct PointReference::Impl {
           case OpKind::Reshape: maps[n].push_back(IndexMap{}); break;
           case OpKind::Transpose: maps[n].push_back(transposeMap(s, node.perm, out)); break;
           case OpKind::Window: maps[n].push_back(windowMap(s, node.begin, node.steps, out)); break;
-          case OpKind::Reduce: maps[n].push_back(IndexMap{}); break;
+          case OpKind::Reduce:
+          case OpKind::Scan: maps[n].push_back(IndexMap{}); break;
           default: maps[n].push_back(broadcastMap(s, out)); break;
         }
       }
@@ -176,7 +178,8 @@ struct PointReference::Impl {
     // subexpressions costs its size per element, not the number of its paths.
     for (size_t t = 0; t < g.tensors.size(); ++t) {
       int32_t p = g.tensors[t].producer;
-      memoized[t] = p >= 0 && (g.nodes[static_cast<size_t>(p)].kind == OpKind::Reduce || readers[t] > 1);
+      const OpKind kind = p >= 0 ? g.nodes[static_cast<size_t>(p)].kind : OpKind::Add;
+      memoized[t] = p >= 0 && (kind == OpKind::Reduce || kind == OpKind::Scan || readers[t] > 1);
     }
   }
 
@@ -234,6 +237,7 @@ struct PointReference::Impl {
       case OpKind::Gather: return gather(n, k);
       case OpKind::ScatterAdd: return scatterAdd(n, k);
       case OpKind::Reduce: return reduce(n, k);
+      case OpKind::Scan: return scan(n, k);
       case OpKind::Cast: {
         Element x = operand(n, 0, k);
         Scalar v = x.value.castTo(t);
@@ -347,6 +351,31 @@ struct PointReference::Impl {
     }
     Scalar v = finalizeTuple(t, acc, node.reduction->result, true).castTo(g.tensor(node.output).dtype);
     return {v, magnitudeOfValue(v)};
+  }
+
+  // Element k of a scan: the fold of its run up to k (ScanFold, the order of
+  // interp/reference.cc); its magnitude as a reduction's over the same elements.
+  Element scan(size_t n, int64_t k) {
+    const Node& node = g.nodes[n];
+    const ScanLayout l = scanLayout(g.tensor(node.output).shape, node.axes.at(0));
+    const int64_t position = k / l.stride % l.extent, base = k - position * l.stride;
+    const int64_t first = node.reverse ? l.extent - 1 : 0, step = node.reverse ? -1 : 1;
+    const int64_t count = (node.reverse ? l.extent - position : position + 1) - (node.exclusive ? 1 : 0);
+    ScanFold fold(*node.reduction);
+    const BuiltinCombiner kind = node.reduction->builtin();
+    double mag = kind == BuiltinCombiner::Prod ? 1 : 0;
+    for (int64_t e = 0; e < count; ++e) {
+      if (deadline && (e & 4095) == 4095) deadline->check();
+      Element x = at(node.inputs[0], base + (first + step * e) * l.stride);
+      fold.add(x.value);
+      if (kind == BuiltinCombiner::Prod) mag *= std::max(1.0, x.magnitude);
+      else mag = kind == BuiltinCombiner::Sum ? mag + x.magnitude : std::max(mag, x.magnitude);
+    }
+    Scalar v = fold.value(g.tensor(node.output).dtype);
+    if (std::isinf(mag)) mag = std::numeric_limits<double>::max();
+    const bool tracked = kind == BuiltinCombiner::Sum || kind == BuiltinCombiner::Prod ||
+                         kind == BuiltinCombiner::Max || kind == BuiltinCombiner::Min;
+    return {v, tracked && tracksMagnitude(v.type) ? std::max(mag, magnitudeOfValue(v)) : magnitudeOfValue(v)};
   }
 
   Element reduce(size_t n, int64_t k) {

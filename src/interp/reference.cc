@@ -13,6 +13,7 @@
 #include <span>
 
 #include "interp/float_formulas.h"
+#include "interp/scan_fold.h"
 #include "ir/tuple_reduction.h"
 #include "support/error.h"
 #include "support/printable.h"
@@ -662,6 +663,7 @@ class Evaluator {
       case OpKind::ScatterAdd:
         return scatterAdd(*operands[0], *operands[1], operands.size() > 2 ? operands[2] : nullptr, scatterRows(g_, n),
                           out.shape);
+      case OpKind::Scan: return fromHost(referenceScan(n, toHost(*operands[0]), out.dtype));
       case OpKind::Reduce:
         if (n.reduction->isTuple()) return reduceTuple(n, operands, out.dtype, out.shape);
         return reduce(n, *operands[0], out.dtype, out.shape);

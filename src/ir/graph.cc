@@ -425,7 +425,30 @@ class Verifier {
       fail(n.name, "Iota along an axis of more than 2^31 elements must be int64");
   }
 
+  // A scan: one input, a scalar reduction whose accumulator holds the output type, one
+  // axis, the output shaped as the input.
+  void checkScan(const Node& n) const {
+    arity(n, 1);
+    if (!n.reduction || n.reduction->isTuple()) fail(n.name, "a scan folds a scalar reduction (not a tuple)");
+    try {
+      checkCombinerLaws(*n.reduction, in(n, 0).dtype, n.name);
+    } catch (const Error& e) {
+      fail(n.name, e.reason());
+    }
+    const BuiltinCombiner c = n.reduction->builtin();
+    const bool exact = c != BuiltinCombiner::Sum && c != BuiltinCombiner::Prod && c != BuiltinCombiner::None;
+    if (!exact && !accumulatorHolds(n.reduction->accType, out(n).dtype))
+      fail(n.name, "a " + printable(n.reduction->name) + " scan accumulating in " +
+                       std::string(dtypeName(n.reduction->accType)) + " cannot produce " +
+                       std::string(dtypeName(out(n).dtype)) + " results");
+    const auto rank = static_cast<int64_t>(in(n, 0).shape.size());
+    if (n.axes.size() != 1 || n.axes[0] < 0 || n.axes[0] >= rank)
+      fail(n.name, "a scan runs along one axis in [0, " + std::to_string(rank) + ")");
+    shapeIs(n, in(n, 0).shape);
+  }
+
   void checkReduce(const Node& n) const {
+    if (n.kind == OpKind::Scan) return checkScan(n);
     if (n.reduction && n.reduction->isTuple()) {
       checkTupleReduce(n);
       return;
@@ -518,6 +541,9 @@ std::string Graph::toString() const {
         os << "." << printable(n.reduction->name) << "<acc " << dtypeName(n.reduction->accType) << ">";
       os << " axes " << polyred::toString(n.axes) << (n.keepDims ? " keep_dims" : "");
     }
+    if (n.kind == OpKind::Scan)
+      os << "." << printable(n.reduction->name) << "<acc " << dtypeName(n.reduction->accType) << "> axis "
+         << n.axes.at(0) << (n.exclusive ? " exclusive" : "") << (n.reverse ? " reverse" : "");
     if (n.kind == OpKind::Transpose) os << " perm " << polyred::toString(n.perm);
     if (n.kind == OpKind::Window) os << " begin " << polyred::toString(n.begin);
     if (n.kind == OpKind::Window && !n.steps.empty()) os << " steps " << polyred::toString(n.steps);

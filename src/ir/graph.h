@@ -47,9 +47,11 @@ struct Node {
   std::vector<TensorId> inputs;
   TensorId output = -1;
   // Reduce: normalized axes (non-negative, sorted, unique), keepDims, the reduction.
+  // Scan: axes = {axis}, the reduction, and whether it is exclusive and/or reversed.
   std::vector<int64_t> axes;
   bool keepDims = false;
   std::optional<Reduction> reduction;
+  bool exclusive = false, reverse = false;
   // Transpose: output dim k reads input dim perm[k].
   std::vector<int64_t> perm;
   // Window: per axis, where the window starts in the input (may be negative: the

@@ -75,6 +75,7 @@ constexpr OpInfo kOps[] = {
     {OpKind::Gather, "Gather", OpCategory::Movement},
     {OpKind::ScatterAdd, "ScatterAdd", OpCategory::Movement},
     {OpKind::Reduce, "Reduce", OpCategory::Reduction},
+    {OpKind::Scan, "Scan", OpCategory::Reduction},
 };
 const OpInfo& info(OpKind k) {
   const OpInfo& i = kOps[static_cast<int>(k)];

@@ -48,6 +48,10 @@ enum class OpKind : uint8_t {
                // TensorScatterAdd, index_add: ir/graph.h, ScatterRows)
   // reduction (described by a Reduction: combiner, identity, accumulator type)
   Reduce,
+  // a reduction's running fold along one axis (axes = {axis}): out[.., k, ..] folds
+  // x[.., 0, ..] .. x[.., k, ..] in the accumulator type, cast to the output dtype;
+  // exclusive: up to k - 1 (the identity at 0); reverse: from the end down to k
+  Scan,
 };
 
 enum class OpCategory : uint8_t { Unary, Binary, OtherElementwise, Movement, Reduction };

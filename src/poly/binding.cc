@@ -82,7 +82,9 @@ int itemsFor(const KernelConfig& c, CanonicalForm form, int64_t N) {
 std::string Binding::toString() const {
   return "block (" + std::to_string(BX) + "," + std::to_string(BY) + ") grid (" + std::to_string(GX) + "," +
          std::to_string(GY) + "), " + std::to_string(tiles) + " i-tile(s)" +
-         (chunk > 0 ? ", contiguous chunks of " + std::to_string(chunk) + " along j" : "");
+         (chunk > 0 ? ", contiguous chunks of " + std::to_string(chunk) + " along j" : "") +
+         (scanChunk > 0 ? ", a scan over " + std::to_string(GX) + " blocks per row of " + std::to_string(scanChunk) +
+                              " tile(s) each" : "");
 }
 
 namespace {
@@ -141,6 +143,30 @@ KernelConfig rowResidentConfig(const KernelConfig& asked, CanonicalForm form, in
   return c;
 }
 
+// Scans of rows too few to fill the GPU one block each (a quarter wave) and at least
+// kMinScanTilesToSplit tiles long split each row over several blocks, GX chunks of
+// consecutive tiles, as many as fill one wave (a block takes its chunk in arrival
+// order, so it only ever waits for blocks that run). H100, 2026-11-27 (docs/results.md,
+// session 22), one block per row against the split: cumsum f32 [4,1048576] (256 tiles
+// per row) 414.7 -> 35.4 us, f32 [4096,1024] down its 1024 columns (128 tiles) 150.5 ->
+// 37.8 us; but [64,4096] (4 tiles) 8.2 -> 10.6 us and cumprod f32 [8,32,1000] down 32
+// rows (4 tiles) 6.1 -> 11.9 us: a short row gains less than the look-back costs.
+constexpr int64_t kMinScanTilesToSplit = 16;
+
+void splitScanRows(Binding& b, int64_t N, int64_t alongJ, const Target& target) {
+  const int64_t resident = residentBlocks(target, b.threadsPerBlock());
+  const int64_t tilesPerRow = ceilDiv(N, alongJ);
+  if (b.tiles * kLongRowWaveDivisor >= resident || tilesPerRow < kMinScanTilesToSplit || b.tiles > kMaxGridY) return;
+  const int64_t chunks = std::min(tilesPerRow, std::max<int64_t>(1, resident / b.tiles));
+  if (chunks < 2) return;
+  b.scanChunk = ceilDiv(tilesPerRow, chunks);
+  b.GX = ceilDiv(tilesPerRow, b.scanChunk);
+  if (b.GX < 2) {
+    b.scanChunk = 0;
+    b.GX = 1;
+  }
+}
+
 }  // namespace
 
 int64_t Target::sharedBytesPerBlock() const {
@@ -179,7 +205,9 @@ Binding chooseBinding(const KernelPlan& plan, const Target& target, const Kernel
   // row and half its rows in a block.
   // Long rows take blocks of kLongRowThreads (rowResidentConfig; H100, softmax f16 over
   // 4096 rows of 50257, 3 passes: 820 us with 256 threads, 878 with 512, 576 with 1024).
-  const KernelConfig c = plan.passes() > 1 ? rowResidentConfig(config, plan.form, plan.M, plan.N) : config;
+  // A scan is row-resident too: the running fold crosses its row's tiles in order.
+  const bool rowResident = plan.passes() > 1 || plan.hasScan();
+  const KernelConfig c = rowResident ? rowResidentConfig(config, plan.form, plan.M, plan.N) : config;
   POLYRED_CHECK(threadsPerBlock == 0 || (threadsPerBlock <= 1024 && (threadsPerBlock & (threadsPerBlock - 1)) == 0),
                 plan.name << ": blocks of " << threadsPerBlock << " threads asked for");
   if (plan.form == CanonicalForm::Elementwise) {
@@ -197,11 +225,12 @@ Binding chooseBinding(const KernelPlan& plan, const Target& target, const Kernel
   // Blocks beside count while they are few (a quarter of a wave at most): then they
   // are short next to this kernel's, and slot counts predict when the launch ends.
   if (blocksBeside > residentBlocks(target, b.threadsPerBlock()) / 4) blocksBeside = 0;
-  // A row-resident kernel (several passes over each row) keeps a row in one block:
-  // rowsFitOneBlock() admitted it because its rows are short or many.
-  b.GX = plan.passes() > 1 ? 1
-                           : splitReduced(plan.N, threadsAlongJ(b, plan.form), b.tiles, b.threadsPerBlock(),
-                                          itemsFor(c, plan.form, plan.N), target, blocksBeside);
+  // A row-resident kernel keeps a row in one block: rowsFitOneBlock() admitted one of
+  // several passes because its rows are short or many; a scan has no other form.
+  b.GX = rowResident ? 1
+                     : splitReduced(plan.N, threadsAlongJ(b, plan.form), b.tiles, b.threadsPerBlock(),
+                                    itemsFor(c, plan.form, plan.N), target, blocksBeside);
+  if (plan.hasScan()) splitScanRows(b, plan.N, threadsAlongJ(b, plan.form), target);
   // Ordered tuples: the same threads and blocks, each over one contiguous chunk of j
   // (the last ones may be short or empty: they contribute the identity).
   if (plan.hasOrderedReduction()) b.chunk = std::max<int64_t>(1, ceilDiv(plan.N, threadsAlongJ(b, plan.form) * b.GX));

@@ -46,7 +46,13 @@ struct Binding {
   // chunk), so threads, then blocks, hold consecutive ranges of j in order: what an
   // ordered (non-commutative) tuple reduction needs.
   int64_t chunk = 0;
-  bool multiBlock() const { return reduction && GX > 1; }  // j is split over several blocks
+  // A scan whose rows span GX > 1 blocks: each block scans `scanChunk` consecutive
+  // tiles of j (a tile: one element or vector per thread along j), its place in the row
+  // taken in arrival order, the carry into it found by a look-back over the blocks
+  // before (device/polyred_scan.cuh). 0: one block per row.
+  int64_t scanChunk = 0;
+  bool multiBlock() const { return reduction && GX > 1 && scanChunk == 0; }  // j is split, partials combined
+  bool multiBlockScan() const { return scanChunk > 0; }
   int threadsPerBlock() const { return BX * BY; }
   int64_t blocks() const { return GX * GY; }
   std::string toString() const;

@@ -39,8 +39,22 @@ std::string passName(const std::string& base, int pass) {
   return pass == 0 ? base : base + "_" + std::to_string(pass);
 }
 
+// A scan: Init (the carry; a multi-block scan also takes its chunk of the row), the
+// scan step over the tiles (Red), which stores every point. Rows over several blocks
+// first fold their chunk (Fold) and find the carry into it (LookBack).
+std::vector<Stmt> scanStatementsOf(const Binding& b) {
+  std::vector<Stmt> s = {{"Init", Stmt::Dims::Tile}};
+  if (b.multiBlockScan()) {
+    s.push_back({"Fold", Stmt::Dims::Point});
+    s.push_back({"LookBack", Stmt::Dims::Tile});
+  }
+  s.push_back({"Red", Stmt::Dims::Point});
+  return s;
+}
+
 std::vector<Stmt> statementsOf(const KernelPlan& p, const Binding& b) {
   if (!isReduction(p)) return {{"Elem", Stmt::Dims::Row}};
+  if (p.hasScan()) return scanStatementsOf(b);
   std::vector<Stmt> s = {{"Init", Stmt::Dims::Tile}};
   for (int pass = 0; pass < p.passes(); ++pass) {
     bool reduces = p.hasStage(pass);
@@ -69,7 +83,18 @@ std::string tuple(const Stmt& s) {
 // With vector lanes, the lane axis (i of Elem and of a y-reduce, j of an x/all-reduce)
 // counts vectors in every statement.
 // With masked lanes (vectorize.h) row i has its own count of vectors along j.
+// A scan's points fill whole tiles: every thread of a block runs every tile, the block
+// scan of each being a barrier; codegen masks the points outside the rows.
+std::string paddedScanPoints(const Stmt& s, const KernelPlan& p, const Binding& b, const Vectorization& vec) {
+  const bool y = p.form == CanonicalForm::YReduce;
+  const int64_t rows = b.tiles * (y ? b.BX : b.BY), along = y ? b.BY : b.BX;
+  const int64_t j = y ? p.N : vec.vectorsAlong(p.N);
+  const int64_t padded = b.multiBlockScan() ? b.GX * b.scanChunk * along : (j + along - 1) / along * along;
+  return tuple(s) + " : 0 <= i < " + str(rows) + " and 0 <= j < " + str(padded);
+}
+
 std::string domainOf(const Stmt& s, const KernelPlan& p, const Binding& b, const Vectorization& vec) {
+  if (p.hasScan() && s.dims == Stmt::Dims::Point) return paddedScanPoints(s, p, b, vec);
   const std::string iBounds = vec.axisBounds('i', p.M), jBounds = vec.axisBounds('j', p.N);
   switch (s.dims) {
     case Stmt::Dims::Tile: return tuple(s) + " : 0 <= t < " + str(b.tiles);
@@ -92,6 +117,10 @@ std::string bindingOf(const Stmt& s, const KernelPlan& p, const Binding& b) {
     case Stmt::Dims::Tile: return tuple(s) + " : t mod " + str(b.GY) + " = by";
     case Stmt::Dims::Row: return tuple(s) + " : " + iBind + " and " + jThread + " = 0";
     case Stmt::Dims::Point:
+      // A multi-block scan: block bx owns tiles [bx * scanChunk, (bx + 1) * scanChunk).
+      if (b.multiBlockScan())
+        return tuple(s) + " : " + iBind + " and j mod " + jThreads + " = " + jThread + " and floor(j/" +
+               str(b.scanChunk * (y ? b.BY : b.BX)) + ") = bx";
       // Ordered: thread g = bx * jThreads + jThread owns the chunk [g * chunk, (g + 1) * chunk).
       if (b.chunk > 0)
         return tuple(s) + " : " + iBind + " and floor(j/" + str(b.chunk) + ") = " + jThreads + "*bx + " + jThread;
@@ -141,13 +170,16 @@ isl_schedule_node* addPassBand(isl_schedule_node* seq, int k, isl_ctx* ctx, cons
 
 // Offsets of each statement that evaluates the body (Red, Apply, Elem): one per load it
 // evaluates (per lane for a gather, lane 0 for contiguous and invariant loads of a
-// vectorized kernel), then one per store it issues, then (masked lanes) lane 0's
+// vectorized kernel), then one per store it issues, then (masked lanes, scans) lane 0's
 // position along the row.
 StatementAccesses pointAccesses(const KernelPlan& p, const Vectorization& vec, const Stmt& stmt) {
   StatementAccesses acc{stmt.name, {}};
   std::string point = tuple(stmt);
   auto add = [&](const std::string& offset) { acc.offsets.push_back("{ " + point + " -> [(" + offset + ")] }"); };
   std::vector<bool> evaluated = p.valuesOfPass(stmt.pass);
+  const bool fold = stmt.name == "Fold";  // a multi-block scan's fold of its chunk: the scan's input only
+  if (fold)
+    for (size_t v = static_cast<size_t>(p.reductions.at(0).value) + 1; v < evaluated.size(); ++v) evaluated[v] = false;
   size_t load = 0;
   for (size_t v = 0; v < p.body.size(); ++v) {
     if (!p.body[v].hasOffset()) continue;
@@ -163,8 +195,10 @@ StatementAccesses pointAccesses(const KernelPlan& p, const Vectorization& vec, c
     }
   }
   for (const ElementwiseOutput& s : p.stores)
-    if (s.pass == stmt.pass) add(vec.width == 1 ? s.offset : vec.laneOffset(s.offset, 0));
-  if (vec.masked()) add(vec.lanePosition());
+    if (s.pass == stmt.pass && !fold) add(vec.width == 1 ? s.offset : vec.laneOffset(s.offset, 0));
+  // Where lane 0 lies along j (a scan masks by it the lanes outside its row).
+  if (p.hasScan()) add(p.form == CanonicalForm::YReduce ? "j" : vec.lanePosition());
+  else if (vec.masked()) add(vec.lanePosition());
   return acc;
 }
 
@@ -210,7 +244,8 @@ ScheduleResult buildSchedule(isl_ctx* ctx, const KernelPlan& p, const Binding& b
       filters = isl_union_set_list_add(filters, readUnionSet(ctx, "{ " + tuple(s) + " }"));
     node = isl_schedule_node_insert_sequence(node, filters);
     // The loop over j: grid strides (interleaved), or the thread's chunk in order.
-    int64_t jStride = (y ? b.BY : b.BX) * b.GX;
+    // (A multi-block scan's block walks its own chunk of tiles.)
+    int64_t jStride = (y ? b.BY : b.BX) * (b.multiBlockScan() ? 1 : b.GX);
     std::string jLoop = b.chunk > 0 ? "j" : "floor(j/" + str(jStride) + ")";
     POLYRED_CHECK(b.chunk == 0 || vec.width == 1, "vector lanes with contiguous chunks per thread");
     for (size_t k = 0; k < stmts.size(); ++k) {

@@ -89,8 +89,8 @@ bool classifyAccesses(isl_ctx* ctx, const KernelPlan& p, Vectorization& vec) {
     const BodyValue& v = p.body[k];
     const bool operandsUniform = std::all_of(v.operands.begin(), v.operands.end(),
                                              [&](int o) { return uniform[static_cast<size_t>(o)]; });
-    if (!v.hasOffset()) {
-      uniform[k] = v.kind != BodyValue::Kind::Op || operandsUniform;
+    if (!v.hasOffset()) {  // (a scan's running fold differs from lane to lane)
+      uniform[k] = (v.kind != BodyValue::Kind::Op && v.kind != BodyValue::Kind::Scanned) || operandsUniform;
       continue;
     }
     const bool load = v.kind == BodyValue::Kind::Load;
@@ -224,7 +224,10 @@ int loopUnrollFor(const KernelPlan& plan, const Vectorization& vec, int requeste
   return KernelConfig::kDefaultUnroll;
 }
 
-Vectorization chooseVectorization(const KernelPlan& plan, int maxWidth) {
+namespace {
+
+// The lanes of a kernel (the policy in the header).
+Vectorization chooseLanes(const KernelPlan& plan, int maxWidth) {
   maxWidth = laneLimitFor(maxWidth, plan);
   Vectorization none;
   bool elementwise = plan.form == CanonicalForm::Elementwise;
@@ -260,6 +263,24 @@ Vectorization chooseVectorization(const KernelPlan& plan, int maxWidth) {
     if (alongJ && !(r.shift = rowShift(plan, width)).empty() && classifyAccesses(ctx.get(), plan, r)) return r;
   }
   return none;
+}
+
+// Scalar code for a scan: one lane whose loads are all read one element per lane, so
+// that codegen guards them with the lane's bounds like masked lanes (the scan's
+// domain is padded to whole tiles, schedule.h).
+Vectorization scalarScan(const KernelPlan& plan) {
+  Vectorization v;
+  v.axis = plan.form == CanonicalForm::YReduce ? 'i' : 'j';
+  for (const BodyValue& b : plan.body)
+    if (b.hasOffset()) v.accesses.push_back(LaneAccess::Gather);
+  return v;
+}
+
+}  // namespace
+
+Vectorization chooseVectorization(const KernelPlan& plan, int maxWidth) {
+  Vectorization v = chooseLanes(plan, maxWidth);
+  return plan.hasScan() && v.width == 1 ? scalarScan(plan) : v;
 }
 
 }  // namespace polyred

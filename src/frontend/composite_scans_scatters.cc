@@ -1,22 +1,17 @@
-#include "frontend/composite_masked_sums.h"
+#include "frontend/composite_scans_scatters.h"
 
 #include <algorithm>
-#include <cmath>
 
+#include "frontend/composite_reader.h"
 #include "support/error.h"
-#include "support/int_math.h"
 
 namespace polyred {
 
 namespace {
 
-constexpr std::string_view kMaskedSumOps[] = {"CumSum", "CumProd", "UnsortedSegmentSum", "TensorScatterAdd"};
+constexpr std::string_view kScanScatterOps[] = {"CumSum", "CumProd", "UnsortedSegmentSum", "TensorScatterAdd"};
 
-// Scans of up to this many elements take one n x n mask (one kernel); longer ones go by
-// blocks of sqrt(n) (several kernels, n * sqrt(n) work).
-constexpr int64_t kDirectScanLength = 1024;
-
-class MaskedSums : public AttributedExpansion {
+class ScansScatters : public AttributedExpansion {
  public:
   using AttributedExpansion::AttributedExpansion;
 
@@ -35,19 +30,7 @@ class MaskedSums : public AttributedExpansion {
     const DType t = info(x).dtype;
     if (t != DType::Int32 && t != DType::Int64) fail(std::string(what) + " must be int32 or int64, got " + std::string(dtypeName(t)));
   }
-  void checkWork(const Shape& mask) const {
-    if (productUpTo(mask, kMaxMaskedWork) > kMaxMaskedWork)
-      fail("computed as a masked reduction this takes more than " + std::to_string(kMaxMaskedWork) +
-           " operations (mask " + toString(mask) + "); a dedicated scan kernel is not built");
-  }
-  // The reduction over `axes` of `values` where `mask` holds, else the identity.
-  TensorId maskedReduce(TensorId mask, TensorId values, const Shape& shape, BuiltinCombiner c, std::vector<int64_t> axes) {
-    const DType t = info(values).dtype;
-    TensorId kept = add(node(OpKind::Select, {mask, values, constant(c == BuiltinCombiner::Prod ? 1 : 0, t)}), shape, t);
-    return reduce(kept, c, axes, false);
-  }
-
-  // out[.., i, ..] folds x[.., j, ..] over the j the mask keeps: a [.., i, j, ..] mask.
+  // One Scan node along the axis.
   TupleOpOutput scan(const std::vector<TensorId>& ins, BuiltinCombiner c) {
     if (ins.empty() || ins.size() > 2) fail("takes the tensor and, optionally, the axis as a constant input");
     const Tensor x = info(ins[0]);  // a copy: adding nodes below may move the graph's tensors
@@ -56,47 +39,12 @@ class MaskedSums : public AttributedExpansion {
     int64_t axis = intParameter("axis", ins, 1, 0);
     if (rank == 0 || axis < -rank || axis >= rank)
       fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
-    if (axis < 0) axis += rank;
-    const bool exclusive = boolAttr("exclusive"), reverse = boolAttr("reverse");
-    const OpKind keep = reverse ? (exclusive ? OpKind::Greater : OpKind::GreaterEqual)
-                                : (exclusive ? OpKind::Less : OpKind::LessEqual);
-    const int64_t n = x.shape[static_cast<size_t>(axis)];
-    if (n <= kDirectScanLength) return {node(OpKind::Cast, {prefix(ins[0], axis, keep, c)}), x.shape, x.dtype};
-    // Blocks of T = ceil(sqrt(n)) elements: the scan within each block, plus the
-    // combined totals of the blocks before it (after it, reversed) -- n * T + B * B work
-    // per row instead of n * n. The axis is padded to B * T with the identity.
-    const auto a = static_cast<size_t>(axis);
-    const auto t = static_cast<int64_t>(std::ceil(std::sqrt(static_cast<double>(n))));
-    const int64_t b = (n + t - 1) / t;
-    Shape padded = x.shape, blocks = x.shape;
-    padded[a] = b * t;
-    blocks[a] = t;
-    blocks.insert(blocks.begin() + axis, b);
-    const double identity = c == BuiltinCombiner::Prod ? 1 : 0;
-    Node w = node(OpKind::Window, {ins[0]});
-    w.begin.assign(x.shape.size(), 0);
-    TensorId inside = apply(OpKind::Less, {iota(padded, axis), constant(static_cast<double>(n), DType::Int64)});
-    TensorId filled = add(node(OpKind::Select, {inside, add(std::move(w), padded, x.dtype), constant(identity, x.dtype)}),
-                          padded, x.dtype);
-    TensorId rows = reshape(filled, blocks);
-    TensorId within = prefix(rows, axis + 1, keep, c);
-    TensorId before = prefix(reduce(rows, c, {axis + 1}, true), axis, reverse ? OpKind::Greater : OpKind::Less, c);
-    TensorId joined = reshape(apply(c == BuiltinCombiner::Prod ? OpKind::Mul : OpKind::Add, {within, before}), padded);
-    Node crop = node(OpKind::Window, {joined});
-    crop.begin.assign(x.shape.size(), 0);
-    return {std::move(crop), x.shape, x.dtype};
-  }
-
-  // The masked scan of x along `axis`: out[.., i, ..] folds x[.., j, ..] over the j with
-  // `keep`(j, i), through a [.., i, j, ..] mask.
-  TensorId prefix(TensorId x, int64_t axis, OpKind keep, BuiltinCombiner c) {
-    const Shape shape = info(x).shape;
-    Shape wide = shape, spread = shape;  // [.., i, j, ..] and x along j
-    wide.insert(wide.begin() + axis + 1, shape[static_cast<size_t>(axis)]);
-    spread.insert(spread.begin() + axis, 1);
-    checkWork(wide);
-    TensorId mask = apply(keep, {iota(wide, axis + 1), iota(wide, axis)});
-    return maskedReduce(mask, reshape(x, spread), wide, c, {axis + 1});
+    Node n = node(OpKind::Scan, {ins[0]});
+    n.axes = {axis < 0 ? axis + rank : axis};
+    n.exclusive = boolAttr("exclusive");
+    n.reverse = boolAttr("reverse");
+    n.reduction = builtinReduction(c, x.dtype, x.dtype);
+    return {std::move(n), x.shape, x.dtype};
   }
 
   // out[s, rest] sums data[i.., rest] where ids[i..] == s: one ScatterAdd (an atomic
@@ -144,15 +92,15 @@ class MaskedSums : public AttributedExpansion {
 
 }  // namespace
 
-std::span<const std::string_view> maskedSumOpNames() { return kMaskedSumOps; }
+std::span<const std::string_view> scanScatterOpNames() { return kScanScatterOps; }
 
-bool isMaskedSumOp(std::string_view name) {
-  return std::find(std::begin(kMaskedSumOps), std::end(kMaskedSumOps), name) != std::end(kMaskedSumOps);
+bool isScanScatterOp(std::string_view name) {
+  return std::find(std::begin(kScanScatterOps), std::end(kScanScatterOps), name) != std::end(kScanScatterOps);
 }
 
-TupleOpOutput expandMaskedSum(std::string_view name, const std::vector<TensorId>& ins, const CompositeAttrs& attrs,
+TupleOpOutput readScanScatter(std::string_view name, const std::vector<TensorId>& ins, const CompositeAttrs& attrs,
                               ExpansionSink& sink, const std::string& file, const std::string& op) {
-  return MaskedSums(sink, file, op, attrs).expand(name, ins);
+  return ScansScatters(sink, file, op, attrs).expand(name, ins);
 }
 
 }  // namespace polyred

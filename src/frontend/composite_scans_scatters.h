@@ -1,14 +1,7 @@
 // MindSpore's scans and scatters -- CumSum, CumProd, UnsortedSegmentSum and
-// TensorScatterAdd. The scatters are one ScatterAdd node each (ir/ops.h: an atomic
-// scatter kernel, or a masked sum where that cannot run, canon/scatter_fallback); the
-// scans are expanded as masked reductions: every output element folds the inputs a
-// mask selects (the prefix along the axis), so they are ordinary reductions that fuse
-// with their producers.
-//
-// The cost is the mask's size: a scan of n <= 1024 elements does n * n work per row (one
-// kernel), a longer one n * sqrt(n) (blocks of sqrt(n): the scan within each block plus
-// the totals of the blocks before it; a few kernels). Expansions past kMaxMaskedWork
-// operations are refused with that reason (a dedicated scan kernel is not built).
+// TensorScatterAdd -- each one node of polyred's own: a Scan (ir/ops.h; the scan kernel,
+// canon/flatten) or a ScatterAdd (an atomic scatter kernel, or a masked sum where that
+// cannot run, canon/scatter_fallback).
 //
 // Semantics (AKG's kernels, MindSpore's attributes; docs/format.md):
 //   CumSum(x; axis, exclusive, reverse)   out[.., i, ..] = sum of x[.., j, ..] over
@@ -35,15 +28,12 @@
 
 namespace polyred {
 
-// 2^31 mask elements: a few milliseconds on a GPU.
-constexpr int64_t kMaxMaskedWork = int64_t{1} << 31;
-
-std::span<const std::string_view> maskedSumOpNames();
-bool isMaskedSumOp(std::string_view name);
+std::span<const std::string_view> scanScatterOpNames();
+bool isScanScatterOp(std::string_view name);
 
 // The op's one output (not yet added), its intermediate nodes emitted through `sink`.
-// Throws Error naming `file` and `op` for wrong operands, attributes or too much work.
-TupleOpOutput expandMaskedSum(std::string_view name, const std::vector<TensorId>& ins, const CompositeAttrs& attrs,
+// Throws Error naming `file` and `op` for wrong operands or attributes.
+TupleOpOutput readScanScatter(std::string_view name, const std::vector<TensorId>& ins, const CompositeAttrs& attrs,
                               ExpansionSink& sink, const std::string& file, const std::string& op);
 
 }  // namespace polyred

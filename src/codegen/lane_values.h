@@ -1,0 +1,44 @@
+// The body values of one vectorized statement instance, as arrays over its V lanes.
+//
+// Takes: the kernel, the instance (its offsets: one per access as poly/schedule.h
+// orders them), where contiguous loads read (codegen/row_loads.h) and what the kernel
+// emitter knows of totals and operands. Gives: `v<k>[V]` for every body value the
+// instance evaluates -- loads one vector access (Contiguous), one scalar for all lanes
+// (Invariant) or one element per lane (Gather); with masked lanes only lanes [lo, hi)
+// load, lo and hi being the emitter's -- and the number of offsets they used (the
+// stores' offsets follow).
+// A scan kernel evaluates its body in two calls: the values up to the scan's input,
+// then (from the offsets the first left) those computed from the running fold.
+#pragma once
+
+#include <functional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "codegen/cuda_expr.h"
+#include "codegen/row_loads.h"
+#include "poly/poly_kernel.h"
+
+namespace polyred {
+
+struct LaneValuesSite {
+  const PolyKernel& kernel;
+  const AstUser& instance;
+  RowLoads loads;
+  std::vector<bool> evaluated;  // per body value (KernelPlan::valuesOfPass)
+  std::string vectorOk;         // "vector_ok", or with masked lanes "vector_ok && whole"
+  bool masked = false;
+  // Invariant loads only where some lane lies in the row: a scan's tile padding may
+  // address beyond the tensor (poly/schedule.cc).
+  bool guardInvariant = false;
+  std::function<std::string(int)> total;        // a Reduced value: that reduction's total
+  std::function<OperandFacts(size_t)> facts;    // per body value
+  std::string indent;
+  size_t firstOffset = 0;  // the instance's offsets before are other values'
+  std::string scanned;     // a scan kernel's running fold: the array of its lanes
+};
+
+size_t emitLaneValues(std::ostream& os, const LaneValuesSite& site);
+
+}  // namespace polyred

@@ -1,0 +1,250 @@
+// The scan kernel (ir/ops.h Scan; canon/flatten.h flattenScan; device/polyred_scan.cuh):
+// each row in one block, tile after tile, the block scan carrying the fold. Checked on
+// hand-worked values through the reference AND the lowered kernels on the CPU (the
+// executor runs the block scan thread by thread in row order), then over forms, axes,
+// directions, combiners and dtypes on random inputs (CPU check) with the kernels
+// compiled by NVRTC; what the kernel shapes must be; scans read by other ops (their
+// results materialized); the composite format's UserScan. The GPU half: OpsGpu over
+// tests/data/ops/scans_*.json and RandomGraphsGpu.ScanGraphsMatchTheReference.
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "composite_test_helpers.h"
+#include "frontend/builder.h"
+#include "frontend/composite_writer.h"
+#include "one_op_graph.h"
+
+using namespace polyred;
+using namespace polyred::test_support;
+
+namespace {
+
+HostTensor values(DType t, const Shape& s, std::vector<double> v) { return HostTensor::fromValues(t, s, std::move(v)); }
+
+Reduction byName(const std::string& name, DType t) {
+  if (name == "sum") return Reduction::sum(t);
+  if (name == "prod") return Reduction::prod(t);
+  if (name == "max") return Reduction::max(t);
+  return Reduction::min(t);
+}
+
+Graph scanGraph(const Shape& shape, DType t, const std::string& combiner, int64_t axis, bool exclusive = false,
+                bool reverse = false) {
+  GraphBuilder b("scan_" + combiner);
+  Value x = b.input("x", t, shape);
+  b.output(b.scan(x, byName(combiner, t), axis, exclusive, reverse));
+  return b.build();
+}
+
+const KernelPlan& onlyScan(const CompiledGraph& c) {
+  EXPECT_EQ(c.kernels.size(), 1u);
+  EXPECT_TRUE(c.kernels.at(0).plan.hasScan());
+  return c.kernels.at(0).plan;
+}
+
+TEST(Scan, MaxAndMinCarryTheirFoldAcrossTilesAndDirections) {
+  const HostTensor x = values(DType::Float32, {2, 4}, {3, 1, 4, 1, -5, 9, -2, 6});
+  expectOutput(scanGraph({2, 4}, DType::Float32, "max", 1), {x}, {3, 3, 4, 4, -5, 9, 9, 9});
+  expectOutput(scanGraph({2, 4}, DType::Float32, "min", 1, false, true), {x}, {1, 1, 1, 1, -5, -2, -2, 6});
+  // Exclusive: the identity first (-inf for a max).
+  const double inf = std::numeric_limits<double>::infinity();
+  expectOutput(scanGraph({2, 4}, DType::Float32, "max", 0, true), {x}, {-inf, -inf, -inf, -inf, 3, 1, 4, 1});
+  // NaN propagates from where it enters.
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  expectOutput(scanGraph({5}, DType::Float32, "max", 0), {values(DType::Float32, {5}, {1, nan, 7, 2, 9})},
+               {1, nan, nan, nan, nan});
+  // int8 sums wrap in the output type after an exact int32 fold: 100 + 100 = -56.
+  expectOutput(scanGraph({3}, DType::Int8, "sum", 0), {values(DType::Int8, {3}, {100, 100, 100})}, {100, -56, 44});
+}
+
+// Many rows: a block per row (per BY rows), no look-back. Few rows: each row over GX
+// blocks of consecutive tiles, the carry found by the look-back (Fold, LookBack, Red).
+TEST(Scan, RowsTakeTheXFormWithLanesAndColumnsTheYForm) {
+  CompiledGraph rows = compileGraph(scanGraph({4096, 4096}, DType::Float32, "sum", 1), CompileOptions{});
+  const KernelPlan& x = onlyScan(rows);
+  EXPECT_EQ(x.form, CanonicalForm::XReduce);
+  EXPECT_EQ(rows.kernels[0].binding.GX, 1);
+  EXPECT_FALSE(rows.kernels[0].binding.multiBlockScan());
+  EXPECT_EQ(rows.kernels[0].vector.width, 4);
+  const std::string& source = rows.program.kernels.at(0).source;
+  EXPECT_NE(source.find("block_scan_exclusive<float, polyred_dev::Sum<float>"), std::string::npos) << source;
+  EXPECT_EQ(source.find("block_reduce"), std::string::npos) << source;
+  EXPECT_EQ(source.find("scan_look_back"), std::string::npos) << source;
+
+  CompiledGraph few = compileGraph(scanGraph({4, 1 << 20}, DType::Float32, "sum", 1), CompileOptions{});
+  const Binding& split = few.kernels[0].binding;
+  EXPECT_TRUE(split.multiBlockScan());
+  EXPECT_GT(split.GX, 1);
+  EXPECT_EQ(split.GX * split.scanChunk * split.BX * few.kernels[0].vector.width, 1 << 20);
+  EXPECT_LE(split.blocks(), 2 * 132);  // one wave (the default target: an H100)
+  EXPECT_NE(few.program.kernels.at(0).source.find("scan_look_back"), std::string::npos);
+  ASSERT_EQ(few.program.kernels.at(0).workspaces.size(), 4u);
+  CpuCheckReport r = checkOnCpu(few, 3, 1 << 16, false);
+  EXPECT_TRUE(r.ok) << r.message;
+
+  CompiledGraph columns = compileGraph(scanGraph({5000, 70}, DType::Float32, "sum", 0), CompileOptions{});
+  EXPECT_EQ(onlyScan(columns).form, CanonicalForm::YReduce);
+  EXPECT_TRUE(columns.kernels[0].binding.multiBlockScan());
+  EXPECT_EQ(columns.kernels[0].vector.width, 1);
+  // The middle axis of three: kept axes on both sides, coalesced into i.
+  CompiledGraph middle = compileGraph(scanGraph({5, 300, 7}, DType::Float32, "sum", 1), CompileOptions{});
+  EXPECT_EQ(onlyScan(middle).M, 35);
+  EXPECT_EQ(onlyScan(middle).N, 300);
+}
+
+// Every combiner, direction and dtype, on shapes whose rows are shorter and longer
+// than a tile, off the vector boundary, a single row or a single element: the lowered
+// kernels match the reference (CPU check, every element) and compile in NVRTC.
+TEST(Scan, EveryCombinerDirectionAndDtypePassesTheCpuCheck) {
+  struct Case {
+    Shape shape;
+    int64_t axis;
+  };
+  // (Rows over several blocks: [2, 70001], [5000, 3] down its columns, [3, 9000, 2].)
+  const std::vector<Case> cases = {{{1000}, 0}, {{37, 129}, 1}, {{3, 4099}, 1}, {{129, 3}, 0},
+                                   {{4, 33, 5}, 1}, {{2, 3, 4, 5}, 2}, {{1}, 0}, {{6, 1, 7}, 1},
+                                   {{2, 70001}, 1}, {{5000, 3}, 0}, {{3, 9000, 2}, 1}};
+  const std::vector<std::pair<DType, std::string>> kinds = {
+      {DType::Float32, "sum"}, {DType::Float16, "sum"}, {DType::Int32, "sum"}, {DType::Int8, "sum"},
+      {DType::Float64, "prod"}, {DType::Int64, "max"}, {DType::BFloat16, "min"}, {DType::Float32, "max"}};
+  int k = 0;
+  for (const Case& c : cases)
+    for (const auto& [t, combiner] : kinds) {
+      const bool exclusive = k % 3 == 1, reverse = k % 4 >= 2;
+      ++k;
+      Graph g = scanGraph(c.shape, t, combiner, c.axis, exclusive, reverse);
+      CompiledGraph compiled = compileGraph(g, CompileOptions{});
+      onlyScan(compiled);
+      CpuCheckReport r = checkOnCpu(compiled, static_cast<uint64_t>(k), 0, false);
+      EXPECT_TRUE(r.ok) << toString(c.shape) << " axis " << c.axis << " " << dtypeName(t) << " " << combiner
+                        << (exclusive ? " exclusive" : "") << (reverse ? " reverse" : "") << "\n" << r.message;
+      if (k % 5 != 0) continue;
+      for (const KernelSpec& spec : compiled.program.kernels)
+        EXPECT_NO_THROW(compileCuda(spec.source, spec.name, 9, 0)) << spec.source;
+    }
+}
+
+TEST(Scan, ProducersFuseIntoTheScanKernel) {
+  GraphBuilder b("cumsum_of_exp_times_w");
+  Value x = b.input("x", DType::Float16, {40, 700});
+  Value w = b.input("w", DType::Float16, {700});
+  b.output(b.scan(b.mul(b.unary(OpKind::Exp, x), w), Reduction::sum(DType::Float16), -1));
+  CompiledGraph c = compileGraph(b.build(), CompileOptions{});
+  onlyScan(c);
+  CpuCheckReport r = checkOnCpu(c, 3, 0, false);
+  EXPECT_TRUE(r.ok) << r.message;
+}
+
+// Outputs computed from a scan at its own points are stores of the scan kernel: one
+// launch for position ids (cumsum(mask) * mask, int64) and for a top-p mask (an
+// exclusive prefix sum compared with p).
+TEST(Scan, ConsumersAtTheSamePointAreStoresOfTheScanKernel) {
+  GraphBuilder b("position_ids_and_top_p");
+  Value mask = b.input("mask", DType::Int64, {16, 333});
+  b.output(b.mul(b.scan(mask, Reduction::sum(DType::Int64), 1), mask));
+  Value p = b.input("p", DType::Float32, {16, 333});
+  Value before = b.scan(p, Reduction::sum(DType::Float32), 1, true);
+  b.output(b.binary(OpKind::Less, before, b.constant(Scalar::ofFloat(DType::Float32, 0.9))));
+  b.output(b.select(b.binary(OpKind::Less, before, b.constant(Scalar::ofFloat(DType::Float32, 0.9))), p,
+                    b.constant(Scalar::ofFloat(DType::Float32, 0))));
+  CompiledGraph c = compileGraph(b.build(), CompileOptions{});
+  ASSERT_EQ(c.partition.kernels.size(), 2u);  // one per scan
+  EXPECT_TRUE(c.partition.temporaries.empty());
+  for (const KernelPlan& k : c.partition.kernels) EXPECT_TRUE(k.hasScan());
+  CpuCheckReport r = checkOnCpu(c, 5, 0, false);
+  EXPECT_TRUE(r.ok) << r.message;
+  for (const KernelSpec& k : c.program.kernels) EXPECT_NO_THROW(compileCuda(k.source, k.name, 9, 0)) << k.source;
+}
+
+// A scan result read by a reduction, by another scan or at other points (a flip) is
+// materialized by the scan kernel and loaded by the kernels after it; the scan is
+// never written as a masked reduction.
+TEST(Scan, ResultsReadElsewhereAreMaterialized) {
+  GraphBuilder b("scan_read_elsewhere");
+  Value p = b.input("p", DType::Float32, {8, 10000});  // (vector lanes: the temporary's store too)
+  Value c = b.scan(p, Reduction::sum(DType::Float32), 1, true);
+  b.output(b.reduceSum(c, {1}));
+  b.output(b.scan(c, Reduction::max(DType::Float32), 1));
+  b.output(b.window(c, {8, 10000}, {0, 9999}, {1, -1}));
+  CompiledGraph compiled = compileGraph(b.build(), CompileOptions{});
+  ASSERT_EQ(compiled.partition.temporaries.size(), 1u);
+  EXPECT_EQ(compiled.partition.temporaries[0].elements, 80000);
+  EXPECT_EQ(compiled.kernels.front().vector.width, 4);
+  for (const KernelSpec& k : compiled.program.kernels) EXPECT_NO_THROW(compileCuda(k.source, k.name, 9, 0)) << k.source;
+  EXPECT_TRUE(compiled.partition.kernels.front().hasScan());
+  // The scan, its row sum (whose kernel stores the flip too: a point output over the
+  // same shape), its running max.
+  EXPECT_EQ(compiled.partition.kernels.size(), 3u);
+  CpuCheckReport r = checkOnCpu(compiled, 5, 0, false);
+  EXPECT_TRUE(r.ok) << r.message;
+}
+
+// Independent scans share one launch (horizontal fusion), a row-per-block part beside
+// a part whose rows span several blocks; both bound with the launch's block size.
+TEST(Scan, IndependentScansShareOneLaunch) {
+  GraphBuilder b("two_scans");
+  Value x = b.input("x", DType::Float32, {2, 70001});
+  Value y = b.input("y", DType::Int32, {64, 300});
+  b.output(b.scan(x, Reduction::sum(DType::Float32), 1));
+  b.output(b.scan(y, Reduction::max(DType::Int32), 1, true));
+  CompiledGraph c = compileGraph(b.build(), CompileOptions{});
+  ASSERT_EQ(c.kernels.size(), 2u);
+  ASSERT_EQ(c.program.kernels.size(), 1u);
+  EXPECT_EQ(c.program.kernels[0].parts.size(), 2u);
+  EXPECT_TRUE(c.kernels[0].binding.multiBlockScan() || c.kernels[1].binding.multiBlockScan());
+  EXPECT_NO_THROW(compileCuda(c.program.kernels[0].source, c.program.kernels[0].name, 9, 0)) << c.program.kernels[0].source;
+  CpuCheckReport r = checkOnCpu(c, 4, 0, false);
+  EXPECT_TRUE(r.ok) << r.message;
+}
+
+// A scan of a user combiner is written as UserScan with its declaration and reads back
+// as the same graph; CumSum / CumProd stay MindSpore's ops.
+TEST(Scan, UserScansAndCumSumsRoundTripThroughTheCompositeFormat) {
+  Reduction user;
+  user.name = "sum_plus_product";  // a + b + ab = (1 + a)(1 + b) - 1: associative, identity 0
+  user.accType = DType::Float64;
+  user.identity = Scalar::ofFloat(DType::Float64, 0);
+  const ScalarExprPtr a = ScalarExpr::argument(0), x = ScalarExpr::argument(1);
+  user.combiner = ScalarExpr::apply(
+      OpKind::Add, {ScalarExpr::apply(OpKind::Add, {a, x}), ScalarExpr::apply(OpKind::Mul, {a, x})});
+  GraphBuilder b("user_scan");
+  Value in = b.input("x", DType::Float64, {3, 50});
+  b.output(b.scan(in, user, 1, false, true));
+  b.output(b.scan(in, Reduction::sum(DType::Float64), 0, true));
+  Graph g = b.build();
+  const std::string json = writeComposite(g);
+  EXPECT_NE(json.find("\"UserScan\""), std::string::npos);
+  EXPECT_NE(json.find("\"CumSum\""), std::string::npos);
+  Graph back = parseComposite(json, "user_scan.json");
+  EXPECT_EQ(back.nodes.size(), g.nodes.size());
+  EXPECT_EQ(back.nodes[0].reduction->builtin(), BuiltinCombiner::None);
+  EXPECT_TRUE(back.nodes[0].reverse);
+  EXPECT_TRUE(back.nodes[1].exclusive);
+  CompiledGraph c = compileGraph(back, CompileOptions{});
+  CpuCheckReport r = checkOnCpu(c, 9, 0, false);
+  EXPECT_TRUE(r.ok) << r.message;
+  for (const KernelSpec& k : c.program.kernels) EXPECT_NO_THROW(compileCuda(k.source, k.name, 9, 0)) << k.source;
+}
+
+TEST(Scan, MalformedScansAreErrorsNamingTheOp) {
+  expectRejected([] { scanGraph({4, 5}, DType::Float32, "sum", 2); }, "out of range");
+  expectRejected(
+      [] {
+        GraphBuilder b("bad");
+        Value x = b.input("x", DType::Int32, {4});
+        b.output(b.scan(x, Reduction::sum(DType::Int32), 0, false, false, DType::Int64));
+        b.build();
+      },
+      "cannot produce int64");
+  const std::string missing = errorOf(R"({"op": "Fused_UserScan", "input_desc": [[{"data_type": "float32",
+      "shape": [4], "tensor_name": "x"}]], "op_desc": [{"name": "UserScan", "attr": [{"name": "axis", "value": 0},
+      {"name": "reduction", "value": "nowhere"}], "input_desc": [[{"data_type": "float32", "shape": [4],
+      "tensor_name": "x"}]], "output_desc": [{"data_type": "float32", "shape": [4], "tensor_name": "y"}]}],
+      "output_desc": [{"data_type": "float32", "shape": [4], "tensor_name": "y"}]})");
+  EXPECT_NE(missing.find("no reduction"), std::string::npos) << missing;
+  EXPECT_NE(missing.find("UserScan"), std::string::npos) << missing;
+}
+
+}  // namespace
