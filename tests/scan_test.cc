@@ -14,6 +14,9 @@
 #include "composite_test_helpers.h"
 #include "frontend/builder.h"
 #include "frontend/composite_writer.h"
+#include "interp/point_reference.h"
+#include "interp/random_inputs.h"
+#include "interp/reference.h"
 #include "one_op_graph.h"
 
 using namespace polyred;
@@ -226,6 +229,33 @@ TEST(Scan, UserScansAndCumSumsRoundTripThroughTheCompositeFormat) {
   CpuCheckReport r = checkOnCpu(c, 9, 0, false);
   EXPECT_TRUE(r.ok) << r.message;
   for (const KernelSpec& k : c.program.kernels) EXPECT_NO_THROW(compileCuda(k.source, k.name, 9, 0)) << k.source;
+}
+
+// The point reference (what checks and tolerances of large graphs use) gives every
+// scan element the whole reference gives, and folds each run once: a row max over
+// scans of 50000 elements is 10^5 folds, not 2.5 * 10^9.
+TEST(Scan, ThePointReferenceAgreesAndFoldsEachRunOnce) {
+  GraphBuilder b("point_scans");
+  Value x = b.input("x", DType::Float32, {3, 7, 5});
+  b.output(b.scan(x, Reduction::sum(DType::Float32), 1, true, true));
+  b.output(b.scan(x, Reduction::max(DType::Float32), 2));
+  Graph g = b.build();
+  const std::vector<HostTensor> in = makeRandomInputs(g, 3);
+  const std::vector<HostTensor> whole = evaluateReference(g, in);
+  PointReference points(g, in);
+  for (size_t o = 0; o < g.outputs.size(); ++o)
+    for (int64_t k = 0; k < whole[o].size(); ++k)
+      EXPECT_TRUE(points.value(g.outputs[o].tensor, k).identical(whole[o].get(k))) << "output " << o << " element " << k;
+
+  GraphBuilder big("row_max_of_scans");
+  Value y = big.input("y", DType::Float32, {2, 50000});
+  big.output(big.reduceMax(big.scan(y, Reduction::sum(DType::Float32), 1), {1}));
+  Graph h = big.build();
+  const std::vector<HostTensor> yin = makeRandomInputs(h, 5);
+  Deadline tenSeconds(10.0);  // (element by element: minutes)
+  PointReference rows(h, yin, &tenSeconds);
+  const std::vector<HostTensor> want = evaluateReference(h, yin);
+  for (int64_t r = 0; r < 2; ++r) EXPECT_TRUE(rows.value(h.outputs[0].tensor, r).identical(want[0].get(r)));
 }
 
 TEST(Scan, MalformedScansAreErrorsNamingTheOp) {

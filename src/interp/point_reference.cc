@@ -354,28 +354,47 @@ struct PointReference::Impl {
   }
 
   // Element k of a scan: the fold of its run up to k (ScanFold, the order of
-  // interp/reference.cc); its magnitude as a reduction's over the same elements.
+  // interp/reference.cc); its magnitude as a reduction's over the same elements. The
+  // whole run is folded once and every element of it memoized on the way (element by
+  // element, a row max over a scan of n elements would fold n^2 of them).
   Element scan(size_t n, int64_t k) {
     const Node& node = g.nodes[n];
-    const ScanLayout l = scanLayout(g.tensor(node.output).shape, node.axes.at(0));
+    const TensorId out = node.output;
+    const ScanLayout l = scanLayout(g.tensor(out).shape, node.axes.at(0));
     const int64_t position = k / l.stride % l.extent, base = k - position * l.stride;
     const int64_t first = node.reverse ? l.extent - 1 : 0, step = node.reverse ? -1 : 1;
-    const int64_t count = (node.reverse ? l.extent - position : position + 1) - (node.exclusive ? 1 : 0);
     ScanFold fold(*node.reduction);
     const BuiltinCombiner kind = node.reduction->builtin();
+    const bool tracked = kind == BuiltinCombiner::Sum || kind == BuiltinCombiner::Prod ||
+                         kind == BuiltinCombiner::Max || kind == BuiltinCombiner::Min;
     double mag = kind == BuiltinCombiner::Prod ? 1 : 0;
-    for (int64_t e = 0; e < count; ++e) {
+    auto running = [&] {
+      Scalar v = fold.value(g.tensor(out).dtype);
+      const double m = std::isinf(mag) ? std::numeric_limits<double>::max() : mag;
+      return Element{v, tracked && tracksMagnitude(v.type) ? std::max(m, magnitudeOfValue(v)) : magnitudeOfValue(v)};
+    };
+    Element wanted;
+    for (int64_t e = 0; e < l.extent; ++e) {
       if (deadline && (e & 4095) == 4095) deadline->check();
-      Element x = at(node.inputs[0], base + (first + step * e) * l.stride);
+      const int64_t place = base + (first + step * e) * l.stride;
+      if (node.exclusive) remember(out, place, running(), k, wanted);
+      Element x = at(node.inputs[0], place);
       fold.add(x.value);
       if (kind == BuiltinCombiner::Prod) mag *= std::max(1.0, x.magnitude);
       else mag = kind == BuiltinCombiner::Sum ? mag + x.magnitude : std::max(mag, x.magnitude);
+      if (!node.exclusive) remember(out, place, running(), k, wanted);
     }
-    Scalar v = fold.value(g.tensor(node.output).dtype);
-    if (std::isinf(mag)) mag = std::numeric_limits<double>::max();
-    const bool tracked = kind == BuiltinCombiner::Sum || kind == BuiltinCombiner::Prod ||
-                         kind == BuiltinCombiner::Max || kind == BuiltinCombiner::Min;
-    return {v, tracked && tracksMagnitude(v.type) ? std::max(mag, magnitudeOfValue(v)) : magnitudeOfValue(v)};
+    return wanted;
+  }
+
+  // Memoizes element `at` of tensor t (bounded as at() does); keeps it in `wanted` if it
+  // is element k.
+  void remember(TensorId t, int64_t place, const Element& e, int64_t k, Element& wanted) {
+    if (place == k) wanted = e;
+    if (memo[static_cast<size_t>(t)].emplace(place, e).second && ++memoEntries > kMaxMemoEntries) {
+      for (auto& each : memo) each.clear();
+      memoEntries = 0;
+    }
   }
 
   Element reduce(size_t n, int64_t k) {
