@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "composite_test_helpers.h"
+#include "canon/launch_groups.h"
 #include "frontend/builder.h"
 #include "frontend/composite_writer.h"
 #include "interp/point_reference.h"
@@ -175,6 +176,11 @@ TEST(Scan, ResultsReadElsewhereAreMaterialized) {
   ASSERT_EQ(compiled.partition.temporaries.size(), 1u);
   EXPECT_EQ(compiled.partition.temporaries[0].elements, 80000);
   EXPECT_EQ(compiled.kernels.front().vector.width, 4);
+  // The kernels reading the temporary run in a later launch than the scan writing it
+  // (horizontally fused with it, they read it before it was written: found on the GPU).
+  const std::vector<LaunchGroup> launches = groupIndependentKernels(compiled.partition, compiled.graph);
+  ASSERT_EQ(launches.size(), 2u);
+  EXPECT_EQ(launches[0].kernels, std::vector<int>{0});
   for (const KernelSpec& k : compiled.program.kernels) EXPECT_NO_THROW(compileCuda(k.source, k.name, 9, 0)) << k.source;
   EXPECT_TRUE(compiled.partition.kernels.front().hasScan());
   // The scan, its row sum (whose kernel stores the flip too: a point output over the

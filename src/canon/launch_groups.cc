@@ -33,8 +33,9 @@ Access accessOf(const KernelPlan& k, const Graph& g) {
     if (r.output >= 0) a.writes.insert(outputBuffer(g, r.output));
     if (r.temporary >= 0) a.writes.insert({2, r.temporary});
   }
-  for (const auto* stores : {&k.stores, &k.epilogueStores})
-    for (const ElementwiseOutput& s : *stores) a.writes.insert(outputBuffer(g, s.output));
+  for (const auto* stores : {&k.stores, &k.epilogueStores})  // (a scan's store may fill a temporary)
+    for (const ElementwiseOutput& s : *stores)
+      a.writes.insert(s.output >= 0 ? outputBuffer(g, s.output) : Buffer{2, s.temporary});
   return a;
 }
 
