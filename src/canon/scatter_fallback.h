@@ -26,7 +26,7 @@
 
 namespace polyred {
 
-// 2^31 mask elements: a few milliseconds on a GPU (as the frontend's masked scans).
+// 2^31 mask elements: a few milliseconds on a GPU.
 constexpr int64_t kMaxMaskedScatterWork = int64_t{1} << 31;
 
 // Why ScatterAdd node `n` of `g` cannot be an atomic scatter, or "" when it can.

@@ -1,5 +1,5 @@
 // GPU half of tests/math_ops_test.cc, tests/index_ops_test.cc, tests/layer_ops_test.cc
-// and tests/masked_sums_test.cc: the composite files under tests/data/ops (the math ops
+// and tests/scans_scatters_test.cc: the composite files under tests/data/ops (the math ops
 // in f32/f16/i32/i8; Tile, Slice, StridedSlice forwards and backwards, Concat, Pad,
 // Gather, GatherNd, Pool2D, TransData; the layer ops and LayerNorm; scans and scatters)
 // run on the GPU and match the reference interpreter. Without a GPU every test is skipped.
