@@ -53,6 +53,11 @@ class BlockMachine {
       passStores_.push_back(static_cast<size_t>(std::count_if(
           p_.stores.begin(), p_.stores.end(), [&](const ElementwiseOutput& s) { return s.pass == pass; })));
     }
+    if (p_.hasScan()) {  // the same for every instance: computed once
+      scanRows_ = scanRowThreads(b_.BX, b_.BY, p_.form == CanonicalForm::YReduce);
+      scanInput_ = passValues_.at(0);
+      for (size_t v = static_cast<size_t>(p_.reductions.at(0).value) + 1; v < scanInput_.size(); ++v) scanInput_[v] = false;
+    }
   }
 
   void runBlock(int64_t bx, int64_t by, const ExecNode& root) {
@@ -317,21 +322,13 @@ class BlockMachine {
     return scanLanes(eval(n.offsets.back(), vars(t)), eval(n.coords.at(0), vars(t)) < p_.M, k_.vector.width, p_.N);
   }
 
-  // The body values up to the scan's input (those a Fold evaluates, and Red before its step).
-  std::vector<bool> scanInputValues() const {
-    std::vector<bool> input = passValues_.at(0);
-    for (size_t v = static_cast<size_t>(p_.reductions.at(0).value) + 1; v < input.size(); ++v) input[v] = false;
-    return input;
-  }
-
   // A multi-block scan's Fold: each thread folds its lanes of the chunk into its accumulator.
   void scanFold(const ExecNode& n, const std::vector<int>& active) {
     const ReductionOutput& ro = p_.reductions.at(0);
-    const std::vector<bool> input = scanInputValues();
     for (int t : active) {
       const LaneRange lanes = scanLanesOf(n, t);
       for (int64_t l = lanes.lo; l < lanes.hi; ++l)
-        acc(t, 0) = ro.reduction.combine(acc(t, 0), evaluate(p_.body, n, t, {}, static_cast<int>(l), &input)
+        acc(t, 0) = ro.reduction.combine(acc(t, 0), evaluate(p_.body, n, t, {}, static_cast<int>(l), &scanInput_)
                                                         [static_cast<size_t>(ro.value)].castTo(ro.reduction.accType));
     }
   }
@@ -342,7 +339,7 @@ class BlockMachine {
     requireWholeBlock(n, active);
     const Reduction& red = p_.reductions.at(0).reduction;
     const int64_t tile = eval(n.coords.at(0), vars(active[0])), chunk = vars(active[0])[kBx];
-    const std::vector<std::vector<int>> rows = scanRowThreads(b_.BX, b_.BY, p_.form == CanonicalForm::YReduce);
+    const std::vector<std::vector<int>>& rows = scanRows_;
     for (size_t r = 0; r < rows.size(); ++r) {
       Scalar aggregate = red.identity.castTo(red.accType);
       for (int t : rows[r]) aggregate = red.combine(aggregate, acc(t, 0));
@@ -364,7 +361,6 @@ class BlockMachine {
     const int V = k_.vector.width;
     const Scalar identity = red.identity.castTo(red.accType);
     const std::vector<bool>& evaluated = passValues_.at(0);
-    const std::vector<bool> input = scanInputValues();
     std::vector<std::vector<Scalar>> fold(static_cast<size_t>(threads_), std::vector<Scalar>(static_cast<size_t>(V), identity));
     std::vector<LaneRange> lanes(static_cast<size_t>(threads_));
     for (int t : active) {
@@ -373,12 +369,12 @@ class BlockMachine {
       Scalar f = identity;
       for (int l = 0; l < V; ++l) {
         if (l >= lanes[u].lo && l < lanes[u].hi)
-          f = red.combine(f, evaluate(p_.body, n, t, {}, l, &input)[static_cast<size_t>(ro.value)].castTo(red.accType));
+          f = red.combine(f, evaluate(p_.body, n, t, {}, l, &scanInput_)[static_cast<size_t>(ro.value)].castTo(red.accType));
         fold[u][static_cast<size_t>(l)] = f;
       }
     }
     std::vector<Scalar> before(static_cast<size_t>(threads_));
-    for (const std::vector<int>& row : scanRowThreads(b_.BX, b_.BY, p_.form == CanonicalForm::YReduce)) {
+    for (const std::vector<int>& row : scanRows_) {
       const Scalar start = acc(row[0], 0);
       Scalar carry = start;
       for (int t : row) {
@@ -630,6 +626,8 @@ class BlockMachine {
   bool det_ = false;  // the deterministic protocol (asked for, or a tuple reduction)
   std::vector<unsigned> tickets_;
   std::optional<ScanLookBackState> lookBack_;  // a scan whose rows span several blocks
+  std::vector<std::vector<int>> scanRows_;  // a scan's rows: their threads in scan order
+  std::vector<bool> scanInput_;  // the body values up to the scan's input (Fold, and Red before its step)
   std::vector<Scalar> bodyValues_, epilogueValues_, passTotals_;  // reused buffers
   std::vector<std::vector<bool>> passValues_;  // the body values each pass evaluates
   std::vector<int> passLoads_;                 // and how many loads they have
