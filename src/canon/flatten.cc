@@ -64,22 +64,16 @@ IndexExprs broadcastIndex(const IndexExprs& idx, const Shape& out, const Shape& 
   return r;
 }
 
-// Whether the quasi-affine `offset` over i (and j) equals i at every point of the
-// M x N iteration space (decided exactly by isl: the set where they differ is empty).
-bool isIdentityOnRows(const std::string& offset, int64_t M, int64_t N);
-
-// Whether two quasi-affine offsets over i < M, j < N are the same point everywhere.
+// Whether two quasi-affine offsets over i < M, j < N are the same point everywhere
+// (decided exactly by isl: the set where they differ is empty).
 bool isSamePoint(const std::string& a, const std::string& b, int64_t M, int64_t N) {
   IslContext ctx;
   std::string dom = " : 0 <= i < " + std::to_string(M) + " and 0 <= j < " + std::to_string(N) + " }";
   return islSameFunction(ctx.get(), "{ [i, j] -> [(" + a + ")]" + dom, "{ [i, j] -> [(" + b + ")]" + dom);
 }
 
-bool isIdentityOnRows(const std::string& offset, int64_t M, int64_t N) {
-  IslContext ctx;
-  std::string dom = " : 0 <= i < " + std::to_string(M) + " and 0 <= j < " + std::to_string(N) + " }";
-  return islSameFunction(ctx.get(), "{ [i, j] -> [(" + offset + ")]" + dom, "{ [i, j] -> [(i)]" + dom);
-}
+// Whether `offset` equals the row i at every point.
+bool isIdentityOnRows(const std::string& offset, int64_t M, int64_t N) { return isSamePoint(offset, "i", M, N); }
 
 // Lowers graph tensors into values at a given multi-index, memoized so that a value
 // used twice at the same index is computed once. Reaching one of the kernel's own
