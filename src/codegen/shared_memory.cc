@@ -18,7 +18,8 @@ int64_t staticSharedBytes(const PolyKernel& k) {
   int64_t bytes = 0;
   if (p.hasScan()) {  // one block scan (polyred_scan.cuh's scan_smem); over several blocks, the look-back's
     const int64_t acc = dtypeBytes(p.reductions.at(0).reduction.accType);
-    const int64_t scan = acc * (y ? b.BX * b.BY : b.BY * std::max(1, b.BX / 32));
+    const int64_t transposed = b.BY * (b.BX + 1) + b.BX + (b.BY > 32 ? b.BX * (b.BY / 32) : 0);
+    const int64_t scan = acc * (y ? transposed : b.BY * std::max(1, b.BX / 32));
     return scan + (b.multiBlockScan() ? slots * acc + (y ? b.BX : b.BY) * acc + 16 : 0);
   }
   for (const ReductionOutput& r : p.reductions) {

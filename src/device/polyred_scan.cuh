@@ -12,8 +12,10 @@
 //
 //   Along x: an inclusive warp scan by __shfl_up_sync over the row's lanes of the warp
 //   (rows narrower than a warp are segments of BX lanes), then, for rows of several
-//   warps, the warps' totals through shared memory.
-//   Along y: a Hillis-Steele scan over the column's BY threads in shared memory.
+//   warps, the warps' totals through shared memory, scanned by shuffles again.
+//   Along y: the tile transposed through shared memory, so that a column's threads
+//   are consecutive lanes, and scanned by shuffles the same way (H100: a Hillis-Steele
+//   scan in shared memory took two barriers per step; docs/results.md, session 23).
 //
 // Accumulators are scalars (int, long long, float, double). A call that uses shared
 // memory begins with a barrier (the previous user is done with it); all threads of the
@@ -25,10 +27,12 @@
 namespace polyred_dev {
 
 // Shared memory one block scan uses, in accumulators: the warps' totals of each row
-// (along x), or the whole tile (along y). (codegen/shared_memory.cc mirrors this.)
+// (along x); along y the tile, transposed through rows padded to BX + 1 (no bank
+// conflicts either way), the columns' totals and, for columns longer than a warp, the
+// totals of their warp-long segments. (codegen/shared_memory.cc mirrors this.)
 template <int BX, int BY, bool AlongX>
 constexpr int scan_smem() {
-  return AlongX ? BY * (BX > 32 ? BX / 32 : 1) : BX * BY;
+  return AlongX ? BY * (BX > 32 ? BX / 32 : 1) : BY * (BX + 1) + BX + (BY > 32 ? BX * (BY / 32) : 0);
 }
 
 namespace detail {
@@ -39,10 +43,92 @@ __device__ __forceinline__ T shuffle_up(T v, unsigned mask, int delta, int width
   return __shfl_up_sync(mask, v, delta, width);
 }
 
+template <class T>
+__device__ __forceinline__ T shuffle(T v, unsigned mask, int lane, int width) {
+  static_assert(!is_tuple_accumulator_v<T>, "polyred: scans take scalar accumulators");
+  return __shfl_sync(mask, v, lane, width);
+}
+
 // The block's lanes in its warp: all 32, or the first BX * BY of a smaller block.
 template <int Threads>
-__device__ __forceinline__ unsigned block_warp_mask() {
+__device__ __forceinline__ constexpr unsigned block_warp_mask() {
   return Threads >= 32 ? 0xffffffffu : (1u << Threads) - 1u;
+}
+
+// The inclusive scan of v over the W-lane segments of the warp (W a power of two up
+// to 32): lane k of a segment gets v_0 (+) ... (+) v_k, combined in lane order.
+template <class T, class Op, int W>
+__device__ __forceinline__ T warp_scan_inclusive(T v, Op op, unsigned mask, int lane) {
+#pragma unroll
+  for (int d = 1; d < W; d *= 2) {
+    const T other = shuffle_up(v, mask, d, W);
+    if (lane >= d) v = op(other, v);
+  }
+  return v;
+}
+
+// Along x: each row's warps scan their lanes by shuffles, then every warp scans the
+// row's warp totals (one per lane) the same way -- no thread loops over them.
+template <class T, class Op, int BX, int BY>
+__device__ __forceinline__ void block_scan_x(T v, Op op, T identity, T* smem, T& before, T& total) {
+  const int t = thread_linear<BX>(), x = t % BX, y = t / BX;
+  constexpr int W = BX < 32 ? BX : 32;  // the row's lanes in one warp
+  const unsigned mask = block_warp_mask<BX * BY>();
+  const int lane = x % W;
+  const T inclusive = warp_scan_inclusive<T, Op, W>(v, op, mask, lane);
+  const T earlier = shuffle_up(inclusive, mask, 1, W);
+  before = lane > 0 ? earlier : identity;
+  total = shuffle(inclusive, mask, W - 1, W);
+  if constexpr (BX > 32) {
+    constexpr int kWarps = BX / 32;  // a row's warps are whole warps of the block
+    const int warp = x / 32;
+    T* totals = smem + y * kWarps;
+    __syncthreads();
+    if (lane == 31) totals[warp] = inclusive;
+    __syncthreads();
+    const T warps = warp_scan_inclusive<T, Op, 32>(lane < kWarps ? totals[lane] : identity, op, 0xffffffffu, lane);
+    const T warps_before = shuffle(warps, 0xffffffffu, warp > 0 ? warp - 1 : 0, 32);
+    if (warp > 0) before = op(warps_before, before);
+    total = shuffle(warps, 0xffffffffu, kWarps - 1, 32);
+  }
+}
+
+// Along y: the tile goes through shared memory transposed, so that each column's BY
+// values lie in consecutive lanes and are scanned by shuffles (segments of 32 lanes
+// for columns longer than a warp, then the segments' totals); each thread reads back
+// what comes before it and its column's total. Three barriers (four past 32 rows),
+// whatever BY.
+template <class T, class Op, int BX, int BY>
+__device__ __forceinline__ void block_scan_y(T v, Op op, T identity, T* smem, T& before, T& total) {
+  constexpr int kStride = BX + 1, W = BY < 32 ? BY : 32, kSegments = BY > 32 ? BY / 32 : 1;
+  T* tile = smem;
+  T* column_totals = smem + BY * kStride;
+  T* segment_totals = column_totals + BX;
+  const int t = thread_linear<BX>(), x = t % BX, y = t / BX;
+  const int column = t / BY, row = t % BY, lane = row % W, segment = row / W;  // this thread's place transposed
+  const unsigned mask = block_warp_mask<BX * BY>();
+  __syncthreads();
+  tile[y * kStride + x] = v;
+  __syncthreads();
+  const T mine = tile[row * kStride + column];
+  const T inclusive = warp_scan_inclusive<T, Op, W>(mine, op, mask, lane);
+  const T earlier = shuffle_up(inclusive, mask, 1, W);
+  T exclusive = lane > 0 ? earlier : identity;
+  T column_total = shuffle(inclusive, mask, W - 1, W);
+  if constexpr (kSegments > 1) {
+    if (lane == W - 1) segment_totals[column * kSegments + segment] = inclusive;
+    __syncthreads();
+    T segments_before = identity;
+    for (int s = 0; s < segment; ++s) segments_before = op(segments_before, segment_totals[column * kSegments + s]);
+    column_total = segments_before;
+    for (int s = segment; s < kSegments; ++s) column_total = op(column_total, segment_totals[column * kSegments + s]);
+    exclusive = op(segments_before, exclusive);
+  }
+  tile[row * kStride + column] = exclusive;
+  if (row == BY - 1) column_totals[column] = column_total;
+  __syncthreads();
+  before = tile[y * kStride + x];
+  total = column_totals[x];
 }
 
 }  // namespace detail
@@ -53,49 +139,9 @@ __device__ __forceinline__ unsigned block_warp_mask() {
 template <class T, class Op, int BX, int BY, bool AlongX>
 __device__ __forceinline__ T block_scan_exclusive(T v, Op op, T identity, T& carry, T* smem) {
   POLYRED_CHECK_BLOCK_SHAPE(BX, BY);
-  const int t = thread_linear<BX>(), x = t % BX, y = t / BX;
   T before, total;
-  if constexpr (AlongX) {
-    constexpr int W = BX < 32 ? BX : 32;  // the row's lanes in one warp
-    const unsigned mask = detail::block_warp_mask<BX * BY>();
-    const int lane = x % W;
-    T inclusive = v;
-#pragma unroll
-    for (int d = 1; d < W; d *= 2) {
-      const T other = detail::shuffle_up(inclusive, mask, d, W);
-      if (lane >= d) inclusive = op(other, inclusive);
-    }
-    const T earlier = detail::shuffle_up(inclusive, mask, 1, W);
-    before = lane > 0 ? earlier : identity;
-    total = __shfl_sync(mask, inclusive, W - 1, W);
-    if constexpr (BX > 32) {
-      constexpr int kWarps = BX / 32;
-      const int warp = x / 32;
-      T* totals = smem + y * kWarps;
-      __syncthreads();
-      if (lane == 31) totals[warp] = inclusive;
-      __syncthreads();
-      T warps_before = identity;
-      for (int k = 0; k < warp; ++k) warps_before = op(warps_before, totals[k]);
-      total = warps_before;
-      for (int k = warp; k < kWarps; ++k) total = op(total, totals[k]);
-      before = op(warps_before, before);
-    }
-  } else {
-    __syncthreads();
-    smem[t] = v;
-    __syncthreads();
-    T inclusive = v;
-    for (int d = 1; d < BY; d *= 2) {
-      const T other = y >= d ? smem[t - d * BX] : identity;
-      __syncthreads();
-      if (y >= d) inclusive = op(other, inclusive);
-      smem[t] = inclusive;
-      __syncthreads();
-    }
-    before = y > 0 ? smem[t - BX] : identity;
-    total = smem[(BY - 1) * BX + x];
-  }
+  if constexpr (AlongX) detail::block_scan_x<T, Op, BX, BY>(v, op, identity, smem, before, total);
+  else detail::block_scan_y<T, Op, BX, BY>(v, op, identity, smem, before, total);
   const T result = op(carry, before);
   carry = op(carry, total);
   return result;
@@ -130,30 +176,46 @@ __device__ __forceinline__ void publish(T* slot, T v, unsigned* flag, unsigned s
 }
 
 // The fold of the chunks before `chunk` of one row (flags, aggregates and prefixes
-// hold the row's chunks): publishes this chunk's aggregate, walks back to the nearest
-// chunk whose inclusive prefix is published (chunk 0 publishes its own at once), folds
-// the aggregates after it onto it left to right, and publishes this chunk's inclusive
-// prefix. Every inclusive prefix is thus the same left fold a0 (+) a1 (+) ... of the
+// hold the row's chunks), by one warp of kLanes lanes: publishes this chunk's
+// aggregate; reads the flags of the kLanes chunks before it at once (then of the
+// kLanes before those, ...) until one of them has its inclusive prefix published
+// (chunk 0 publishes its own at once); folds the aggregates after the nearest such
+// chunk onto its prefix, left to right; and publishes this chunk's inclusive prefix.
+// Every inclusive prefix is thus the same left fold a0 (+) a1 (+) ... of the
 // aggregates, whichever chunk the walk stopped at: the result is bitwise repeatable,
-// however the blocks' timing goes. One thread per row.
-template <class T, class Op>
-__device__ T look_back(T aggregate, Op op, T identity, unsigned* flags, T* aggregates, T* prefixes, int chunk) {
+// however the blocks' timing goes. All lanes return it.
+template <class T, class Op, int kLanes>
+__device__ T warp_look_back(T aggregate, Op op, T identity, unsigned* flags, T* aggregates, T* prefixes, int chunk,
+                            int lane) {
+  constexpr unsigned mask = block_warp_mask<kLanes>();
   if (chunk == 0) {
-    publish(prefixes, aggregate, flags, 2u);
+    if (lane == 0) publish(prefixes, aggregate, flags, 2u);
     return identity;
   }
-  publish(aggregates + chunk, aggregate, flags + chunk, 1u);
-  int k = chunk - 1;
-  for (;; --k) {
-    unsigned status;
-    while ((status = *reinterpret_cast<volatile unsigned*>(flags + k)) == 0u) {
+  if (lane == 0) publish(aggregates + chunk, aggregate, flags + chunk, 1u);
+  int end = chunk, found;  // the window of flags read: [end - kLanes, end)
+  for (;;) {
+    const int k = end - kLanes + lane;
+    unsigned status = k < 0 ? 1u : 0u;  // before chunk 0: nothing to wait for, no prefix
+    do {
+      if (status == 0u) status = *reinterpret_cast<volatile unsigned*>(flags + k);
+    } while (__any_sync(mask, status == 0u));
+    const unsigned prefixed = __ballot_sync(mask, status == 2u);
+    if (prefixed != 0u) {
+      found = end - kLanes + (31 - __clz(prefixed));
+      break;
     }
-    if (status == 2u) break;
+    end -= kLanes;
   }
-  __threadfence();
-  T before = *reinterpret_cast<volatile T*>(prefixes + k);
-  for (int m = k + 1; m < chunk; ++m) before = op(before, *reinterpret_cast<volatile T*>(aggregates + m));
-  publish(prefixes + chunk, op(before, aggregate), flags + chunk, 2u);
+  __syncwarp(mask);
+  __threadfence();  // what the flags published, before reading it (every lane reads)
+  T before = *reinterpret_cast<volatile T*>(prefixes + found);
+  for (int base = found + 1; base < chunk; base += kLanes) {
+    const int m = base + lane, count = chunk - base < kLanes ? chunk - base : kLanes;
+    const T a = m < chunk ? *reinterpret_cast<volatile T*>(aggregates + m) : identity;
+    for (int j = 0; j < count; ++j) before = op(before, shuffle(a, mask, j, kLanes));
+  }
+  if (lane == 0) publish(prefixes + chunk, op(before, aggregate), flags + chunk, 2u);
   return before;
 }
 
@@ -161,20 +223,29 @@ __device__ T look_back(T aggregate, Op op, T identity, unsigned* flags, T* aggre
 
 // The carry into this block's chunk, in every thread of each row (along x: the rows
 // y; along y: the columns x): `partial`, each thread's fold of its elements of the
-// chunk, is combined over the row, then the row's head thread looks back. flags,
-// aggregates and prefixes are the i-tile's, row r's `gx` chunks at r * gx.
+// chunk, is combined over the row, then a warp per row looks back (warps take rows in
+// turn when rows outnumber them). flags, aggregates and prefixes are the i-tile's, row
+// r's `gx` chunks at r * gx; `totals` holds a value per row.
 template <class T, class Op, int BX, int BY, bool AlongX>
 __device__ __forceinline__ T scan_look_back(T partial, Op op, T identity, int chunk, int gx, unsigned* flags,
                                             T* aggregates, T* prefixes, T* smem, T* totals) {
   T aggregate;
   if constexpr (AlongX) aggregate = block_allreduce_x<T, Op, BX, BY>(partial, op, smem, totals);
   else aggregate = block_allreduce_y<T, Op, BX, BY>(partial, op, smem, totals);
+  constexpr int kRows = AlongX ? BY : BX, kThreads = BX * BY, kLanes = kThreads < 32 ? kThreads : 32;
+  constexpr int kWarps = kThreads / kLanes;
   const int t = thread_linear<BX>(), x = t % BX, y = t / BX;
   const int row = AlongX ? y : x;
-  __syncthreads();  // every thread has its aggregate before the heads reuse `totals`
-  if ((AlongX ? x : y) == 0)
-    totals[row] = detail::look_back(aggregate, op, identity, flags + row * gx, aggregates + row * gx,
-                                    prefixes + row * gx, chunk);
+  __syncthreads();  // every thread has its aggregate before `totals` is reused
+  if ((AlongX ? x : y) == 0) totals[row] = aggregate;
+  __syncthreads();
+  const int warp = t / kLanes, lane = t % kLanes;
+  for (int r = warp; r < kRows; r += kWarps) {
+    const T before = detail::warp_look_back<T, Op, kLanes>(totals[r], op, identity, flags + r * gx,
+                                                           aggregates + r * gx, prefixes + r * gx, chunk, lane);
+    __syncwarp(detail::block_warp_mask<kLanes>());  // every lane has read totals[r]
+    if (lane == 0) totals[r] = before;
+  }
   __syncthreads();
   return totals[row];
 }
