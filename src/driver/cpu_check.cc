@@ -42,7 +42,7 @@ int64_t memoizableElements(const Graph& g) {
 // a PointReference memo entry is a hash node holding an index and a Scalar.
 constexpr int64_t kWideElementBytes = 8;
 constexpr int64_t kMemoEntryBytes = 64;
-constexpr int64_t kMemoEntriesMax = int64_t{1} << 22;  // point_reference.cc's bound
+constexpr auto kMemoEntriesMax = static_cast<int64_t>(PointReference::kMemoEntries);
 
 }  // namespace
 

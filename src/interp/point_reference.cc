@@ -131,16 +131,25 @@ ReduceWalk makeReduceWalk(const Shape& in, const std::vector<int64_t>& axes) {
   return w;
 }
 
-// Memo entries above which every memo is dropped (a few hundred MiB at most).
-constexpr size_t kMaxMemoEntries = size_t{1} << 22;
+// Scan steps between the fold states kept of a scan's run, and the states kept at most
+// (about 100 MiB; then all are dropped).
+constexpr int64_t kScanCheckpoint = 64;
+constexpr size_t kMaxScanCheckpoints = size_t{1} << 21;
+
+// A scan's fold before an element of its run, and the magnitude so far.
+struct ScanState {
+  ScanFold fold;
+  double magnitude = 0;
+};
 
 }  // namespace
 
 struct PointReference::Impl {
-  Impl(const Graph& graph, const std::vector<HostTensor>& in, const Deadline* d)
-      : g(graph), inputs(in), deadline(d), inputPosition(graph.tensors.size(), -1), maps(graph.nodes.size()),
+  Impl(const Graph& graph, const std::vector<HostTensor>& in, const Deadline* d, size_t memoBound)
+      : g(graph), inputs(in), deadline(d), maxMemoEntries(memoBound), inputPosition(graph.tensors.size(), -1),
+        maps(graph.nodes.size()),
         walks(graph.nodes.size()), gatherStrides(graph.nodes.size(), 0), memo(graph.tensors.size()),
-        memoized(graph.tensors.size(), false) {
+        memoized(graph.tensors.size(), false), scanCheckpoints(graph.nodes.size()) {
     g.verify();
     checkInputs();
     for (size_t k = 0; k < g.inputs.size(); ++k) inputPosition[static_cast<size_t>(g.inputs[k])] = static_cast<int>(k);
@@ -209,7 +218,7 @@ struct PointReference::Impl {
     auto& m = memo[static_cast<size_t>(t)];
     if (auto it = m.find(k); it != m.end()) return it->second;
     Element e = compute(static_cast<size_t>(x.producer), k);
-    if (++memoEntries > kMaxMemoEntries) {
+    if (++memoEntries > maxMemoEntries) {
       for (auto& each : memo) each.clear();
       memoEntries = 1;
     }
@@ -354,44 +363,76 @@ struct PointReference::Impl {
   }
 
   // Element k of a scan: the fold of its run up to k (ScanFold, the order of
-  // interp/reference.cc); its magnitude as a reduction's over the same elements. The
-  // whole run is folded once and every element of it memoized on the way (element by
-  // element, a row max over a scan of n elements would fold n^2 of them).
+  // interp/reference.cc); its magnitude as a reduction's over the same elements. A run
+  // is folded whole the first time one of its elements is asked for: every element is
+  // memoized on the way (element by element, a row max over a scan of n elements would
+  // fold n^2 of them) and every kScanCheckpoint-th state of the fold is kept. Once the
+  // memo's bound has dropped them -- a check asks for the elements of a scan down the
+  // columns of a large tensor in row-major order, one of every run in turn -- an element
+  // is folded again from the checkpoint before it, never from the start of its run.
   Element scan(size_t n, int64_t k) {
     const Node& node = g.nodes[n];
-    const TensorId out = node.output;
-    const ScanLayout l = scanLayout(g.tensor(out).shape, node.axes.at(0));
+    const ScanLayout l = scanLayout(g.tensor(node.output).shape, node.axes.at(0));
     const int64_t position = k / l.stride % l.extent, base = k - position * l.stride;
-    const int64_t first = node.reverse ? l.extent - 1 : 0, step = node.reverse ? -1 : 1;
-    ScanFold fold(*node.reduction);
+    const int64_t step = node.reverse ? l.extent - 1 - position : position;  // k's place in scan order
+    auto& runs = scanCheckpoints[n];
+    auto run = runs.find(base);
+    if (run == runs.end()) {
+      if (scanCheckpointCount > kMaxScanCheckpoints) {
+        for (auto& each : scanCheckpoints) each.clear();
+        scanCheckpointCount = 0;
+      }
+      run = runs.emplace(base, std::vector<ScanState>{}).first;
+      Element wanted;
+      foldRun(n, l, base, 0, l.extent, ScanState{ScanFold(*node.reduction), startMagnitude(node)}, k, wanted,
+              &run->second);
+      scanCheckpointCount += run->second.size();
+      return wanted;
+    }
+    Element wanted;
+    const int64_t from = step / kScanCheckpoint * kScanCheckpoint;
+    foldRun(n, l, base, from, step + 1, run->second.at(static_cast<size_t>(step / kScanCheckpoint)), k, wanted, nullptr);
+    return wanted;
+  }
+
+  static double startMagnitude(const Node& node) { return node.reduction->builtin() == BuiltinCombiner::Prod ? 1 : 0; }
+
+  // Folds the scan's run at `base` from scan step `from` (where the fold's state is
+  // `state`) to `to`, memoizing every element and keeping element k in `wanted`; with
+  // `checkpoints`, the state before every kScanCheckpoint-th step.
+  void foldRun(size_t n, const ScanLayout& l, int64_t base, int64_t from, int64_t to, ScanState state, int64_t k,
+               Element& wanted, std::vector<ScanState>* checkpoints) {
+    const Node& node = g.nodes[n];
+    const TensorId out = node.output;
+    const int64_t first = node.reverse ? l.extent - 1 : 0, direction = node.reverse ? -1 : 1;
     const BuiltinCombiner kind = node.reduction->builtin();
     const bool tracked = kind == BuiltinCombiner::Sum || kind == BuiltinCombiner::Prod ||
                          kind == BuiltinCombiner::Max || kind == BuiltinCombiner::Min;
-    double mag = kind == BuiltinCombiner::Prod ? 1 : 0;
     auto running = [&] {
-      Scalar v = fold.value(g.tensor(out).dtype);
-      const double m = std::isinf(mag) ? std::numeric_limits<double>::max() : mag;
+      Scalar v = state.fold.value(g.tensor(out).dtype);
+      const double m = std::isinf(state.magnitude) ? std::numeric_limits<double>::max() : state.magnitude;
       return Element{v, tracked && tracksMagnitude(v.type) ? std::max(m, magnitudeOfValue(v)) : magnitudeOfValue(v)};
     };
-    Element wanted;
-    for (int64_t e = 0; e < l.extent; ++e) {
+    for (int64_t e = from; e < to; ++e) {
       if (deadline && (e & 4095) == 4095) deadline->check();
-      const int64_t place = base + (first + step * e) * l.stride;
+      if (checkpoints && e % kScanCheckpoint == 0) checkpoints->push_back(state);
+      ++scanSteps;
+      const int64_t place = base + (first + direction * e) * l.stride;
       if (node.exclusive) remember(out, place, running(), k, wanted);
       Element x = at(node.inputs[0], place);
-      fold.add(x.value);
+      state.fold.add(x.value);
+      double& mag = state.magnitude;
       if (kind == BuiltinCombiner::Prod) mag *= std::max(1.0, x.magnitude);
       else mag = kind == BuiltinCombiner::Sum ? mag + x.magnitude : std::max(mag, x.magnitude);
       if (!node.exclusive) remember(out, place, running(), k, wanted);
     }
-    return wanted;
   }
 
   // Memoizes element `at` of tensor t (bounded as at() does); keeps it in `wanted` if it
   // is element k.
   void remember(TensorId t, int64_t place, const Element& e, int64_t k, Element& wanted) {
     if (place == k) wanted = e;
-    if (memo[static_cast<size_t>(t)].emplace(place, e).second && ++memoEntries > kMaxMemoEntries) {
+    if (memo[static_cast<size_t>(t)].emplace(place, e).second && ++memoEntries > maxMemoEntries) {
       for (auto& each : memo) each.clear();
       memoEntries = 0;
     }
@@ -476,6 +517,7 @@ struct PointReference::Impl {
   const Graph& g;
   const std::vector<HostTensor>& inputs;
   const Deadline* deadline;
+  size_t maxMemoEntries;
   std::vector<int> inputPosition;            // by TensorId: index into inputs, or -1
   std::vector<std::vector<IndexMap>> maps;   // by node, by operand
   std::vector<ReduceWalk> walks;             // by node (reductions only)
@@ -483,13 +525,18 @@ struct PointReference::Impl {
   std::vector<std::unordered_map<int64_t, Element>> memo;  // by TensorId
   std::vector<bool> memoized;                // by TensorId
   size_t memoEntries = 0;
+  std::vector<std::unordered_map<int64_t, std::vector<ScanState>>> scanCheckpoints;  // by node, by run base
+  size_t scanCheckpointCount = 0;
+  int64_t scanSteps = 0;  // scan elements folded
 };
 
-PointReference::PointReference(const Graph& g, const std::vector<HostTensor>& inputs, const Deadline* deadline)
-    : impl_(std::make_unique<Impl>(g, inputs, deadline)) {}
+PointReference::PointReference(const Graph& g, const std::vector<HostTensor>& inputs, const Deadline* deadline,
+                               size_t memoEntries)
+    : impl_(std::make_unique<Impl>(g, inputs, deadline, memoEntries)) {}
 PointReference::~PointReference() = default;
 
 Scalar PointReference::value(TensorId t, int64_t k) { return impl_->at(t, k).value; }
 double PointReference::magnitude(TensorId t, int64_t k) { return impl_->at(t, k).magnitude; }
+int64_t PointReference::scanStepsFolded() const { return impl_->scanSteps; }
 
 }  // namespace polyred

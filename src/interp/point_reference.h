@@ -41,13 +41,19 @@ namespace polyred {
 
 class PointReference {
  public:
+  // Memoized elements kept at most (a few hundred MiB); past it, every memo is dropped.
+  static constexpr size_t kMemoEntries = size_t{1} << 22;
+
   // `inputs` in g.inputs order (checked like evaluateReference); both must outlive
   // this object. `deadline` (optional) is polled while reductions accumulate.
-  PointReference(const Graph& g, const std::vector<HostTensor>& inputs, const Deadline* deadline = nullptr);
+  PointReference(const Graph& g, const std::vector<HostTensor>& inputs, const Deadline* deadline = nullptr,
+                 size_t memoEntries = kMemoEntries);
   ~PointReference();
 
   Scalar value(TensorId t, int64_t k);
   double magnitude(TensorId t, int64_t k);
+  // Scan elements folded so far, every run and refold counted (what tests bound).
+  int64_t scanStepsFolded() const;
 
  private:
   struct Impl;
