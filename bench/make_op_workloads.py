@@ -163,6 +163,14 @@ def scan_workloads(out):
     x = g.input("x", "float32", [4, 1048576])
     g.write(out, [g.op("CumSum", [x], [("float32", [4, 1048576])], {"axis": 1})])
 
+    g = Graph("ops_cumsum_f16_axis0_8192x4096")  # many long columns: 8 points of a column per thread
+    x = g.input("x", "float16", [8192, 4096])
+    g.write(out, [g.op("CumSum", [x], [("float16", [8192, 4096])], {"axis": 0})])
+
+    g = Graph("ops_cumsum_f32_32x4096x64")  # a middle axis of 4096 under 32 x 64 columns
+    x = g.input("x", "float32", [32, 4096, 64])
+    g.write(out, [g.op("CumSum", [x], [("float32", [32, 4096, 64])], {"axis": 1})])
+
 
 if __name__ == "__main__":
     if len(sys.argv) != 2:

@@ -88,10 +88,21 @@ TEST(Scan, RowsTakeTheXFormWithLanesAndColumnsTheYForm) {
   CpuCheckReport r = checkOnCpu(few, 3, 1 << 16, false);
   EXPECT_TRUE(r.ok) << r.message;
 
+  // Columns: 8 consecutive points of a column per thread (strided lanes, each store
+  // its own), unless the column's length is odd.
   CompiledGraph columns = compileGraph(scanGraph({5000, 70}, DType::Float32, "sum", 0), CompileOptions{});
   EXPECT_EQ(onlyScan(columns).form, CanonicalForm::YReduce);
   EXPECT_TRUE(columns.kernels[0].binding.multiBlockScan());
-  EXPECT_EQ(columns.kernels[0].vector.width, 1);
+  EXPECT_EQ(columns.kernels[0].vector.width, 8);
+  EXPECT_TRUE(columns.kernels[0].vector.strided);
+  EXPECT_EQ(columns.kernels[0].vector.axis, 'j');
+  const std::string& columnSource = columns.program.kernels.at(0).source;
+  EXPECT_EQ(columnSource.find("pr_store_lanes"), std::string::npos) << columnSource;
+  EXPECT_NE(columnSource.find("if (7 >= lo && 7 < hi) pr_store(out0"), std::string::npos) << columnSource;
+  r = checkOnCpu(columns, 4, 1 << 16, false);
+  EXPECT_TRUE(r.ok) << r.message;
+  EXPECT_EQ(compileGraph(scanGraph({4999, 70}, DType::Float32, "sum", 0), CompileOptions{}).kernels[0].vector.width, 1);
+  EXPECT_EQ(compileGraph(scanGraph({5002, 70}, DType::Float32, "sum", 0), CompileOptions{}).kernels[0].vector.width, 2);
   // The middle axis of three: kept axes on both sides, coalesced into i.
   CompiledGraph middle = compileGraph(scanGraph({5, 300, 7}, DType::Float32, "sum", 1), CompileOptions{});
   EXPECT_EQ(onlyScan(middle).M, 35);
@@ -106,10 +117,11 @@ TEST(Scan, EveryCombinerDirectionAndDtypePassesTheCpuCheck) {
     Shape shape;
     int64_t axis;
   };
-  // (Rows over several blocks: [2, 70001], [5000, 3] down its columns, [3, 9000, 2].)
+  // (Rows over several blocks: [2, 70001], [5000, 3] down its columns, [3, 9000, 2].
+  // Columns of 8, 4 and 2 points per thread: [5000, 3], [36, 50], [2, 3, 4, 5].)
   const std::vector<Case> cases = {{{1000}, 0}, {{37, 129}, 1}, {{3, 4099}, 1}, {{129, 3}, 0},
                                    {{4, 33, 5}, 1}, {{2, 3, 4, 5}, 2}, {{1}, 0}, {{6, 1, 7}, 1},
-                                   {{2, 70001}, 1}, {{5000, 3}, 0}, {{3, 9000, 2}, 1}};
+                                   {{2, 70001}, 1}, {{5000, 3}, 0}, {{3, 9000, 2}, 1}, {{36, 50}, 0}};
   const std::vector<std::pair<DType, std::string>> kinds = {
       {DType::Float32, "sum"}, {DType::Float16, "sum"}, {DType::Int32, "sum"}, {DType::Int8, "sum"},
       {DType::Float64, "prod"}, {DType::Int64, "max"}, {DType::BFloat16, "min"}, {DType::Float32, "max"}};

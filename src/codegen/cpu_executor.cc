@@ -384,7 +384,8 @@ class BlockMachine {
       }
       for (int t : row) acc(t, 0) = carry;
     }
-    const size_t firstStore = n.offsets.size() - p_.stores.size() - 1;
+    const size_t storeLanes = k_.vector.strided ? static_cast<size_t>(V) : 1;  // offsets per store
+    const size_t firstStore = n.offsets.size() - p_.stores.size() * storeLanes - 1;
     for (int t : active) {
       const auto u = static_cast<size_t>(t);
       for (int64_t l = lanes[u].lo; l < lanes[u].hi; ++l) {
@@ -395,7 +396,8 @@ class BlockMachine {
         const std::vector<Scalar>& values = evaluate(p_.body, n, t, {running.castTo(ro.outType)}, static_cast<int>(l), &evaluated);
         for (size_t k = 0; k < p_.stores.size(); ++k) {
           const ElementwiseOutput& st = p_.stores[k];
-          const int64_t at = eval(n.offsets.at(firstStore + k), vars(t)) + l;
+          const int64_t at = storeLanes > 1 ? eval(n.offsets.at(firstStore + k * storeLanes + static_cast<size_t>(l)), vars(t))
+                                            : eval(n.offsets.at(firstStore + k), vars(t)) + l;
           const Scalar& value = values[static_cast<size_t>(st.value)];
           if (st.output >= 0) store(st.output, at, value, g_.tensor(g_.outputs[static_cast<size_t>(st.output)].tensor).dtype);
           else temporaries_.at(static_cast<size_t>(st.temporary)).set(at, value);

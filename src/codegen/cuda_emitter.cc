@@ -301,7 +301,8 @@ class KernelEmitter {
       os << "  " << accType(r) << " acc" << r << (lanes_ > 1 ? "[" + std::to_string(lanes_) + "]" : "") << ";\n";
     }
     if (k_.binding.multiBlock()) os << "  bool last_block = false;\n";
-    if (k_.vector.width > 1) emitAlignmentCheck(os);
+    if (k_.vector.strided) os << "  const bool vector_ok = false;  // lanes down a column: element by element\n";
+    else if (k_.vector.width > 1) emitAlignmentCheck(os);
     else if (scan_) os << "  const bool vector_ok = false;  // one lane: element by element\n";
     if (!cache_.empty()) os << cache_.declarations(k_.binding.BX);
     if (!stage_.empty()) os << stage_.declarations();
@@ -598,12 +599,20 @@ class KernelEmitter {
     for (size_t v = 0; v < p_.body.size(); ++v) site.evaluated[v] = evaluated[v] && v > input;
     site.scanned = "o0";
     size_t offset = emitLaneValues(os, site);
+    const int V = k_.vector.width;
     for (const ElementwiseOutput& s : p_.stores) {
       const std::string ptr = s.output >= 0 ? "out" + std::to_string(s.output) : "tmp" + std::to_string(s.temporary);
-      const std::string at = toC(site.instance.offsets.at(offset++)), value = "v" + std::to_string(s.value);
-      if (k_.vector.width == 1) os << indent(d + 1) << "if (lo < hi) pr_store(" << ptr << ", " << at << ", " << value << "[0]);\n";
-      else os << indent(d + 1) << "pr_store_lanes<" << k_.vector.width << ">(" << ptr << ", " << at << ", " << value << ", "
-              << site.vectorOk << ", lo, hi);\n";
+      const std::string value = "v" + std::to_string(s.value);
+      if (V == 1 || k_.vector.strided) {  // lane by lane, each at its own offset
+        for (int l = 0; l < V; ++l) {
+          const std::string lane = std::to_string(l), at = toC(site.instance.offsets.at(offset++));
+          const std::string inRow = V == 1 ? "lo < hi" : lane + " >= lo && " + lane + " < hi";
+          os << indent(d + 1) << "if (" << inRow << ") pr_store(" << ptr << ", " << at << ", " << value << "[" << lane << "]);\n";
+        }
+      } else {
+        os << indent(d + 1) << "pr_store_lanes<" << V << ">(" << ptr << ", " << toC(site.instance.offsets.at(offset++))
+           << ", " << value << ", " << site.vectorOk << ", lo, hi);\n";
+      }
     }
     os << indent(d) << "}\n";
   }

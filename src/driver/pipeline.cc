@@ -184,13 +184,15 @@ CompiledGraph compileGraph(const Graph& source, const CompileOptions& options) {
     const KernelPlan& plan = c.partition.kernels[k];
     const Bound& b = bound[k];
     // Only lane loads and stores (pr_load_lanes, pr_store_lanes) carry hints: a scalar
-    // kernel keeps plain accesses, and its dump says so.
-    const CacheHintMode hintMode = b.vector.width > 1 ? options.config.cacheHints : CacheHintMode::Off;
+    // kernel, or one of strided lanes (every access scalar), keeps plain accesses, and
+    // its dump says so.
+    const CacheHintMode hintMode = b.vector.width > 1 && !b.vector.strided ? options.config.cacheHints : CacheHintMode::Off;
     CacheHints hints =
         chooseCacheHints(plan, hintMode, kernelReads(c.partition, k, g), options.target.l2Bytes);
     dump("binding", plan.name + ": " + b.binding.toString() +
                         (b.vector.width > 1 ? ", " + std::to_string(b.vector.width) + " elements per thread and step" +
-                                                  (b.vector.masked() ? " (masked lanes, row shift " + b.vector.shift + ")" : "")
+                                                  (b.vector.masked() ? " (masked lanes, row shift " + b.vector.shift + ")" : "") +
+                                                  (b.vector.strided ? " (strided lanes down each column)" : "")
                                             : "") +
                         hints.describe(plan));
     PolyKernel pk = timed(ms, "schedule+ast", [&] { return buildPolyKernel(plan, b.binding, b.vector); });

@@ -143,6 +143,31 @@ KernelConfig rowResidentConfig(const KernelConfig& asked, CanonicalForm form, in
   return c;
 }
 
+// The knobs a scan is bound with: those of a row-resident kernel, except that
+//  - columns (y-reduce) keep the default shape -- the block's threads along j, as many
+//    as a column needs, and enough columns for a block -- since their strided lanes
+//    already give each thread V points (the items rule would leave one thread per
+//    column and a few blocks: cumprod [8,32,1000] down 32 rows, 8 blocks of 1024);
+//  - rows too few to fill the GPU one block each (a quarter wave, as splitScanRows)
+//    take up to kLongRowThreads threads along the row, one vector each per tile: the
+//    block walks its row's tiles in order, each a block scan, so fewer and wider tiles
+//    finish sooner (H100, session 23: cumsum f32 [64,4096] as 4 tiles of 256 threads
+//    against 1 of 1024, docs/results.md).
+KernelConfig scanConfig(const KernelConfig& asked, const KernelPlan& plan, const Target& target) {
+  KernelConfig c = rowResidentConfig(asked, plan.form, plan.M, plan.N);
+  if (asked.itemsPerThread != KernelConfig::kAuto) return c;
+  if (plan.form == CanonicalForm::YReduce) {
+    c.itemsPerThread = KernelConfig::kAuto;
+    return c;
+  }
+  const Binding natural = blockShapeOf(plan.form, plan.M, plan.N, c);
+  if (natural.tiles * kLongRowWaveDivisor < residentBlocks(target, natural.threadsPerBlock())) {
+    c.threadsPerBlock = std::max(c.threadsPerBlock, kLongRowThreads);
+    c.itemsPerThread = 1;
+  }
+  return c;
+}
+
 // Scans of rows too few to fill the GPU one block each (a quarter wave) and at least
 // kMinScanTilesToSplit tiles long split each row over several blocks, GX chunks of
 // consecutive tiles, as many as fill one wave (a block takes its chunk in arrival
@@ -207,7 +232,9 @@ Binding chooseBinding(const KernelPlan& plan, const Target& target, const Kernel
   // 4096 rows of 50257, 3 passes: 820 us with 256 threads, 878 with 512, 576 with 1024).
   // A scan is row-resident too: the running fold crosses its row's tiles in order.
   const bool rowResident = plan.passes() > 1 || plan.hasScan();
-  const KernelConfig c = rowResident ? rowResidentConfig(config, plan.form, plan.M, plan.N) : config;
+  const KernelConfig c = plan.hasScan() ? scanConfig(config, plan, target)
+                         : rowResident ? rowResidentConfig(config, plan.form, plan.M, plan.N)
+                                       : config;
   POLYRED_CHECK(threadsPerBlock == 0 || (threadsPerBlock <= 1024 && (threadsPerBlock & (threadsPerBlock - 1)) == 0),
                 plan.name << ": blocks of " << threadsPerBlock << " threads asked for");
   if (plan.form == CanonicalForm::Elementwise) {

@@ -88,7 +88,7 @@ std::string tuple(const Stmt& s) {
 std::string paddedScanPoints(const Stmt& s, const KernelPlan& p, const Binding& b, const Vectorization& vec) {
   const bool y = p.form == CanonicalForm::YReduce;
   const int64_t rows = b.tiles * (y ? b.BX : b.BY), along = y ? b.BY : b.BX;
-  const int64_t j = y ? p.N : vec.vectorsAlong(p.N);
+  const int64_t j = vec.axis == 'j' ? vec.vectorsAlong(p.N) : p.N;
   const int64_t padded = b.multiBlockScan() ? b.GX * b.scanChunk * along : (j + along - 1) / along * along;
   return tuple(s) + " : 0 <= i < " + str(rows) + " and 0 <= j < " + str(padded);
 }
@@ -170,8 +170,8 @@ isl_schedule_node* addPassBand(isl_schedule_node* seq, int k, isl_ctx* ctx, cons
 
 // Offsets of each statement that evaluates the body (Red, Apply, Elem): one per load it
 // evaluates (per lane for a gather, lane 0 for contiguous and invariant loads of a
-// vectorized kernel), then one per store it issues, then (masked lanes, scans) lane 0's
-// position along the row.
+// vectorized kernel), then one per store it issues (per lane for strided lanes), then
+// (masked lanes, scans) lane 0's position along the row.
 StatementAccesses pointAccesses(const KernelPlan& p, const Vectorization& vec, const Stmt& stmt) {
   StatementAccesses acc{stmt.name, {}};
   std::string point = tuple(stmt);
@@ -194,10 +194,14 @@ StatementAccesses pointAccesses(const KernelPlan& p, const Vectorization& vec, c
       add(vec.laneOffset(offset, 0));
     }
   }
-  for (const ElementwiseOutput& s : p.stores)
-    if (s.pass == stmt.pass && !fold) add(vec.width == 1 ? s.offset : vec.laneOffset(s.offset, 0));
+  for (const ElementwiseOutput& s : p.stores) {
+    if (s.pass != stmt.pass || fold) continue;
+    if (vec.width == 1) add(s.offset);
+    else
+      for (int lane = 0; lane < (vec.strided ? vec.width : 1); ++lane) add(vec.laneOffset(s.offset, lane));
+  }
   // Where lane 0 lies along j (a scan masks by it the lanes outside its row).
-  if (p.hasScan()) add(p.form == CanonicalForm::YReduce ? "j" : vec.lanePosition());
+  if (p.hasScan()) add(vec.axis == 'j' ? vec.lanePosition() : "j");
   else if (vec.masked()) add(vec.lanePosition());
   return acc;
 }

@@ -26,6 +26,8 @@
 // V = 1 (no vectorization) when the lanes would run along i of a kernel whose extent
 // there is not a multiple of V, for y-reduces that store points or have several
 // passes, and kernels under 2^16 elements (launch-bound: lanes only add latency there).
+// A y-reduce scan (a column's running fold) takes strided lanes along j instead: V
+// consecutive points of its column per thread (V divides N), each lane a scalar access.
 #pragma once
 
 #include <string>
@@ -51,6 +53,10 @@ struct Vectorization {
   // with values in [0, V): vector a of row i covers j = V*a - shift(i) + v. Empty when
   // every row starts on a vector boundary.
   std::string shift;
+  // Lanes along j of a y-reduce scan: V consecutive points of one column, strided in
+  // memory, so that every load is gathered and every store issued lane by lane (one
+  // offset per lane), and the block scan runs once per V points.
+  bool strided = false;
 
   bool masked() const { return !shift.empty(); }
   // The offset of lane `lane` of an access, with the axis variable counting vectors.
