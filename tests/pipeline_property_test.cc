@@ -165,6 +165,12 @@ TEST(PipelineProperty, RandomScatterGraphsMatchTheReference) {
   expectEveryKindChecked(60, &GraphGenerator::scatterGraph, 2, "atomic and masked scatters");
 }
 
+// Scans (CumSum, CumProd, running max/min, and/or) of producer chains along random
+// axes, exclusive and reversed: stored, read again at their points, or reduced.
+TEST(PipelineProperty, RandomScanGraphsMatchTheReference) {
+  expectEveryKindChecked(90, &GraphGenerator::scanGraph, 3, "scans stored, read at their points and reduced");
+}
+
 // complex64 values from float32 chains, complex arithmetic, sums and products over
 // random axes, real and imaginary parts of the result.
 TEST(PipelineProperty, RandomComplexGraphsMatchTheReference) {

@@ -9,7 +9,7 @@
 // value, var_mean, logsumexp: tupleGraph), user-declared reductions (a scalar combiner,
 // ordered tuples: userReductionGraph), index ops before a reduction (Iota masks,
 // Windows: indexOpsGraph), complex64 sums and products (complexGraph), softmax and
-// layer norm (rowPassesGraph), segment sums (scatterGraph); independent graphs side by
+// layer norm (rowPassesGraph), segment sums (scatterGraph), scans (scanGraph); independent graphs side by
 // side (parallel files) are in
 // tests/random_parallel_graphs.h.
 // The GPU profile also draws division, float math (Sqrt, Log, Rsqrt, Reciprocal, Tanh,
@@ -274,6 +274,55 @@ class GraphGenerator {
     }
     f_.tuple = masked ? "masked scatter" : "atomic scatter";
     if (rng_.percent(30)) b_.output(b_.reduceSum(v, randomAxes(s.size()), false));
+    return {b_.build(), f_};
+  }
+
+  // A running fold (Scan) of a producer chain along a random axis: every built-in
+  // combiner in every dtype but complex, sometimes exclusive or reversed; the scan
+  // stored as it is, read again at its own points by an elementwise consumer (stored by
+  // the scan kernel), or reduced over random axes (materialized for a later kernel);
+  // sometimes a second scan of the same chain along the same axis, and the chain itself
+  // as an output. Features::tuple names what reads the scan.
+  Generated scanGraph() {
+    const DType t = rng_.pick(kDTypes);
+    f_.dtype = t;
+    f_.reduction = rng_.pick(reductionsFor(t));
+    const Shape s = randomShape();
+    const auto axis = static_cast<int64_t>(rng_.below(s.size()));
+    Value v = producers(s, t);
+    const bool exclusive = rng_.percent(30), reverse = rng_.percent(30);
+    Value scanned = b_.scan(reductionInput(v, f_.reduction, t, s[static_cast<size_t>(axis)]),
+                            builtinReduction(f_.reduction, t), axis, exclusive, reverse);
+    switch (rng_.below(3)) {
+      case 0:
+        f_.tuple = "scan";
+        b_.output(scanned);
+        break;
+      case 1:  // at the scan's own points: a store of the scan kernel
+        f_.tuple = "scan read at its points";
+        b_.output(t == DType::Bool ? b_.binary(OpKind::LogicalAnd, scanned, v) : b_.mul(scanned, producers(s, t)));
+        break;
+      default: {  // read by a reduction: the scan is materialized
+        f_.tuple = "scan reduced";
+        const BuiltinCombiner r = rng_.pick(reductionsFor(t));
+        if (r == BuiltinCombiner::Prod) {
+          b_.output(scanned);  // (a product of partial products leaves every tolerance)
+          break;
+        }
+        b_.output(b_.reduce(scanned, builtinReduction(r, t), randomAxes(s.size()), rng_.percent(30)));
+        break;
+      }
+    }
+    if (rng_.percent(25)) {
+      f_.twoReductions = true;
+      const BuiltinCombiner second = rng_.pick(reductionsFor(t));
+      b_.output(b_.scan(reductionInput(v, second, t, s[static_cast<size_t>(axis)]), builtinReduction(second, t), axis,
+                        rng_.percent(50), reverse));
+    }
+    if (rng_.percent(15)) {
+      f_.intermediateOutput = true;
+      b_.output(v);
+    }
     return {b_.build(), f_};
   }
 

@@ -176,6 +176,12 @@ KernelConfig scanConfig(const KernelConfig& asked, const KernelPlan& plan, const
 // per row) 414.7 -> 35.4 us, f32 [4096,1024] down its 1024 columns (128 tiles) 150.5 ->
 // 37.8 us; but [64,4096] (4 tiles) 8.2 -> 10.6 us and cumprod f32 [8,32,1000] down 32
 // rows (4 tiles) 6.1 -> 11.9 us: a short row gains less than the look-back costs.
+// Splitting rows that fill between a quarter and half a wave was slower too (session
+// 23, 2 chunks per row): f16 [4096,4096] down its columns 43.4 -> 50.5 us, [8192,4096]
+// 82.2 -> 91.3, f32 [100,65536] 35.2 -> 37.8. And one wave of chunks beat smaller ones
+// (hand-edited kernels, same session): [4,1048576] in chunks of 1, 2, 4 (one wave) and
+// 8 tiles: 39.2, 31.0, 25.1, 27.5 us; [4096,1024] down its columns, 1, 2 (one wave), 4
+// tiles: 30.6, 24.8, 25.2.
 constexpr int64_t kMinScanTilesToSplit = 16;
 
 void splitScanRows(Binding& b, int64_t N, int64_t alongJ, const Target& target) {

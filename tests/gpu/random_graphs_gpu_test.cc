@@ -178,6 +178,14 @@ TEST(RandomGraphsGpu, ScatterGraphsMatchTheReference) {
   expectAllMatch(40, &GraphGenerator::scatterGraph);
 }
 
+// Scans along random axes of GPU-sized shapes: rows and columns over several blocks
+// (the look-back), strided lanes down columns, scans read at their points and reduced.
+TEST(RandomGraphsGpu, ScanGraphsMatchTheReference) {
+  std::string why;
+  if (!gpuAvailable(&why)) GTEST_SKIP() << why;
+  expectAllMatch(40, &GraphGenerator::scanGraph);
+}
+
 // complex64 sums and products over random axes.
 TEST(RandomGraphsGpu, ComplexGraphsMatchTheReference) {
   std::string why;
