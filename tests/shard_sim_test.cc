@@ -266,6 +266,45 @@ void expectError(const Graph& g, const ShardSpec& spec, const std::string& part)
   }
 }
 
+// A scan along an axis that is not split runs on each rank's slice (no combine), fused
+// with a reduction over the sharded axis after it when there is one; a scan along the
+// split axis is refused with the reason.
+TEST(ShardLowering, ScansAlongAnotherAxisRunOnEachSlice) {
+  for (int scanAxis : {0, 1}) {
+    GraphBuilder b("sharded_scans");
+    Value x = b.input("x", DType::Float32, {13, 11});
+    Value running = b.scan(b.mul(x, b.constant(Scalar::ofFloat(DType::Float32, 0.5))), Reduction::sum(DType::Float32),
+                           scanAxis, scanAxis == 1, scanAxis == 0);
+    b.output(running);
+    b.output(b.reduceSum(running, {1 - scanAxis}));  // over the sharded axis: one round of combines
+    Graph g = b.build();
+    const int sharded = 1 - scanAxis;
+    for (int ranks : {2, 3}) {
+      ShardSpec spec;
+      spec.ranks = ranks;
+      spec.inputs.push_back({"x", sharded, {}});
+      ShardCheckOptions o;
+      o.seed = 11;
+      ShardCheckReport r = checkShardedOnCpu(g, spec, o);
+      SCOPED_TRACE("scan axis " + std::to_string(scanAxis) + ", " + std::to_string(ranks) + " ranks\n" + r.plan);
+      EXPECT_TRUE(r.ok) << r.message;
+      ShardedLowering l = lowerSharded(g, spec);
+      EXPECT_EQ(l.rounds.size(), 1u);
+      EXPECT_EQ(l.outputAxis[0], sharded);  // each rank's slice of the scan
+      EXPECT_EQ(l.outputAxis[1], -1);       // the combined sum, whole on every rank
+    }
+    ShardSpec along;
+    along.ranks = 2;
+    along.inputs.push_back({"x", scanAxis, {}});
+    try {
+      lowerSharded(g, along);
+      ADD_FAILURE() << "a scan along the sharded axis was lowered";
+    } catch (const UnsupportedError& e) {
+      EXPECT_NE(std::string(e.what()).find("scan along the sharded axis"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(ShardLowering, BadShardingsAreRefusedWithTheReason) {
   GraphBuilder b("bad");
   Value x = b.input("x", DType::Float32, {4, 6});

@@ -78,6 +78,16 @@ ShardLayout propagateShard(const Graph& g, const ResolvedShard& shard) {
       if (axisOf(node.inputs[0]) >= 0 || (node.kind == OpKind::Gather && axisOf(node.inputs[1]) >= 0))
         unsupported("a " + std::string(opName(node.kind)) + " of " + name(node.inputs[0]) +
                     ", which is split across ranks, is not supported (shard another axis or input)");
+    } else if (node.kind == OpKind::Scan) {
+      // Along another axis each rank scans its slice on its own; along the sharded axis
+      // a rank would need the carry of the ranks before it (an exclusive scan of the
+      // ranks' totals: not built).
+      const int a = axisOf(node.inputs[0]);
+      if (a >= 0 && a == node.axes.at(0))
+        unsupported("a scan along the sharded axis of " + name(node.inputs[0]) +
+                    " is not supported across ranks (each rank would need the carry of the ranks before it); "
+                    "shard another axis");
+      axisOf(node.output) = a;
     } else if (node.kind == OpKind::Iota) {
       // Global coordinates, the same on every rank: not split (meeting a split tensor
       // along the axis is then refused by the elementwise rule).

@@ -9,7 +9,8 @@
 // Rules: elementwise ops broadcast numpy-style, so the axis is matched right-aligned;
 // every operand that is not split must have extent 1 along it (a Constant is split
 // freely: its value is uniform). Transpose permutes the axis; a Reduce that keeps it
-// renumbers it, one that reduces it communicates. A Reshape or Window of a split
+// renumbers it, one that reduces it communicates; a Scan along another axis keeps
+// it, one along it is out of scope (UnsupportedError). A Reshape or Window of a split
 // tensor is out of scope (UnsupportedError); a tensor that is not split but meets a
 // split one along the axis is an Error naming both (shard it too).
 #pragma once
