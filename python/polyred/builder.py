@@ -123,6 +123,17 @@ class Builder:
         x[indices[l.., 0..k-1], rest] (1-D indices: k = 1; tuples outside x are dropped)."""
         return self._op("TensorScatterAdd", [x, indices, updates], x.dtype, x.shape, [])
 
+    def iota(self, shape, axis, dtype="int64"):
+        """The coordinate along `axis` of every element of a tensor of `shape` (polyred's Iota)."""
+        return self._op("Iota", [], dtype, list(shape), [("axis", axis)])
+
+    def concat(self, xs, axis=0):
+        """MindSpore's Concat of tensors of one dtype and rank along `axis`."""
+        axis %= len(xs[0].shape)
+        shape = list(xs[0].shape)
+        shape[axis] = sum(x.shape[axis] for x in xs)
+        return self._op("Concat", list(xs), xs[0].dtype, shape, [("axis", axis)])
+
     def cumsum(self, x, axis, exclusive=False, reverse=False):
         """MindSpore's CumSum along `axis`: one scan kernel (docs/design.md, "Scans")."""
         return self._op("CumSum", [x], x.dtype, x.shape,

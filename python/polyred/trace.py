@@ -9,8 +9,9 @@ amin, prod, var and std (with `correction`/`unbiased`), softmax, log_softmax,
 logsumexp, layer_norm, rms_norm (F.rms_norm, or written out as
 x * rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * w), argmax and argmin (int64
 indices, PyTorch's ties and NaN rule; one tuple reduction), index_select and
-embedding, index_add along dim 0 (an atomic scatter; out-of-range indices are dropped
-where torch raises), cumsum and cumprod (one scan kernel), flip, max_pool2d and avg_pool2d (NCHW). Anything else
+embedding, index_add along dim 0, scatter_add along any dim and index_put with
+accumulate=True (atomic scatters; out-of-range indices are dropped where torch raises,
+index_put's negative ones count from the end as in torch), cumsum and cumprod (one scan kernel), flip, max_pool2d and avg_pool2d (NCHW). Anything else
 raises BadInputError naming it; compile(fn, fallback=True) runs such a function
 eagerly instead (for all its calls)."""
 import math
@@ -53,6 +54,58 @@ class _Lowering:
         if alpha != 1:
             source = self.b.binary("mul", source, self.b.constant(alpha, source.dtype))
         return self.b.tensor_scatter_add(x, index, source)
+
+    def scatter_add(self, x, dim, index, src):
+        """torch.scatter_add(x, dim, index, src): x plus every src[p] added at x[p with p[dim]
+        replaced by index[p]], p over index's shape (src's): a TensorScatterAdd at whole
+        coordinates, one atomic scatter kernel. Indices outside x are dropped where torch raises."""
+        x, index, src = self.arg(x), self.arg(index), self.arg(src)
+        rank = len(x.shape)
+        dim %= rank
+        if list(index.shape) != list(src.shape) or len(src.shape) != rank:
+            raise BadInputError("polyred.compile: scatter_add needs index and src of one shape, of x's rank "
+                                f"(got x {list(x.shape)}, index {list(index.shape)}, src {list(src.shape)})")
+        if any(src.shape[k] > x.shape[k] for k in range(rank) if k != dim):
+            raise BadInputError(f"polyred.compile: scatter_add's src {list(src.shape)} is larger than x "
+                                f"{list(x.shape)} off dim {dim}")
+        coordinates = [index if k == dim else self.b.iota(src.shape, k) for k in range(rank)]
+        return self.scatter_at(x, coordinates, src)
+
+    def index_put(self, x, indices, values, accumulate=False):
+        """torch.index_put(x, (i0, .., ik-1), values, accumulate=True): x plus values added at
+        x[i0[p], .., ik-1[p], ...] (negative indices count from the end, as in torch); one
+        atomic scatter kernel. accumulate=False (a store whose duplicates race) is not supported."""
+        if not accumulate:
+            raise BadInputError("polyred.compile: index_put without accumulate=True (a store: duplicate indices "
+                                "race) is not supported")
+        x = self.arg(x)
+        indices = [self.arg(i) for i in indices]
+        if not indices or any(i is None for i in indices) or len(indices) > len(x.shape):
+            raise BadInputError("polyred.compile: index_put takes 1 to rank(x) index tensors, none skipped")
+        shape = list(indices[0].shape)
+        if any(list(i.shape) != shape for i in indices):
+            raise BadInputError("polyred.compile: index_put's index tensors must have one shape")
+        values = self.arg(values)
+        want = shape + list(x.shape[len(indices):])
+        if isinstance(values, (int, float, bool)):
+            values = self.b.constant(values, x.dtype)
+        if list(values.shape) != want:
+            values = self.b.broadcast_to(values, want)
+        wrapped = []
+        for axis, i in enumerate(indices):
+            i = self.b.cast(i, "int64") if i.dtype != "int64" else i
+            negative = self.b.binary("lt", i, self.b.constant(0, "int64"))
+            wrapped.append(self.b.select(negative, self.b.binary("add", i, self.b.constant(x.shape[axis], "int64")), i))
+        return self.scatter_at(x, wrapped, values)
+
+    def scatter_at(self, x, coordinates, values):
+        """x plus values added at the tuples of `coordinates` (tensors of one shape, one per
+        leading axis of x): MindSpore's TensorScatterAdd with the tuples stacked last."""
+        shape = list(coordinates[0].shape)
+        columns = [self.b.reshape(self.b.cast(c, "int64") if c.dtype != "int64" else c, shape + [1])
+                   for c in coordinates]
+        stacked = columns[0] if len(columns) == 1 else self.b.concat(columns, -1)
+        return self.b.tensor_scatter_add(x, stacked, values)
 
     def floor_divide(self, a, b):
         if self.is_float(a, b):
@@ -191,6 +244,10 @@ class _Lowering:
             return self.b.binary("mul", a[0], a[0])
         if target is t.index_add:
             return self.index_add(*a, **kw)
+        if target is t.scatter_add:
+            return self.scatter_add(*a, **kw)
+        if target is t.index_put:
+            return self.index_put(*a, **kw)
         if target in (t.cumsum, t.cumprod):
             return self.cumulative(target is t.cumsum, a[0], a[1] if len(a) > 1 else kw["dim"], kw.get("dtype"))
         if target is t.flip:
@@ -313,6 +370,13 @@ class _Lowering:
             return self.cumulative(name == "cumsum", x, rest[0] if rest else kwargs["dim"], kwargs.get("dtype"))
         if name == "index_add":
             return self.index_add(x, *rest, **kwargs)
+        if name == "scatter_add":
+            return self.scatter_add(x, *rest, **kwargs)
+        if name == "index_put":
+            return self.index_put(x, *rest, **kwargs)
+        if name in ("index_add_", "scatter_add_", "index_put_"):
+            raise BadInputError(f"polyred.compile: Tensor.{name} changes its tensor in place, which a compiled "
+                                f"kernel cannot; write Tensor.{name[:-1]} (a new tensor)")
         if name == "flip":
             dims = list(rest[0]) if len(rest) == 1 and isinstance(rest[0], (tuple, list)) else list(rest) or kwargs["dims"]
             return self.b.flip(x, dims)

@@ -153,6 +153,13 @@ def test_traced_functions_lower_and_match_the_reference(torch_or_skip):
                                      (x, torch.randint(-9, 9, (64, 30), dtype=torch.int32))),
         "index_add": (lambda a, i, s: (a.index_add(0, i, s), torch.index_add(a, 0, i, s, alpha=2)),
                       (torch.randn(50, 8), torch.randint(0, 50, (30,)), torch.randn(30, 8))),
+        "scatter_add": (lambda a, i, j, s, t: (a.scatter_add(0, i, s), torch.scatter_add(a, 1, j, t)),
+                        (torch.randn(50, 8), torch.randint(0, 50, (30, 8)), torch.randint(0, 8, (50, 5)),
+                         torch.randn(30, 8), torch.randn(50, 5))),
+        "index_put accumulate": (lambda a, i, j, v, w: (torch.index_put(a, (i,), v, accumulate=True),
+                                                        a.index_put((i, j), w, accumulate=True)),
+                                 (torch.randn(50, 8), torch.randint(-50, 50, (30,)), torch.randint(0, 8, (30,)),
+                                  torch.randn(30, 8), torch.randn(30))),
         "integer floor division": (lambda i, j: (i // j, torch.floor_divide(i, j), i % j, i.floor_divide(j)),
                                    (torch.randint(-1000, 1000, (64, 300), dtype=torch.int32),
                                     torch.randint(1, 50, (300,), dtype=torch.int32))),
@@ -193,6 +200,14 @@ def test_unsupported_ops_name_themselves_and_fallback_runs_eagerly(torch_or_skip
         trace(lambda a: a // 0.1, x)
     with pytest.raises(polyred.BadInputError, match="floor division of floats"):
         trace(lambda a: a.floor_divide(a), x)
+    # Scatters in place, and index_put as a store, are refused with the reason.
+    i, v = torch.tensor([0, 3, 3]), torch.ones(3, 4)
+    with pytest.raises(polyred.BadInputError, match="in place"):
+        trace(lambda a, j, w: a.index_put_((j,), w, accumulate=True), x, i, v)
+    with pytest.raises(polyred.BadInputError, match="accumulate=True"):
+        trace(lambda a, j, w: a.index_put((j,), w), x, i, v)
+    with pytest.raises(polyred.BadInputError, match="one shape"):
+        trace(lambda a, j, w: a.scatter_add(0, j, w), x, torch.zeros(2, 4, dtype=torch.int64), v)
 
 
 def test_tensor_arguments_are_checked_before_any_launch(torch_or_skip):

@@ -167,6 +167,24 @@ def test_traced_index_add_agrees_with_torch():
         torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
 
 
+def test_traced_scatter_add_and_index_put_agree_with_torch():
+    import torch
+    a = torch.randn(4096, 768, device="cuda")
+    i, s = torch.randint(0, 4096, (2048, 768), device="cuda"), torch.randn(2048, 768, device="cuda")
+    j, t = torch.randint(0, 768, (4096, 300), device="cuda"), torch.randn(4096, 300, device="cuda")
+    fn = polyred.compile(lambda a, i, s, j, t: (a.scatter_add(0, i, s), torch.scatter_add(a, 1, j, t)))
+    for got, want in zip(fn(a, i, s, j, t), (a.scatter_add(0, i, s), torch.scatter_add(a, 1, j, t))):
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-4)
+    rows = torch.randint(-4096, 4096, (1000,), device="cuda")  # negative rows count from the end
+    cols = torch.randint(0, 768, (1000,), device="cuda")
+    v, w = torch.randn(1000, 768, device="cuda"), torch.randn(1000, device="cuda")
+    put = polyred.compile(lambda a, r, c, v, w: (torch.index_put(a, (r,), v, accumulate=True),
+                                                 a.index_put((r, c), w, accumulate=True)))
+    for got, want in zip(put(a, rows, cols, v, w), (torch.index_put(a, (rows,), v, accumulate=True),
+                                                    a.index_put((rows, cols), w, accumulate=True))):
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-4)
+
+
 def test_loaded_file_on_a_side_stream():
     import torch
     k = polyred.load(polyred.__file__.rsplit("/python/", 1)[0] + "/examples/table2/sg09_sum_sum.json", target="gpu")

@@ -73,6 +73,14 @@ std::vector<Case> cases() {
     v.push_back({"split kept axis: slices gathered", b.build(), {{"x", 0, {}}}});
   }
   {
+    GraphBuilder b("cumsum_rows_split_batch");
+    Value x = b.input("x", DType::Float32, {1000, 3000});
+    Value running = b.scan(x, Reduction::sum(DType::Float32), 1);
+    b.output(running);
+    b.output(b.reduceMax(running, {0}));
+    v.push_back({"a scan along the unsplit rows, then a max over the split batch", b.build(), {{"x", 0, {}}}});
+  }
+  {
     GraphBuilder b("sum_kept_inner");
     Value x = b.input("x", DType::Int32, {2000, 301});
     b.output(b.reduceSum(x, {0}));
