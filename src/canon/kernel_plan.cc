@@ -54,6 +54,18 @@ bool KernelPlan::hasStage(int s) const {
   return std::any_of(reductions.begin(), reductions.end(), [&](const ReductionOutput& r) { return r.stage == s; });
 }
 
+std::vector<bool> KernelPlan::valuesBeforeScan(int pass) const {
+  std::vector<bool> values = valuesOfPass(pass);
+  for (size_t v = static_cast<size_t>(reductions.at(0).value) + 1; v < values.size(); ++v) values[v] = false;
+  return values;
+}
+
+std::vector<bool> KernelPlan::valuesAfterScan(int pass) const {
+  std::vector<bool> values = valuesOfPass(pass);
+  for (size_t v = 0; v <= static_cast<size_t>(reductions.at(0).value) && v < values.size(); ++v) values[v] = false;
+  return values;
+}
+
 std::vector<bool> KernelPlan::valuesOfPass(int pass) const {
   std::vector<bool> used(body.size(), false);
   for (const ReductionOutput& r : reductions)

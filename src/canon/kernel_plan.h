@@ -134,6 +134,11 @@ struct KernelPlan {
   // stores read. Its annotation lists the offsets of these values' loads, in body
   // order, then those of its stores.
   std::vector<bool> valuesOfPass(int pass) const;
+  // A scan kernel's values of `pass` on either side of its scan step: up to the scan's
+  // input (evaluated before the step; all that a Fold evaluates), and after it (they
+  // may read the running fold, BodyValue::Kind::Scanned).
+  std::vector<bool> valuesBeforeScan(int pass) const;
+  std::vector<bool> valuesAfterScan(int pass) const;
   int loadsOfPass(int pass) const;
 
   std::string toString(const Graph& g) const;

@@ -55,8 +55,7 @@ class BlockMachine {
     }
     if (p_.hasScan()) {  // the same for every instance: computed once
       scanRows_ = scanRowThreads(b_.BX, b_.BY, p_.form == CanonicalForm::YReduce);
-      scanInput_ = passValues_.at(0);
-      for (size_t v = static_cast<size_t>(p_.reductions.at(0).value) + 1; v < scanInput_.size(); ++v) scanInput_[v] = false;
+      scanInput_ = p_.valuesBeforeScan(0);
     }
   }
 

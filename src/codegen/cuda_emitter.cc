@@ -583,7 +583,7 @@ class KernelEmitter {
   // A multi-block scan's fold of its chunk (before the look-back): the scan's input at
   // the lanes inside the row, into the accumulator.
   void emitScanFold(std::ostream& os, LaneValuesSite site, int d) {
-    for (size_t v = static_cast<size_t>(p_.reductions.at(0).value) + 1; v < p_.body.size(); ++v) site.evaluated[v] = false;
+    site.evaluated = p_.valuesBeforeScan(site.instance.pass);
     emitLaneValues(os, site);
     os << scanFold(scanCode(), indent(d + 1)) << indent(d) << "}\n";
   }
@@ -591,12 +591,10 @@ class KernelEmitter {
   // The scan step (codegen/scan_emitter.h) between the values of the scan's input and
   // those of the running fold, then the stores, at the lanes inside the row.
   void emitScanStep(std::ostream& os, LaneValuesSite site, int d) {
-    const size_t input = static_cast<size_t>(p_.reductions.at(0).value);
-    const std::vector<bool> evaluated = site.evaluated;
-    for (size_t v = 0; v < p_.body.size(); ++v) site.evaluated[v] = evaluated[v] && v <= input;
+    site.evaluated = p_.valuesBeforeScan(site.instance.pass);
     site.firstOffset = emitLaneValues(os, site);
     os << scanStep(scanCode(), indent(d + 1));
-    for (size_t v = 0; v < p_.body.size(); ++v) site.evaluated[v] = evaluated[v] && v > input;
+    site.evaluated = p_.valuesAfterScan(site.instance.pass);
     site.scanned = "o0";
     size_t offset = emitLaneValues(os, site);
     const int V = k_.vector.width;

@@ -176,10 +176,8 @@ StatementAccesses pointAccesses(const KernelPlan& p, const Vectorization& vec, c
   StatementAccesses acc{stmt.name, {}};
   std::string point = tuple(stmt);
   auto add = [&](const std::string& offset) { acc.offsets.push_back("{ " + point + " -> [(" + offset + ")] }"); };
-  std::vector<bool> evaluated = p.valuesOfPass(stmt.pass);
   const bool fold = stmt.name == "Fold";  // a multi-block scan's fold of its chunk: the scan's input only
-  if (fold)
-    for (size_t v = static_cast<size_t>(p.reductions.at(0).value) + 1; v < evaluated.size(); ++v) evaluated[v] = false;
+  const std::vector<bool> evaluated = fold ? p.valuesBeforeScan(stmt.pass) : p.valuesOfPass(stmt.pass);
   size_t load = 0;
   for (size_t v = 0; v < p.body.size(); ++v) {
     if (!p.body[v].hasOffset()) continue;
