@@ -142,6 +142,39 @@ TEST(Scan, EveryCombinerDirectionAndDtypePassesTheCpuCheck) {
     }
 }
 
+// complex64 scans: sums and products of complex values built from two float32 inputs,
+// along rows, down columns and over several blocks (the look-back publishes complex
+// aggregates part by part), against the reference's double parts; a running max of
+// complex numbers is refused (they are not ordered).
+TEST(Scan, ComplexSumsAndProductsPassTheCpuCheckAndCompile) {
+  const std::vector<std::pair<Shape, int64_t>> cases = {{{37, 129}, 1}, {{129, 40}, 0}, {{2, 70001}, 1}, {{5000, 3}, 0}};
+  int k = 0;
+  for (const auto& [shape, axis] : cases)
+    for (const bool product : {false, true}) {
+      GraphBuilder b("complex_scan");
+      Value re = b.input("re", DType::Float32, shape), im = b.input("im", DType::Float32, shape);
+      auto f32 = [&](double v) { return b.constant(Scalar::ofFloat(DType::Float32, v)); };
+      // Products take factors 1 + a small term, so that they stay finite over long rows.
+      Value z = product ? b.complex(b.add(b.mul(re, f32(0x1p-8)), f32(1)), b.mul(im, f32(0x1p-8))) : b.complex(re, im);
+      b.output(b.scan(z, product ? Reduction::prod(DType::Complex64) : Reduction::sum(DType::Complex64), axis,
+                      k % 3 == 1, k % 4 >= 2));
+      ++k;
+      CompiledGraph c = compileGraph(b.build(), CompileOptions{});
+      CpuCheckReport r = checkOnCpu(c, static_cast<uint64_t>(k), 0, false);
+      EXPECT_TRUE(r.ok) << toString(shape) << " axis " << axis << (product ? " prod" : " sum") << "\n" << r.message;
+      for (const KernelSpec& spec : c.program.kernels)
+        EXPECT_NO_THROW(compileCuda(spec.source, spec.name, 9, 0)) << spec.source;
+    }
+  expectRejected(
+      [] {
+        GraphBuilder b("complex_max");
+        Value z = b.input("z", DType::Complex64, {4, 5});
+        b.output(b.scan(z, Reduction::max(DType::Complex64), 1));
+        b.build();
+      },
+      "not ordered");
+}
+
 TEST(Scan, ProducersFuseIntoTheScanKernel) {
   GraphBuilder b("cumsum_of_exp_times_w");
   Value x = b.input("x", DType::Float16, {40, 700});

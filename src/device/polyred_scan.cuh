@@ -17,7 +17,7 @@
 //   are consecutive lanes, and scanned by shuffles the same way (H100: a Hillis-Steele
 //   scan in shared memory took two barriers per step; docs/results.md, session 23).
 //
-// Accumulators are scalars (int, long long, float, double). A call that uses shared
+// Accumulators are scalars (int, long long, float, double) or complex64. A call that uses shared
 // memory begins with a barrier (the previous user is done with it); all threads of the
 // block call.
 #pragma once
@@ -37,16 +37,55 @@ constexpr int scan_smem() {
 
 namespace detail {
 
+// Shuffles of a scalar by the intrinsic, of complex64 (a struct of words) word by word.
 template <class T>
 __device__ __forceinline__ T shuffle_up(T v, unsigned mask, int delta, int width) {
-  static_assert(!is_tuple_accumulator_v<T>, "polyred: scans take scalar accumulators");
-  return __shfl_up_sync(mask, v, delta, width);
+  if constexpr (is_tuple_accumulator_v<T>) {
+    static_assert(is_complex_accumulator_v<T>, "polyred: scans take scalar or complex64 accumulators");
+    T r;
+    r.re = __shfl_up_sync(mask, v.re, delta, width);
+    r.im = __shfl_up_sync(mask, v.im, delta, width);
+    return r;
+  } else {
+    return __shfl_up_sync(mask, v, delta, width);
+  }
 }
 
 template <class T>
 __device__ __forceinline__ T shuffle(T v, unsigned mask, int lane, int width) {
-  static_assert(!is_tuple_accumulator_v<T>, "polyred: scans take scalar accumulators");
-  return __shfl_sync(mask, v, lane, width);
+  if constexpr (is_tuple_accumulator_v<T>) {
+    static_assert(is_complex_accumulator_v<T>, "polyred: scans take scalar or complex64 accumulators");
+    T r;
+    r.re = __shfl_sync(mask, v.re, lane, width);
+    r.im = __shfl_sync(mask, v.im, lane, width);
+    return r;
+  } else {
+    return __shfl_sync(mask, v, lane, width);
+  }
+}
+
+// A value other blocks read (or wrote) while this kernel runs: volatile, part by part
+// for complex64.
+template <class T>
+__device__ __forceinline__ void store_volatile(T* p, T v) {
+  if constexpr (is_complex_accumulator_v<T>) {
+    reinterpret_cast<volatile float*>(p)[0] = v.re;
+    reinterpret_cast<volatile float*>(p)[1] = v.im;
+  } else {
+    *reinterpret_cast<volatile T*>(p) = v;
+  }
+}
+
+template <class T>
+__device__ __forceinline__ T load_volatile(const T* p) {
+  if constexpr (is_complex_accumulator_v<T>) {
+    T r;
+    r.re = reinterpret_cast<const volatile float*>(p)[0];
+    r.im = reinterpret_cast<const volatile float*>(p)[1];
+    return r;
+  } else {
+    return *reinterpret_cast<const volatile T*>(p);
+  }
 }
 
 // The block's lanes in its warp: all 32, or the first BX * BY of a smaller block.
@@ -170,7 +209,7 @@ namespace detail {
 
 template <class T>
 __device__ __forceinline__ void publish(T* slot, T v, unsigned* flag, unsigned status) {
-  *reinterpret_cast<volatile T*>(slot) = v;
+  store_volatile(slot, v);
   __threadfence();
   atomicExch(flag, status);
 }
@@ -209,10 +248,10 @@ __device__ T warp_look_back(T aggregate, Op op, T identity, unsigned* flags, T* 
   }
   __syncwarp(mask);
   __threadfence();  // what the flags published, before reading it (every lane reads)
-  T before = *reinterpret_cast<volatile T*>(prefixes + found);
+  T before = load_volatile(prefixes + found);
   for (int base = found + 1; base < chunk; base += kLanes) {
     const int m = base + lane, count = chunk - base < kLanes ? chunk - base : kLanes;
-    const T a = m < chunk ? *reinterpret_cast<volatile T*>(aggregates + m) : identity;
+    const T a = m < chunk ? load_volatile(aggregates + m) : identity;
     for (int j = 0; j < count; ++j) before = op(before, shuffle(a, mask, j, kLanes));
   }
   if (lane == 0) publish(prefixes + chunk, op(before, aggregate), flags + chunk, 2u);

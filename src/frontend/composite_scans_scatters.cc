@@ -34,7 +34,7 @@ class ScansScatters : public AttributedExpansion {
   TupleOpOutput scan(const std::vector<TensorId>& ins, BuiltinCombiner c) {
     if (ins.empty() || ins.size() > 2) fail("takes the tensor and, optionally, the axis as a constant input");
     const Tensor x = info(ins[0]);  // a copy: adding nodes below may move the graph's tensors
-    needNumbers(ins[0], "the elements");
+    if (x.dtype == DType::Bool) fail("the elements must be numbers (complex64 too), got bool");
     const auto rank = static_cast<int64_t>(x.shape.size());
     int64_t axis = intParameter("axis", ins, 1, 0);
     if (rank == 0 || axis < -rank || axis >= rank)

@@ -4,19 +4,31 @@ namespace polyred {
 
 ScanFold::ScanFold(const Reduction& r) : r_(r), acc_(r.identity.castTo(r.accType)) {
   const BuiltinCombiner c = r.builtin();
-  inDouble_ = isFloat(r.accType) && (c == BuiltinCombiner::Sum || c == BuiltinCombiner::Prod);
+  inDouble_ = (isFloat(r.accType) || isComplex(r.accType)) && (c == BuiltinCombiner::Sum || c == BuiltinCombiner::Prod);
   f_ = acc_.f;
+  im_ = acc_.im;
 }
 
 void ScanFold::add(const Scalar& x) {
   const Scalar v = x.type == r_.accType ? x : x.castTo(r_.accType);
-  if (!inDouble_) acc_ = r_.combine(acc_, v);
-  else if (r_.builtin() == BuiltinCombiner::Sum) f_ += v.f;
-  else f_ *= v.f;
+  if (!inDouble_) {
+    acc_ = r_.combine(acc_, v);
+  } else if (r_.builtin() == BuiltinCombiner::Sum) {
+    f_ += v.f;
+    im_ += v.im;
+  } else if (!isComplex(r_.accType)) {
+    f_ *= v.f;
+  } else {  // the textbook product, as interp/reference.cc's foldComplex
+    const double re = f_ * v.f - im_ * v.im;
+    im_ = f_ * v.im + im_ * v.f;
+    f_ = re;
+  }
 }
 
 Scalar ScanFold::value(DType out) const {
-  return inDouble_ ? Scalar::ofFloat(DType::Float64, f_).castTo(out) : acc_.castTo(out);
+  if (!inDouble_) return acc_.castTo(out);
+  if (isComplex(r_.accType)) return Scalar::ofComplex(DType::Complex64, f_, im_).castTo(out);
+  return Scalar::ofFloat(DType::Float64, f_).castTo(out);
 }
 
 ScanLayout scanLayout(const Shape& shape, int64_t axis) {

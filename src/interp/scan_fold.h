@@ -2,7 +2,8 @@
 //
 // Takes: the scan's Reduction and its elements in scan order. Gives: the running value
 // after each element, cast to the output dtype. Float sums and products accumulate in
-// double whatever the accumulator type (the reduction oracle's rule, reference.h); every
+// double whatever the accumulator type, complex64 ones in double parts (the reduction
+// oracle's rules, reference.h); every
 // other fold is Reduction::combine in the accumulator type (integer sums wrap there
 // exactly as a kernel's accumulator does; max and min return an operand).
 // interp/reference.cc runs it over whole tensors (referenceScan), interp/
@@ -23,8 +24,8 @@ class ScanFold {
 
  private:
   const Reduction& r_;
-  bool inDouble_ = false;  // a float sum or product
-  double f_ = 0;
+  bool inDouble_ = false;  // a float or complex sum or product
+  double f_ = 0, im_ = 0;
   Scalar acc_;
 };
 

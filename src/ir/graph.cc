@@ -180,7 +180,7 @@ class Verifier {
 
   // complex64 (docs/format.md): Complex builds it from two float32, CReal/CImag/Abs
   // take float32 out of it, Add/Sub/Mul/Div/Neg/Conj/Select/AddN/Assign, movement ops
-  // and sum/prod reductions keep it; a Cast may make it from a real type; every other
+  // and sum/prod reductions and scans keep it; a Cast may make it from a real type; every other
   // op refuses it, naming the op and the dtype.
   void checkComplex(const Node& n) const {
     auto dtypeIs = [&](const Tensor& t, DType want, const char* what) {
@@ -222,7 +222,7 @@ class Verifier {
                              " would drop the imaginary part; take CReal, CImag or Abs explicitly");
       return;
     }
-    if (n.kind == OpKind::Reduce) {
+    if (n.kind == OpKind::Reduce || n.kind == OpKind::Scan) {
       if (n.reduction && n.reduction->isTuple()) refuseComplex(n, "tuple reductions take real element inputs");
       BuiltinCombiner c = n.reduction ? n.reduction->builtin() : BuiltinCombiner::None;
       if (c != BuiltinCombiner::Sum && c != BuiltinCombiner::Prod)

@@ -295,7 +295,7 @@ int columnScanLanes(const KernelPlan& plan, int maxWidth) {
 
 Vectorization chooseVectorization(const KernelPlan& plan, int maxWidth) {
   if (plan.hasScan() && plan.form == CanonicalForm::YReduce) {
-    const int width = columnScanLanes(plan, maxWidth);
+    const int width = plan.hasComplexValue() ? 1 : columnScanLanes(plan, maxWidth);  // complex64: scalar code
     return gatheredScan(plan, width, width > 1 ? 'j' : 'i');
   }
   Vectorization v = chooseLanes(plan, maxWidth);

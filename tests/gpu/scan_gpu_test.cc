@@ -1,7 +1,7 @@
 // The scan kernel on the GPU (the CPU half: tests/scan_test.cc): the block scans and
 // the look-back of device/polyred_scan.cuh across forms (rows with and without lanes,
 // rows off the vector boundary, columns, middle axes), directions, combiners and
-// dtypes, rows of one tile, of many, and over several blocks; outputs match the
+// dtypes (complex64 sums too), rows of one tile, of many, and over several blocks; outputs match the
 // reference interpreter (per-dtype tolerances, integers exactly) and repeated launches
 // are bitwise identical (every combination's order is fixed, the look-back's too).
 // Without a GPU every test is skipped.
@@ -50,7 +50,8 @@ TEST(ScanGpu, ScansMatchTheReferenceAndRepeatBitwise) {
       {{2, 100000, 3}, 1, true}, {{4096, 1024}, 0, true}};
   const std::vector<std::pair<DType, std::string>> kinds = {
       {DType::Float32, "sum"}, {DType::Float16, "sum"}, {DType::Int32, "sum"}, {DType::Int8, "sum"},
-      {DType::Float64, "sum"}, {DType::Int64, "max"},   {DType::BFloat16, "min"}, {DType::Float32, "max"}};
+      {DType::Float64, "sum"}, {DType::Int64, "max"},   {DType::BFloat16, "min"}, {DType::Float32, "max"},
+      {DType::Complex64, "sum"}};
   int k = 0, failures = 0;
   for (const Case& c : cases)
     for (size_t kind = 0; kind < (c.large ? 3 : kinds.size()); ++kind) {
@@ -70,7 +71,7 @@ TEST(ScanGpu, ScansMatchTheReferenceAndRepeatBitwise) {
         ADD_FAILURE() << name << (r.bitwiseRepeatable ? "" : ": not bitwise repeatable") << "\n" << r.check;
     }
   EXPECT_EQ(failures, 0);
-  EXPECT_EQ(k, 11 * 8 + 7 * 3);
+  EXPECT_EQ(k, 11 * 9 + 7 * 3);
 }
 
 // A scan whose result other ops read: the scan kernel materializes it, the kernels
