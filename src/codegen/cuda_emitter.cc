@@ -597,20 +597,12 @@ class KernelEmitter {
     site.evaluated = p_.valuesAfterScan(site.instance.pass);
     site.scanned = "o0";
     size_t offset = emitLaneValues(os, site);
-    const int V = k_.vector.width;
+    const size_t offsetsPerStore = k_.vector.width == 1 || k_.vector.strided ? k_.vector.width : 1;
     for (const ElementwiseOutput& s : p_.stores) {
       const std::string ptr = s.output >= 0 ? "out" + std::to_string(s.output) : "tmp" + std::to_string(s.temporary);
-      const std::string value = "v" + std::to_string(s.value);
-      if (V == 1 || k_.vector.strided) {  // lane by lane, each at its own offset
-        for (int l = 0; l < V; ++l) {
-          const std::string lane = std::to_string(l), at = toC(site.instance.offsets.at(offset++));
-          const std::string inRow = V == 1 ? "lo < hi" : lane + " >= lo && " + lane + " < hi";
-          os << indent(d + 1) << "if (" << inRow << ") pr_store(" << ptr << ", " << at << ", " << value << "[" << lane << "]);\n";
-        }
-      } else {
-        os << indent(d + 1) << "pr_store_lanes<" << V << ">(" << ptr << ", " << toC(site.instance.offsets.at(offset++))
-           << ", " << value << ", " << site.vectorOk << ", lo, hi);\n";
-      }
+      std::vector<std::string> at;
+      for (size_t l = 0; l < offsetsPerStore; ++l) at.push_back(toC(site.instance.offsets.at(offset++)));
+      os << scanStore(scanCode(), ptr, "v" + std::to_string(s.value), at, site.vectorOk, indent(d + 1));
     }
     os << indent(d) << "}\n";
   }

@@ -69,6 +69,22 @@ std::vector<ScanWorkspace> scanWorkspaces(const ScanCode& c) {
           {c.accType + "* __restrict__ ", "scan_prefixes", spec(slots * c.accBytes)}};
 }
 
+std::string scanStore(const ScanCode& c, const std::string& pointer, const std::string& value,
+                      const std::vector<std::string>& offsets, const std::string& vectorOk, const std::string& in) {
+  std::ostringstream os;
+  if (offsets.size() == 1 && c.width > 1) {
+    os << in << "pr_store_lanes<" << c.width << ">(" << pointer << ", " << offsets[0] << ", " << value << ", "
+       << vectorOk << ", lo, hi);\n";
+    return os.str();
+  }
+  for (size_t l = 0; l < offsets.size(); ++l) {
+    const std::string lane = std::to_string(l);
+    const std::string inRow = c.width == 1 ? "lo < hi" : lane + " >= lo && " + lane + " < hi";
+    os << in << "if (" << inRow << ") pr_store(" << pointer << ", " << offsets[l] << ", " << value << "[" << lane << "]);\n";
+  }
+  return os.str();
+}
+
 std::string scanFold(const ScanCode& c, const std::string& in) {
   return in + each(c, in) + "if (l >= lo && l < hi) acc0 = " + c.functor + "()(acc0, " + c.element + ");\n";
 }

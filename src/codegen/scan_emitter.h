@@ -40,6 +40,11 @@ struct ScanCode {
 // The scan step: declares s0 (the running fold, accType) and o0 (as the output type).
 // The block scan's carry is `acc0`.
 std::string scanStep(const ScanCode& c, const std::string& indent);
+// A store of the scan step: `value` (an array of the V lanes) into `pointer`, lane by
+// lane inside the row at `offsets` (one per lane: one lane, or strided lanes), or as
+// one vector store from lane 0's offset (its only one).
+std::string scanStore(const ScanCode& c, const std::string& pointer, const std::string& value,
+                      const std::vector<std::string>& offsets, const std::string& vectorOk, const std::string& indent);
 // The block scan's shared memory (and, over several blocks, the look-back's).
 std::string scanSharedMemory(const ScanCode& c);
 
