@@ -15,7 +15,8 @@
 // The GPU profile also draws division, float math (Sqrt, Log, Rsqrt, Reciprocal, Tanh,
 // Sin, Cos, Erf, Pow), and for integers Div, Sign, Pow, the spellings of a negation and
 // exact comparisons.
-// Used by tests/pipeline_property_test.cc (CPU) and tests/gpu/random_graphs_gpu_test.cc.
+// Used by tests/pipeline_property_test.cc (CPU) and tests/gpu/random_graphs_gpu_test.cc;
+// the dtypes, draws and size profiles are in tests/random_draws.h.
 #pragma once
 
 #include <algorithm>
@@ -29,63 +30,12 @@
 #include "frontend/builder.h"
 #include "frontend/composite_reader.h"
 #include "ordered_tuples.h"
+#include "random_draws.h"
 #include "random_graph_features.h"
 #include "user_reductions.h"
 #include "ir/graph.h"
-#include "support/splitmix64.h"
 
 namespace polyred::random_graphs {
-
-inline const std::vector<DType> kDTypes = {DType::Float32, DType::Float16, DType::BFloat16, DType::Float64,
-                                    DType::Int32,   DType::Int8,    DType::Bool};
-
-// Draws over support/splitmix64 (the same sequence on every platform).
-class Rng {
- public:
-  explicit Rng(uint64_t seed) : bits_(seed) {}
-  uint64_t next() { return bits_.next(); }
-  size_t below(size_t n) { return static_cast<size_t>(next() % n); }
-  bool percent(int p) { return below(100) < static_cast<size_t>(p); }
-  template <class T>
-  T pick(const std::vector<T>& xs) { return xs[below(xs.size())]; }
-
- private:
-  SplitMix64 bits_;
-};
-
-inline std::vector<BuiltinCombiner> reductionsFor(DType t) {
-  if (t == DType::Bool) return {BuiltinCombiner::And, BuiltinCombiner::Or};
-  return {BuiltinCombiner::Sum, BuiltinCombiner::Prod, BuiltinCombiner::Max, BuiltinCombiner::Min};
-}
-
-// The sizes a generator draws: ranks, the dims of every axis, a cap on the elements.
-struct SizeProfile {
-  std::vector<size_t> ranks;
-  std::vector<int64_t> dims;
-  int64_t maxElements = 0;
-  // Float products over long rows take factors closer to 1, so that they stay finite
-  // (off for the CPU sizes, whose graphs stay as they were).
-  bool productsScaleWithLength = false;
-  // Steps also draw from more ops (moreOpsStep), for the GPU: the CPU sizes' graphs
-  // stay as they were.
-  bool moreOps = false;
-};
-
-// Small shapes: the CPU check of one graph stays fast. Rank 1 is always an all-reduce.
-inline SizeProfile cpuSizes() { return {{1, 2, 2, 3, 3, 3, 4, 4}, {1, 2, 3, 5, 7, 31, 32, 33, 64, 100, 127, 129}, 200000}; }
-
-// Shapes for the GPU: ranks up to 6 and dims that make rows longer than a block, many
-// blocks per row, vector lanes off their boundary and grids of several waves -- up to
-// 2^22 elements, which the reference on the host still checks in about a second.
-inline SizeProfile gpuSizes() {
-  return {{1, 2, 2, 3, 3, 4, 4, 5, 6},
-          {1, 2, 3, 5, 7, 31, 32, 33, 64, 100, 127, 129, 255, 1000, 1025, 4097, 8192, 30001, 65537},
-          int64_t{1} << 22,
-          true,
-          true};
-}
-
-inline std::vector<BuiltinCombiner> reductionsFor(DType t);
 
 // Builds one random graph from a seed (a generator is used once).
 class GraphGenerator {
