@@ -9,7 +9,7 @@ amin, prod, var and std (with `correction`/`unbiased`), softmax, log_softmax,
 logsumexp, layer_norm, rms_norm (F.rms_norm, or written out as
 x * rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * w), argmax and argmin (int64
 indices, PyTorch's ties and NaN rule; one tuple reduction), index_select and
-embedding, index_add along dim 0, scatter_add along any dim and index_put with
+embedding, index_add and scatter_add along any dim and index_put with
 accumulate=True (atomic scatters; out-of-range indices are dropped where torch raises,
 index_put's negative ones count from the end as in torch), cumsum and cumprod (one scan kernel), flip, max_pool2d and avg_pool2d (NCHW). Anything else
 raises BadInputError naming it; compile(fn, fallback=True) runs such a function
@@ -47,13 +47,21 @@ class _Lowering:
         return self.b.gather(weight, index, 0)
 
     def index_add(self, x, dim, index, source, alpha=1):
-        """x.index_add(0, index, source): x plus source's rows added at their indices, a
-        ScatterAdd with x as its base (docs/format.md, TensorScatterAdd)."""
-        if dim % len(x.shape) != 0:
-            raise BadInputError("polyred.compile: index_add along a dim other than 0 is not supported")
+        """x.index_add(dim, index, source): x plus source's slices along dim added at their
+        indices, a ScatterAdd with x as its base (docs/format.md, TensorScatterAdd): along
+        dim 0 the index picks rows; along another dim every element of source is added at
+        its whole coordinate (the index broadcast along dim, Iota elsewhere)."""
+        x, index, source = self.arg(x), self.arg(index), self.arg(source)
+        rank = len(x.shape)
+        dim %= rank
         if alpha != 1:
             source = self.b.binary("mul", source, self.b.constant(alpha, source.dtype))
-        return self.b.tensor_scatter_add(x, index, source)
+        if dim == 0:
+            return self.b.tensor_scatter_add(x, index, source)
+        along = [1] * rank
+        along[dim] = index.shape[0]
+        spread = self.b.broadcast_to(self.b.reshape(index, along), list(source.shape))
+        return self.scatter_at(x, [spread if k == dim else self.b.iota(source.shape, k) for k in range(rank)], source)
 
     def scatter_add(self, x, dim, index, src):
         """torch.scatter_add(x, dim, index, src): x plus every src[p] added at x[p with p[dim]

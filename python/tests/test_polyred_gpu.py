@@ -165,6 +165,11 @@ def test_traced_index_add_agrees_with_torch():
     i = torch.randint(0, 30522, (4096,), device="cuda")
     for got, want in zip(fn(a, i, s), (a.index_add(0, i, s), torch.index_add(a, 0, i, s, alpha=0.5))):
         torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+    # Along another dim: every element at its whole coordinate.
+    cols = polyred.compile(lambda a, j, t: a.index_add(1, j, t, alpha=2))
+    b, t = torch.randn(64, 1000, 32, device="cuda"), torch.randn(64, 300, 32, device="cuda")
+    j = torch.randint(0, 1000, (300,), device="cuda")
+    torch.testing.assert_close(cols(b, j, t), b.index_add(1, j, t, alpha=2), rtol=1e-5, atol=1e-4)
 
 
 def test_traced_scatter_add_and_index_put_agree_with_torch():
