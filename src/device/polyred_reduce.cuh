@@ -246,29 +246,33 @@ __device__ __forceinline__ int thread_y() { return thread_linear<BX>() / BX; }
 // Warp shuffles of any accumulator: the intrinsic for a scalar, word by word for a
 // tuple (a trivially copyable struct whose size is a multiple of 4 bytes).
 
-template <class T>
-__device__ __forceinline__ T shuffle_words(T v, unsigned mask, int arg, bool xor_mode) {
-  static_assert(sizeof(T) % 4 == 0, "polyred: a tuple accumulator's size must be a multiple of 4 bytes");
-  constexpr int kWords = static_cast<int>(sizeof(T) / 4);
-  // Word aliases of the struct, as CUB's ShuffleIndex does (NVRTC has no memcpy).
-  T r;
-  const unsigned* in = reinterpret_cast<const unsigned*>(&v);
-  unsigned* out = reinterpret_cast<unsigned*>(&r);
+// `shuffle` moves one 32-bit word (any of the __shfl_*_sync intrinsics, bound to its
+// lane arguments); a tuple goes word by word.
+template <class T, class WordShuffle>
+__device__ __forceinline__ T shuffle_any(T v, WordShuffle shuffle) {
+  if constexpr (is_tuple_accumulator_v<T>) {
+    static_assert(sizeof(T) % 4 == 0, "polyred: a tuple accumulator's size must be a multiple of 4 bytes");
+    constexpr int kWords = static_cast<int>(sizeof(T) / 4);
+    // Word aliases of the struct, as CUB's ShuffleIndex does (NVRTC has no memcpy).
+    T r;
+    const unsigned* in = reinterpret_cast<const unsigned*>(&v);
+    unsigned* out = reinterpret_cast<unsigned*>(&r);
 #pragma unroll
-  for (int k = 0; k < kWords; ++k) out[k] = xor_mode ? __shfl_xor_sync(mask, in[k], arg) : __shfl_down_sync(mask, in[k], arg);
-  return r;
+    for (int k = 0; k < kWords; ++k) out[k] = shuffle(in[k]);
+    return r;
+  } else {
+    return shuffle(v);
+  }
 }
 
 template <class T>
 __device__ __forceinline__ T shuffle_xor(T v, unsigned mask, int offset) {
-  if constexpr (is_tuple_accumulator_v<T>) return shuffle_words(v, mask, offset, true);
-  else return __shfl_xor_sync(mask, v, offset);
+  return shuffle_any(v, [&](auto w) { return __shfl_xor_sync(mask, w, offset); });
 }
 
 template <class T>
 __device__ __forceinline__ T shuffle_down(T v, unsigned mask, int offset) {
-  if constexpr (is_tuple_accumulator_v<T>) return shuffle_words(v, mask, offset, false);
-  else return __shfl_down_sync(mask, v, offset);
+  return shuffle_any(v, [&](auto w) { return __shfl_down_sync(mask, w, offset); });
 }
 
 // ---------------------------------------------------------------------------------

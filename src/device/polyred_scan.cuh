@@ -37,31 +37,20 @@ constexpr int scan_smem() {
 
 namespace detail {
 
-// Shuffles of a scalar by the intrinsic, of complex64 (a struct of words) word by word.
+// Shuffles within segments of `width` lanes (polyred_reduce.cuh's shuffle_any: complex64
+// word by word).
 template <class T>
 __device__ __forceinline__ T shuffle_up(T v, unsigned mask, int delta, int width) {
-  if constexpr (is_tuple_accumulator_v<T>) {
-    static_assert(is_complex_accumulator_v<T>, "polyred: scans take scalar or complex64 accumulators");
-    T r;
-    r.re = __shfl_up_sync(mask, v.re, delta, width);
-    r.im = __shfl_up_sync(mask, v.im, delta, width);
-    return r;
-  } else {
-    return __shfl_up_sync(mask, v, delta, width);
-  }
+  static_assert(!is_tuple_accumulator_v<T> || is_complex_accumulator_v<T>,
+                "polyred: scans take scalar or complex64 accumulators");
+  return shuffle_any(v, [&](auto w) { return __shfl_up_sync(mask, w, delta, width); });
 }
 
 template <class T>
 __device__ __forceinline__ T shuffle(T v, unsigned mask, int lane, int width) {
-  if constexpr (is_tuple_accumulator_v<T>) {
-    static_assert(is_complex_accumulator_v<T>, "polyred: scans take scalar or complex64 accumulators");
-    T r;
-    r.re = __shfl_sync(mask, v.re, lane, width);
-    r.im = __shfl_sync(mask, v.im, lane, width);
-    return r;
-  } else {
-    return __shfl_sync(mask, v, lane, width);
-  }
+  static_assert(!is_tuple_accumulator_v<T> || is_complex_accumulator_v<T>,
+                "polyred: scans take scalar or complex64 accumulators");
+  return shuffle_any(v, [&](auto w) { return __shfl_sync(mask, w, lane, width); });
 }
 
 // A value other blocks read (or wrote) while this kernel runs: volatile, part by part
