@@ -428,6 +428,28 @@ class Builder:
             return half(lambda x: x * torch.tanh(torch.nn.functional.softplus(x, threshold=1e30)))
         if name == "LeakyReLU":
             return half(lambda x: torch.where(x > 0, x, x * a.get("alpha", 0.2)))
+        # The ops polyred's reader expands into primitives (src/frontend/composite_expansions.cc),
+        # 16-bit floats computed in float32 as there.
+        if name == "ReLU":
+            return lambda x: torch.clamp(x, min=0)
+        if name == "Square":
+            return lambda x: x * x
+        if name == "Sigmoid":
+            return half(torch.sigmoid)
+        if name == "Softplus":
+            return half(lambda x: torch.log(1 + torch.exp(x)))
+        if name == "GeLU":  # the tanh approximation, as MindSpore's GeLU
+            return half(lambda x: torch.nn.functional.gelu(x, approximate="tanh"))
+        if name == "ReduceMean":
+            keepdim = bool(a.get("keep_dims", False))
+            return half(lambda x: torch.mean(x, dim=normalize_axes(a.get("axis"), x.dim()), keepdim=keepdim))
+        if name in ("Softmax", "LogSoftmax"):
+            def soft(x):
+                axes = normalize_axes(a.get("axis", [-1]), x.dim())
+                shifted = x - torch.amax(x, dim=axes, keepdim=True)
+                total = torch.exp(shifted).sum(dim=axes, keepdim=True)
+                return torch.exp(shifted) / total if name == "Softmax" else shifted - torch.log(total)
+            return half(soft)
         if name == "SquaredDifference":
             return lambda x, y: (x - y) * (x - y)
         if name in ("ClipByValue", "Clip"):
