@@ -1,9 +1,11 @@
-// The row cache of row-resident kernels (codegen/row_cache.h): off unless asked; with
-// `cache=on` an x- or all-reduce keeps pass 0's loads in shared memory and the later
-// passes read them back, y-reduces keep their global loads, and a cache that does not
-// fit the block's shared memory is not planned. Each cached program matches the
-// reference on the CPU (the CPU executor runs the loop program; the cache is a CUDA
-// detail) and compiles under NVRTC; tests/gpu/row_resident_gpu_test.cc runs them.
+// The row cache of row-resident kernels (codegen/row_cache.h): in shared memory only
+// when asked; with `cache=on` an x- or all-reduce keeps pass 0's loads in shared memory
+// and the later passes read them back, y-reduces keep their global loads, and a cache
+// that does not fit the block's shared memory is not planned. In registers (`cache=regs`,
+// and by the policy for kernels of three passes or more) where every slot index is a
+// constant once the pass loops are unrolled. Each cached program matches the reference
+// on the CPU (the CPU executor runs the loop program; the cache is a CUDA detail) and
+// compiles under NVRTC; tests/gpu/row_resident_gpu_test.cc runs them.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -16,8 +18,8 @@
 namespace polyred {
 namespace {
 
-TEST(RowCache, OffUnlessAsked) {
-  for (const char* knobs : {"", "cache=auto", "cache=off"}) {
+TEST(RowCache, InSharedMemoryOnlyWhenAsked) {
+  for (const char* knobs : {"", "cache=auto", "cache=off", "cache=regs"}) {
     CompiledGraph c = test_support::compileWithKnobs(testgraphs::softmax(DType::Float16, {300, 1000}, 1), knobs);
     ASSERT_EQ(c.program.kernels.size(), 1u);
     EXPECT_EQ(c.program.kernels[0].launch.dynamicSharedBytes, 0u) << knobs;
@@ -76,7 +78,79 @@ TEST(RowCache, NotForColumnsNorWhereItDoesNotFit) {
   EXPECT_TRUE(planRowCache(rows.kernels[0], fits.bytes, RowCacheMode::Off).empty());
 }
 
+// RMS norm over the last axis: a sum of squares, then x scaled by its row's total (two
+// passes).
+Graph rmsNorm(DType t, const Shape& shape) {
+  GraphBuilder b("rms_norm");
+  Value x = b.cast(b.input("x", t, shape), DType::Float32);
+  Value ms = b.mul(b.reduceSum(b.mul(x, x), {-1}, true),
+                   b.constant(Scalar::ofFloat(DType::Float32, 1.0 / static_cast<double>(shape.back()))));
+  b.output(b.cast(b.mul(x, b.unary(OpKind::Rsqrt, ms)), t));
+  return b.build();
+}
+
+TEST(RowCache, InRegistersTheSlotsAreConstantsOfUnrolledPasses) {
+  // Layer norm f16 [64,1024]: a warp per row, 4 vectors of 8 halves a thread, 3 passes.
+  CompiledGraph c = test_support::compileWithKnobs(testgraphs::layerNorm(DType::Float16, {64, 1024}), "cache=regs");
+  ASSERT_EQ(c.kernels.size(), 1u);
+  const PolyKernel& k = c.kernels[0];
+  ASSERT_EQ(k.plan.passes(), 3);
+  const RowCache cache = planRowCache(k, 0, RowCacheMode::Registers);  // no shared memory needed
+  ASSERT_EQ(cache.regions.size(), 1u);
+  EXPECT_TRUE(cache.registers);
+  EXPECT_EQ(cache.bytes, 0);
+  EXPECT_EQ(cache.slotsPerThread * k.binding.BX, k.vector.vectorsAlong(k.plan.N));
+  EXPECT_LE(cache.slotsPerThread * cache.regions[0].packBytes, kRegisterCacheBytes);
+  EXPECT_NE(cache.describe().find("in registers"), std::string::npos);
+
+  const KernelSpec& spec = c.program.kernels[0];
+  EXPECT_EQ(spec.launch.dynamicSharedBytes, 0u);
+  EXPECT_EQ(spec.source.find("pr_row_cache"), std::string::npos) << spec.source;
+  EXPECT_NE(spec.source.find("PrPack<8, __half> cache0[" + std::to_string(cache.slotsPerThread) + "];"),
+            std::string::npos) << spec.source;
+  EXPECT_EQ(test_support::occurrences(spec.source, "pr_register_slot(cache0, cache_slot)"), 3u) << spec.source;
+  // The pass loops unrolled whole (the default's are "#pragma unroll 4").
+  EXPECT_EQ(test_support::occurrences(spec.source, "#pragma unroll 4\n"), 0u) << spec.source;
+  EXPECT_EQ(test_support::occurrences(
+                test_support::compileWithKnobs(testgraphs::layerNorm(DType::Float16, {64, 1024}), "cache=off")
+                    .program.kernels[0].source, "#pragma unroll 4\n"), 3u);
+  test_support::expectMatchesOnCpuAndCompiles(c, /*seed=*/4);
+}
+
+TEST(RowCache, NotInRegistersWhereASlotWouldVaryOrTheyDoNotFit) {
+  // [300,1000]: 125 vectors over 32 threads -- the last is guarded, its slot would
+  // depend on the thread.
+  CompiledGraph guarded = test_support::compileWithKnobs(testgraphs::softmax(DType::Float16, {300, 1000}, 1), "cache=regs");
+  EXPECT_TRUE(planRowCache(guarded.kernels[0], 0, RowCacheMode::Registers).empty());
+  // 1024 vectors of f32 over 64 threads: 16 slots of 16 bytes, past kRegisterCacheBytes.
+  CompiledGraph wide = test_support::compileWithKnobs(testgraphs::layerNorm(DType::Float32, {64, 4096}), "cache=regs,items=16");
+  ASSERT_EQ(wide.kernels[0].binding.BX, 64);
+  EXPECT_TRUE(planRowCache(wide.kernels[0], 0, RowCacheMode::Registers).empty());
+  EXPECT_EQ(wide.program.kernels[0].source.find("pr_register_slot"), std::string::npos);
+  test_support::expectMatchesOnCpuAndCompiles(guarded, /*seed=*/4);
+}
+
+TEST(RowCache, ThePolicyKeepsRowsOfThreePassesInRegisters) {
+  auto inRegisters = [](const Graph& g, const std::string& knobs = "") {
+    return test_support::compileWithKnobs(g, knobs).program.kernels[0].source.find("pr_register_slot(") !=
+           std::string::npos;
+  };
+  EXPECT_TRUE(inRegisters(testgraphs::layerNorm(DType::Float16, {64, 1024})));
+  EXPECT_TRUE(inRegisters(testgraphs::softmax(DType::Float16, {64, 1024}, 1)));
+  EXPECT_FALSE(inRegisters(testgraphs::layerNorm(DType::Float16, {64, 1024}), "cache=off"));
+  EXPECT_FALSE(inRegisters(rmsNorm(DType::Float16, {64, 1024})));  // two passes: one re-read saved
+  EXPECT_TRUE(inRegisters(rmsNorm(DType::Float16, {64, 1024}), "cache=regs"));
+  // A staged row keeps its stage (softmax f16 [2048,8192] is faster so on the H100).
+  const CompiledGraph staged = test_support::compileWithKnobs(testgraphs::softmax(DType::Float16, {2048, 8192}, 1), "");
+  EXPECT_NE(staged.program.kernels[0].source.find("pr_stage_row("), std::string::npos);
+  EXPECT_EQ(staged.program.kernels[0].source.find("pr_register_slot("), std::string::npos);
+  test_support::expectMatchesOnCpuAndCompiles(test_support::compileWithKnobs(rmsNorm(DType::Float16, {64, 1024}), "cache=regs"),
+                                              /*seed=*/4);
+}
+
 TEST(RowCache, IsAKnob) {
+  EXPECT_EQ(KernelConfig::parse("cache=regs", "t").rowCache, RowCacheMode::Registers);
+  EXPECT_EQ(KernelConfig::parse("cache=regs,threads=512", "t").toString(), "threads=512,items=auto,vector=auto,cache=regs");
   EXPECT_EQ(KernelConfig::parse("cache=on", "t").rowCache, RowCacheMode::On);
   EXPECT_EQ(KernelConfig::parse("cache=off", "t").rowCache, RowCacheMode::Off);
   EXPECT_EQ(KernelConfig::parse("cache=auto", "t").rowCache, RowCacheMode::Auto);

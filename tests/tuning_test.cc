@@ -129,13 +129,15 @@ TEST(ConfigSearch, DefaultFirstAndKeptUnlessClearlyBeaten) {
   EXPECT_EQ(candidateConfigs(false).size(), 5u);  // the default, then block size x lanes
   // Graphs with a row-resident kernel also try its row cache, with 512 and 1024 threads,
   // the pass loops unrolled by 1, 2 and 4 with the default block, no cache hints, and
-  // the row stage off and on.
+  // the row stage off and on, the row in registers and no row cache.
   const std::vector<KernelConfig> rowResident = candidateConfigs(true, true);
-  ASSERT_EQ(rowResident.size(), configs.size() + 8);
+  ASSERT_EQ(rowResident.size(), configs.size() + 10);
   EXPECT_EQ(rowResident[configs.size() + 5].cacheHints, CacheHintMode::Off);
   EXPECT_EQ(rowResident[configs.size() + 5].toString(), "threads=256,items=auto,vector=auto,evict=off");
   EXPECT_EQ(rowResident[configs.size() + 6].toString(), "threads=256,items=auto,vector=auto,stage=off");
-  EXPECT_EQ(rowResident.back().toString(), "threads=256,items=auto,vector=auto,stage=on");
+  EXPECT_EQ(rowResident[configs.size() + 7].toString(), "threads=256,items=auto,vector=auto,stage=on");
+  EXPECT_EQ(rowResident[configs.size() + 8].toString(), "threads=256,items=auto,vector=auto,cache=regs");
+  EXPECT_EQ(rowResident.back().toString(), "threads=256,items=auto,vector=auto,cache=off");
   for (size_t k = configs.size(); k < configs.size() + 2; ++k) EXPECT_EQ(rowResident[k].rowCache, RowCacheMode::On);
   EXPECT_EQ(rowResident[configs.size() + 1].threadsPerBlock, 1024);
   const int unrolls[] = {1, 2, 4};

@@ -48,8 +48,11 @@ class KernelEmitter {
   KernelSpec run() {
     checkSharedMemory();
     const int64_t staticBytes = staticSharedBytes(k_);
-    cache_ = planRowCache(k_, o_.sharedBytesPerBlock - staticBytes, o_.rowCache);
+    // A cache asked for comes first, then the row stage, then the policy's cache.
+    const int64_t cacheLimit = o_.sharedBytesPerBlock - staticBytes;
+    if (o_.rowCache != RowCacheMode::Auto) cache_ = planRowCache(k_, cacheLimit, o_.rowCache);
     if (cache_.empty()) stage_ = planRowStage(k_, o_.sharedBytesPerBlock, staticBytes, o_.rowStage, o_.ccMajor);
+    if (o_.rowCache == RowCacheMode::Auto && stage_.empty()) cache_ = planRowCache(k_, cacheLimit, o_.rowCache);
     KernelSpec spec;
     spec.launch.dynamicSharedBytes = static_cast<uint32_t>(cache_.bytes + stage_.bytes);
     spec.name = p_.name;
@@ -337,7 +340,7 @@ class KernelEmitter {
         if (!cache_.empty() && isPassLoopMark(n))
           os << indent(d) << "cache_slot = 0;  // this pass's loads take slots 0, 1, ...\n";
         if (isPassLoopMark(n) && n.children[0]->kind == AstNode::Kind::For)
-          os << indent(d) << "#pragma unroll " << loopUnrollFor(p_, k_.vector, o_.unroll) << "\n";
+          os << indent(d) << "#pragma unroll" << passLoopUnroll() << "\n";
         emitNode(os, *n.children[0], d);
         if (!stagedRow.empty()) os << stage_.waitAll(indent(d));
         return;
@@ -624,6 +627,10 @@ class KernelEmitter {
   }
 
   RowLoads loads() const { return {k_, cache_, stage_}; }
+  // The pass loops' unroll factor (" 4"); whole ("") for a row cache in registers.
+  std::string passLoopUnroll() const {
+    return cache_.registers ? "" : " " + std::to_string(loopUnrollFor(p_, k_.vector, o_.unroll));
+  }
 
   // A tuple's V lifted lanes fold as a tree before they join the thread's accumulator
   // (codegen/tuple_emitter.h, tupleLaneTree).

@@ -1,5 +1,6 @@
 #include "codegen/row_cache.h"
 
+#include <cctype>
 #include <map>
 #include <sstream>
 
@@ -99,6 +100,45 @@ bool readsLikePassZero(const PolyKernel& k, const Sites& sites, const std::vecto
   return true;
 }
 
+// The identifiers in C text, in order.
+std::vector<std::string> identifiersIn(const std::string& text) {
+  std::vector<std::string> names;
+  for (size_t at = 0; at < text.size();) {
+    auto word = [&](size_t i) { return std::isalnum(static_cast<unsigned char>(text[i])) || text[i] == '_'; };
+    const auto c = static_cast<unsigned char>(text[at]);
+    if (std::isdigit(c)) {  // a number whole (12, 0x1f): its letters are no name
+      while (at < text.size() && word(at)) ++at;
+      continue;
+    }
+    if (!word(at)) {
+      ++at;
+      continue;
+    }
+    size_t end = at;
+    while (end < text.size() && word(end)) ++end;
+    names.push_back(text.substr(at, end - at));
+    at = end;
+  }
+  return names;
+}
+
+// Whether every statement's slot is a constant once the pass loops are unrolled: below
+// each pass's mark ("restart slots") no guard, and every loop's bounds constants.
+bool slotsAreConstantsOnceUnrolled(const Sites& sites) {
+  for (const auto& [pass, list] : sites.byPass)
+    for (const Site& site : list) {
+      std::istringstream lines(site.path.substr(site.path.rfind("restart slots\n")));
+      for (std::string line; std::getline(lines, line);) {
+        if (line.rfind("if ", 0) == 0 || line.rfind("else ", 0) == 0) return false;
+        if (line.rfind("for ", 0) != 0) continue;
+        const std::string iterator = line.substr(4, line.find(' ', 4) - 4);
+        for (const std::string& name : identifiersIn(line.substr(4)))
+          if (name != iterator) return false;  // bounds by another name: not a constant trip count
+      }
+    }
+  return true;
+}
+
 }  // namespace
 
 const RowCache::Region* RowCache::regionOf(int value) const {
@@ -110,12 +150,19 @@ const RowCache::Region* RowCache::regionOf(int value) const {
 std::string RowCache::describe() const {
   std::ostringstream os;
   os << "row cache: " << regions.size() << " value(s) x " << slotsPerThread << " slot(s) per thread x " << threads
-     << " threads, " << bytes << " bytes of shared memory";
+     << " threads, ";
+  if (registers) os << "in registers";
+  else os << bytes << " bytes of shared memory";
   return os.str();
 }
 
 std::string RowCache::declarations(int BX) const {
   std::ostringstream os;
+  if (registers) {
+    for (const Region& r : regions) os << "  " << r.packType << " cache" << r.value << "[" << slotsPerThread << "];\n";
+    os << "  int cache_slot = 0;\n";
+    return os.str();
+  }
   os << "  extern __shared__ __align__(16) unsigned char pr_row_cache[];\n";
   for (const Region& r : regions)
     os << "  " << r.packType << "* const cache" << r.value << " = reinterpret_cast<" << r.packType
@@ -127,21 +174,26 @@ std::string RowCache::declarations(int BX) const {
 std::string RowCache::loadKind(int value, int pass, std::string& slot) const {
   const Region* r = regionOf(value);
   if (!r || (pass > 0 && !r->readInPass[static_cast<size_t>(pass)])) return "";
-  slot = "pr_cache_slot(cache" + std::to_string(value) + ", cache_slot, " + std::to_string(slotsPerThread) + ", " +
-         std::to_string(threads) + ", cache_thread)";
+  const std::string region = "cache" + std::to_string(value);
+  slot = registers ? "pr_register_slot(" + region + ", cache_slot)"
+                   : "pr_cache_slot(" + region + ", cache_slot, " + std::to_string(slotsPerThread) + ", " +
+                         std::to_string(threads) + ", cache_thread)";
   return pass == 0 ? "_kept" : "_cached";
 }
 
 RowCache planRowCache(const PolyKernel& k, int64_t sharedLimit, RowCacheMode mode) {
   const KernelPlan& p = k.plan;
   const bool rows = p.form == CanonicalForm::XReduce || p.form == CanonicalForm::AllReduce;
-  if (mode != RowCacheMode::On || p.passes() < 2 || !rows || !k.ast) return {};
+  const bool policy = mode == RowCacheMode::Auto && p.passes() >= kRegisterCachePasses;
+  const bool registers = mode == RowCacheMode::Registers || policy;
+  if ((mode != RowCacheMode::On && !registers) || p.passes() < 2 || !rows || !k.ast) return {};
   Sites sites;
   collect(*k.ast, "", nullptr, sites);
-  if (!sites.ok) return {};
+  if (!sites.ok || (registers && !slotsAreConstantsOnceUnrolled(sites))) return {};
 
   const int V = k.vector.width;
   RowCache cache;
+  cache.registers = registers;
   cache.threads = k.binding.threadsPerBlock();
   // Thread tx takes instances tx, tx + BX, ... of its row (an ordered tuple: one chunk).
   const int64_t instances = V > 1 ? k.vector.vectorsAlong(p.N) : p.N;
@@ -149,6 +201,7 @@ RowCache planRowCache(const PolyKernel& k, int64_t sharedLimit, RowCacheMode mod
   std::vector<std::vector<bool>> evaluated;
   for (int pass = 0; pass < p.passes(); ++pass) evaluated.push_back(p.valuesOfPass(pass));
   size_t access = 0;
+  int64_t threadBytes = 0;  // in registers
   for (size_t v = 0; v < p.body.size(); ++v) {
     const BodyValue& b = p.body[v];
     if (!b.hasOffset()) continue;
@@ -165,11 +218,15 @@ RowCache planRowCache(const PolyKernel& k, int64_t sharedLimit, RowCacheMode mod
     const std::string storage(cudaStorageType(b.dtype));
     r.packType = V > 1 ? "PrPack<" + std::to_string(V) + ", " + storage + ">" : storage;
     r.packBytes = V * dtypeBytes(b.dtype);
-    r.offset = cache.bytes;
-    cache.bytes += ceilDiv(r.packBytes * cache.slotsPerThread * cache.threads, 16) * 16;
+    if (registers) {
+      threadBytes += r.packBytes * cache.slotsPerThread;
+    } else {
+      r.offset = cache.bytes;
+      cache.bytes += ceilDiv(r.packBytes * cache.slotsPerThread * cache.threads, 16) * 16;
+    }
     cache.regions.push_back(std::move(r));
   }
-  if (cache.empty() || cache.bytes > sharedLimit) return {};
+  if (cache.empty() || cache.bytes > sharedLimit || threadBytes > kRegisterCacheBytes) return {};
   return cache;
 }
 

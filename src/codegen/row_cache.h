@@ -1,10 +1,18 @@
-// Row cache of row-resident kernels: which loads of the later passes read shared memory.
+// Row cache of row-resident kernels: which loads of the later passes read what pass 0
+// kept, in shared memory or in registers.
 //
 // Takes: a PolyKernel (plan, binding, lanes, loop AST) and the shared memory a block of
-// the target may have. Gives: a RowCache -- one shared-memory region per body value
-// that pass 0 loads and a later pass loads again, the slots each thread has in it, and
-// the bytes (the launch's dynamic shared memory). The emitter keeps those loads in
+// the target may have. Gives: a RowCache -- one region per body value that pass 0 loads
+// and a later pass loads again, the slots each thread has in it, and the bytes (the
+// launch's dynamic shared memory; 0 in registers). The emitter keeps those loads in
 // pass 0 and reads them back in the later passes (src/device/polyred_row_cache.cuh).
+//
+// In registers (`cache=regs`): each region is an array of the thread's own, indexed by
+// the slot counter. It stays in registers only if every index is a constant once the
+// pass loops are unrolled, so the plan asks that no guard sits between a pass's mark and
+// its statements (a guarded statement would advance the counter on some threads only)
+// and that every loop there has constant bounds; the emitter then unrolls the pass loops
+// fully. The regions take at most kRegisterCacheBytes a thread.
 //
 // Why: a later pass re-reads its row, which costs L2 bandwidth as large as the DRAM
 // stream itself (and DRAM once the resident rows outgrow the L2). Soundness: thread t
@@ -15,11 +23,17 @@
 // Anything else (y-reduces, parts of a horizontally fused launch, gathers) keeps the
 // global loads.
 //
-// Policy: off unless asked (KernelConfig `cache=on`, a `polyred tune` candidate). On the
-// H100 the row-resident kernels measured are issue-bound, not L2-bound, and the cache
-// costs occupancy (shared memory) and instructions: logsumexp f16 [8192,32000] 269.5 us
-// without, 270.2 with; softmax f16 [4096,50257] 449.4 vs 600.3; cross-entropy 363.0 vs
-// 339.5 (docs/results.md, "session 9").
+// Policy (auto): in registers where the kernel makes three passes or more (two re-reads
+// saved) and is not staged (codegen/row_stage.h), if the conditions above hold; else
+// none. On the H100 (2026-11-27, docs/results.md "session 24"): layer norm f16
+// [8192,1024] 19.8 -> 18.5 us, f32 [8192,1024] 31.5 -> 27.7, softmax f16 [8192,1024]
+// 19.5 -> 16.8, layer norm and softmax f16 [4096,4096] within 1%; with two passes it
+// costs more occupancy than the one re-read it saves (RMS norm f16 [8192,1024] 15.2 ->
+// 16.7), and a staged softmax f16 [2048,8192] is faster staged (28.4 against 29.7).
+// In shared memory (`cache=on`) only when asked: the row-resident kernels measured are
+// issue-bound, not L2-bound, and that cache costs occupancy and instructions:
+// logsumexp f16 [8192,32000] 269.5 us without, 270.2 with; softmax f16 [4096,50257]
+// 449.4 vs 600.3; cross-entropy 363.0 vs 339.5 (docs/results.md, "session 9").
 #pragma once
 
 #include <cstdint>
@@ -40,6 +54,7 @@ struct RowCache {
     std::vector<bool> readInPass;  // passes that read it back (pass 0 keeps it)
   };
   std::vector<Region> regions;
+  bool registers = false;  // each thread's arrays, not shared memory
   int64_t slotsPerThread = 0;
   int64_t threads = 0;
   int64_t bytes = 0;
@@ -49,8 +64,9 @@ struct RowCache {
   // "row cache: 1 value(s) x 8 slot(s) per thread x 1024 threads, 131072 bytes of shared
   // memory" (dumps, comments).
   std::string describe() const;
-  // The regions in the dynamic shared memory, this thread's number and the slot counter
-  // (restarted at each pass's mark, advanced by each point statement); BX: blockDim.x.
+  // The regions (in the dynamic shared memory, or the thread's arrays), this thread's
+  // number and the slot counter (restarted at each pass's mark, advanced by each point
+  // statement); BX: blockDim.x.
   std::string declarations(int BX) const;
   // Where a load of body value v in `pass` goes: pr_load<suffix>'s last argument (this
   // thread's slot) and the suffix ("_kept" in pass 0, "_cached" in a pass that reads the
@@ -58,9 +74,14 @@ struct RowCache {
   std::string loadKind(int value, int pass, std::string& slot) const;
 };
 
+// The most bytes a thread keeps in registers (32 registers), and the fewest passes for
+// which the policy keeps a row there.
+inline constexpr int64_t kRegisterCacheBytes = 128;
+inline constexpr int kRegisterCachePasses = 3;
+
 // `sharedLimit`: the block's shared memory on the target minus what the kernel declares
-// statically. Empty unless `mode` is On, the kernel is row-resident (passes > 1), an x-
-// or all-reduce, and the regions fit.
+// statically. Empty unless `mode` is On or Registers (or Auto, by the policy above), the
+// kernel is row-resident (passes > 1), an x- or all-reduce, and the regions fit.
 RowCache planRowCache(const PolyKernel& k, int64_t sharedLimit, RowCacheMode mode);
 
 }  // namespace polyred

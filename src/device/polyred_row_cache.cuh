@@ -15,7 +15,11 @@
 // (never with the generator's bound, which is checked at run time all the same) reads
 // the rest from global memory: the cache can be too small, never wrong.
 //
+// With `cache=regs` a region is an array of each thread's own instead (a row whose share
+// per thread is a few vectors: layer norm over 1024 halves, 4 vectors a thread).
+//
 // Contents: pr_cache_slot (where slot n of this thread is, or null past the region),
+// pr_register_slot (the same in a thread's own array),
 // pr_load_lanes_kept / pr_load_kept (pass 0: load, keep the raw storage values, return
 // them converted), pr_load_lanes_cached / pr_load_cached (later passes).
 #pragma once
@@ -27,6 +31,14 @@
 template <class P>
 __device__ __forceinline__ P* pr_cache_slot(P* region, int n, int slots, int threads, int t) {
   return n < slots ? region + (long long)n * threads + t : nullptr;
+}
+
+// Slot `n` of a thread's own region of N slots (`cache=regs`), or null past them. The
+// generator makes n a constant once the pass loops are unrolled, so the array stays in
+// registers.
+template <int N, class P>
+__device__ __forceinline__ P* pr_register_slot(P (&region)[N], int n) {
+  return n < N ? region + n : nullptr;
 }
 
 template <int V, class S, class C>

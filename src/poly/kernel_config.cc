@@ -33,20 +33,25 @@ template <class Mode>
 std::string autoOnOffText(const char* key, Mode m) {
   return m == Mode::Auto ? "" : std::string(",") + key + (m == Mode::On ? "=on" : "=off");
 }
+std::string rowCacheText(RowCacheMode m) {
+  return m == RowCacheMode::Registers ? ",cache=regs" : autoOnOffText("cache", m);
+}
 
+// `others`: the knob's further values, for the message (", regs").
 template <class Mode>
-Mode parseAutoOnOff(const std::string& key, const std::string& value, const std::string& what) {
+Mode parseAutoOnOff(const std::string& key, const std::string& value, const std::string& what,
+                    const std::string& others = "") {
   if (value == "auto") return Mode::Auto;
   if (value == "on") return Mode::On;
   if (value == "off") return Mode::Off;
-  throw Error(what + ": " + key + " must be auto, on or off");
+  throw Error(what + ": " + key + " must be auto, on" + others + " or off");
 }
 }  // namespace
 
 std::string KernelConfig::toString() const {
   return "threads=" + std::to_string(threadsPerBlock) + ",items=" + knob(itemsPerThread) +
          ",vector=" + knob(maxVectorWidth) + (unroll == kAuto ? "" : ",unroll=" + std::to_string(unroll)) +
-         autoOnOffText("cache", rowCache) + cacheHintsText(cacheHints) + autoOnOffText("stage", rowStage);
+         rowCacheText(rowCache) + cacheHintsText(cacheHints) + autoOnOffText("stage", rowStage);
 }
 
 namespace {
@@ -74,7 +79,7 @@ KernelConfig KernelConfig::parse(const std::string& text, const std::string& wha
     const std::string key = field.substr(0, eq), value = field.substr(eq + 1);
     const bool automatic = value == "auto" && key != "threads";
     if (key == "cache") {
-      c.rowCache = parseAutoOnOff<RowCacheMode>(key, value, what);
+      c.rowCache = value == "regs" ? RowCacheMode::Registers : parseAutoOnOff<RowCacheMode>(key, value, what, ", regs");
       continue;
     }
     if (key == "stage") {

@@ -15,8 +15,10 @@
 //            auto: 16-byte lanes, except y-reduces, which are scalar (laneLimitFor)
 //   unroll   how far each thread's accumulation loop is unrolled (1..32): the loads
 //            it keeps in flight. auto: 4
-//   cache    on, off or auto: row-resident kernels keep their row in shared memory for
-//            the later passes (codegen/row_cache.h). auto: the policy's choice
+//   cache    on, regs, off or auto: row-resident kernels keep their row for the later
+//            passes in shared memory (on) or in each thread's registers (regs; rows
+//            whose share per thread is a few vectors, codegen/row_cache.h).
+//            auto: the policy's choice
 //   evict    on, off, stream or auto: last reads and stores tell the L2 to evict their
 //            lines first (poly/cache_hints.h; stream: the last reads as ld.global.cs).
 //            auto: in kernels of several passes
@@ -30,7 +32,7 @@
 namespace polyred {
 
 // KernelConfig::rowCache.
-enum class RowCacheMode : unsigned char { Auto, On, Off };
+enum class RowCacheMode : unsigned char { Auto, On, Off, Registers };
 // KernelConfig::rowStage.
 enum class RowStageMode : unsigned char { Auto, On, Off };
 // KernelConfig::cacheHints.
@@ -51,7 +53,7 @@ struct KernelConfig {
 
   bool operator==(const KernelConfig&) const = default;
   bool isDefault() const { return *this == KernelConfig{}; }
-  // "threads=256,items=auto,vector=16" (",unroll=8", ",cache=off", ",evict=on", ",stage=off" unless auto)
+  // "threads=256,items=auto,vector=16" (",unroll=8", ",cache=off" / "=regs", ",evict=on", ",stage=off" unless auto)
   std::string toString() const;
   // Throws polyred::Error naming the bad field; `what` names the source (an option,
   // a database entry) in the message.

@@ -41,6 +41,13 @@ std::vector<KernelConfig> candidateConfigs(bool hasReduction, bool rowResident) 
       c.rowStage = stage;
       add(c);
     }
+    // The row in registers where the policy leaves it out (two passes, staged rows),
+    // and no cache where the policy keeps it: its rule rests on eleven measured kernels.
+    for (RowCacheMode cache : {RowCacheMode::Registers, RowCacheMode::Off}) {
+      KernelConfig c;
+      c.rowCache = cache;
+      add(c);
+    }
   }
   return configs;
 }

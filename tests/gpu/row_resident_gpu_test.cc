@@ -48,6 +48,8 @@ std::vector<Case> cases() {
       {"softmax f32 [200,16384] (long rows, under a wave of one-row blocks)", softmax(DType::Float32, {200, 16384}, 1)},
       {"softmax f32 [64,70001] axis 0 (long columns, many of them)", softmax(DType::Float32, {64, 70001}, 0)},
       {"layer norm f16 [4096,768]", layerNorm(DType::Float16, {4096, 768})},
+      {"layer norm f16 [8192,1024] (row in registers)", layerNorm(DType::Float16, {8192, 1024})},
+      {"softmax f16 [8192,1024] (row in registers)", softmax(DType::Float16, {8192, 1024}, 1)},
       {"layer norm f32 [1000,1024]", layerNorm(DType::Float32, {1000, 1024})},
   };
 }
@@ -99,6 +101,27 @@ TEST(RowResidentGpu, RowCacheMatchesTheReference) {
     EXPECT_EQ(k.source.find("_cached") != std::string::npos, rows) << k.source;
     expectMatchesAndRepeats(compiled, 2);
   }
+}
+
+// The same kernels with their row kept in registers (`cache=regs`) where every slot is
+// a constant (rows a whole number of vectors per thread); the rest keep their loads.
+TEST(RowResidentGpu, RowInRegistersMatchesTheReference) {
+  std::string why;
+  if (!gpuAvailable(&why)) GTEST_SKIP() << why;
+  int inRegisters = 0;
+  for (const Case& c : cases()) {
+    SCOPED_TRACE(c.name + ", cache=regs");
+    CompileOptions options;
+    options.target = currentTarget();
+    options.config.rowCache = RowCacheMode::Registers;
+    CompiledGraph compiled = compileGraph(c.graph, options);
+    ASSERT_EQ(compiled.program.kernels.size(), 1u);
+    const KernelSpec& k = compiled.program.kernels[0];
+    EXPECT_EQ(k.source.find("pr_row_cache"), std::string::npos);  // never in shared memory
+    inRegisters += k.source.find("pr_register_slot(") != std::string::npos;
+    expectMatchesAndRepeats(compiled, 2);
+  }
+  EXPECT_GE(inRegisters, 5);  // f32 [4096,32], f16 [24576,128], [4096,768], [8192,1024] x 2 at least
 }
 
 // Rows that stretch the approximate Exp of x - max(x) (codegen/exp_range.h): spreads
