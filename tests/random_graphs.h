@@ -155,8 +155,9 @@ class GraphGenerator {
 
   // Index ops in the producers, then a reduction over random axes: values kept at one
   // coordinate along a random axis (Iota == k, as OneHot expands) and others elsewhere,
-  // half the time plus a Gather of a table's rows along a random axis, seen through a Window -- a crop, a shifted crop that wraps around, or a view up to
-  // half again as large (PadAkg's reads).
+  // half the time plus a Gather of a table's rows along a random axis (the table half
+  // the time computed by elementwise ops), seen through a Window -- a crop, a shifted
+  // crop that wraps around, or a view up to half again as large (PadAkg's reads).
   Generated indexOpsGraph() {
     const DType t = rng_.pick<DType>({DType::Float32, DType::Float16, DType::Int32, DType::Int8});
     f_.dtype = t;
@@ -172,7 +173,9 @@ class GraphGenerator {
       const size_t along = rng_.below(s.size());
       Shape table = s;
       table[along] = 1 + static_cast<int64_t>(rng_.below(2 * static_cast<size_t>(s[along])));
-      Value rows = b_.gather(freshInput(t, table), freshInput(indexType, {s[along]}), static_cast<int64_t>(along));
+      Value params = freshInput(t, table);  // half the time computed (canon/gather_sources pushes the gather in)
+      if (rng_.percent(50)) params = chain(params, t, 1 + rng_.below(3));
+      Value rows = b_.gather(params, freshInput(indexType, {s[along]}), static_cast<int64_t>(along));
       masked = b_.add(masked, rows);
     }
     Shape view = s;

@@ -145,6 +145,8 @@ def test_traced_functions_lower_and_match_the_reference(torch_or_skip):
         "embedding bag and index_select": (lambda w, i, c: (torch.nn.functional.embedding(i, w).sum(1),
                                                             torch.index_select(w, 1, c).amax(0)),
                                            (torch.randn(100, 32), torch.randint(0, 100, (8, 5)), torch.randint(0, 32, (7,)))),
+        "embedding of a computed table": (lambda w, s, i: torch.nn.functional.embedding(i, (w * s).half()),
+                                          (torch.randn(100, 32), torch.randn(100, 1), torch.randint(0, 100, (8, 5)))),
         "tensor methods": (lambda a, b: (a.expm1() + a.atan2(b) + a.fmod(b) + a.remainder(b)).sum(1), (x, x.flip(0))),
         "scans, flips and pooling": (lambda a, b: (torch.cumsum(a, 1), b.cumsum(0), torch.cumprod(a, 0), b.cumprod(1),
                                                    a.flip(0, 1),

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "canon/launch_groups.h"
+#include "canon/gather_sources.h"
 #include "canon/logsumexp_rows.h"
 #include "canon/scatter_fallback.h"
 #include "canon/partition.h"
@@ -162,10 +163,11 @@ CompiledGraph compileGraph(const Graph& source, const CompileOptions& options) {
   dump("graph", source.toString());
   const RowsFitOneBlock rowsFit = [&](const CanonicalSpace& space) { return rowsFitOneBlock(space, options.target); };
   // The graph the kernels compute (and the reference checks them against): the
-  // source, with logsumexp over block-sized rows as max-then-sum, and the scatters an
-  // atomic kernel cannot take as masked sums.
+  // source, with gathers of computed params pushed into what computes them, logsumexp
+  // over block-sized rows as max-then-sum, and the scatters an atomic kernel cannot
+  // take as masked sums.
   c.graph = timed(ms, "rewrite", [&] {
-    return scattersAsMaskedSums(splitLogSumExpRows(source, rowsFit), options.deterministic);
+    return scattersAsMaskedSums(splitLogSumExpRows(gathersFromInputs(source), rowsFit), options.deterministic);
   });
   const Graph& g = c.graph;
   dump("rewrite", g.nodes.size() == source.nodes.size() ? std::string("(nothing to rewrite)\n") : g.toString());

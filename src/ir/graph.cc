@@ -374,10 +374,8 @@ class Verifier {
     sameDType(n, params, out(n));
     shapeIs(n, want);
     if (isComplex(params.dtype)) fail(n.name, "Gather of complex64 is not supported");
+    // Computed params are pushed into the gather before partitioning (canon/gather_sources).
     const TensorId source = gatherSource(g_, n);
-    if (g_.tensor(source).role != TensorRole::Input)
-      fail(n.name, "Gather reads its params from a graph input (or a Reshape of one) only, not from a computed or "
-                   "constant tensor");
     for (const Output& o : g_.outputs)  // other points' writes would race with its reads
       if (o.aliasOfInput == source)
         fail(n.name, "Gather reads params that the graph also writes in place (Assign)");
