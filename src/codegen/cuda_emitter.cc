@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <utility>
 
 #include "codegen/exp_range.h"
 #include "codegen/gather_lanes.h"
@@ -109,7 +110,6 @@ class KernelEmitter {
   }
 
  private:
-  bool isReduction() const { return p_.form != CanonicalForm::Elementwise; }
   // Tuple accumulators are wider than scalars: a kernel with many of them could ask
   // for more static shared memory than a block may declare.
   void checkSharedMemory() const {
@@ -198,54 +198,10 @@ class KernelEmitter {
        << (stage_.empty() ? "" : "// " + stage_.describe() + "\n");
   }
 
-  // The kernel's pointer parameters, in order: inputs, outputs, temporaries, then its
-  // workspaces (whose specs are appended to `workspaces`).
+  // The kernel's parameters: its pointers (codegen/kernel_params), then its workspaces
+  // (whose specs are appended to `workspaces`).
   std::vector<KernelPart::Param> emitParams(std::vector<WorkspaceSpec>& workspaces) {
-    std::set<int> loaded;
-    std::map<int, DType> loadedTemps;
-    for (const auto* values : {&p_.body, &p_.epilogue})
-      for (const BodyValue& v : *values) {
-        if (v.kind != BodyValue::Kind::Load) continue;
-        if (v.temporary >= 0) loadedTemps[v.temporary] = v.dtype;
-        else loaded.insert(v.input);
-      }
-    std::vector<KernelPart::Param> params;
-    auto add = [&](KernelParam::Kind kind, int index, const std::string& type, const std::string& name) {
-      params.push_back({{kind, index}, type + name, name});
-    };
-    auto aliased = [&](int input) {
-      for (const Output& o : g_.outputs)
-        if (o.aliasOfInput && *o.aliasOfInput == g_.inputs[static_cast<size_t>(input)]) return true;
-      return false;
-    };
-    for (int in : loaded) {
-      DType t = g_.tensor(g_.inputs[static_cast<size_t>(in)]).dtype;
-      if (aliased(in) && isReduction())
-        throw UnsupportedError(g_.sourceFile, g_.tensor(g_.inputs[static_cast<size_t>(in)]).name,
-                               "a reduction kernel that reads a buffer it also writes in place");
-      std::string qual = aliased(in) ? " " : " __restrict__ ";
-      add(KernelParam::Kind::Input, in, "const " + std::string(cudaStorageType(t)) + "*" + qual, "in" + std::to_string(in));
-    }
-    auto output = [&](int o) {
-      DType t = g_.tensor(g_.outputs[static_cast<size_t>(o)].tensor).dtype;
-      bool alias = g_.outputs[static_cast<size_t>(o)].aliasOfInput.has_value();
-      add(KernelParam::Kind::Output, o, std::string(cudaStorageType(t)) + "*" + (alias ? " " : " __restrict__ "),
-          "out" + std::to_string(o));
-    };
-    for (const auto& r : p_.reductions)
-      if (r.output >= 0) output(r.output);
-    for (const auto& st : p_.stores)
-      if (st.output >= 0) output(st.output);
-    for (const auto& st : p_.epilogueStores) output(st.output);
-    auto temporary = [&](int t, DType type, bool written) {
-      add(KernelParam::Kind::Temporary, t, std::string(written ? "" : "const ") + std::string(cudaStorageType(type)) + "* __restrict__ ",
-          "tmp" + std::to_string(t));
-    };
-    for (auto [t, type] : loadedTemps) temporary(t, type, false);
-    for (const auto& r : p_.reductions)
-      if (r.temporary >= 0) temporary(r.temporary, r.outType, true);
-    for (const auto& st : p_.stores)  // a scan's result that other kernels read
-      if (st.temporary >= 0) temporary(st.temporary, p_.reductions.at(0).outType, true);
+    std::vector<KernelPart::Param> params = pointerParams(g_, p_);
     if (k_.binding.multiBlock()) emitWorkspaceParams(params, workspaces);
     if (k_.binding.multiBlockScan())
       for (ScanWorkspace& w : scanWorkspaces(scanCode())) {
@@ -341,24 +297,35 @@ class KernelEmitter {
           os << indent(d) << "cache_slot = 0;  // this pass's loads take slots 0, 1, ...\n";
         if (isPassLoopMark(n) && n.children[0]->kind == AstNode::Kind::For)
           os << indent(d) << "#pragma unroll" << passLoopUnroll() << "\n";
+        const int outer = isPassLoopMark(n) ? std::exchange(guards_, 0) : guards_;
         emitNode(os, *n.children[0], d);
+        guards_ = outer;
         if (!stagedRow.empty()) os << stage_.waitAll(indent(d));
         return;
       }
-      case AstNode::Kind::For:
-        os << indent(d) << "for (" << idx_ << " " << n.iterator << " = " << toC(n.init) << "; " << toC(n.cond) << "; "
-           << n.iterator << " += " << toC(n.inc) << ") {\n";
-        emitNode(os, *n.children[0], d + 1);
+      case AstNode::Kind::For: {
+        // A row cache in registers runs a thread-dependent trip count as a constant one
+        // with the bound as the guard of its statement (codegen/row_cache.h).
+        const std::string bound = guards_ == 0 ? cache_.boundAsGuard(n, k_.binding.BX, k_.binding.BY) : "";
+        os << indent(d) << "for (" << idx_ << " " << n.iterator << " = " << toC(n.init) << "; "
+           << (bound.empty() ? toC(n.cond) : bound) << "; " << n.iterator << " += " << toC(n.inc) << ") {\n";
+        if (!bound.empty()) os << indent(d + 1) << "if " << toC(n.cond) << " {\n";
+        guards_ += bound.empty() ? 0 : 1;
+        emitNode(os, *n.children[0], d + 1 + !bound.empty());
+        if (!bound.empty() && --guards_ == 0) os << indent(d + 1) << "}\n" << cache_.advanceAfterGuard(indent(d + 1));
         os << indent(d) << "}\n";
         return;
+      }
       case AstNode::Kind::If:
         os << indent(d) << "if " << toC(n.cond) << " {\n";
+        if (guards_ >= 0) ++guards_;
         emitNode(os, *n.children[0], d + 1);
         if (n.children.size() > 1) {
           os << indent(d) << "} else {\n";
           emitNode(os, *n.children[1], d + 1);
         }
         os << indent(d) << "}\n";
+        if (guards_ > 0 && --guards_ == 0) os << cache_.advanceAfterGuard(indent(d));
         return;
       case AstNode::Kind::User: emitStatement(os, n.user, d); return;
     }
@@ -570,7 +537,7 @@ class KernelEmitter {
         os << in << "  pr_store_lanes<" << V << (lastPass && k_.hints.streamingStores ? ", true" : "") << ">(out"
            << s.output << ", " << toC(u.offsets.at(offset++)) << ", v" << s.value << ", " << vectorOk << lanesInRow
            << ");\n";
-    if (!cache_.empty()) os << in << "  ++cache_slot;\n";
+    os << cache_.advanceAfterStatement(guards_ > 0, in + "  ");
     os << in << "}\n";
   }
 
@@ -627,10 +594,7 @@ class KernelEmitter {
   }
 
   RowLoads loads() const { return {k_, cache_, stage_}; }
-  // The pass loops' unroll factor (" 4"); whole ("") for a row cache in registers.
-  std::string passLoopUnroll() const {
-    return cache_.registers ? "" : " " + std::to_string(loopUnrollFor(p_, k_.vector, o_.unroll));
-  }
+  std::string passLoopUnroll() const { return cache_.passLoopUnroll(loopUnrollFor(p_, k_.vector, o_.unroll)); }
 
   // A tuple's V lifted lanes fold as a tree before they join the thread's accumulator
   // (codegen/tuple_emitter.h, tupleLaneTree).
@@ -666,7 +630,7 @@ class KernelEmitter {
            << s.scatterStride << "LL, " << s.scatterExtent << "LL, v" << s.value << ");\n";
       else os << in << "  pr_store(out" << s.output << ", " << at << ", v" << s.value << ");\n";
     }
-    if (!cache_.empty()) os << in << "  ++cache_slot;\n";
+    os << cache_.advanceAfterStatement(guards_ > 0, in + "  ");
     os << in << "}\n";
   }
 
@@ -680,6 +644,7 @@ class KernelEmitter {
   int lanes_ = 1;  // accumulator lanes (Vectorization::accumulatorLanes)
   std::string qualifier_;  // "polyred_part<n>::" for the types of a part's parameters
   RowCache cache_;  // empty in parts of a horizontally fused kernel
+  int guards_ = -1;  // the Ifs around the node being emitted inside a pass's loops (-1: outside)
   RowStage stage_;  // likewise
   std::vector<bool> fastExp_;  // per body value: an Exp computed fast (codegen/exp_range.h)
 };

@@ -11,6 +11,7 @@
 #pragma once
 
 #include "codegen/cuda_expr.h"
+#include "codegen/kernel_params.h"
 #include "codegen/kernel_spec.h"
 #include "ir/graph.h"
 #include "poly/poly_kernel.h"
@@ -51,11 +52,7 @@ KernelSpec emitCuda(const Graph& g, const PolyKernel& k, const CodegenOptions& o
 // flat block of BX * BY threads. `params` are run's pointer parameters after bx, by;
 // workspace parameters index `workspaces`.
 struct KernelPart {
-  struct Param {
-    KernelParam param;
-    std::string declaration;  // "const float* __restrict__ in0"
-    std::string name;         // "in0"
-  };
+  using Param = ParamDeclaration;
   std::string code;
   std::vector<Param> params;
   std::vector<WorkspaceSpec> workspaces;

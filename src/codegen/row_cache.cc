@@ -1,9 +1,11 @@
 #include "codegen/row_cache.h"
 
+#include <algorithm>
 #include <cctype>
 #include <map>
 #include <sstream>
 
+#include "codegen/exec_ast.h"
 #include "ir/dtype.h"
 #include "support/int_math.h"
 
@@ -100,6 +102,19 @@ bool readsLikePassZero(const PolyKernel& k, const Sites& sites, const std::vecto
   return true;
 }
 
+// The point statements in `n`, or -1 if a loop sits there.
+int statementsIn(const AstNode& n) {
+  if (n.kind == AstNode::Kind::For) return -1;
+  if (n.kind == AstNode::Kind::User) return 1;
+  int count = 0;
+  for (const auto& c : n.children) {
+    const int inside = statementsIn(*c);
+    if (inside < 0) return -1;
+    count += inside;
+  }
+  return count;
+}
+
 // The identifiers in C text, in order.
 std::vector<std::string> identifiersIn(const std::string& text) {
   std::vector<std::string> names;
@@ -122,21 +137,34 @@ std::vector<std::string> identifiersIn(const std::string& text) {
   return names;
 }
 
-// Whether every statement's slot is a constant once the pass loops are unrolled: below
-// each pass's mark ("restart slots") no guard, and every loop's bounds constants.
-bool slotsAreConstantsOnceUnrolled(const Sites& sites) {
-  for (const auto& [pass, list] : sites.byPass)
-    for (const Site& site : list) {
-      std::istringstream lines(site.path.substr(site.path.rfind("restart slots\n")));
-      for (std::string line; std::getline(lines, line);) {
-        if (line.rfind("if ", 0) == 0 || line.rfind("else ", 0) == 0) return false;
-        if (line.rfind("for ", 0) != 0) continue;
-        const std::string iterator = line.substr(4, line.find(' ', 4) - 4);
-        for (const std::string& name : identifiersIn(line.substr(4)))
-          if (name != iterator) return false;  // bounds by another name: not a constant trip count
-      }
+// Whether every statement's slot is a constant once the pass loops are unrolled (the
+// header's conditions), below the pass marks of the loop program `n`.
+bool slotsAreConstantsOnceUnrolled(const AstNode& n, bool inPass = false) {
+  auto children = [&](bool pass) {
+    for (const auto& c : n.children)
+      if (!slotsAreConstantsOnceUnrolled(*c, pass)) return false;
+    return true;
+  };
+  switch (n.kind) {
+    case AstNode::Kind::Mark: return children(inPass || isPassLoopMark(n));
+    case AstNode::Kind::Block: return children(inPass);
+    case AstNode::Kind::User: return true;
+    case AstNode::Kind::For: {
+      if (!inPass) return children(false);
+      for (const std::string& name : identifiersIn(toC(n.init) + " " + toC(n.inc)))
+        if (name != n.iterator) return false;  // a start or step by another name
+      bool threadBound = false;  // ok around one statement: boundAsGuard
+      for (const std::string& name : identifiersIn(toC(n.cond)))
+        if (name != n.iterator) {
+          if (name != "tx" && name != "ty") return false;
+          threadBound = true;
+        }
+      return threadBound ? statementsIn(*n.children[0]) == 1 : children(true);
     }
-  return true;
+    case AstNode::Kind::If:
+      return inPass ? n.children.size() == 1 && statementsIn(*n.children[0]) == 1 : children(false);
+  }
+  return false;
 }
 
 }  // namespace
@@ -181,6 +209,36 @@ std::string RowCache::loadKind(int value, int pass, std::string& slot) const {
   return pass == 0 ? "_kept" : "_cached";
 }
 
+std::string RowCache::advanceAfterStatement(bool guarded, const std::string& in) const {
+  return empty() || (registers && guarded) ? "" : in + "++cache_slot;\n";
+}
+
+std::string RowCache::advanceAfterGuard(const std::string& in) const {
+  return registers ? in + "++cache_slot;  // the guarded statement's slot, taken or not\n" : "";
+}
+
+std::string RowCache::boundAsGuard(const AstNode& loop, int64_t BX, int64_t BY) const {
+  if (!registers || loop.kind != AstNode::Kind::For) return "";
+  const std::vector<std::string> names = identifiersIn(toC(loop.cond));
+  if (std::none_of(names.begin(), names.end(), [](const std::string& n) { return n == "tx" || n == "ty"; })) return "";
+  Resolver slots;
+  const Expr init = slots.resolve(loop.init), inc = slots.resolve(loop.inc), cond = slots.resolve(loop.cond);
+  const int at = slots.slotOf(loop.iterator), tx = slots.slotOf("tx"), ty = slots.slotOf("ty");
+  std::vector<int64_t> vars(static_cast<size_t>(slots.count()), 0);
+  int64_t last = -1;  // the largest iterator value any thread runs
+  for (int64_t y = 0; y < BY; ++y)
+    for (int64_t x = 0; x < BX; ++x) {
+      vars[static_cast<size_t>(tx)] = x;
+      vars[static_cast<size_t>(ty)] = y;
+      for (vars[static_cast<size_t>(at)] = eval(init, vars.data()); eval(cond, vars.data());
+           vars[static_cast<size_t>(at)] += eval(inc, vars.data()))
+        last = std::max(last, vars[static_cast<size_t>(at)]);
+    }
+  return "(" + loop.iterator + " <= " + std::to_string(last) + ")";
+}
+
+std::string RowCache::passLoopUnroll(int factor) const { return registers ? "" : " " + std::to_string(factor); }
+
 RowCache planRowCache(const PolyKernel& k, int64_t sharedLimit, RowCacheMode mode) {
   const KernelPlan& p = k.plan;
   const bool rows = p.form == CanonicalForm::XReduce || p.form == CanonicalForm::AllReduce;
@@ -189,7 +247,7 @@ RowCache planRowCache(const PolyKernel& k, int64_t sharedLimit, RowCacheMode mod
   if ((mode != RowCacheMode::On && !registers) || p.passes() < 2 || !rows || !k.ast) return {};
   Sites sites;
   collect(*k.ast, "", nullptr, sites);
-  if (!sites.ok || (registers && !slotsAreConstantsOnceUnrolled(sites))) return {};
+  if (!sites.ok || (registers && !slotsAreConstantsOnceUnrolled(*k.ast))) return {};
 
   const int V = k.vector.width;
   RowCache cache;

@@ -9,10 +9,12 @@
 //
 // In registers (`cache=regs`): each region is an array of the thread's own, indexed by
 // the slot counter. It stays in registers only if every index is a constant once the
-// pass loops are unrolled, so the plan asks that no guard sits between a pass's mark and
-// its statements (a guarded statement would advance the counter on some threads only)
-// and that every loop there has constant bounds; the emitter then unrolls the pass loops
-// fully. The regions take at most kRegisterCacheBytes a thread.
+// pass loops are unrolled, so the plan asks that every loop between a pass's mark and
+// its statements has constant bounds (or bounds of the thread's coordinates around one
+// statement: boundAsGuard) and every guard there holds one statement and no loop; the
+// emitter unrolls the pass loops fully and advances the counter after the guard,
+// whether its statement ran or not (a thread past the row's end skips a slot in every
+// pass alike). The regions take at most kRegisterCacheBytes a thread.
 //
 // Why: a later pass re-reads its row, which costs L2 bandwidth as large as the DRAM
 // stream itself (and DRAM once the resident rows outgrow the L2). Soundness: thread t
@@ -72,6 +74,17 @@ struct RowCache {
   // thread's slot) and the suffix ("_kept" in pass 0, "_cached" in a pass that reads the
   // cache), or "" for a plain global load.
   std::string loadKind(int value, int pass, std::string& slot) const;
+  // The slot counter's advance (C text at indentation `in`, or "") after a point
+  // statement (`guarded`: under an If), and after an outermost If of the pass loops.
+  std::string advanceAfterStatement(bool guarded, const std::string& in) const;
+  std::string advanceAfterGuard(const std::string& in) const;
+  // In registers, for a pass loop `loop` whose trip count depends on the thread (isl
+  // folds a row's end into the bound: c1 <= 4 - (tx + 35) / 32): the loop condition for
+  // the most trips any thread of a BX x BY block makes ("(c1 <= 3)"), the original
+  // condition becoming the statement's guard; else "".
+  std::string boundAsGuard(const AstNode& loop, int64_t BX, int64_t BY) const;
+  // The pass loops' unroll pragma argument: " <factor>", or "" (whole) in registers.
+  std::string passLoopUnroll(int factor) const;
 };
 
 // The most bytes a thread keeps in registers (32 registers), and the fewest passes for

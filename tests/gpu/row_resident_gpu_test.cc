@@ -50,6 +50,7 @@ std::vector<Case> cases() {
       {"layer norm f16 [4096,768]", layerNorm(DType::Float16, {4096, 768})},
       {"layer norm f16 [8192,1024] (row in registers)", layerNorm(DType::Float16, {8192, 1024})},
       {"softmax f16 [8192,1024] (row in registers)", softmax(DType::Float16, {8192, 1024}, 1)},
+      {"softmax f16 [4096,197] (rows ending inside a vector, in registers)", softmax(DType::Float16, {4096, 197}, 1)},
       {"layer norm f32 [1000,1024]", layerNorm(DType::Float32, {1000, 1024})},
   };
 }
