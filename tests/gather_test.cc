@@ -169,6 +169,24 @@ TEST(Gather, ComputedParamsArePushedIntoTheGather) {
   }
 }
 
+// GatherNd of computed params: its Reshape (merging the indexed axes) sinks below the
+// elementwise ops first, then the gather is pushed in.
+TEST(Gather, GatherNdOfComputedParamsSinksItsReshape) {
+  Json p = desc("p", {3, 2, 2}, "float32"), i = desc("i", {4, 2}, "int32");
+  Json half = desc("p16", {3, 2, 2}, "float16"), out = desc("y", {4, 2}, "float16");
+  Json doc = test_support::oneOpDocument("GatherNd", Json::array({Json::array({p}), Json::array({i})}),
+                                         Json::array({Json::array({half}), Json::array({i})}), Json::array({out}),
+                                         Json::array());
+  doc["op_desc"].insert(doc["op_desc"].begin(),
+                        Json{{"name", "Cast"}, {"attr", Json::array({attr("dst_type", "float16")})},
+                             {"input_desc", Json::array({Json::array({p})})}, {"output_desc", Json::array({half})}});
+  const Graph g = parseComposite(doc.dump(), "gathernd_of_cast.json");
+  EXPECT_TRUE(everyGatherReadsAnInput(compileGraph(g, CompileOptions{}).graph));
+  test_support::expectOutput(g, {counting(DType::Float32, {3, 2, 2}),
+                                 HostTensor::fromValues(DType::Int32, {4, 2}, {2, 1, 0, 0, 1, 2, -1, 0})},
+                             {10, 11, 0, 1, 0, 0, 0, 0});
+}
+
 // The pushed gather against the source graph's reference, bit for bit (the same ops on
 // the same elements), on odd shapes: an embedding bag of a cast table, a table scaled
 // per row, a gather of a gathered operand's Reshape chain.
@@ -187,6 +205,12 @@ TEST(Gather, ComputedParamsMatchTheSourceGraphOnOddShapes) {
     Value w = b.input("w", DType::Float32, {97, 1});
     Value params = b.unary(OpKind::Exp, b.sub(b.mul(x, w), b.reshape(b.input("c", DType::Float32, {130}), {1, 130})));
     b.output(b.gather(params, b.input("cols", DType::Int32, {5, 3}), 1));  // [97, 5, 3]
+    graphs.push_back(b.build());
+  }
+  {
+    GraphBuilder b("rows_of_a_reshaped_exp");  // GatherNd's form: a Reshape merging axes, then a Gather
+    Value e = b.unary(OpKind::Exp, b.mul(b.input("x", DType::Float32, {7, 5, 129}), b.input("y", DType::Float32, {7, 5, 129})));
+    b.output(b.gather(b.reshape(e, {35, 129}), b.input("rows", DType::Int32, {40}), 0));
     graphs.push_back(b.build());
   }
   for (const Graph& g : graphs) {
@@ -236,6 +260,11 @@ TEST(Gather, RefusesWhatItCannotRead) {
   } catch (const UnsupportedError& e) {
     EXPECT_NE(std::string(e.what()).find("Reduce"), std::string::npos) << e.what();
   }
+  // A Reshape of an op that broadcasts an operand does not sink: refused.
+  GraphBuilder merged("reshaped_broadcast");
+  Value sum = merged.add(merged.input("x", DType::Float32, {7, 5, 3}), merged.input("b", DType::Float32, {3}));
+  merged.output(merged.gather(merged.reshape(sum, {35, 3}), merged.input("i", DType::Int32, {2}), 0));
+  EXPECT_THROW(compileGraph(merged.build(), CompileOptions{}), UnsupportedError);
   GraphBuilder inPlace("gather_in_place");  // out[k] = t[ids[k]] written into t: a race
   Value table = inPlace.input("t", DType::Float32, {8});
   inPlace.outputInto(inPlace.gather(table, inPlace.input("ids", DType::Int32, {8}), 0), table);

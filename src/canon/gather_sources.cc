@@ -1,5 +1,6 @@
 #include "canon/gather_sources.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -92,7 +93,8 @@ class PushedGather {
       return e_.emit(std::move(g), shape, t.dtype, named("operand"));
     }
     const Node* p = in_.producer(x);
-    if (p && p->kind == OpKind::BroadcastTo) return e_.op(OpKind::BroadcastTo, {gathered(p->inputs[0])}, shape, t.dtype, named("broadcast"));
+    if (p && p->kind == OpKind::BroadcastTo)
+      return e_.op(OpKind::BroadcastTo, {gathered(p->inputs[0])}, shape, t.dtype, named("broadcast"));
     if (!p || !isElementwise(p->kind) || p->kind == OpKind::Assign)
       throw UnsupportedError("", gather_.name,
                              "Gather of params computed by " + (p ? p->name + " (" + std::string(opName(p->kind)) + ")"
@@ -140,12 +142,75 @@ bool readsComputedParams(const Graph& g, const Node& n) {
   return n.kind == OpKind::Gather && g.tensor(gatherSource(g, n)).role != TensorRole::Input;
 }
 
+// Whether Reshape node `r` can sink below the elementwise op computing its input:
+// every operand of that op has the op's shape or is a constant, so that
+// Reshape(f(a, b)) == f(Reshape(a), Reshape(b)).
+bool sinks(const Graph& g, const Node& r) {
+  const Node* p = g.producer(r.inputs[0]);
+  if (r.kind != OpKind::Reshape || !p || !isElementwise(p->kind) || p->kind == OpKind::Assign) return false;
+  for (TensorId operand : p->inputs)
+    if (g.tensor(operand).role != TensorRole::Constant && g.tensor(operand).shape != g.tensor(p->output).shape)
+      return false;
+  return true;
+}
+
+// The Reshapes on the way from Gathers' params to the graph inputs (through elementwise
+// ops, BroadcastTo and other Reshapes) that can sink (GatherNd reads its params through
+// a Reshape that merges axes).
+std::vector<bool> reshapesToSink(const Graph& g) {
+  std::vector<bool> sink(g.nodes.size(), false), seen(g.tensors.size(), false);
+  std::vector<TensorId> todo;
+  for (const Node& n : g.nodes)
+    if (readsComputedParams(g, n)) todo.push_back(n.inputs[0]);
+  while (!todo.empty()) {
+    const TensorId t = todo.back();
+    todo.pop_back();
+    if (seen[static_cast<size_t>(t)]) continue;
+    seen[static_cast<size_t>(t)] = true;
+    const Node* p = g.producer(t);
+    if (!p) continue;
+    if (p->kind == OpKind::Reshape && sinks(g, *p)) sink[static_cast<size_t>(g.tensor(t).producer)] = true;
+    if (p->kind == OpKind::Reshape || p->kind == OpKind::BroadcastTo || (isElementwise(p->kind) && p->kind != OpKind::Assign))
+      todo.insert(todo.end(), p->inputs.begin(), p->inputs.end());
+  }
+  return sink;
+}
+
+// One level of sinking: each marked Reshape becomes the elementwise op over its
+// operands reshaped (constants kept); the new Reshapes may sink in the next round.
+Graph sinkReshapes(const Graph& g, const std::vector<bool>& sink) {
+  Graph out = g;
+  out.nodes.clear();
+  for (size_t k = 0; k < g.nodes.size(); ++k) {
+    const Node& r = g.nodes[k];
+    if (!sink[k]) {
+      out.nodes.push_back(r);
+      continue;
+    }
+    const Tensor& result = g.tensor(r.output);
+    Node op = *g.producer(r.inputs[0]);
+    NodeEmitter e(out, r);
+    int made = 0;
+    for (TensorId& operand : op.inputs)
+      if (g.tensor(operand).role != TensorRole::Constant)
+        operand = e.op(OpKind::Reshape, {operand}, result.shape, g.tensor(operand).dtype, "sunk" + std::to_string(made++));
+    e.emit(std::move(op), result.shape, result.dtype, "sunk_op");
+    e.finish();
+  }
+  renumberProducers(out);
+  return out;
+}
+
 }  // namespace
 
-Graph gathersFromInputs(const Graph& g) {
+Graph gathersFromInputs(const Graph& source) {
   bool any = false;
-  for (const Node& n : g.nodes) any = any || readsComputedParams(g, n);
-  if (!any) return g;
+  for (const Node& n : source.nodes) any = any || readsComputedParams(source, n);
+  if (!any) return source;
+  Graph g = source;
+  for (std::vector<bool> sink = reshapesToSink(g); std::find(sink.begin(), sink.end(), true) != sink.end();
+       sink = reshapesToSink(g))
+    g = sinkReshapes(g, sink);
   Graph out = g;
   out.nodes.clear();
   for (const Node& n : g.nodes) {

@@ -12,8 +12,11 @@
 // (f(0) need not be 0). Why: the kernels address a gathered load in the params'
 // memory (canon/flatten), which a computed tensor does not have; computing f at the
 // gathered points instead costs what loading the computed params would, and needs no
-// temporary. Params computed by anything else (a reduction, a scan, a transpose,
-// another Gather) are refused with UnsupportedError naming the op.
+// temporary. A Reshape on the way (GatherNd merges params' axes by one) first sinks
+// below the elementwise op it reshapes when that op's operands all have its shape:
+// Reshape(f(a, b)) = f(Reshape(a), Reshape(b)). Params computed by anything else (a
+// reduction, a scan, a transpose, another Gather, a Reshape of a broadcasting op) are
+// refused with UnsupportedError naming the op.
 #pragma once
 
 #include "ir/graph.h"
