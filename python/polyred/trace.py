@@ -34,7 +34,8 @@ class _Lowering:
 
     def gather_call(self, target, a, kw):
         """index_select(x, dim, index) and embedding(index, weight) (F.embedding's order) as a Gather;
-        the gathered tensor must be an argument of the function."""
+        the gathered tensor is an argument of the function or computed from arguments by
+        elementwise ops (polyred gathers through them)."""
         t, F = self.torch, self.torch.nn.functional
         if target is t.index_select:
             return self.b.gather(a[0], a[2] if len(a) > 2 else kw["index"], a[1] if len(a) > 1 else kw["dim"])
