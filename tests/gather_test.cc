@@ -3,7 +3,8 @@
 // semantics; out-of-range and negative indices give 0) through the reference and the
 // lowered kernels on the CPU; fused into a reduction (an embedding bag), with the point
 // reference equal to the whole one; MindSpore's axis-as-an-input form; its three kinds
-// of lane code; params computed by elementwise ops (pushed into the gather); refusals. The GPU half: OpsGpu over tests/data/ops/gather_*.json.
+// of lane code; params computed by elementwise ops (pushed into the gather); refusals.
+// The GPU half: OpsGpu over tests/data/ops/gather_*.json, RandomGraphsGpu's index graphs.
 #include <gtest/gtest.h>
 
 #include <string>
