@@ -309,10 +309,15 @@ class KernelEmitter {
         const std::string bound = guards_ == 0 ? cache_.boundAsGuard(n, k_.binding.BX, k_.binding.BY) : "";
         os << indent(d) << "for (" << idx_ << " " << n.iterator << " = " << toC(n.init) << "; "
            << (bound.empty() ? toC(n.cond) : bound) << "; " << n.iterator << " += " << toC(n.inc) << ") {\n";
-        if (!bound.empty()) os << indent(d + 1) << "if " << toC(n.cond) << " {\n";
-        guards_ += bound.empty() ? 0 : 1;
-        emitNode(os, *n.children[0], d + 1 + !bound.empty());
-        if (!bound.empty() && --guards_ == 0) os << indent(d + 1) << "}\n" << cache_.advanceAfterGuard(indent(d + 1));
+        if (bound.empty()) {
+          emitNode(os, *n.children[0], d + 1);
+        } else {  // guards_ goes 0 -> 1 -> 0 around the statement
+          os << indent(d + 1) << "if " << toC(n.cond) << " {\n";
+          ++guards_;
+          emitNode(os, *n.children[0], d + 2);
+          --guards_;
+          os << indent(d + 1) << "}\n" << cache_.advanceAfterGuard(indent(d + 1));
+        }
         os << indent(d) << "}\n";
         return;
       }
