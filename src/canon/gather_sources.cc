@@ -85,10 +85,8 @@ class PushedGather {
       return reshaped(x, gatheredShape(t.shape, Shape(indexShape().size(), 1)), "broadcast");
     }
     const Shape shape = gatheredShape(t.shape, indexShape());
-    const TensorId source = gatherSource(in_, gatherOf(x));
-    if (in_.tensor(source).role == TensorRole::Input) {  // the kernels read it (a Reshape chain of an input too)
-      Node g = gather_;
-      g.inputs = {x, indices_};
+    Node g = gatherOf(x);
+    if (in_.tensor(gatherSource(in_, g)).role == TensorRole::Input) {  // the kernels read it (a Reshape chain too)
       g.axes = {at};
       return e_.emit(std::move(g), shape, t.dtype, named("operand"));
     }
@@ -105,7 +103,8 @@ class PushedGather {
     return e_.emit(std::move(op), shape, t.dtype, named("operand"));
   }
 
-  // A Gather node reading x (for gatherSource's walk up x's Reshape chain).
+  // A Gather node reading x by the same indices (gatherSource walks up its params'
+  // Reshape chain; the operand gathers are emitted from it).
   Node gatherOf(TensorId x) const {
     Node g = gather_;
     g.inputs = {x, indices_};
