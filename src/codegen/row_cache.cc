@@ -1,7 +1,7 @@
 #include "codegen/row_cache.h"
 
 #include <algorithm>
-#include <cctype>
+#include <initializer_list>
 #include <map>
 #include <sstream>
 
@@ -115,25 +115,14 @@ int statementsIn(const AstNode& n) {
   return count;
 }
 
-// The identifiers in C text, in order.
-std::vector<std::string> identifiersIn(const std::string& text) {
+// The names an AST expression reads (its Id leaves), in order.
+void namesIn(const AstExpr& e, std::vector<std::string>& names) {
+  if (e.op == AstExpr::Op::Id) names.push_back(e.name);
+  for (const AstExpr& a : e.args) namesIn(a, names);
+}
+std::vector<std::string> namesIn(std::initializer_list<const AstExpr*> exprs) {
   std::vector<std::string> names;
-  for (size_t at = 0; at < text.size();) {
-    auto word = [&](size_t i) { return std::isalnum(static_cast<unsigned char>(text[i])) || text[i] == '_'; };
-    const auto c = static_cast<unsigned char>(text[at]);
-    if (std::isdigit(c)) {  // a number whole (12, 0x1f): its letters are no name
-      while (at < text.size() && word(at)) ++at;
-      continue;
-    }
-    if (!word(at)) {
-      ++at;
-      continue;
-    }
-    size_t end = at;
-    while (end < text.size() && word(end)) ++end;
-    names.push_back(text.substr(at, end - at));
-    at = end;
-  }
+  for (const AstExpr* e : exprs) namesIn(*e, names);
   return names;
 }
 
@@ -151,10 +140,10 @@ bool slotsAreConstantsOnceUnrolled(const AstNode& n, bool inPass = false) {
     case AstNode::Kind::User: return true;
     case AstNode::Kind::For: {
       if (!inPass) return children(false);
-      for (const std::string& name : identifiersIn(toC(n.init) + " " + toC(n.inc)))
+      for (const std::string& name : namesIn({&n.init, &n.inc}))
         if (name != n.iterator) return false;  // a start or step by another name
       bool threadBound = false;  // ok around one statement: boundAsGuard
-      for (const std::string& name : identifiersIn(toC(n.cond)))
+      for (const std::string& name : namesIn({&n.cond}))
         if (name != n.iterator) {
           if (name != "tx" && name != "ty") return false;
           threadBound = true;
@@ -219,7 +208,7 @@ std::string RowCache::advanceAfterGuard(const std::string& in) const {
 
 std::string RowCache::boundAsGuard(const AstNode& loop, int64_t BX, int64_t BY) const {
   if (!registers || loop.kind != AstNode::Kind::For) return "";
-  const std::vector<std::string> names = identifiersIn(toC(loop.cond));
+  const std::vector<std::string> names = namesIn({&loop.cond});
   if (std::none_of(names.begin(), names.end(), [](const std::string& n) { return n == "tx" || n == "ty"; })) return "";
   Resolver slots;
   const Expr init = slots.resolve(loop.init), inc = slots.resolve(loop.inc), cond = slots.resolve(loop.cond);
