@@ -3,7 +3,9 @@
 // semantics; out-of-range and negative indices give 0) through the reference and the
 // lowered kernels on the CPU; fused into a reduction (an embedding bag), with the point
 // reference equal to the whole one; MindSpore's axis-as-an-input form; its three kinds
-// of lane code; params computed by elementwise ops (pushed into the gather); refusals.
+// of lane code; params computed by elementwise ops (pushed into the gather), by
+// reductions and scans (loaded from their temporaries), Transposes (the gather moves
+// below them) and gathers (the indices are gathered); refusals.
 // The GPU half: OpsGpu over tests/data/ops/gather_*.json, RandomGraphsGpu's index graphs.
 #include <gtest/gtest.h>
 
@@ -12,8 +14,10 @@
 
 #include "composite_test_helpers.h"
 #include "frontend/builder.h"
+#include "interp/compare.h"
 #include "interp/point_reference.h"
 #include "interp/random_inputs.h"
+#include "lowering_helpers.h"
 #include "one_op_graph.h"
 
 namespace polyred {
@@ -234,6 +238,66 @@ TEST(Gather, ComputedParamsMatchTheSourceGraphOnOddShapes) {
   }
 }
 
+// Params that are a reduction's or a scan's result come from the temporary an earlier
+// kernel writes; a Transpose lets the gather move below it, and a gather of a gather
+// along the inner one's index axes gathers the indices. Each against the source graph's
+// reference on random inputs (indices from -100 to 99: many out of range).
+TEST(Gather, ReductionScanTransposeAndGatherParams) {
+  std::vector<Graph> graphs;
+  {
+    GraphBuilder b("rows_of_a_row_sum");
+    Value sums = b.reduceSum(b.input("x", DType::Float32, {97, 130}), {1}, true);  // [97, 1]
+    b.output(b.gather(sums, b.input("ids", DType::Int32, {50}), 0));
+    graphs.push_back(b.build());
+  }
+  {  // the gathered max read beside the reduction over the same rows, then summed again
+    GraphBuilder b("shifted_by_a_gathered_max");
+    Value x = b.input("x", DType::Float32, {64, 300});
+    Value picked = b.gather(b.reduceMax(x, {1}), b.input("ids", DType::Int64, {64}), 0);  // [64]
+    Value shifted = b.sub(x, b.reshape(picked, {64, 1}));
+    b.output(shifted);
+    b.output(b.reduceSum(b.unary(OpKind::Exp, shifted), {1}));
+    graphs.push_back(b.build());
+  }
+  {
+    GraphBuilder b("columns_of_a_cumsum");
+    Value c = b.scan(b.input("x", DType::Float32, {40, 333}), Reduction::sum(DType::Float32), 1);
+    b.output(b.gather(b.mul(c, c), b.input("cols", DType::Int32, {3, 7}), 1));  // [40, 3, 7]
+    graphs.push_back(b.build());
+  }
+  {
+    GraphBuilder b("rows_of_a_transposed_exp");
+    Value t = b.transpose(b.unary(OpKind::Exp, b.input("x", DType::Float16, {6, 70, 9})), {2, 0, 1});  // [9, 6, 70]
+    b.output(b.gather(t, b.input("ids", DType::Int32, {4, 5}), 2));  // [9, 6, 4, 5]
+    b.output(b.gather(t, b.input("rows", DType::Int32, {11}), 0));   // [11, 6, 70]
+    graphs.push_back(b.build());
+  }
+  {
+    GraphBuilder b("a_gather_of_gathered_rows");
+    Value rows = b.gather(b.input("table", DType::Float32, {120, 17}), b.input("i1", DType::Int32, {30, 8}), 0);  // [30, 8, 17]
+    b.output(b.gather(rows, b.input("i2", DType::Int64, {25}), 1));  // [30, 25, 17]
+    graphs.push_back(b.build());
+  }
+  for (const Graph& g : graphs) {
+    SCOPED_TRACE(g.name);
+    CompiledGraph c = compileGraph(g, CompileOptions{});
+    for (const Node& n : c.graph.nodes)  // every gather reads an input or a materialized result
+      if (n.kind == OpKind::Gather) {
+        const Node* p = c.graph.producer(gatherSource(c.graph, n));
+        EXPECT_TRUE(!p || p->kind == OpKind::Reduce || p->kind == OpKind::Scan) << c.graph.toString();
+      }
+    const std::vector<HostTensor> in = makeRandomInputs(g, 5);
+    const std::vector<HostTensor> want = evaluateReference(g, in);
+    const std::vector<HostTensor> got = test_support::lowered(c, in);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t o = 0; o < want.size(); ++o) {
+      const CompareResult r = compareTensors(got[o], want[o], toleranceOf(g, g.outputs[o].tensor));
+      EXPECT_TRUE(r.ok) << "output " << o << ": " << r.message;
+    }
+    for (const KernelSpec& k : c.program.kernels) EXPECT_NO_THROW(compileCuda(k.source, k.name, 9, 0));
+  }
+}
+
 TEST(Gather, RefusesWhatItCannotRead) {
   auto why = [](const std::string& op, std::vector<Json> ins, Json out, Json attrs) {
     try {
@@ -251,15 +315,16 @@ TEST(Gather, RefusesWhatItCannotRead) {
                 {attr("axis", 0), attr("batch_dims", 1)}).find("batch_dims"), std::string::npos);
   EXPECT_NE(why("Gather", {desc("t", {4, 3}, "float32"), desc("i", {2}, "int32")}, desc("y", {3, 3}, "float32"),
                 {attr("axis", 0)}).find("shape"), std::string::npos);
-  // Params computed by a reduction: no memory to gather from, and nothing to push into.
-  GraphBuilder reduced("reduced_params");
-  Value t = reduced.input("t", DType::Float32, {4, 3});
-  reduced.output(reduced.gather(reduced.reduceSum(t, {1}, true), reduced.input("i", DType::Int32, {2}), 0));
+  // A gather of a gather along another axis than the inner one's index: two gathered
+  // axes in one load, and no temporary for the inner one.
+  GraphBuilder twice("gathered_both_ways");
+  Value rows = twice.gather(twice.input("t", DType::Float32, {4, 3}), twice.input("i", DType::Int32, {2}), 0);
+  twice.output(twice.gather(rows, twice.input("j", DType::Int32, {2}), 1));
   try {
-    compileGraph(reduced.build(), CompileOptions{});
-    ADD_FAILURE() << "a Gather of a reduction's result was compiled";
+    compileGraph(twice.build(), CompileOptions{});
+    ADD_FAILURE() << "a Gather of a Gather along another axis was compiled";
   } catch (const UnsupportedError& e) {
-    EXPECT_NE(std::string(e.what()).find("Reduce"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("Gather"), std::string::npos) << e.what();
   }
   // A Reshape of an op that broadcasts an operand does not sink: refused.
   GraphBuilder merged("reshaped_broadcast");

@@ -150,15 +150,13 @@ class BodyLowering {
         IndexExprs at(idx.begin(), idx.begin() + ax);
         at.push_back("0");
         at.insert(at.end(), idx.begin() + ax + r, idx.end());
-        // Params reshaped from a graph input: the same row-major memory, so the load
-        // is addressed in the input's shape and the stride stays the reshaped one.
-        TensorId source = n.inputs[0];
-        while (g_.tensor(source).role != TensorRole::Input) {
-          const TensorId from = g_.producer(source)->inputs.at(0);
-          at = recoverIndices(linearize(at, g_.tensor(source).shape), g_.tensor(from).shape);
-          source = from;
-        }
-        BodyValue v = loadValue(source, at);
+        // Params reshaped from a graph input or a materialized reduction or scan
+        // result: the same row-major memory, so the load is addressed in the source's
+        // shape and the stride stays the reshaped one.
+        const TensorId source = gatherSource(g_, n);
+        for (TensorId t = n.inputs[0]; t != source; t = g_.producer(t)->inputs.at(0))
+          at = recoverIndices(linearize(at, g_.tensor(t).shape), g_.tensor(g_.producer(t)->inputs.at(0)).shape);
+        BodyValue v = g_.tensor(source).role == TensorRole::Input ? loadValue(source, at) : temporaryGathered(source, at);
         v.operands = {index};
         v.gatherStride = rowMajorStrides(params.shape)[static_cast<size_t>(ax)];
         v.gatherExtent = params.shape[static_cast<size_t>(ax)];
@@ -214,6 +212,28 @@ class BodyLowering {
     throw NeedsMaterialization{node, output_, inThisKernel,
                                quotedName(n.name) + " is read " +
                                    (inThisKernel ? "at other rows than its own" : "by another kernel's reduction")};
+  }
+
+  // Gathered params computed by a reduction or a scan (canon/gather_sources keeps only
+  // those): the load of the temporary an earlier kernel wrote, else a request to
+  // materialize it -- a gathered point is any point, never the kernel's own row.
+  BodyValue temporaryGathered(TensorId params, const IndexExprs& at) {
+    const Node& p = *g_.producer(params);
+    POLYRED_CHECK(p.kind == OpKind::Reduce || p.kind == OpKind::Scan,
+                  "Gather of params computed by " << opName(p.kind) << " reached flattening");
+    const int node = g_.tensor(params).producer;
+    const bool inThisKernel = p.kind == OpKind::Reduce ? reduced_.count(node) > 0 : node == scanNode_;
+    const auto m = materialized_.find(node);
+    if (inThisKernel || m == materialized_.end())
+      throw NeedsMaterialization{node, output_, inThisKernel && p.kind == OpKind::Reduce,
+                                 quotedName(p.name) + " is gathered (read at points its indices pick)"};
+    BodyValue v;
+    v.kind = BodyValue::Kind::Load;
+    v.dtype = g_.tensor(params).dtype;
+    v.label = g_.tensor(params).name;
+    v.temporary = m->second;
+    v.offset = linearize(at, g_.tensor(params).shape);
+    return v;
   }
 
   // A scan result: the running fold in the scan's own kernel at the point itself, else

@@ -14,6 +14,15 @@ namespace polyred {
 
 namespace {
 
+// Whether a gather's kernel can load params `t` itself: a graph input, or a reduction or
+// scan result, which the partitioner materializes into a temporary for it
+// (canon/flatten, temporaryGathered).
+bool readable(const Graph& g, TensorId t) {
+  if (g.tensor(t).role == TensorRole::Input) return true;
+  const Node* p = g.producer(t);
+  return p && (p->kind == OpKind::Reduce || p->kind == OpKind::Scan);
+}
+
 // One Gather's rewrite: params of rank r gathered along axis a by `indices`.
 class PushedGather {
  public:
@@ -86,21 +95,52 @@ class PushedGather {
     }
     const Shape shape = gatheredShape(t.shape, indexShape());
     Node g = gatherOf(x);
-    if (in_.tensor(gatherSource(in_, g)).role == TensorRole::Input) {  // the kernels read it (a Reshape chain too)
+    if (readable(in_, gatherSource(in_, g))) {  // the kernels read it (a Reshape chain too)
       g.axes = {at};
       return e_.emit(std::move(g), shape, t.dtype, named("operand"));
     }
     const Node* p = in_.producer(x);
+    if (p && p->kind == OpKind::Transpose) {  // the next round moves it below the Transpose
+      g.axes = {at};
+      return e_.emit(std::move(g), shape, t.dtype, named("operand"));
+    }
+    if (p && p->kind == OpKind::Gather && composes(*p, at)) return composed(*p, at, shape, t.dtype);
     if (p && p->kind == OpKind::BroadcastTo)
       return e_.op(OpKind::BroadcastTo, {gathered(p->inputs[0])}, shape, t.dtype, named("broadcast"));
     if (!p || !isElementwise(p->kind) || p->kind == OpKind::Assign)
       throw UnsupportedError("", gather_.name,
                              "Gather of params computed by " + (p ? p->name + " (" + std::string(opName(p->kind)) + ")"
                                                                   : std::string("nothing")) +
-                                 ": only elementwise ops (and BroadcastTo) of graph inputs are pushed into a gather");
+                                 ": a gather reads graph inputs, reduction and scan results, and what elementwise ops, BroadcastTo, "
+                                 "Transpose and gathers along its own index axes compute from them");
     Node op = *p;
     for (TensorId& operand : op.inputs) operand = gathered(operand);
     return e_.emit(std::move(op), shape, t.dtype, named("operand"));
+  }
+
+  // Whether this gather, along axis `at` of an inner gather's result, picks among that
+  // gather's own indices (an axis its index brought in).
+  bool composes(const Node& inner, int64_t at) const {
+    const int64_t from = inner.axes.at(0), r = static_cast<int64_t>(in_.tensor(inner.inputs[1]).shape.size());
+    return at >= from && at < from + r;
+  }
+
+  // Gather(Gather(src, i1, a1), i2, a1 + c) == Gather(src, Gather(i1, i2, c), a1) where
+  // i2 is in range (run() masks the rest): the indices are gathered instead. An i1
+  // value outside src's axis still gives 0.
+  TensorId composed(const Node& inner, int64_t at, const Shape& shape, DType t) {
+    const Tensor& innerIndex = in_.tensor(inner.inputs[1]);
+    const int64_t c = at - inner.axes.at(0);
+    Shape picked(innerIndex.shape.begin(), innerIndex.shape.begin() + c);
+    picked.insert(picked.end(), indexShape().begin(), indexShape().end());
+    picked.insert(picked.end(), innerIndex.shape.begin() + c + 1, innerIndex.shape.end());
+    Node pick = gather_;
+    pick.inputs = {inner.inputs[1], indices_};
+    pick.axes = {c};
+    const TensorId indices = e_.emit(std::move(pick), picked, innerIndex.dtype, named("indices"));
+    Node g = inner;
+    g.inputs = {inner.inputs[0], indices};
+    return e_.emit(std::move(g), shape, t, named("composed"));
   }
 
   // A Gather node reading x by the same indices (gatherSource walks up its params'
@@ -121,6 +161,42 @@ class PushedGather {
   int made_ = 0;
 };
 
+// Gather(Transpose(src, perm), ids, a) as Transpose(Gather(src, ids, perm[a]), order):
+// the gather moves to the source's axis, and the Transpose puts the gathered tensor's
+// axes (src's before and after perm[a], with the index's axes between) back in the
+// order of the Transpose's own, the index's axes where axis a was.
+void gatherBelowTranspose(Graph& out, const Node& gather, const Graph& in) {
+  const Node& transpose = *in.producer(gather.inputs[0]);
+  const Tensor& src = in.tensor(transpose.inputs[0]);
+  const Tensor& result = in.tensor(gather.output);
+  const int64_t a = gather.axes.at(0), b = transpose.perm.at(static_cast<size_t>(a));
+  const auto r = static_cast<int64_t>(in.tensor(gather.inputs[1]).shape.size());
+  // Where src's axis d (d != b) lands in Gather(src, ids, b).
+  auto landed = [&](int64_t d) { return d < b ? d : d + r - 1; };
+  const auto rank = static_cast<int64_t>(transpose.perm.size());
+  std::vector<int64_t> order;
+  for (int64_t k = 0; k < rank; ++k) {
+    if (k != a) {
+      order.push_back(landed(transpose.perm[static_cast<size_t>(k)]));
+      continue;
+    }
+    for (int64_t q = 0; q < r; ++q) order.push_back(b + q);
+  }
+  Shape gatheredShape(src.shape.begin(), src.shape.begin() + b);
+  for (int64_t d : in.tensor(gather.inputs[1]).shape) gatheredShape.push_back(d);
+  gatheredShape.insert(gatheredShape.end(), src.shape.begin() + b + 1, src.shape.end());
+  NodeEmitter e(out, gather);
+  Node g = gather;
+  g.inputs = {transpose.inputs[0], gather.inputs[1]};
+  g.axes = {b};
+  const TensorId moved = e.emit(std::move(g), gatheredShape, src.dtype, "below_transpose");
+  Node t = transpose;
+  t.inputs = {moved};
+  t.perm = order;
+  e.emit(std::move(t), result.shape, result.dtype, "transposed");
+  e.finish();
+}
+
 // Drops the nodes whose results nothing reads any more (what computed the params).
 void dropUnread(Graph& g) {
   std::vector<bool> live(g.tensors.size(), false);
@@ -138,7 +214,7 @@ void dropUnread(Graph& g) {
 }
 
 bool readsComputedParams(const Graph& g, const Node& n) {
-  return n.kind == OpKind::Gather && g.tensor(gatherSource(g, n)).role != TensorRole::Input;
+  return n.kind == OpKind::Gather && !readable(g, gatherSource(g, n));
 }
 
 // Whether Reshape node `r` can sink below the elementwise op computing its input:
@@ -202,10 +278,16 @@ Graph sinkReshapes(const Graph& g, const std::vector<bool>& sink) {
 
 }  // namespace
 
-Graph gathersFromInputs(const Graph& source) {
-  bool any = false;
-  for (const Node& n : source.nodes) any = any || readsComputedParams(source, n);
-  if (!any) return source;
+namespace {
+
+bool anyReadsComputedParams(const Graph& g) {
+  return std::any_of(g.nodes.begin(), g.nodes.end(), [&](const Node& n) { return readsComputedParams(g, n); });
+}
+
+// One round: the Reshapes on the way sink, then every gather of computed params moves
+// below its Transpose or into the elementwise op computing them (a Transpose operand of
+// that op keeps a gather of its own, for the next round).
+Graph pushOneLevel(const Graph& source) {
   Graph g = source;
   for (std::vector<bool> sink = reshapesToSink(g); std::find(sink.begin(), sink.end(), true) != sink.end();
        sink = reshapesToSink(g))
@@ -213,12 +295,25 @@ Graph gathersFromInputs(const Graph& source) {
   Graph out = g;
   out.nodes.clear();
   for (const Node& n : g.nodes) {
-    if (readsComputedParams(g, n)) PushedGather(out, n, g).run();
-    else out.nodes.push_back(n);
+    if (!readsComputedParams(g, n)) out.nodes.push_back(n);
+    else if (const Node* p = g.producer(n.inputs[0]); p && p->kind == OpKind::Transpose) gatherBelowTranspose(out, n, g);
+    else PushedGather(out, n, g).run();
   }
   dropUnread(out);
   renumberProducers(out);
   return out;
+}
+
+}  // namespace
+
+Graph gathersFromInputs(const Graph& source) {
+  Graph g = source;
+  // Each round moves every such gather at least one op closer to the graph inputs.
+  for (size_t round = 0; anyReadsComputedParams(g); ++round) {
+    POLYRED_CHECK(round <= source.nodes.size(), source.name << ": gathers of computed params did not settle");
+    g = pushOneLevel(g);
+  }
+  return g;
 }
 
 }  // namespace polyred
