@@ -5,7 +5,8 @@
 // reference equal to the whole one; MindSpore's axis-as-an-input form; its three kinds
 // of lane code; params computed by elementwise ops (pushed into the gather), by
 // reductions and scans (loaded from their temporaries), Transposes (the gather moves
-// below them) and gathers (the indices are gathered); refusals.
+// below them), gathers (the indices are gathered) and anything else (materialized by a
+// kernel of its own); refusals.
 // The GPU half: OpsGpu over tests/data/ops/gather_*.json, RandomGraphsGpu's index graphs.
 #include <gtest/gtest.h>
 
@@ -281,7 +282,7 @@ TEST(Gather, ReductionScanTransposeAndGatherParams) {
   for (const Graph& g : graphs) {
     SCOPED_TRACE(g.name);
     CompiledGraph c = compileGraph(g, CompileOptions{});
-    for (const Node& n : c.graph.nodes)  // every gather reads an input or a materialized result
+    for (const Node& n : c.graph.nodes)  // every gather reads an input or a reduction's or scan's result
       if (n.kind == OpKind::Gather) {
         const Node* p = c.graph.producer(gatherSource(c.graph, n));
         EXPECT_TRUE(!p || p->kind == OpKind::Reduce || p->kind == OpKind::Scan) << c.graph.toString();
@@ -295,6 +296,54 @@ TEST(Gather, ReductionScanTransposeAndGatherParams) {
       EXPECT_TRUE(r.ok) << "output " << o << ": " << r.message;
     }
     for (const KernelSpec& k : c.program.kernels) EXPECT_NO_THROW(compileCuda(k.source, k.name, 9, 0));
+  }
+}
+
+// Params that no rewrite moves the gather into -- a slice (Window), a gather along
+// another axis than the inner one's index, a Reshape of an op that broadcasts, a Window
+// of a reduction's result -- are materialized by a kernel of their own, which the
+// gather's kernel runs after (against the source graph's reference, random inputs).
+TEST(Gather, OtherParamsAreMaterializedForTheGather) {
+  std::vector<Graph> graphs;
+  {
+    GraphBuilder b("rows_of_a_strided_slice");
+    Value x = b.input("x", DType::Float16, {64, 300});
+    b.output(b.gather(b.window(x, {60, 100}, {2, 10}, {1, 2}), b.input("ids", DType::Int32, {10}), 0));
+    graphs.push_back(b.build());
+  }
+  {
+    GraphBuilder b("gathered_both_ways");
+    Value rows = b.gather(b.input("t", DType::Float32, {40, 33}), b.input("i", DType::Int32, {12}), 0);  // [12, 33]
+    b.output(b.gather(rows, b.input("j", DType::Int64, {3, 5}), 1));                                     // [12, 3, 5]
+    graphs.push_back(b.build());
+  }
+  {
+    GraphBuilder b("rows_of_a_reshaped_broadcast");
+    Value sum = b.add(b.input("x", DType::Float32, {7, 5, 3}), b.input("bias", DType::Float32, {3}));
+    b.output(b.gather(b.reshape(sum, {35, 3}), b.input("i", DType::Int32, {20}), 0));
+    graphs.push_back(b.build());
+  }
+  {  // summed again: the materialized slice feeds a reduction kernel's gather
+    GraphBuilder b("a_bag_of_sliced_row_sums");
+    Value sums = b.reduceSum(b.input("x", DType::Float32, {50, 80}), {1}, true);  // [50, 1]
+    Value sliced = b.window(sums, {30, 1}, {10, 0});
+    Value bag = b.gather(sliced, b.input("ids", DType::Int32, {16, 9}), 0);  // [16, 9, 1]
+    b.output(b.reduceSum(bag, {1}));
+    graphs.push_back(b.build());
+  }
+  for (const Graph& g : graphs) {
+    SCOPED_TRACE(g.name);
+    CompiledGraph c = compileGraph(g, CompileOptions{});
+    EXPECT_GE(c.program.kernels.size(), 2u);  // the materializing kernel, then the gather's
+    const std::vector<HostTensor> in = makeRandomInputs(g, 3);
+    const std::vector<HostTensor> want = evaluateReference(g, in);
+    const std::vector<HostTensor> got = test_support::lowered(c, in);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t o = 0; o < want.size(); ++o) {
+      const CompareResult r = compareTensors(got[o], want[o], toleranceOf(g, g.outputs[o].tensor));
+      EXPECT_TRUE(r.ok) << "output " << o << ": " << r.message;
+    }
+    for (const KernelSpec& k : c.program.kernels) EXPECT_NO_THROW(compileCuda(k.source, k.name, 9, 0)) << k.source;
   }
 }
 
@@ -315,22 +364,16 @@ TEST(Gather, RefusesWhatItCannotRead) {
                 {attr("axis", 0), attr("batch_dims", 1)}).find("batch_dims"), std::string::npos);
   EXPECT_NE(why("Gather", {desc("t", {4, 3}, "float32"), desc("i", {2}, "int32")}, desc("y", {3, 3}, "float32"),
                 {attr("axis", 0)}).find("shape"), std::string::npos);
-  // A gather of a gather along another axis than the inner one's index: two gathered
-  // axes in one load, and no temporary for the inner one.
-  GraphBuilder twice("gathered_both_ways");
-  Value rows = twice.gather(twice.input("t", DType::Float32, {4, 3}), twice.input("i", DType::Int32, {2}), 0);
-  twice.output(twice.gather(rows, twice.input("j", DType::Int32, {2}), 1));
+  // A scatter's result: stored by its atomics, no value a kernel can load or recompute.
+  GraphBuilder scattered("gather_of_a_scatter");
+  Value sums = scattered.scatterAdd(scattered.input("v", DType::Float32, {6, 3}), scattered.input("s", DType::Int32, {6}), 4);
+  scattered.output(scattered.gather(sums, scattered.input("i", DType::Int32, {2}), 0));
   try {
-    compileGraph(twice.build(), CompileOptions{});
-    ADD_FAILURE() << "a Gather of a Gather along another axis was compiled";
+    compileGraph(scattered.build(), CompileOptions{});
+    ADD_FAILURE() << "a Gather of a ScatterAdd's result was compiled";
   } catch (const UnsupportedError& e) {
-    EXPECT_NE(std::string(e.what()).find("Gather"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("ScatterAdd"), std::string::npos) << e.what();
   }
-  // A Reshape of an op that broadcasts an operand does not sink: refused.
-  GraphBuilder merged("reshaped_broadcast");
-  Value sum = merged.add(merged.input("x", DType::Float32, {7, 5, 3}), merged.input("b", DType::Float32, {3}));
-  merged.output(merged.gather(merged.reshape(sum, {35, 3}), merged.input("i", DType::Int32, {2}), 0));
-  EXPECT_THROW(compileGraph(merged.build(), CompileOptions{}), UnsupportedError);
   GraphBuilder inPlace("gather_in_place");  // out[k] = t[ids[k]] written into t: a race
   Value table = inPlace.input("t", DType::Float32, {8});
   inPlace.outputInto(inPlace.gather(table, inPlace.input("ids", DType::Int32, {8}), 0), table);

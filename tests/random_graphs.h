@@ -153,10 +153,34 @@ class GraphGenerator {
     return {b_.build(), f_};
   }
 
+  // A gather's table: half the time a graph input; else computed by elementwise ops
+  // (canon/gather_sources pushes the gather in), a Transpose (the gather moves below it)
+  // or a crop of a larger input (materialized by a kernel of its own).
+  Value computedTable(DType t, const Shape& table) {
+    const size_t how = rng_.below(8);
+    if (how < 4) return freshInput(t, table);
+    if (how < 6) return chain(freshInput(t, table), t, 1 + rng_.below(3));
+    if (how == 6) {
+      std::vector<int64_t> perm(table.size());
+      for (size_t k = 0; k < perm.size(); ++k) perm[k] = static_cast<int64_t>(k);
+      for (size_t k = perm.size(); k > 1; --k) std::swap(perm[k - 1], perm[rng_.below(k)]);
+      Shape source(table.size());
+      for (size_t k = 0; k < perm.size(); ++k) source[static_cast<size_t>(perm[k])] = table[k];
+      return b_.transpose(freshInput(t, source), perm);
+    }
+    Shape larger = table;
+    std::vector<int64_t> begin(table.size());
+    for (size_t d = 0; d < table.size(); ++d) {
+      begin[d] = static_cast<int64_t>(rng_.below(3));
+      larger[d] += begin[d] + static_cast<int64_t>(rng_.below(3));
+    }
+    return b_.window(freshInput(t, larger), table, begin);
+  }
+
   // Index ops in the producers, then a reduction over random axes: values kept at one
   // coordinate along a random axis (Iota == k, as OneHot expands) and others elsewhere,
   // half the time plus a Gather of a table's rows along a random axis (the table half
-  // the time computed by elementwise ops), seen through a Window -- a crop, a shifted
+  // the time computed: computedTable), seen through a Window -- a crop, a shifted
   // crop that wraps around, or a view up to half again as large (PadAkg's reads).
   Generated indexOpsGraph() {
     const DType t = rng_.pick<DType>({DType::Float32, DType::Float16, DType::Int32, DType::Int8});
@@ -173,8 +197,7 @@ class GraphGenerator {
       const size_t along = rng_.below(s.size());
       Shape table = s;
       table[along] = 1 + static_cast<int64_t>(rng_.below(2 * static_cast<size_t>(s[along])));
-      Value params = freshInput(t, table);  // half the time computed (canon/gather_sources pushes the gather in)
-      if (rng_.percent(50)) params = chain(params, t, 1 + rng_.below(3));
+      Value params = computedTable(t, table);
       Value rows = b_.gather(params, freshInput(indexType, {s[along]}), static_cast<int64_t>(along));
       masked = b_.add(masked, rows);
     }

@@ -214,18 +214,19 @@ class BodyLowering {
                                    (inThisKernel ? "at other rows than its own" : "by another kernel's reduction")};
   }
 
-  // Gathered params computed by a reduction or a scan (canon/gather_sources keeps only
-  // those): the load of the temporary an earlier kernel wrote, else a request to
-  // materialize it -- a gathered point is any point, never the kernel's own row.
+  // Gathered params that are computed (canon/gather_sources leaves reduction and scan
+  // results, Windows, gathers along other axes, ...): the load of the temporary an
+  // earlier kernel wrote, else a request to materialize them. A gathered point is any
+  // point, so a reduction or scan is never read in its own kernel, and other params get
+  // a kernel of their own (flattenMaterialized).
   BodyValue temporaryGathered(TensorId params, const IndexExprs& at) {
     const Node& p = *g_.producer(params);
-    POLYRED_CHECK(p.kind == OpKind::Reduce || p.kind == OpKind::Scan,
-                  "Gather of params computed by " << opName(p.kind) << " reached flattening");
     const int node = g_.tensor(params).producer;
-    const bool inThisKernel = p.kind == OpKind::Reduce ? reduced_.count(node) > 0 : node == scanNode_;
+    const bool reduction = p.kind == OpKind::Reduce;
+    const bool inThisKernel = reduction ? reduced_.count(node) > 0 : node == scanNode_;
     const auto m = materialized_.find(node);
     if (inThisKernel || m == materialized_.end())
-      throw NeedsMaterialization{node, output_, inThisKernel && p.kind == OpKind::Reduce,
+      throw NeedsMaterialization{node, output_, inThisKernel && reduction,
                                  quotedName(p.name) + " is gathered (read at points its indices pick)"};
     BodyValue v;
     v.kind = BodyValue::Kind::Load;
@@ -650,6 +651,22 @@ KernelPlan flattenElementwise(const Graph& g, const std::vector<int>& outputs, c
   }
   if (plan.hasScatterStore())
     plan.why += "; ScatterAdd: atomic adds into outputs set (zero, or a copy of the base) before the launch";
+  return plan;
+}
+
+KernelPlan flattenMaterialized(const Graph& g, int node, const Materialized& materialized) {
+  const TensorId t = g.nodes.at(static_cast<size_t>(node)).output;
+  const Shape& shape = g.tensor(t).shape;
+  KernelPlan plan;
+  plan.form = CanonicalForm::Elementwise;
+  plan.M = numElements(shape);
+  plan.why = "elementwise over " + toString(shape) + " coalesced into i < " + std::to_string(plan.M) + ": " +
+             quotedName(g.nodes[static_cast<size_t>(node)].name) + " materialized for the gathers that read it";
+  const std::map<int, int> noReductions;
+  BodyLowering lowering(g, plan.body, materialized, noReductions, plan.M, 1);
+  ElementwiseOutput store{lowering.lower(t, rowIndex(shape)), -1, "i"};
+  store.temporary = materialized.at(node);
+  plan.stores.push_back(std::move(store));
   return plan;
 }
 

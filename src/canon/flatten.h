@@ -31,7 +31,8 @@ struct NeedsMaterialization {
   std::string why;
 };
 
-// Reduce node -> index into KernelPartition::temporaries.
+// Node -> index into KernelPartition::temporaries: a Reduce or Scan result read at
+// other points or by another kernel, or gathered params (canon/gather_sources).
 using Materialized = std::map<int, int>;
 
 // Reductions with identical input shape and axes, and the outputs computed from them.
@@ -79,6 +80,11 @@ Shape iterationShape(const Graph& g, int output);
 // `outputs`: Graph::outputs indices that all have one iterationShape. A ScatterAdd
 // output is stored by atomic adds at its data-dependent rows (ElementwiseOutput).
 KernelPlan flattenElementwise(const Graph& g, const std::vector<int>& outputs, const Materialized& materialized);
+
+// The kernel that writes materialized node `node`'s result (gathered params computed
+// by a Window, a gather, ... -- not a Reduce or Scan, whose own kernels write theirs)
+// into its temporary: elementwise over the result's shape.
+KernelPlan flattenMaterialized(const Graph& g, int node, const Materialized& materialized);
 
 // The tensor whose value an output holds: Assign/InplaceAssign only forward a value.
 TensorId valueTensor(const Graph& g, TensorId t);

@@ -14,13 +14,11 @@ namespace polyred {
 
 namespace {
 
-// Whether a gather's kernel can load params `t` itself: a graph input, or a reduction or
-// scan result, which the partitioner materializes into a temporary for it
-// (canon/flatten, temporaryGathered).
-bool readable(const Graph& g, TensorId t) {
-  if (g.tensor(t).role == TensorRole::Input) return true;
-  const Node* p = g.producer(t);
-  return p && (p->kind == OpKind::Reduce || p->kind == OpKind::Scan);
+// Whether a gather along axis `at` of an inner gather's result picks among that
+// gather's own indices (an axis its index brought in).
+bool composes(const Graph& g, const Node& inner, int64_t at) {
+  const int64_t from = inner.axes.at(0), r = static_cast<int64_t>(g.tensor(inner.inputs[1]).shape.size());
+  return at >= from && at < from + r;
 }
 
 // One Gather's rewrite: params of rank r gathered along axis a by `indices`.
@@ -94,35 +92,20 @@ class PushedGather {
       return reshaped(x, gatheredShape(t.shape, Shape(indexShape().size(), 1)), "broadcast");
     }
     const Shape shape = gatheredShape(t.shape, indexShape());
-    Node g = gatherOf(x);
-    if (readable(in_, gatherSource(in_, g))) {  // the kernels read it (a Reshape chain too)
-      g.axes = {at};
-      return e_.emit(std::move(g), shape, t.dtype, named("operand"));
-    }
     const Node* p = in_.producer(x);
-    if (p && p->kind == OpKind::Transpose) {  // the next round moves it below the Transpose
-      g.axes = {at};
-      return e_.emit(std::move(g), shape, t.dtype, named("operand"));
-    }
-    if (p && p->kind == OpKind::Gather && composes(*p, at)) return composed(*p, at, shape, t.dtype);
+    if (p && p->kind == OpKind::Gather && composes(in_, *p, at)) return composed(*p, at, shape, t.dtype);
     if (p && p->kind == OpKind::BroadcastTo)
       return e_.op(OpKind::BroadcastTo, {gathered(p->inputs[0])}, shape, t.dtype, named("broadcast"));
-    if (!p || !isElementwise(p->kind) || p->kind == OpKind::Assign)
-      throw UnsupportedError("", gather_.name,
-                             "Gather of params computed by " + (p ? p->name + " (" + std::string(opName(p->kind)) + ")"
-                                                                  : std::string("nothing")) +
-                                 ": a gather reads graph inputs, reduction and scan results, and what elementwise ops, BroadcastTo, "
-                                 "Transpose and gathers along its own index axes compute from them");
-    Node op = *p;
-    for (TensorId& operand : op.inputs) operand = gathered(operand);
-    return e_.emit(std::move(op), shape, t.dtype, named("operand"));
-  }
-
-  // Whether this gather, along axis `at` of an inner gather's result, picks among that
-  // gather's own indices (an axis its index brought in).
-  bool composes(const Node& inner, int64_t at) const {
-    const int64_t from = inner.axes.at(0), r = static_cast<int64_t>(in_.tensor(inner.inputs[1]).shape.size());
-    return at >= from && at < from + r;
+    if (p && isElementwise(p->kind) && p->kind != OpKind::Assign) {
+      Node op = *p;
+      for (TensorId& operand : op.inputs) operand = gathered(operand);
+      return e_.emit(std::move(op), shape, t.dtype, named("operand"));
+    }
+    // Anything else keeps a gather of its own: the next round moves it below a
+    // Transpose or sinks its Reshape, else a kernel loads x (materialized if computed).
+    Node g = gatherOf(x);
+    g.axes = {at};
+    return e_.emit(std::move(g), shape, t.dtype, named("operand"));
   }
 
   // Gather(Gather(src, i1, a1), i2, a1 + c) == Gather(src, Gather(i1, i2, c), a1) where
@@ -213,9 +196,6 @@ void dropUnread(Graph& g) {
   g.nodes = std::move(kept);
 }
 
-bool readsComputedParams(const Graph& g, const Node& n) {
-  return n.kind == OpKind::Gather && !readable(g, gatherSource(g, n));
-}
 
 // Whether Reshape node `r` can sink below the elementwise op computing its input:
 // every operand of that op has the op's shape or is a constant, so that
@@ -229,6 +209,28 @@ bool sinks(const Graph& g, const Node& r) {
   return true;
 }
 
+// Whether a round moves Gather node `n` towards the graph inputs: its params are
+// computed by an elementwise op, a BroadcastTo, a Transpose, a gather along the inner
+// index's axes, or a Reshape chain that sinks below an elementwise op. Other params --
+// graph inputs, reduction and scan results, Windows, gathers along other axes -- the
+// gather's kernel loads (canon/flatten, temporaryGathered: computed ones from a
+// temporary an earlier kernel writes).
+bool movable(const Graph& g, const Node& n) {
+  if (n.kind != OpKind::Gather) return false;
+  const Node* p = g.producer(n.inputs[0]);
+  if (!p) return false;
+  if (p->kind == OpKind::Reshape) {
+    while (const Node* below = g.producer(p->inputs[0])) {
+      if (below->kind != OpKind::Reshape) break;
+      p = below;
+    }
+    return sinks(g, *p);
+  }
+  if (p->kind == OpKind::Gather) return composes(g, *p, n.axes.at(0));
+  return p->kind == OpKind::Transpose || p->kind == OpKind::BroadcastTo ||
+         (isElementwise(p->kind) && p->kind != OpKind::Assign);
+}
+
 // The Reshapes on the way from Gathers' params to the graph inputs (through elementwise
 // ops, BroadcastTo and other Reshapes) that can sink (GatherNd reads its params through
 // a Reshape that merges axes).
@@ -236,7 +238,7 @@ std::vector<bool> reshapesToSink(const Graph& g) {
   std::vector<bool> sink(g.nodes.size(), false), seen(g.tensors.size(), false);
   std::vector<TensorId> todo;
   for (const Node& n : g.nodes)
-    if (readsComputedParams(g, n)) todo.push_back(n.inputs[0]);
+    if (movable(g, n)) todo.push_back(n.inputs[0]);
   while (!todo.empty()) {
     const TensorId t = todo.back();
     todo.pop_back();
@@ -280,8 +282,21 @@ Graph sinkReshapes(const Graph& g, const std::vector<bool>& sink) {
 
 namespace {
 
-bool anyReadsComputedParams(const Graph& g) {
-  return std::any_of(g.nodes.begin(), g.nodes.end(), [&](const Node& n) { return readsComputedParams(g, n); });
+bool anyMovable(const Graph& g) {
+  return std::any_of(g.nodes.begin(), g.nodes.end(), [&](const Node& n) { return movable(g, n); });
+}
+
+// A gather of what no kernel can read as a value: a ScatterAdd's result (stored by its
+// own atomics) or an in-place Assign.
+void refuseUnreadable(const Graph& g) {
+  for (const Node& n : g.nodes) {
+    if (n.kind != OpKind::Gather) continue;
+    const Node* p = g.producer(gatherSource(g, n));
+    if (p && (p->kind == OpKind::ScatterAdd || p->kind == OpKind::Assign))
+      throw UnsupportedError(g.sourceFile, n.name,
+                             "Gather of params computed by " + p->name + " (" + std::string(opName(p->kind)) +
+                                 "): a gather cannot read a scatter's or an in-place write's result");
+  }
 }
 
 // One round: the Reshapes on the way sink, then every gather of computed params moves
@@ -295,7 +310,7 @@ Graph pushOneLevel(const Graph& source) {
   Graph out = g;
   out.nodes.clear();
   for (const Node& n : g.nodes) {
-    if (!readsComputedParams(g, n)) out.nodes.push_back(n);
+    if (!movable(g, n)) out.nodes.push_back(n);
     else if (const Node* p = g.producer(n.inputs[0]); p && p->kind == OpKind::Transpose) gatherBelowTranspose(out, n, g);
     else PushedGather(out, n, g).run();
   }
@@ -309,10 +324,11 @@ Graph pushOneLevel(const Graph& source) {
 Graph gathersFromInputs(const Graph& source) {
   Graph g = source;
   // Each round moves every such gather at least one op closer to the graph inputs.
-  for (size_t round = 0; anyReadsComputedParams(g); ++round) {
+  for (size_t round = 0; anyMovable(g); ++round) {
     POLYRED_CHECK(round <= source.nodes.size(), source.name << ": gathers of computed params did not settle");
     g = pushOneLevel(g);
   }
+  refuseUnreadable(g);
   return g;
 }
 

@@ -122,7 +122,7 @@ class Partitioner {
     for (size_t o = 0; o < g_.outputs.size(); ++o) classify(static_cast<int>(o), reductionFree);
     for (auto [node, temp] : materialized_)  // materialized results must be computed
       if (isScan(node)) scanGroupOf(node);
-      else groupOf(node);
+      else if (isReduce(node)) groupOf(node);
     attachPointOutputs(reductionFree);
 
     KernelPartition p;
@@ -136,6 +136,8 @@ class Partitioner {
       kernels.push_back(std::move(k));
     }
     for (const ScanGroup& scan : scans_) kernels.push_back(flattenScan(g_, scan, materialized_));
+    for (auto [node, temp] : materialized_)  // gathered params: a kernel each, before their readers
+      if (!isScan(node) && !isReduce(node)) kernels.push_back(flattenMaterialized(g_, node, materialized_));
     for (const Shape& shape : elementwiseOrder_) {
       KernelPlan k = flattenElementwise(g_, elementwiseGroups_[shape], materialized_);
       kernels.push_back(std::move(k));
@@ -150,11 +152,15 @@ class Partitioner {
     return p;
   }
 
-  // "2 reduction result(s) materialized for later kernels: read at other rows than its
+  // "2 result(s) materialized for later kernels: read at other rows than its
   // own" -- why the reductions could not stay passes of one row-resident kernel.
   std::string whyMaterialized() const {
     std::set<std::string> reasons;
     for (auto [node, temp] : materialized_) {
+      if (!isScan(node) && !isReduce(node)) {
+        reasons.insert("gathered params computed by " + std::string(opName(g_.nodes[static_cast<size_t>(node)].kind)));
+        continue;
+      }
       const auto [shape, axes] = spaceOf(node);
       if (isScan(node)) reasons.insert("a scan result read by another op");
       else if (splitByLevel_.count({shape, axes})) reasons.insert("read at other rows than its own");
@@ -162,7 +168,7 @@ class Partitioner {
         reasons.insert("its rows span several blocks: too long for one, too few to fill the GPU one block each");
       else reasons.insert("read by a reduction over other axes or another shape");
     }
-    std::string text = std::to_string(materialized_.size()) + " reduction result(s) materialized for later kernels";
+    std::string text = std::to_string(materialized_.size()) + " result(s) materialized for later kernels";
     const char* separator = ": ";
     for (const std::string& r : reasons) {
       text += separator + r;
@@ -224,6 +230,7 @@ class Partitioner {
   }
 
   bool isScan(int node) const { return g_.nodes[static_cast<size_t>(node)].kind == OpKind::Scan; }
+  bool isReduce(int node) const { return g_.nodes[static_cast<size_t>(node)].kind == OpKind::Reduce; }
 
   // An output computed elementwise from one scan's result over the scan's shape is a
   // store of the scan kernel (unless flattening found it reads the scan at other

@@ -22,7 +22,11 @@
 //     dependence order;
 //   - a Scan is a kernel of its own (flatten.h, flattenScan), which also stores the
 //     outputs computed from the scan at its own points; a scan result read elsewhere
-//     (by a reduction, another kernel, at other points) is materialized likewise.
+//     (by a reduction, another kernel, at other points) is materialized likewise;
+//   - gathered params that are neither a graph input nor a reduction or scan result
+//     (a slice, a gather along another axis: canon/gather_sources leaves them) get an
+//     elementwise kernel of their own that stores them into a temporary
+//     (flattenMaterialized), launched before the gather's kernel.
 #pragma once
 
 #include <functional>

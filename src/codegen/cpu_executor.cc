@@ -292,8 +292,7 @@ class BlockMachine {
         if (out.pass != n.pass) continue;
         int64_t base = eval(n.offsets.at(next++), vars(t));
         POLYRED_CHECK(base % V == 0, "vector store at " << base << ", not a multiple of " << V);
-        DType type = g_.tensor(g_.outputs[static_cast<size_t>(out.output)].tensor).dtype;
-        store(out.output, base + lane, values[static_cast<size_t>(out.value)], type);
+        storeValue(out, base + lane, values[static_cast<size_t>(out.value)]);
       }
     }
     const bool whole = !masked || (position >= 0 && position + V <= p_.N);
@@ -469,10 +468,9 @@ class BlockMachine {
     size_t next = static_cast<size_t>(passLoads_.at(static_cast<size_t>(n.pass)));
     for (const ElementwiseOutput& s : p_.stores) {
       if (s.pass != n.pass) continue;
-      DType type = g_.tensor(g_.outputs[static_cast<size_t>(s.output)].tensor).dtype;
       const int64_t at = eval(n.offsets.at(next++), v);
-      if (s.scatters()) scatterAdd(s, at, values, type);
-      else store(s.output, at, values[static_cast<size_t>(s.value)], type);
+      if (s.scatters()) scatterAdd(s, at, values, g_.tensor(g_.outputs[static_cast<size_t>(s.output)].tensor).dtype);
+      else storeValue(s, at, values[static_cast<size_t>(s.value)]);
     }
   }
 
@@ -596,6 +594,15 @@ class BlockMachine {
     POLYRED_CHECK(i >= 0 && i < out.size(), "scatter at " << i << " outside output of " << out.size());
     const Scalar sum[2] = {out.get(i), values[static_cast<size_t>(s.value)].castTo(type)};
     out.set(i, evalElementwise(OpKind::Add, sum, type));
+  }
+
+  // A store into graph output s.output, or into temporary s.temporary (gathered params
+  // that later kernels read).
+  void storeValue(const ElementwiseOutput& s, int64_t i, const Scalar& v) {
+    if (s.output >= 0) return store(s.output, i, v, g_.tensor(g_.outputs[static_cast<size_t>(s.output)].tensor).dtype);
+    HostTensor& temporary = temporaries_.at(static_cast<size_t>(s.temporary));
+    POLYRED_CHECK(i >= 0 && i < temporary.size(), "store at " << i << " outside temporary of " << temporary.size());
+    temporary.set(i, v);
   }
 
   void store(int output, int64_t i, const Scalar& v, DType type) {

@@ -241,6 +241,12 @@ class KernelEmitter {
     return std::string(everyThread ? "block_allreduce_" : "block_reduce_") + (y_ ? "y" : "x");
   }
 
+  // Where a body store goes: graph output `out<n>`, or the temporary `tmp<n>` a later
+  // kernel reads (a scan's result, gathered params).
+  static std::string storePointer(const ElementwiseOutput& s) {
+    return s.output >= 0 ? "out" + std::to_string(s.output) : "tmp" + std::to_string(s.temporary);
+  }
+
   // Whether a later pass of a row-resident kernel reads reduction r's total.
   bool broadcastsTotal(size_t r) const { return p_.reductions[r].stage + 1 < p_.passes(); }
 
@@ -276,7 +282,7 @@ class KernelEmitter {
       if (v.hasOffset() && k_.vector.accesses[load++] == LaneAccess::Contiguous && v.kind == BodyValue::Kind::Load)
         pointers.insert(loadPointer(v));
     for (const ElementwiseOutput& s : p_.stores)  // (a scan's materialized result: a temporary)
-      pointers.insert(s.output >= 0 ? "out" + std::to_string(s.output) : "tmp" + std::to_string(s.temporary));
+      pointers.insert(storePointer(s));
     for (const std::string& ptr : pointers) cond += (cond.empty() ? "" : " && ") + ("pr_aligned<" + w + ">(" + ptr + ")");
     os << "  const bool vector_ok = " << cond << ";  // else element by element\n";
   }
@@ -539,8 +545,8 @@ class KernelEmitter {
     }
     for (const ElementwiseOutput& s : p_.stores)
       if (s.pass == u.pass)
-        os << in << "  pr_store_lanes<" << V << (lastPass && k_.hints.streamingStores ? ", true" : "") << ">(out"
-           << s.output << ", " << toC(u.offsets.at(offset++)) << ", v" << s.value << ", " << vectorOk << lanesInRow
+        os << in << "  pr_store_lanes<" << V << (lastPass && k_.hints.streamingStores ? ", true" : "") << ">("
+           << storePointer(s) << ", " << toC(u.offsets.at(offset++)) << ", v" << s.value << ", " << vectorOk << lanesInRow
            << ");\n";
     os << cache_.advanceAfterStatement(guards_ > 0, in + "  ");
     os << in << "}\n";
@@ -574,7 +580,7 @@ class KernelEmitter {
     size_t offset = emitLaneValues(os, site);
     const size_t offsetsPerStore = k_.vector.width == 1 || k_.vector.strided ? k_.vector.width : 1;
     for (const ElementwiseOutput& s : p_.stores) {
-      const std::string ptr = s.output >= 0 ? "out" + std::to_string(s.output) : "tmp" + std::to_string(s.temporary);
+      const std::string ptr = storePointer(s);
       std::vector<std::string> at;
       for (size_t l = 0; l < offsetsPerStore; ++l) at.push_back(toC(site.instance.offsets.at(offset++)));
       os << scanStore(scanCode(), ptr, "v" + std::to_string(s.value), at, site.vectorOk, indent(d + 1));
@@ -633,7 +639,7 @@ class KernelEmitter {
       if (s.scatters())
         os << in << "  pr_scatter_add(out" << s.output << ", " << at << ", (long long)v" << s.scatterIndex << ", "
            << s.scatterStride << "LL, " << s.scatterExtent << "LL, v" << s.value << ");\n";
-      else os << in << "  pr_store(out" << s.output << ", " << at << ", v" << s.value << ");\n";
+      else os << in << "  pr_store(" << storePointer(s) << ", " << at << ", v" << s.value << ");\n";
     }
     os << cache_.advanceAfterStatement(guards_ > 0, in + "  ");
     os << in << "}\n";

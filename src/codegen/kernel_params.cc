@@ -52,8 +52,9 @@ std::vector<ParamDeclaration> pointerParams(const Graph& g, const KernelPlan& p)
   for (auto [t, type] : loadedTemps) temporary(t, type, false);
   for (const auto& r : p.reductions)
     if (r.temporary >= 0) temporary(r.temporary, r.outType, true);
-  for (const auto& st : p.stores)  // a scan's result that other kernels read
-    if (st.temporary >= 0) temporary(st.temporary, p.reductions.at(0).outType, true);
+  for (const auto& st : p.stores)  // a scan's result or gathered params that other kernels read
+    if (st.temporary >= 0)
+      temporary(st.temporary, p.hasScan() ? p.reductions.at(0).outType : p.body.at(static_cast<size_t>(st.value)).dtype, true);
   return params;
 }
 
