@@ -89,7 +89,9 @@ class Timer:
                 fn(*args)
         torch.cuda.current_stream().wait_stream(s)
         g = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(g):
+        # Captured on the warm-up stream: a polyred kernel's first launch on a stream sets
+        # up its workspaces, which a capture may not do.
+        with torch.cuda.graph(g, stream=s):
             fn(*args)
         g.replay()  # the first replay uploads the graph
         torch.cuda.synchronize()
@@ -260,7 +262,21 @@ def run_case(entry, opts, timer):
                 run_peer(rec, "compile", compile_fn(eager), inputs, refs, comp, timer)
             except Exception as e:  # noqa: BLE001
                 rec["compile_error"] = f"{type(e).__name__}: {e}"[:300]
+        if opts.polyred_python:
+            try:
+                run_peer(rec, "polyred_torch", polyred_kernel(entry["file"]), inputs, refs, comp, timer)
+            except Exception as e:  # noqa: BLE001
+                rec["polyred_torch_error"] = f"{type(e).__name__}: {e}"[:300]
     return rec
+
+
+def polyred_kernel(path):
+    """polyred's kernels for `path` through its Python package (python/, over the C API),
+    called on the peers' own torch tensors: the same buffers and the same harness as
+    torch.compile. (Where buffers sit matters: on the H100 one polyred kernel ran 16.2 us
+    on torch's tensors and 18.2 us on buffers from cuMemAlloc, docs/results.md session 25.)"""
+    import polyred
+    return polyred.load(path)
 
 
 # ---------------------------------------------------------------- ceilings and environment
@@ -310,7 +326,7 @@ def write(out, rec):
 
 def summary_line(rec):
     parts = [rec["key"]]
-    for label in ("eager", "compile"):
+    for label in ("eager", "compile", "polyred_torch"):
         if label + "_us" in rec:
             parts.append(f"{label} {rec[label + '_us']:.2f} us" + ("" if rec.get(label + "_ok") else " WRONG"))
         elif label + "_error" in rec:
@@ -403,6 +419,8 @@ def parse_args(argv=None):
     p.add_argument("--budget-s", type=float, default=0, help="0: none")
     p.add_argument("--case-timeout-s", type=float, default=120)
     p.add_argument("--warm", type=int, default=0, help="compile in N worker processes, no timing")
+    p.add_argument("--polyred-python", action="store_true",
+                   help="also time polyred through its Python package on the same torch tensors")
     p.add_argument("--warm-worker", default="", help=argparse.SUPPRESS)
     opts = p.parse_args(argv)
     opts.groups = [g for g in opts.groups.split(",") if g]

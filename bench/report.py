@@ -136,6 +136,9 @@ def fill_polyred(c, res, error, entry):
 def fill_peers(c, trec, warm, cub):
     if trec:
         c["peers"].update(torch_peers(trec))
+        if trec.get("polyred_torch_us") is not None:  # polyred again, on the peers' own tensors
+            c["polyred_torch"] = peer_entry(trec["polyred_torch_us"], trec.get("polyred_torch_ok"),
+                                            trec.get("polyred_torch_rel_err"))
         if not c["bytes"] and trec.get("bytes"):
             c["bytes"] = trec["bytes"]
     if warm:
@@ -349,7 +352,7 @@ def polyred_cell(c):
     return fmt_us(p.get("us")) if p.get("ok") else f"WRONG ({fmt_us(p.get('us'))})"
 
 
-def case_row(c, peers):
+def case_row(c, peers, same_tensors=False):
     sp = c.get("speedup", {})
     cells = [c["name"], fmt_num(c["in_bytes"] / MB) if c.get("in_bytes") is not None else "-",
              str((c["polyred"] or {}).get("kernels", "-")), polyred_cell(c), fmt_num(c.get("GBps")),
@@ -358,6 +361,9 @@ def case_row(c, peers):
     cells += [peer_cell(c["peers"].get(k)) for k in peers]
     cells += [f"{sp[k]:.2f}x" if k in sp else "-" for k in peers]
     cells.append(PEER_TITLE.get(c["fastest_peer"], "-") if c["fastest_peer"] else "-")
+    if same_tensors:
+        mine, theirs = valid_us(c.get("polyred_torch")), valid_us(c["peers"].get("compile"))
+        cells += [peer_cell(c.get("polyred_torch")), f"{theirs / mine:.2f}x" if mine and theirs else "-"]
     return "| " + " | ".join(cells) + " |"
 
 
@@ -365,8 +371,12 @@ def case_table(cases):
     peers = [k for k in PEERS if any(c["peers"].get(k) for c in cases)] or ["eager", "compile"]
     head = ["case", "in MB", "kernels", "polyred us", "GB/s", "SoL", "limit"] + [PEER_TITLE[k] + " us" for k in peers] \
         + ["x " + PEER_TITLE[k] for k in peers] + ["fastest peer"]
+    # polyred through its Python package on the peers' own tensors, timed by their harness
+    same_tensors = any(c.get("polyred_torch") for c in cases)
+    if same_tensors:
+        head += ["polyred us, torch's tensors", "x compile, same tensors"]
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
-    return lines + [case_row(c, peers) for c in cases]
+    return lines + [case_row(c, peers, same_tensors) for c in cases]
 
 
 def network_table(nets):
@@ -612,7 +622,8 @@ def check_selftest(r, md, res):
     expect(g["one_kernel"]["table2"] == (1, 2), "one-kernel count")
     expect(g["compile"]["files"] == 2 and abs(g["compile"]["cold_median_s"] - 0.15) < 1e-9, "compile times")
     expect(g["torch_compile"]["files"] == 1 and g["torch_compile"]["median_s"] == 3.2, "torch.compile times")
-    for text in ("## Single operators", "## Table 2 sub-graphs", "## Corpus networks", "| sum_f32_x_1048576x512 |",
+    expect(cases["table2/sg01_cast_chain_sum"]["polyred_torch"]["us"] == 3.6, "polyred on the peers' tensors")
+    for text in ("| 3.60 | 1.25x |", "## Single operators", "## Table 2 sub-graphs", "## Corpus networks", "| sum_f32_x_1048576x512 |",
                  "WRONG (600.0)", "H100", "580.159.04", "3100 GB/s", "Fused_MatMul_x.info: out_of_scope: op 'MatMul #0'", "10.00 (1 missing)", "| 2147 | 1 | 700.0 | 3074 | 100% |",
                  "Table 2 geometric-mean speedup over torch.compile: 1.17x", "network lenet: total speedup over torch.compile 1.20x (INCOMPLETE"):
         expect(text in md, f"tables.md lacks {text!r}")

@@ -159,8 +159,14 @@ run_torch() {
   local budget=$(left_for_torch)
   echo "torch: budget $budget s"
   rm -f "$WORK/torch.jsonl"
+  # polyred once more on the peers' own tensors where its Python package loads
+  local same_tensors=()
+  if [ -n "${POLYRED_LIBRARY:-}" ] && PYTHONPATH="$PWD/python" python3 -c "import polyred" 2>/dev/null; then
+    same_tensors=(--polyred-python)
+  fi
+  PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" \
   timeout "$(min $(( budget + 120 )) "$(time_left 25)")" python3 bench/peers_torch.py --manifest "$WORK/manifest.json" --out "$WORK/torch.jsonl" \
-    --compile-groups "$TORCH_COMPILE_GROUPS" --iterations "$ITERATIONS" --budget-s "$budget"
+    --compile-groups "$TORCH_COMPILE_GROUPS" --iterations "$ITERATIONS" --budget-s "$budget" "${same_tensors[@]}"
   local rc=$?
   cat "$WORK/torch_warm.jsonl" >> "$WORK/torch.jsonl" 2>/dev/null
   return $rc
