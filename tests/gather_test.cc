@@ -240,7 +240,7 @@ TEST(Gather, ComputedParamsMatchTheSourceGraphOnOddShapes) {
 }
 
 // Params that are a reduction's or a scan's result come from the temporary an earlier
-// kernel writes; a Transpose lets the gather move below it, and a gather of a gather
+// kernel writes; a gather moves below a Transpose or a Window, and a gather of a gather
 // along the inner one's index axes gathers the indices. Each against the source graph's
 // reference on random inputs (indices from -100 to 99: many out of range).
 TEST(Gather, ReductionScanTransposeAndGatherParams) {
@@ -273,6 +273,13 @@ TEST(Gather, ReductionScanTransposeAndGatherParams) {
     b.output(b.gather(t, b.input("rows", DType::Int32, {11}), 0));   // [11, 6, 70]
     graphs.push_back(b.build());
   }
+  {  // the gather moves below the windows: backwards, wrapping around, strided
+    GraphBuilder b("rows_and_columns_of_windows");
+    Value x = b.input("x", DType::Float16, {64, 300});
+    b.output(b.gather(b.window(x, {60, 100}, {2, 10}, {-1, 2}), b.input("ids", DType::Int32, {10}), 0));  // [10, 100]
+    b.output(b.gather(b.window(x, {64, 70}, {0, 290}, {1, 1}), b.input("cols", DType::Int64, {4, 6}), 1));  // [64, 4, 6]
+    graphs.push_back(b.build());
+  }
   {
     GraphBuilder b("a_gather_of_gathered_rows");
     Value rows = b.gather(b.input("table", DType::Float32, {120, 17}), b.input("i1", DType::Int32, {30, 8}), 0);  // [30, 8, 17]
@@ -299,18 +306,13 @@ TEST(Gather, ReductionScanTransposeAndGatherParams) {
   }
 }
 
-// Params that no rewrite moves the gather into -- a slice (Window), a gather along
-// another axis than the inner one's index, a Reshape of an op that broadcasts, a Window
-// of a reduction's result -- are materialized by a kernel of their own, which the
-// gather's kernel runs after (against the source graph's reference, random inputs).
+// Params that no rewrite moves the gather into -- a gather along another axis than the
+// inner one's index, a Reshape of an op that broadcasts -- are materialized by a kernel
+// of their own, which the gather's kernel runs after; so is a reduction's result under a
+// Window, once the gather moved below the Window (against the source graph's reference,
+// random inputs).
 TEST(Gather, OtherParamsAreMaterializedForTheGather) {
   std::vector<Graph> graphs;
-  {
-    GraphBuilder b("rows_of_a_strided_slice");
-    Value x = b.input("x", DType::Float16, {64, 300});
-    b.output(b.gather(b.window(x, {60, 100}, {2, 10}, {1, 2}), b.input("ids", DType::Int32, {10}), 0));
-    graphs.push_back(b.build());
-  }
   {
     GraphBuilder b("gathered_both_ways");
     Value rows = b.gather(b.input("t", DType::Float32, {40, 33}), b.input("i", DType::Int32, {12}), 0);  // [12, 33]

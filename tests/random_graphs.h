@@ -154,8 +154,8 @@ class GraphGenerator {
   }
 
   // A gather's table: half the time a graph input; else computed by elementwise ops
-  // (canon/gather_sources pushes the gather in), a Transpose (the gather moves below it)
-  // or a crop of a larger input (materialized by a kernel of its own).
+  // (canon/gather_sources pushes the gather in), a Transpose or a crop of a larger input
+  // (the gather moves below either).
   Value computedTable(DType t, const Shape& table) {
     const size_t how = rng_.below(8);
     if (how < 4) return freshInput(t, table);
@@ -168,13 +168,15 @@ class GraphGenerator {
       for (size_t k = 0; k < perm.size(); ++k) source[static_cast<size_t>(perm[k])] = table[k];
       return b_.transpose(freshInput(t, source), perm);
     }
-    Shape larger = table;
-    std::vector<int64_t> begin(table.size());
+    Shape larger = table;  // a crop, half the time strided (backwards too, wrapping around)
+    std::vector<int64_t> begin(table.size()), steps;
     for (size_t d = 0; d < table.size(); ++d) {
       begin[d] = static_cast<int64_t>(rng_.below(3));
       larger[d] += begin[d] + static_cast<int64_t>(rng_.below(3));
     }
-    return b_.window(freshInput(t, larger), table, begin);
+    if (rng_.percent(50))
+      for (size_t d = 0; d < table.size(); ++d) steps.push_back(rng_.pick<int64_t>({-2, -1, 1, 2}));
+    return b_.window(freshInput(t, larger), table, begin, steps);
   }
 
   // Index ops in the producers, then a reduction over random axes: values kept at one

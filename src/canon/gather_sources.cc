@@ -180,6 +180,53 @@ void gatherBelowTranspose(Graph& out, const Node& gather, const Graph& in) {
   e.finish();
 }
 
+// Gather(Window(src), ids, a) as Window'(Gather(src, picked, a)): along axis a the
+// window takes src's element (begin + step * k) mod extent at its own k, so the gather
+// picks that element where 0 <= ids < the window's extent and -1 (Gather's 0) elsewhere;
+// Window' is the same window on the other axes and takes the index's axes whole.
+void gatherBelowWindow(Graph& out, const Node& gather, const Graph& in) {
+  const Node& window = *in.producer(gather.inputs[0]);
+  const Tensor& src = in.tensor(window.inputs[0]);
+  const Tensor& ids = in.tensor(gather.inputs[1]);
+  const Tensor& result = in.tensor(gather.output);
+  const auto a = static_cast<size_t>(gather.axes.at(0));
+  const int64_t step = window.steps.empty() ? 1 : window.steps[a];
+  NodeEmitter e(out, gather);
+  auto constant = [&](int64_t v, const std::string& what) { return e.constant(Scalar::convert(v, ids.dtype), what); };
+  const TensorId at = e.op(OpKind::Add, {e.op(OpKind::Mul, {gather.inputs[1], constant(step, "step")}, ids.shape, ids.dtype, "strided"),
+                                         constant(window.begin[a], "begin")},
+                           ids.shape, ids.dtype, "shifted");
+  const TensorId wrapped = e.op(OpKind::FloorMod, {at, constant(src.shape[a], "extent")}, ids.shape, ids.dtype, "wrapped");
+  const TensorId inside = e.op(
+      OpKind::LogicalAnd,
+      {e.op(OpKind::GreaterEqual, {gather.inputs[1], constant(0, "first")}, ids.shape, DType::Bool, "not_negative"),
+       e.op(OpKind::Less, {gather.inputs[1], constant(in.tensor(gather.inputs[0]).shape[a], "window_extent")}, ids.shape,
+            DType::Bool, "below_extent")},
+      ids.shape, DType::Bool, "in_window");
+  const TensorId picked = e.op(OpKind::Select, {inside, wrapped, constant(-1, "outside")}, ids.shape, ids.dtype, "picked");
+  Shape gatheredShape(src.shape.begin(), src.shape.begin() + static_cast<std::ptrdiff_t>(a));
+  gatheredShape.insert(gatheredShape.end(), ids.shape.begin(), ids.shape.end());
+  gatheredShape.insert(gatheredShape.end(), src.shape.begin() + static_cast<std::ptrdiff_t>(a) + 1, src.shape.end());
+  Node g = gather;
+  g.inputs = {window.inputs[0], picked};
+  const TensorId moved = e.emit(std::move(g), gatheredShape, src.dtype, "below_window");
+  Node w = window;
+  w.inputs = {moved};
+  w.begin.clear();
+  w.steps.clear();
+  for (size_t d = 0; d < src.shape.size(); ++d) {
+    if (d != a) {
+      w.begin.push_back(window.begin[d]);
+      w.steps.push_back(window.steps.empty() ? 1 : window.steps[d]);
+      continue;
+    }
+    w.begin.insert(w.begin.end(), ids.shape.size(), 0);
+    w.steps.insert(w.steps.end(), ids.shape.size(), 1);
+  }
+  e.emit(std::move(w), result.shape, result.dtype, "windowed");
+  e.finish();
+}
+
 // Drops the nodes whose results nothing reads any more (what computed the params).
 void dropUnread(Graph& g) {
   std::vector<bool> live(g.tensors.size(), false);
@@ -227,7 +274,7 @@ bool movable(const Graph& g, const Node& n) {
     return sinks(g, *p);
   }
   if (p->kind == OpKind::Gather) return composes(g, *p, n.axes.at(0));
-  return p->kind == OpKind::Transpose || p->kind == OpKind::BroadcastTo ||
+  return p->kind == OpKind::Transpose || p->kind == OpKind::Window || p->kind == OpKind::BroadcastTo ||
          (isElementwise(p->kind) && p->kind != OpKind::Assign);
 }
 
@@ -312,6 +359,7 @@ Graph pushOneLevel(const Graph& source) {
   for (const Node& n : g.nodes) {
     if (!movable(g, n)) out.nodes.push_back(n);
     else if (const Node* p = g.producer(n.inputs[0]); p && p->kind == OpKind::Transpose) gatherBelowTranspose(out, n, g);
+    else if (p && p->kind == OpKind::Window) gatherBelowWindow(out, n, g);
     else PushedGather(out, n, g).run();
   }
   dropUnread(out);
