@@ -102,7 +102,8 @@ class PushedGather {
       return e_.emit(std::move(op), shape, t.dtype, named("operand"));
     }
     // Anything else keeps a gather of its own: the next round moves it below a
-    // Transpose or sinks its Reshape, else a kernel loads x (materialized if computed).
+    // Transpose or a Window or sinks its Reshape, else a kernel loads x (materialized
+    // if computed).
     Node g = gatherOf(x);
     g.axes = {at};
     return e_.emit(std::move(g), shape, t.dtype, named("operand"));
@@ -126,8 +127,7 @@ class PushedGather {
     return e_.emit(std::move(g), shape, t, named("composed"));
   }
 
-  // A Gather node reading x by the same indices (gatherSource walks up its params'
-  // Reshape chain; the operand gathers are emitted from it).
+  // A Gather node reading x by the same indices (the caller sets its axis in x's frame).
   Node gatherOf(TensorId x) const {
     Node g = gather_;
     g.inputs = {x, indices_};
