@@ -239,6 +239,21 @@ TEST(Gather, ComputedParamsMatchTheSourceGraphOnOddShapes) {
   }
 }
 
+// The lowered kernels of `c` (compiled from `source`) against the source graph's
+// reference on random inputs of `seed`, within each output's tolerance; every kernel
+// compiles under NVRTC.
+void expectLoweredMatchesTheSource(const Graph& source, const CompiledGraph& c, uint64_t seed) {
+  const std::vector<HostTensor> in = makeRandomInputs(source, seed);
+  const std::vector<HostTensor> want = evaluateReference(source, in);
+  const std::vector<HostTensor> got = test_support::lowered(c, in);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t o = 0; o < want.size(); ++o) {
+    const CompareResult r = compareTensors(got[o], want[o], toleranceOf(source, source.outputs[o].tensor));
+    EXPECT_TRUE(r.ok) << "output " << o << ": " << r.message;
+  }
+  for (const KernelSpec& k : c.program.kernels) EXPECT_NO_THROW(compileCuda(k.source, k.name, 9, 0)) << k.source;
+}
+
 // Params that are a reduction's or a scan's result come from the temporary an earlier
 // kernel writes; a gather moves below a Transpose or a Window, and a gather of a gather
 // along the inner one's index axes gathers the indices. Each against the source graph's
@@ -294,15 +309,7 @@ TEST(Gather, ReductionScanTransposeAndGatherParams) {
         const Node* p = c.graph.producer(gatherSource(c.graph, n));
         EXPECT_TRUE(!p || p->kind == OpKind::Reduce || p->kind == OpKind::Scan) << c.graph.toString();
       }
-    const std::vector<HostTensor> in = makeRandomInputs(g, 5);
-    const std::vector<HostTensor> want = evaluateReference(g, in);
-    const std::vector<HostTensor> got = test_support::lowered(c, in);
-    ASSERT_EQ(got.size(), want.size());
-    for (size_t o = 0; o < want.size(); ++o) {
-      const CompareResult r = compareTensors(got[o], want[o], toleranceOf(g, g.outputs[o].tensor));
-      EXPECT_TRUE(r.ok) << "output " << o << ": " << r.message;
-    }
-    for (const KernelSpec& k : c.program.kernels) EXPECT_NO_THROW(compileCuda(k.source, k.name, 9, 0));
+    expectLoweredMatchesTheSource(g, c, 5);
   }
 }
 
@@ -337,15 +344,7 @@ TEST(Gather, OtherParamsAreMaterializedForTheGather) {
     SCOPED_TRACE(g.name);
     CompiledGraph c = compileGraph(g, CompileOptions{});
     EXPECT_GE(c.program.kernels.size(), 2u);  // the materializing kernel, then the gather's
-    const std::vector<HostTensor> in = makeRandomInputs(g, 3);
-    const std::vector<HostTensor> want = evaluateReference(g, in);
-    const std::vector<HostTensor> got = test_support::lowered(c, in);
-    ASSERT_EQ(got.size(), want.size());
-    for (size_t o = 0; o < want.size(); ++o) {
-      const CompareResult r = compareTensors(got[o], want[o], toleranceOf(g, g.outputs[o].tensor));
-      EXPECT_TRUE(r.ok) << "output " << o << ": " << r.message;
-    }
-    for (const KernelSpec& k : c.program.kernels) EXPECT_NO_THROW(compileCuda(k.source, k.name, 9, 0)) << k.source;
+    expectLoweredMatchesTheSource(g, c, 3);
   }
 }
 

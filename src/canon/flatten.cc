@@ -154,8 +154,11 @@ class BodyLowering {
         // result: the same row-major memory, so the load is addressed in the source's
         // shape and the stride stays the reshaped one.
         const TensorId source = gatherSource(g_, n);
-        for (TensorId t = n.inputs[0]; t != source; t = g_.producer(t)->inputs.at(0))
-          at = recoverIndices(linearize(at, g_.tensor(t).shape), g_.tensor(g_.producer(t)->inputs.at(0)).shape);
+        for (TensorId t = n.inputs[0]; t != source;) {
+          const TensorId from = g_.producer(t)->inputs.at(0);
+          at = recoverIndices(linearize(at, g_.tensor(t).shape), g_.tensor(from).shape);
+          t = from;
+        }
         BodyValue v = g_.tensor(source).role == TensorRole::Input ? loadValue(source, at) : temporaryGathered(source, at);
         v.operands = {index};
         v.gatherStride = rowMajorStrides(params.shape)[static_cast<size_t>(ax)];

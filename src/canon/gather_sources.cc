@@ -14,6 +14,15 @@ namespace polyred {
 
 namespace {
 
+// The shape of Gather(params, index) along `axis`: params' axes with the index's in
+// place of the gathered one.
+Shape gatheredShapeOf(const Shape& params, int64_t axis, const Shape& index) {
+  Shape s(params.begin(), params.begin() + axis);
+  s.insert(s.end(), index.begin(), index.end());
+  s.insert(s.end(), params.begin() + axis + 1, params.end());
+  return s;
+}
+
 // Whether a gather along axis `at` of an inner gather's result picks among that
 // gather's own indices (an axis its index brought in).
 bool composes(const Graph& g, const Node& inner, int64_t at) {
@@ -68,11 +77,7 @@ class PushedGather {
   // x's shape with the index's axes in place of the gathered one (x right-aligned
   // with the params; its axis a - (r - rank)).
   Shape gatheredShape(const Shape& x, const Shape& put) const {
-    const int64_t at = a_ - (r_ - static_cast<int64_t>(x.size()));
-    Shape s(x.begin(), x.begin() + at);
-    s.insert(s.end(), put.begin(), put.end());
-    s.insert(s.end(), x.begin() + at + 1, x.end());
-    return s;
+    return gatheredShapeOf(x, a_ - (r_ - static_cast<int64_t>(x.size())), put);
   }
 
   // A tensor equal to Gather(x) wherever the index is in range (elsewhere the caller's
@@ -115,13 +120,11 @@ class PushedGather {
   TensorId composed(const Node& inner, int64_t at, const Shape& shape, DType t) {
     const Tensor& innerIndex = in_.tensor(inner.inputs[1]);
     const int64_t c = at - inner.axes.at(0);
-    Shape picked(innerIndex.shape.begin(), innerIndex.shape.begin() + c);
-    picked.insert(picked.end(), indexShape().begin(), indexShape().end());
-    picked.insert(picked.end(), innerIndex.shape.begin() + c + 1, innerIndex.shape.end());
     Node pick = gather_;
     pick.inputs = {inner.inputs[1], indices_};
     pick.axes = {c};
-    const TensorId indices = e_.emit(std::move(pick), picked, innerIndex.dtype, named("indices"));
+    const TensorId indices =
+        e_.emit(std::move(pick), gatheredShapeOf(innerIndex.shape, c, indexShape()), innerIndex.dtype, named("indices"));
     Node g = inner;
     g.inputs = {inner.inputs[0], indices};
     return e_.emit(std::move(g), shape, t, named("composed"));
@@ -165,14 +168,12 @@ void gatherBelowTranspose(Graph& out, const Node& gather, const Graph& in) {
     }
     for (int64_t q = 0; q < r; ++q) order.push_back(b + q);
   }
-  Shape gatheredShape(src.shape.begin(), src.shape.begin() + b);
-  for (int64_t d : in.tensor(gather.inputs[1]).shape) gatheredShape.push_back(d);
-  gatheredShape.insert(gatheredShape.end(), src.shape.begin() + b + 1, src.shape.end());
   NodeEmitter e(out, gather);
   Node g = gather;
   g.inputs = {transpose.inputs[0], gather.inputs[1]};
   g.axes = {b};
-  const TensorId moved = e.emit(std::move(g), gatheredShape, src.dtype, "below_transpose");
+  const TensorId moved =
+      e.emit(std::move(g), gatheredShapeOf(src.shape, b, in.tensor(gather.inputs[1]).shape), src.dtype, "below_transpose");
   Node t = transpose;
   t.inputs = {moved};
   t.perm = order;
@@ -204,12 +205,10 @@ void gatherBelowWindow(Graph& out, const Node& gather, const Graph& in) {
             DType::Bool, "below_extent")},
       ids.shape, DType::Bool, "in_window");
   const TensorId picked = e.op(OpKind::Select, {inside, wrapped, constant(-1, "outside")}, ids.shape, ids.dtype, "picked");
-  Shape gatheredShape(src.shape.begin(), src.shape.begin() + static_cast<std::ptrdiff_t>(a));
-  gatheredShape.insert(gatheredShape.end(), ids.shape.begin(), ids.shape.end());
-  gatheredShape.insert(gatheredShape.end(), src.shape.begin() + static_cast<std::ptrdiff_t>(a) + 1, src.shape.end());
   Node g = gather;
   g.inputs = {window.inputs[0], picked};
-  const TensorId moved = e.emit(std::move(g), gatheredShape, src.dtype, "below_window");
+  const TensorId moved =
+      e.emit(std::move(g), gatheredShapeOf(src.shape, static_cast<int64_t>(a), ids.shape), src.dtype, "below_window");
   Node w = window;
   w.inputs = {moved};
   w.begin.clear();
@@ -243,7 +242,6 @@ void dropUnread(Graph& g) {
   g.nodes = std::move(kept);
 }
 
-
 // Whether Reshape node `r` can sink below the elementwise op computing its input:
 // every operand of that op has the op's shape or is a constant, so that
 // Reshape(f(a, b)) == f(Reshape(a), Reshape(b)).
@@ -258,8 +256,8 @@ bool sinks(const Graph& g, const Node& r) {
 
 // Whether a round moves Gather node `n` towards the graph inputs: its params are
 // computed by an elementwise op, a BroadcastTo, a Transpose, a gather along the inner
-// index's axes, or a Reshape chain that sinks below an elementwise op. Other params --
-// graph inputs, reduction and scan results, Windows, gathers along other axes -- the
+// index's axes, a Window, or a Reshape chain that sinks below an elementwise op. Other
+// params -- graph inputs, reduction and scan results, gathers along other axes -- the
 // gather's kernel loads (canon/flatten, temporaryGathered: computed ones from a
 // temporary an earlier kernel writes).
 bool movable(const Graph& g, const Node& n) {
@@ -325,10 +323,6 @@ Graph sinkReshapes(const Graph& g, const std::vector<bool>& sink) {
   return out;
 }
 
-}  // namespace
-
-namespace {
-
 bool anyMovable(const Graph& g) {
   return std::any_of(g.nodes.begin(), g.nodes.end(), [&](const Node& n) { return movable(g, n); });
 }
@@ -346,9 +340,9 @@ void refuseUnreadable(const Graph& g) {
   }
 }
 
-// One round: the Reshapes on the way sink, then every gather of computed params moves
-// below its Transpose or into the elementwise op computing them (a Transpose operand of
-// that op keeps a gather of its own, for the next round).
+// One round: the Reshapes on the way sink, then every movable gather moves below its
+// Transpose or Window or into the ops computing its params (an operand those ops do not
+// let it into keeps a gather of its own, for the next round).
 Graph pushOneLevel(const Graph& source) {
   Graph g = source;
   for (std::vector<bool> sink = reshapesToSink(g); std::find(sink.begin(), sink.end(), true) != sink.end();

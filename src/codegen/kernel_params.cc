@@ -53,8 +53,7 @@ std::vector<ParamDeclaration> pointerParams(const Graph& g, const KernelPlan& p)
   for (const auto& r : p.reductions)
     if (r.temporary >= 0) temporary(r.temporary, r.outType, true);
   for (const auto& st : p.stores)  // a scan's result or gathered params that other kernels read
-    if (st.temporary >= 0)
-      temporary(st.temporary, p.hasScan() ? p.reductions.at(0).outType : p.body.at(static_cast<size_t>(st.value)).dtype, true);
+    if (st.temporary >= 0) temporary(st.temporary, p.body.at(static_cast<size_t>(st.value)).dtype, true);
   return params;
 }
 
