@@ -283,6 +283,56 @@ def pool2d(x, a, shape):
     return r
 
 
+MASK32 = 0xFFFFFFFF
+
+
+def mul_hi_lo(m, c):
+    """(high, low) 32-bit words of m * c for a 32-bit constant m and int64 tensor c of
+    32-bit words, from 16-bit halves (no int64 product overflows)."""
+    m_hi, m_lo, c_hi, c_lo = m >> 16, m & 0xFFFF, c >> 16, c & 0xFFFF
+    mid = m_hi * c_lo + m_lo * c_hi
+    low = m_lo * c_lo + ((mid & 0xFFFF) << 16)
+    high = m_hi * c_hi + (mid >> 16) + (low >> 32)
+    return high & MASK32, low & MASK32
+
+
+def philox4x32_10(c, k0, k1):
+    """Philox4x32-10 (Salmon et al., SC'11): four int64 tensors of 32-bit words under
+    the key words k0, k1 (written from the paper, apart from polyred's C++)."""
+    for r in range(10):
+        if r:
+            k0, k1 = (k0 + 0x9E3779B9) & MASK32, (k1 + 0xBB67AE85) & MASK32
+        hi0, lo0 = mul_hi_lo(0xD2511F53, c[0])
+        hi1, lo1 = mul_hi_lo(0xCD9E8D57, c[2])
+        c = [hi1 ^ c[1] ^ k0, lo1, hi0 ^ c[3] ^ k1, lo0]
+    return c
+
+
+def philox_normal(counter, key, odt):
+    """polyred's PhiloxNormal (docs/format.md): Box-Muller on uniforms from the Philox
+    words of (counter low, counter high, 0, 0) under (key low, key high), in float64."""
+    counter = counter.to(torch.int64)
+    key &= 0xFFFFFFFFFFFFFFFF
+    zero = torch.zeros_like(counter)
+    w = philox4x32_10([counter & MASK32, (counter >> 32) & MASK32, zero, zero], key & MASK32, key >> 32)
+    if odt == torch.float64:  # odd multiples of 2^-53 from the top 52 bits of two words
+        u1 = ((w[0] << 20 | w[1] >> 12) * 2 + 1).to(torch.float64) * 2.0 ** -53
+        u2 = ((w[2] << 20 | w[3] >> 12) * 2 + 1).to(torch.float64) * 2.0 ** -53
+    else:  # odd multiples of 2^-24 from one word each
+        u1 = ((w[0] >> 8) | 1).to(torch.float64) * 2.0 ** -24
+        u2 = ((w[1] >> 8) | 1).to(torch.float64) * 2.0 ** -24
+    return torch.sqrt(-2 * torch.log(u1)) * torch.cos(2 * torch.pi * u2)
+
+
+def standard_normal(a, shape, odt, device):
+    """MindSpore's StandardNormal as polyred reads it: PhiloxNormal of each element's
+    row-major position under the key of (seed, seed2) (docs/format.md)."""
+    seed, seed2 = a.get("seed", 0), a.get("seed2", 0)
+    key = seed ^ (((seed2 << 32) | (seed2 >> 32)) & 0xFFFFFFFFFFFFFFFF)
+    positions = torch.arange(max(1, int(torch.tensor(shape).prod())), dtype=torch.int64, device=device)
+    return philox_normal(positions.reshape(shape), key, odt)
+
+
 def strided_slice(x, a):
     """TensorFlow's strided slice (the masks polyred reads): Python's slice rules, which
     are TensorFlow's for negative strides too (torch slicing takes no negative step, so
@@ -308,8 +358,9 @@ def strided_slice(x, a):
 class Builder:
     """Turns ops into steps (output name, callable, input names) for one mode."""
 
-    def __init__(self, mode):
+    def __init__(self, mode, device):
         self.reference = mode == "reference"
+        self.device = device
 
     def storage(self, dtype):
         """The dtype a declared dtype is computed in."""
@@ -403,6 +454,10 @@ class Builder:
             return tensor_scatter_add
         if name == "Pool2D":
             return lambda x: pool2d(x, a, shape)
+        if name == "PhiloxNormal":
+            return lambda counter, key: philox_normal(counter, int(key.reshape(-1)[0]), odt)
+        if name == "StandardNormal":  # its inputs, if any, are the shape as a constant list
+            return lambda *shape_input: standard_normal(a, shape, odt, self.device)
         return self.layer_op(name, a, odt, shape)
 
     def layer_op(self, name, a, odt, shape):
@@ -512,11 +567,14 @@ def multi_output(name, a, xs, k, b):
 
 def make_function(comp, mode="native", device="cuda"):
     """fn(*inputs) -> tuple of tensors: the declared outputs, then every written value."""
-    b = Builder(mode)
+    b = Builder(mode, device)
     consts = {}
     for name, d in comp.constants.items():
         dt = DT[d["data_type"]]
-        t = torch.full(tuple(d["shape"]), constant_value(d), dtype=dt, device=device)
+        if isinstance(d["value"], list) and len(d["value"]) > 1:  # a list parameter (StandardNormal's shape)
+            t = torch.tensor(d["value"], dtype=dt, device=device).reshape(tuple(d["shape"]))
+        else:
+            t = torch.full(tuple(d["shape"]), constant_value(d), dtype=dt, device=device)
         consts[name] = t.to(b.storage(dt))
     steps, writes, results = [], [], list(comp.outputs)
     aliases = {}  # InplaceAssign's output name -> its third input (z)

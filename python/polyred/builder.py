@@ -127,6 +127,11 @@ class Builder:
         """The coordinate along `axis` of every element of a tensor of `shape` (polyred's Iota)."""
         return self._op("Iota", [], dtype, list(shape), [("axis", axis)])
 
+    def standard_normal(self, shape, seed=0, seed2=0, dtype="float32"):
+        """MindSpore's StandardNormal: standard normal values, a pure function of the seeds
+        and each element's position (polyred's PhiloxNormal; docs/format.md)."""
+        return self._op("StandardNormal", [], dtype, list(shape), [("seed", seed), ("seed2", seed2)])
+
     def concat(self, xs, axis=0):
         """MindSpore's Concat of tensors of one dtype and rank along `axis`."""
         axis %= len(xs[0].shape)

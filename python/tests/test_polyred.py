@@ -57,6 +57,15 @@ def test_builder_segment_sum_is_one_atomic_scatter_kernel():
     assert "pr_scatter_add(" in k.cuda_source()
 
 
+def test_builder_standard_normal_fuses_into_a_reduction():
+    b = polyred.Builder("noisy_sum")
+    x = b.input("x", "float32", (64, 500))
+    b.output(b.reduce_sum(b.binary("add", x, b.standard_normal((64, 500), seed=3)), axes=[1]))
+    k = b.compile()
+    assert k.launches == 1 and "pr_philox_normal_float(" in k.cuda_source()
+    assert "ok" in k.check_cpu()
+
+
 def test_builder_declares_reductions_of_its_own():
     b = polyred.Builder("max_abs_rows")
     x = b.input("x", "float16", (33, 1001))

@@ -92,6 +92,45 @@ __device__ __forceinline__ pr_complex operator+(pr_complex a, pr_complex b) { re
 __device__ __forceinline__ pr_complex operator*(pr_complex a, pr_complex b) { return pr_cmul(a, b); }
 __device__ __forceinline__ pr_complex pr_load(const pr_complex* p, long long k) { return p[k]; }
 
+// --- PhiloxNormal: counter-based standard normal values (src/ir/philox.h) ------------
+// Philox4x32-10 of (low, high word of the counter, 0, 0) under (low, high word of the
+// key), then Box-Muller on uniforms that are exact in the compute type, so device and
+// host start from the same u1, u2: float results take one word each, double results
+// 52 bits of two words each. cospi(2 u2) is cos(2 pi u2) without rounding the angle.
+struct PrPhiloxWords {
+  unsigned w[4];
+};
+__device__ __forceinline__ PrPhiloxWords pr_philox4x32_10(long long counter, long long key) {
+  const unsigned long long c = (unsigned long long)counter, k = (unsigned long long)key;
+  PrPhiloxWords x = {{(unsigned)c, (unsigned)(c >> 32), 0u, 0u}};
+  unsigned k0 = (unsigned)k, k1 = (unsigned)(k >> 32);
+#pragma unroll
+  for (int round = 0; round < 10; ++round) {
+    if (round > 0) {
+      k0 += 0x9E3779B9u;
+      k1 += 0xBB67AE85u;
+    }
+    const unsigned hi0 = __umulhi(0xD2511F53u, x.w[0]), lo0 = 0xD2511F53u * x.w[0];
+    const unsigned hi1 = __umulhi(0xCD9E8D57u, x.w[2]), lo1 = 0xCD9E8D57u * x.w[2];
+    x = {{hi1 ^ x.w[1] ^ k0, lo1, hi0 ^ x.w[3] ^ k1, lo0}};
+  }
+  return x;
+}
+__device__ __forceinline__ float pr_philox_normal_float(long long counter, long long key) {
+  const PrPhiloxWords x = pr_philox4x32_10(counter, key);
+  const float u1 = __uint2float_rn((x.w[0] >> 8) | 1u) * 0x1p-24f;
+  const float u2 = __uint2float_rn((x.w[1] >> 8) | 1u) * 0x1p-24f;
+  return sqrtf(-2.0f * logf(u1)) * cospif(2.0f * u2);
+}
+__device__ __forceinline__ double pr_philox_normal_double(long long counter, long long key) {
+  const PrPhiloxWords x = pr_philox4x32_10(counter, key);
+  const auto uniform = [](unsigned a, unsigned b) {
+    const unsigned long long m = ((unsigned long long)a << 20) | (b >> 12);
+    return __ull2double_rn(2 * m + 1) * 0x1p-53;
+  };
+  return sqrt(-2.0 * log(uniform(x.w[0], x.w[1]))) * cospi(2.0 * uniform(x.w[2], x.w[3]));
+}
+
 // --- fitting a computed value to its declared dtype --------------------------------
 __device__ __forceinline__ float pr_fit_float16(float x) { return __half2float(__float2half_rn(x)); }
 __device__ __forceinline__ float pr_fit_bfloat16(float x) { return __bfloat162float(__float2bfloat16_rn(x)); }

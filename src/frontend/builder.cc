@@ -1,7 +1,9 @@
 #include "frontend/builder.h"
 
 #include <algorithm>
+#include <optional>
 
+#include "ir/philox.h"
 #include "support/error.h"
 
 namespace polyred {
@@ -63,6 +65,7 @@ Value GraphBuilder::binary(OpKind k, Value a, Value b) {
   if (!s) throw Error("", std::string(opName(k)), "shapes " + toString(info(a).shape) + " and " + toString(info(b).shape) + " do not broadcast");
   DType t = isComparison(k) || isLogical(k) ? DType::Bool : info(a).dtype;
   if (k == OpKind::Complex) t = DType::Complex64;
+  if (k == OpKind::PhiloxNormal) t = DType::Float32;
   return addNode(std::move(n), *s, t);
 }
 
@@ -157,6 +160,22 @@ Value GraphBuilder::iota(Shape shape, int64_t axis, DType t) {
   Node n;
   n.kind = OpKind::Iota;
   n.axes = {axis};
+  return addNode(std::move(n), std::move(shape), t);
+}
+
+Value GraphBuilder::standardNormal(Shape shape, int64_t seed, int64_t seed2, DType t) {
+  std::optional<Value> position;  // sum of coordinate * stride over the axes longer than 1
+  int64_t stride = 1;
+  for (size_t d = shape.size(); d-- > 0; stride *= shape[d]) {
+    if (shape[d] == 1) continue;
+    Value term = iota(shape, static_cast<int64_t>(d));
+    if (stride != 1) term = mul(term, constant(Scalar::ofInt(DType::Int64, stride)));
+    position = position ? add(*position, term) : term;
+  }
+  if (!position) position = broadcastTo(constant(Scalar::ofInt(DType::Int64, 0)), shape);
+  Node n;
+  n.kind = OpKind::PhiloxNormal;
+  n.inputs = {position->id, constant(Scalar::ofInt(DType::Int64, philoxKey(seed, seed2))).id};
   return addNode(std::move(n), std::move(shape), t);
 }
 

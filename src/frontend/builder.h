@@ -42,6 +42,10 @@ class GraphBuilder {
   // Select-ed away); no steps: 1 on every axis, negative ones walk backwards.
   Value window(Value x, Shape shape, std::vector<int64_t> begin, std::vector<int64_t> steps = {});
   Value iota(Shape shape, int64_t axis, DType t = DType::Int64);  // out[idx] = idx[axis]
+  // Standard normal values of dtype t (a float type), a pure function of the seeds and
+  // each element's row-major position: PhiloxNormal(position, philoxKey(seed, seed2))
+  // (ir/philox.h), as MindSpore's StandardNormal is read.
+  Value standardNormal(Shape shape, int64_t seed, int64_t seed2 = 0, DType t = DType::Float32);
   // params[a.., indices[i..], b..] along `axis` (0 where an index is out of range).
   Value gather(Value params, Value indices, int64_t axis);
   // A segment sum: out = 0, then out[indices[i..], rest] += values[i.., rest] for

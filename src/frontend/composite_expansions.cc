@@ -87,13 +87,17 @@ TensorId ExpansionBuilder::reduce(TensorId x, BuiltinCombiner c, const std::vect
   n.axes = axes;
   n.keepDims = keepDims;
   n.reduction = builtinReduction(c, info(x).dtype);
-  Shape shape;
-  for (size_t d = 0; d < info(x).shape.size(); ++d) {
+  return add(std::move(n), reducedShape(info(x).shape, axes, keepDims), info(x).dtype);
+}
+
+Shape reducedShape(const Shape& in, const std::vector<int64_t>& axes, bool keepDims) {
+  Shape out;
+  for (size_t d = 0; d < in.size(); ++d) {
     bool reduced = std::find(axes.begin(), axes.end(), static_cast<int64_t>(d)) != axes.end();
-    if (!reduced) shape.push_back(info(x).shape[d]);
-    else if (keepDims) shape.push_back(1);
+    if (!reduced) out.push_back(in[d]);
+    else if (keepDims) out.push_back(1);
   }
-  return add(std::move(n), shape, info(x).dtype);
+  return out;
 }
 
 TensorId ExpansionBuilder::flatIndex(TensorId indices, const Shape& extents) {

@@ -26,11 +26,14 @@
 
 namespace polyred {
 
+// The shape of reducing `axes` (normalized) of `in`: kept as 1 with keepDims, else dropped.
+Shape reducedShape(const Shape& in, const std::vector<int64_t>& axes, bool keepDims);
+
 class ExpansionSink {
  public:
   virtual ~ExpansionSink() = default;
   virtual const Tensor& tensor(TensorId id) const = 0;
-  virtual TensorId constant(double value, DType t) = 0;     // a scalar constant
+  virtual TensorId constant(Scalar value) = 0;              // a scalar constant
   virtual TensorId add(Node n, Shape shape, DType t) = 0;   // an intermediate tensor
 };
 
@@ -46,7 +49,8 @@ class ExpansionBuilder {
   // An elementwise node over operands of one dtype (numpy broadcasting); comparisons
   // and logical ops give bool, Select its values' dtype.
   TensorId apply(OpKind k, std::vector<TensorId> ins);
-  TensorId constant(double v, DType t) { return sink_.constant(v, t); }
+  TensorId constant(double v, DType t) { return sink_.constant(Scalar::convert(v, t)); }
+  TensorId constant(Scalar v) { return sink_.constant(v); }  // exact: an int64 past 2^53 too
   TensorId cast(TensorId x, DType t);  // x itself when it already has dtype t
   // The dtype float math on t is done in (float32 for 16-bit floats, else t), and x in it.
   static DType computeType(DType t) { return t == DType::Float16 || t == DType::BFloat16 ? DType::Float32 : t; }

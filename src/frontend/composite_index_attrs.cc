@@ -41,6 +41,7 @@ class IndexAttrReader : CompositeAttrAccess {
     }
     if (name == "Split") a.outputNum = readInt(required(attrs, "output_num"), "output_num");
     if (name == "Pool2D") readPool(attrs, a.pool);
+    if (name == "StandardNormal") readSeeds(attrs, a);
     return a;
   }
 
@@ -59,6 +60,15 @@ class IndexAttrReader : CompositeAttrAccess {
     if (const Json* v = attr(attrs, "pad")) p.pad = readIntList(*v, "pad");
     if (p.kernel.size() != 2 || p.strides.size() != 2 || p.pad.size() != 4)
       fail("kernel_size and strides take 2 entries and pad 4 ([top, left, bottom, right])");
+  }
+
+  // StandardNormal's seeds (non-negative, as MindSpore checks them; default 0) and shape.
+  void readSeeds(const CompositeAttrs& attrs, IndexOpAttrs& a) const {
+    for (auto [key, seed] : {std::pair{"seed", &a.seed}, {"seed2", &a.seed2}}) {
+      if (const Json* v = attr(attrs, key)) *seed = readInt(*v, key);
+      if (*seed < 0) fail(std::string(key) + " is negative (" + std::to_string(*seed) + "); seeds are non-negative");
+    }
+    if (const Json* v = attr(attrs, "shape")) a.givenShapes.push_back(readIntList(*v, "shape"));
   }
 
   // Pad's "paddings": one [before, after] pair per axis, read as PadAkg's head and tail.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "ir/philox.h"
 #include "support/error.h"
 #include "support/printable.h"
 
@@ -11,7 +12,7 @@ namespace {
 
 constexpr std::string_view kIndexOps[] = {
     "PadAkg", "Pad", "UnPadAkg", "OneHot", "ElemAny", "ElemAll", "Tile", "Slice", "StridedSlice", "Concat", "Split",
-    "LayoutTransform", "GatherNd", "Pool2D", "TransData",
+    "LayoutTransform", "GatherNd", "Pool2D", "TransData", "StandardNormal",
     "StridedSliceOnnx"};  // read as StridedSlice by the reader (its parameters are constant lists)
 
 // The most window elements Pool2D expands (one strided Window each).
@@ -494,6 +495,28 @@ class IndexExpansion : public ExpansionBuilder {
     return {std::move(crop), want, x.dtype};
   }
 
+  // StandardNormal: PhiloxNormal(row-major position, key) over the declared shape, in
+  // the declared float type.
+  IndexOpResult standardNormal(const std::vector<TensorId>& ins, const IndexOpAttrs& a) {
+    needInputs(ins, 0, "none: its shape is an attribute or a constant list");
+    const Shape& shape = a.declaredShape;
+    for (const Shape& s : a.givenShapes)
+      if (s != shape) fail("its shape " + toString(s) + " is not its declared output's " + toString(shape));
+    if (!isFloat(a.declaredType))
+      fail("gives float values; its output is declared " + std::string(dtypeName(a.declaredType)));
+    TensorId position = -1;  // the sum of coordinate * stride over the axes longer than 1
+    int64_t stride = 1;
+    for (size_t d = shape.size(); d-- > 0; stride *= shape[d]) {
+      if (shape[d] == 1) continue;
+      TensorId term = iota(shape, static_cast<int64_t>(d));
+      if (stride != 1) term = apply(OpKind::Mul, {term, constant(Scalar::ofInt(DType::Int64, stride))});
+      position = position < 0 ? term : apply(OpKind::Add, {position, term});
+    }
+    if (position < 0) position = add(node(OpKind::BroadcastTo, {constant(0, DType::Int64)}), shape, DType::Int64);
+    const TensorId key = constant(Scalar::ofInt(DType::Int64, philoxKey(a.seed, a.seed2)));
+    return {node(OpKind::PhiloxNormal, {position, key}), shape, a.declaredType};
+  }
+
   // NCHW <-> NHWC: a Transpose. (Ascend's fractal formats have no meaning here.)
   IndexOpResult layoutTransform(const std::vector<TensorId>& ins, const IndexOpAttrs& a) {
     needInputs(ins, 1, "the tensor to transform");
@@ -533,6 +556,7 @@ IndexOpResult expandIndexOp(std::string_view name, const std::vector<TensorId>& 
   if (name == "UnPadAkg") return e.unpad(ins, attrs);
   if (name == "OneHot") return e.oneHot(ins, attrs);
   if (name == "ElemAll") return e.elemAll(ins, attrs);
+  if (name == "StandardNormal") return e.standardNormal(ins, attrs);
   return e.elemAny(ins, attrs);
 }
 

@@ -38,6 +38,11 @@
 //       max pads with the lowest finite value, average divides by the window's size, pad
 //       included); one strided Window per window element, combined with Maximum / Add;
 //       global: a reduction over H and W
+//   StandardNormal(; seed, seed2, shape)  standard normal values of the declared float
+//       type and shape, a pure function of the seeds and the element's row-major
+//       position p: PhiloxNormal(p, philoxKey(seed, seed2)) (ir/philox.h), p a sum of
+//       Iota * stride. Every launch gives the same numbers (AKG's kernel does too for a
+//       nonzero seed; for seed 0 it seeds from the clock, polyred does not)
 #pragma once
 
 #include <optional>
@@ -68,7 +73,10 @@ struct IndexOpAttrs {
     std::vector<int64_t> kernel, strides;  // [h, w]
     std::vector<int64_t> pad;              // [top, left, bottom, right] (TVM's order)
   } pool;
+  int64_t seed = 0, seed2 = 0;      // StandardNormal
+  std::vector<Shape> givenShapes;   // StandardNormal: its "shape" attribute and shape inputs
   Shape declaredShape;  // the op's declared output: Pool2D's rounding is read from it
+  DType declaredType = DType::Float32;  // StandardNormal computes in it
 };
 
 struct IndexOpResult {

@@ -26,9 +26,10 @@ constexpr CompositeOpName kOpNames[] = {
     {"Reshape", OpKind::Reshape}, {"Transpose", OpKind::Transpose},
     // complex64 (docs/format.md)
     {"Complex", OpKind::Complex}, {"CReal", OpKind::CReal}, {"CImag", OpKind::CImag}, {"Conj", OpKind::Conj},
-    // polyred's own (what PadAkg, UnPadAkg, OneHot and UnsortedSegmentSum expand into;
-    // written back as is)
+    // polyred's own (what PadAkg, UnPadAkg, OneHot, StandardNormal and UnsortedSegmentSum
+    // expand into; written back as is)
     {"Window", OpKind::Window}, {"Iota", OpKind::Iota}, {"Gather", OpKind::Gather}, {"ScatterAdd", OpKind::ScatterAdd},
+    {"PhiloxNormal", OpKind::PhiloxNormal},
 };
 
 constexpr CompositeReduceName kReduceNames[] = {
@@ -48,7 +49,6 @@ constexpr std::string_view kMatrixProduct =
 constexpr OutOfScopeOp kOutOfScopeOps[] = {
     {"MatMul", kMatrixProduct}, {"BatchMatMul", kMatrixProduct}, {"Conv2D", kMatrixProduct},
     {"Custom", "a user-written kernel"},
-    {"StandardNormal", "random numbers that only MindSpore's generator reproduces"},
 };
 
 // Element types MindSpore has and polyred does not.

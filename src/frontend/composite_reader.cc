@@ -68,16 +68,6 @@ using Json = nlohmann::json;
 
 std::string describe(DType t, const Shape& s) { return std::string(dtypeName(t)) + toString(s); }
 
-Shape reducedShape(const Shape& in, const std::vector<int64_t>& axes, bool keepDims) {
-  Shape out;
-  for (size_t d = 0; d < in.size(); ++d) {
-    bool reduced = std::find(axes.begin(), axes.end(), static_cast<int64_t>(d)) != axes.end();
-    if (!reduced) out.push_back(in[d]);
-    else if (keepDims) out.push_back(1);
-  }
-  return out;
-}
-
 class Reader : public ExpansionSink, CompositeAttrAccess {
  public:
   explicit Reader(std::string file) : file_(std::move(file)) {}
@@ -251,6 +241,7 @@ class Reader : public ExpansionSink, CompositeAttrAccess {
 
     const Attrs attrs = readAttrs(op);
     if (name == "StridedSliceOnnx") return readStridedSliceOnnx(op);
+    if (name == "StandardNormal") return readStandardNormal(op, attrs);
     std::vector<TensorId> ins;
     for (const TensorDesc& d : descs_.readDescLists(optionalField(op, "input_desc"), "input_desc"))
       ins.push_back(resolve(d));
@@ -416,35 +407,43 @@ class Reader : public ExpansionSink, CompositeAttrAccess {
       n.reduction = reduction(x.dtype);
     }
     const Shape shape = reducedShape(x.shape, n.axes, n.keepDims);
+    const std::string mismatch = "output is declared " + toString(out.shape) + " but reducing axes " +
+                                 toString(n.axes) + " of " + toString(x.shape) + " gives " + toString(shape);
+    addAsDeclared(std::move(n), shape, out, freshName(out.name + "_rank0"), mismatch);
+  }
+
+  // Adds `n`, which computes `shape`, as the declared `out`. A full reduction's []
+  // result that MindSpore declares [1] goes through a tensor of shape [] named
+  // `scalarName` and a Reshape; any other difference fails with `mismatch`.
+  void addAsDeclared(Node n, const Shape& shape, const TensorDesc& out, const std::string& scalarName,
+                     const std::string& mismatch) {
     if (shape == out.shape) {
       addNode(std::move(n), out);
       return;
     }
-    if (!shape.empty() || out.shape != Shape{1})
-      fail("output is declared " + toString(out.shape) + " but reducing axes " + toString(n.axes) +
-           " of " + toString(x.shape) + " gives " + toString(shape));
-    TensorDesc scalar = TensorDesc::plain(freshName(out.name + "_rank0"), {}, out.dtype);
+    if (!shape.empty() || out.shape != Shape{1}) fail(mismatch);
     Node reshape;
     reshape.kind = OpKind::Reshape;
-    reshape.inputs = {addNode(std::move(n), scalar)};
+    reshape.inputs = {addNode(std::move(n), TensorDesc::plain(scalarName, {}, out.dtype))};
     addNode(std::move(reshape), out);
   }
 
   // ---- ops computed by expansion (frontend/composite_expansions) ----
 
   const Tensor& tensor(TensorId id) const override { return g_.tensor(id); }
-  TensorId constant(double value, DType t) override {
+  TensorId constant(Scalar value) override {
     Tensor c;
     c.name = freshName(op_ + " constant");
-    c.dtype = t;
+    c.dtype = value.type;
     c.role = TensorRole::Constant;
-    c.constant = Scalar::convert(value, t);
+    c.constant = value;
     return defineTensor(std::move(c));
   }
   TensorId add(Node n, Shape shape, DType t) override {
-    TensorDesc d = TensorDesc::plain(freshName(op_ + " " + std::string(opName(n.kind))), std::move(shape), t);
+    TensorDesc d = TensorDesc::plain(addedName(n), std::move(shape), t);
     return addNode(std::move(n), d);
   }
+  std::string addedName(const Node& n) const { return freshName(op_ + " " + std::string(opName(n.kind))); }
 
   // Split: one output per part (frontend/composite_index_ops).
   void readSplit(const Attrs& attrs, const std::vector<TensorId>& ins, const Json& op) {
@@ -469,25 +468,41 @@ class Reader : public ExpansionSink, CompositeAttrAccess {
     expandIndexInto(name, ins, std::move(a), out);
   }
 
-  // StridedSliceOnnx(x, begin, end[, axes[, steps]]): the parameters are constant lists
-  // (inline values), read as the StridedSlice they describe (composite_index_attrs).
+  // Inputs `from` on, which must be integer constant lists (inline values).
+  std::vector<std::vector<int64_t>> constantLists(const std::vector<TensorDesc>& in, size_t from) const {
+    std::vector<std::vector<int64_t>> lists;
+    for (size_t k = from; k < in.size(); ++k) {
+      if (!isInteger(in[k].dtype) || (!in[k].value && in[k].values.empty()))
+        fail("input " + std::to_string(k) + " (" + quotedName(in[k].name) + ") must be an integer constant list");
+      lists.emplace_back();
+      for (const Scalar& e : in[k].values.empty() ? std::vector<Scalar>{*in[k].value} : in[k].values)
+        lists.back().push_back(e.i);
+    }
+    return lists;
+  }
+
+  // StridedSliceOnnx(x, begin, end[, axes[, steps]]): the parameters are constant lists,
+  // read as the StridedSlice they describe (composite_index_attrs).
   void readStridedSliceOnnx(const Json& op) {
     const std::vector<TensorDesc> in = descs_.readDescLists(optionalField(op, "input_desc"), "input_desc");
     if (in.size() < 3 || in.size() > 5) fail("takes 3 to 5 inputs (x, begin, end, axes, steps), got " + std::to_string(in.size()));
-    std::vector<std::vector<int64_t>> lists;
-    for (size_t k = 1; k < in.size(); ++k) {
-      if (!isInteger(in[k].dtype) || (!in[k].value && in[k].values.empty()))
-        fail("input " + std::to_string(k) + " (" + quotedName(in[k].name) + ") must be an integer constant list");
-      std::vector<Scalar> v = in[k].values.empty() ? std::vector<Scalar>{*in[k].value} : in[k].values;
-      lists.emplace_back();
-      for (const Scalar& e : v) lists.back().push_back(e.i);
-    }
     const TensorId x = resolve(in[0]);
-    expandIndexInto("StridedSlice", {x}, stridedSliceOnnxAttrs(g_.tensor(x).shape, lists, file_, op_), readOutputDesc(op));
+    expandIndexInto("StridedSlice", {x}, stridedSliceOnnxAttrs(g_.tensor(x).shape, constantLists(in, 1), file_, op_),
+                    readOutputDesc(op));
+  }
+
+  // StandardNormal(; seed, seed2): no tensor operand; MindSpore's shape input, if
+  // written, is a constant list (composite_index_ops).
+  void readStandardNormal(const Json& op, const Attrs& attrs) {
+    IndexOpAttrs a = readIndexOpAttrs("StandardNormal", attrs, file_, op_);
+    for (std::vector<int64_t>& shape : constantLists(descs_.readDescLists(optionalField(op, "input_desc"), "input_desc"), 0))
+      a.givenShapes.push_back(std::move(shape));
+    expandIndexInto("StandardNormal", {}, std::move(a), readOutputDesc(op));
   }
 
   void expandIndexInto(const std::string& name, const std::vector<TensorId>& ins, IndexOpAttrs a, const TensorDesc& out) {
     a.declaredShape = out.shape;
+    a.declaredType = out.dtype;
     if (name == "TransData" && (out.fractal != (a.dstFormat == "FRACTAL_NZ") || ins.size() != 1 ||
                                 (fractal_.count(ins[0]) > 0) != (a.srcFormat == "FRACTAL_NZ")))
       fail("its input and output must be declared in the layouts src_format and dst_format name");
@@ -552,17 +567,10 @@ class Reader : public ExpansionSink, CompositeAttrAccess {
       if (r.dtype != out.dtype)
         fail("output " + std::to_string(k) + " is declared " + std::string(dtypeName(out.dtype)) + " but " + name +
              " computes " + std::string(dtypeName(r.dtype)));
-      if (r.shape == out.shape) {
-        addNode(std::move(r.node), out);
-        continue;
-      }
-      if (!r.shape.empty() || out.shape != Shape{1})
-        fail("output " + std::to_string(k) + " is declared " + toString(out.shape) + " but " + name + " computes " +
-             toString(r.shape));
-      Node reshape;  // a full reduction declared [1], as for ReduceSum
-      reshape.kind = OpKind::Reshape;
-      reshape.inputs = {add(std::move(r.node), {}, out.dtype)};
-      addNode(std::move(reshape), out);
+      const std::string mismatch = "output " + std::to_string(k) + " is declared " + toString(out.shape) + " but " +
+                                   name + " computes " + toString(r.shape);
+      const std::string scalarName = addedName(r.node);
+      addAsDeclared(std::move(r.node), r.shape, out, scalarName, mismatch);
     }
   }
 
@@ -583,16 +591,9 @@ class Reader : public ExpansionSink, CompositeAttrAccess {
       throw err.inFile(file_);
     }
     const Shape shape = expandedShape(last, *this);
-    if (shape == out.shape) {
-      addNode(std::move(last), out);
-      return;
-    }
-    if (!shape.empty() || out.shape != Shape{1})
-      fail("output is declared " + toString(out.shape) + " but " + name + " computes " + toString(shape));
-    Node reshape;  // a full reduction declared [1], as for ReduceSum
-    reshape.kind = OpKind::Reshape;
-    reshape.inputs = {add(std::move(last), {}, out.dtype)};
-    addNode(std::move(reshape), out);
+    const std::string mismatch = "output is declared " + toString(out.shape) + " but " + name + " computes " + toString(shape);
+    const std::string scalarName = addedName(last);
+    addAsDeclared(std::move(last), shape, out, scalarName, mismatch);
   }
 
   void readInplaceAssign(const Attrs& attrs, const std::vector<TensorId>& ins,

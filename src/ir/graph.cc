@@ -241,6 +241,7 @@ class Verifier {
   }
 
   void checkNode(const Node& n) const {
+    if (n.kind == OpKind::PhiloxNormal) return checkPhiloxNormal(n);
     checkComplex(n);
     if (n.kind == OpKind::Complex || isComplexPart(n.kind) ||
         (n.kind == OpKind::Abs && !n.inputs.empty() && isComplex(in(n, 0).dtype)))
@@ -275,6 +276,18 @@ class Verifier {
                        ": Cast them to float32 first (MindSpore computes it in float32)");
     DType want = isComparison(n.kind) || isLogical(n.kind) ? DType::Bool : in(n, 0).dtype;
     if (out(n).dtype != want) fail(n.name, "output dtype should be " + std::string(dtypeName(want)));
+  }
+
+  // PhiloxNormal(counter, key): int64 operands, a float result (ir/philox.h).
+  void checkPhiloxNormal(const Node& n) const {
+    arity(n, 2);
+    for (size_t k = 0; k < 2; ++k)
+      if (in(n, k).dtype != DType::Int64)
+        fail(n.name, std::string(k == 0 ? "the counter " : "the key ") + quotedName(in(n, k).name) +
+                         " should be int64, got " + std::string(dtypeName(in(n, k).dtype)));
+    shapeIs(n, broadcastAll(n, 0));
+    if (!isFloat(out(n).dtype))
+      fail(n.name, "output dtype should be a float type (normal values), got " + std::string(dtypeName(out(n).dtype)));
   }
 
   void checkOtherElementwise(const Node& n) const {

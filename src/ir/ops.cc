@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "ir/philox.h"
 #include "support/error.h"
 
 namespace polyred {
@@ -63,6 +64,7 @@ constexpr OpInfo kOps[] = {
     {OpKind::LogicalAnd, "LogicalAnd", OpCategory::Binary},
     {OpKind::LogicalOr, "LogicalOr", OpCategory::Binary},
     {OpKind::Complex, "Complex", OpCategory::Binary},
+    {OpKind::PhiloxNormal, "PhiloxNormal", OpCategory::Binary},
     {OpKind::Select, "Select", OpCategory::OtherElementwise},
     {OpKind::Cast, "Cast", OpCategory::OtherElementwise},
     {OpKind::AddN, "AddN", OpCategory::OtherElementwise},
@@ -305,6 +307,7 @@ bool isElementwise(OpKind k) {
 bool isComparison(OpKind k) { return k >= OpKind::Equal && k <= OpKind::GreaterEqual; }
 int expressionArity(OpKind k) {
   if (k == OpKind::Select) return 3;
+  if (k == OpKind::PhiloxNormal) return -1;
   switch (opCategory(k)) {
     case OpCategory::Unary: return 1;
     case OpCategory::Binary: return 2;
@@ -321,6 +324,7 @@ Scalar evalElementwise(OpKind k, std::span<const Scalar> args, DType result) {
   // The operand that decides the arithmetic: Select's first operand is its condition.
   const Scalar& typed = k == OpKind::Select ? args[1] : args[0];
   if (k == OpKind::Complex || isComplex(typed.type)) return evalComplex(k, args, result);
+  if (k == OpKind::PhiloxNormal) return Scalar::convert(philoxNormal(args[0].i, args[1].i, result), result);
   return isFloat(typed.type) ? evalFloat(k, args, result) : evalInt(k, args, result);
 }
 

@@ -31,6 +31,8 @@ enum class OpKind : uint8_t {
   Maximum, Minimum, Equal, NotEqual, Less, LessEqual, Greater, GreaterEqual, LogicalAnd,
   LogicalOr,
   Complex,  // (real, imag) float32 -> complex64
+  PhiloxNormal,  // (counter, key) int64 -> a standard normal float value (ir/philox.h);
+                 // the result's dtype is the output tensor's (a float type)
   // other elementwise
   Select,  // (cond, a, b)
   Cast,    // to the output tensor's dtype
@@ -69,7 +71,8 @@ bool isComplexPart(OpKind k);       // CReal, CImag: complex64 in, float32 out
 bool acceptsComplex(OpKind k);
 // The operands an op takes in a reduction's expression (a combiner, a tuple's lift,
 // combine or finalize): 1 for a unary op, 2 for a binary one, 3 for Select; -1 for any
-// other op, which such an expression cannot use.
+// other op, which such an expression cannot use (PhiloxNormal too: its operands and
+// result differ in dtype).
 int expressionArity(OpKind k);
 
 // Evaluates an elementwise op (not Cast/Assign/AddN, which are trivial) on host

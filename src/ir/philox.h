@@ -1,0 +1,38 @@
+// Counter-based normal random numbers: the host definition of PhiloxNormal (ir/ops.h),
+// what MindSpore's StandardNormal is read into (frontend/composite_index_ops).
+//
+// A value is a pure function of (counter, key): Philox4x32-10 (Salmon et al., "Parallel
+// random numbers: as easy as 1, 2, 3", SC'11) encrypts the counter (its low and high
+// words, then two zero words) under the key (its low and high words), and the
+// Box-Muller transform turns two of the four output words into one standard normal
+// value, z = sqrt(-2 ln u1) cos(2 pi u2). The uniforms are exact in the result's float
+// type, so host and device start from the same u1 and u2:
+//   float16/bfloat16/float32 results: u = ((w >> 8) | 1) * 2^-24 of one word each (so
+//     |z| <= 5.77, the probability of a larger |z| being 8e-9);
+//   float64 results: u = (2 m + 1) * 2^-53 with m the top 52 bits of two words each.
+// The device library computes the transform in the result's compute type (float32 or
+// float64, device/polyred_elementwise.cuh); the host in double, rounded once.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "ir/dtype.h"
+
+namespace polyred {
+
+using PhiloxWords = std::array<uint32_t, 4>;
+
+// Ten Philox rounds of `counter` under the key (k0, k1).
+PhiloxWords philox4x32_10(PhiloxWords counter, uint32_t k0, uint32_t k1);
+
+// The standard normal value at `counter` under `key` (both read as 64-bit words),
+// rounded to `result` (a float dtype).
+double philoxNormal(int64_t counter, int64_t key, DType result);
+
+// The key of MindSpore's StandardNormal(seed, seed2): Philox's two key words are
+// low32(seed) ^ high32(seed2) and high32(seed) ^ low32(seed2) -- for seeds below 2^32,
+// seed and seed2 themselves.
+int64_t philoxKey(int64_t seed, int64_t seed2);
+
+}  // namespace polyred
