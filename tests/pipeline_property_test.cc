@@ -181,11 +181,12 @@ TEST(PipelineProperty, GeneratorCoversTheFeatureSpace) {
   std::set<std::pair<DType, BuiltinCombiner>> reductions;
   std::map<CanonicalForm, int> forms;
   std::map<std::string, int> counts;
-  int maxChain = 0, multiBlock = 0;
+  int maxChain = 0, multiBlock = 0, noise = 0;
   for (uint64_t seed = 1; seed <= kReductionGraphs; ++seed) {
     Generated gen = GraphGenerator(seed).reductionGraph();
     const Features& f = gen.features;
     reductions.insert({f.dtype, f.reduction});
+    noise += f.noise;
     maxChain = std::max(maxChain, f.maxChain);
     for (const auto& [name, on] : flags(f)) counts[name] += on;
     try {
@@ -201,6 +202,7 @@ TEST(PipelineProperty, GeneratorCoversTheFeatureSpace) {
       EXPECT_TRUE(reductions.count({t, r})) << dtypeName(t) << " " << builtinReduction(r, t).name << " never generated";
   EXPECT_EQ(maxChain, 5);
   for (const auto& [name, n] : counts) EXPECT_GE(n, kReductionGraphs / 10) << name;
+  EXPECT_GE(noise, kReductionGraphs / 100);
   for (CanonicalForm f : {CanonicalForm::AllReduce, CanonicalForm::XReduce, CanonicalForm::YReduce})
     EXPECT_GE(forms[f], kReductionGraphs / 10) << formName(f);
   EXPECT_GE(multiBlock, kReductionGraphs / 10);

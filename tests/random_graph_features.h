@@ -21,6 +21,7 @@ struct Features {
   bool broadcast = false, transpose = false, reshape = false, allAxes = false, negativeAxes = false,
        keepDims = false, outType = false, twoReductions = false, epilogue = false, intermediateOutput = false,
        sizeOneDim = false;
+  bool noise = false;  // StandardNormal added to a value (rarer: not among flags())
 };
 
 struct Generated {
@@ -51,6 +52,7 @@ inline std::string describe(const Features& f) {
   s += ", chain <= " + std::to_string(f.maxChain);
   for (const auto& [name, on] : flags(f))
     if (on) s += ", " + name;
+  if (f.noise) s += ", noise";
   return s;
 }
 

@@ -8,7 +8,8 @@
 // plus elementwise-only graphs, tuple reductions (argmax/argmin with or without the
 // value, var_mean, logsumexp: tupleGraph), user-declared reductions (a scalar combiner,
 // ordered tuples: userReductionGraph), index ops before a reduction (Iota masks,
-// Windows: indexOpsGraph), complex64 sums and products (complexGraph), softmax and
+// Windows: indexOpsGraph), noise (StandardNormal) added to a chain's first value,
+// complex64 sums and products (complexGraph), softmax and
 // layer norm (rowPassesGraph), segment sums (scatterGraph), scans (scanGraph); independent graphs side by
 // side (parallel files) are in
 // tests/random_parallel_graphs.h.
@@ -461,6 +462,11 @@ class GraphGenerator {
       return b_.binary(OpKind::Greater, freshInput(DType::Float32, s),
                        b_.constant(Scalar::ofFloat(DType::Float32, -0.5)));
     if (isFloat(t) && rng_.percent(30)) return b_.cast(freshInput(otherFloat(t), s), t);
+    if (isFloat(t) && rng_.percent(5)) {  // noise added: StandardNormal's PhiloxNormal of Iotas
+      inexact_ = true;                    // log and cos on the device: an ulp from the host
+      f_.noise = true;
+      return b_.add(freshInput(t, s), b_.standardNormal(s, static_cast<int64_t>(rng_.below(1000)), 0, t));
+    }
     return freshInput(t, s);
   }
 
