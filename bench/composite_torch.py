@@ -310,18 +310,23 @@ def philox4x32_10(c, k0, k1):
 
 def philox_normal(counter, key, odt):
     """polyred's PhiloxNormal (docs/format.md): Box-Muller on uniforms from the Philox
-    words of (counter low, counter high, 0, 0) under (key low, key high), in float64."""
-    counter = counter.to(torch.int64)
+    words of the counter's block (block low, block high, 0, 0) under (key low, key
+    high), in float64; float results 4 values a block, float64 2."""
+    counter = counter.to(torch.int64)  # non-negative here (positions)
     key &= 0xFFFFFFFFFFFFFFFF
+    wide = odt == torch.float64
+    block, lane = (counter >> 1, counter & 1) if wide else (counter >> 2, counter & 3)
     zero = torch.zeros_like(counter)
-    w = philox4x32_10([counter & MASK32, (counter >> 32) & MASK32, zero, zero], key & MASK32, key >> 32)
-    if odt == torch.float64:  # odd multiples of 2^-53 from the top 52 bits of two words
+    w = philox4x32_10([block & MASK32, (block >> 32) & MASK32, zero, zero], key & MASK32, key >> 32)
+    if wide:  # odd multiples of 2^-53 from the top 52 bits of two words
         u1 = ((w[0] << 20 | w[1] >> 12) * 2 + 1).to(torch.float64) * 2.0 ** -53
         u2 = ((w[2] << 20 | w[3] >> 12) * 2 + 1).to(torch.float64) * 2.0 ** -53
-    else:  # odd multiples of 2^-24 from one word each
-        u1 = ((w[0] >> 8) | 1).to(torch.float64) * 2.0 ** -24
-        u2 = ((w[1] >> 8) | 1).to(torch.float64) * 2.0 ** -24
-    return torch.sqrt(-2 * torch.log(u1)) * torch.cos(2 * torch.pi * u2)
+    else:  # odd multiples of 2^-24 from one word each: (w0, w1) for lanes 0, 1, (w2, w3) for 2, 3
+        first = lane < 2
+        u1 = ((torch.where(first, w[0], w[2]) >> 8) | 1).to(torch.float64) * 2.0 ** -24
+        u2 = ((torch.where(first, w[1], w[3]) >> 8) | 1).to(torch.float64) * 2.0 ** -24
+    angle = 2 * torch.pi * u2
+    return torch.sqrt(-2 * torch.log(u1)) * torch.where(lane % 2 == 1, torch.sin(angle), torch.cos(angle))
 
 
 def standard_normal(a, shape, odt, device):

@@ -37,22 +37,26 @@ TEST(Philox, KeyWordsAreTheSeeds) {
   EXPECT_EQ(philoxKey(0, int64_t{3} << 32), 3);  // seed2's high word meets seed's low word
 }
 
-// Box-Muller by hand on the first two words of Philox's answer.
-double boxMuller(uint32_t w0, uint32_t w1) {
+// Box-Muller by hand on two words of Philox's answer: the cosine's value, or the sine's.
+double boxMuller(uint32_t w0, uint32_t w1, bool sine = false) {
   const double u1 = ((w0 >> 8) | 1u) / 16777216.0, u2 = ((w1 >> 8) | 1u) / 16777216.0;
-  return std::sqrt(-2 * std::log(u1)) * std::cos(2 * M_PI * u2);
+  return std::sqrt(-2 * std::log(u1)) * (sine ? std::sin(2 * M_PI * u2) : std::cos(2 * M_PI * u2));
 }
 
 std::vector<double> referenceValues(const Graph& g) { return valuesOf(evaluateReference(g, {}).at(0)); }
 
-TEST(StandardNormal, FirstValueIsBoxMullerOfTheKnownAnswer) {
-  // Position 0 under seed 0 encrypts Philox's all-zero vector; position 1 the counter
-  // (1, 0, 0, 0) (a position's words are (low, high, 0, 0)).
+TEST(StandardNormal, FirstValuesAreBoxMullerOfTheKnownAnswer) {
+  // Positions 0-3 under seed 0 take Philox's block 0, the all-zero vector: cos and sin
+  // of the words (w0, w1), then of (w2, w3); positions 4-7 block 1, the counter
+  // (1, 0, 0, 0) (a block's words are (low, high, 0, 0)).
   const Graph g = oneOp("StandardNormal", {}, desc("y", {2, 3}, "float32"), {attr("seed", 0), attr("seed2", 0)});
   const std::vector<double> v = referenceValues(g);
   EXPECT_EQ(v[0], static_cast<float>(boxMuller(0x6627e8d5, 0xe169c58d)));
+  EXPECT_EQ(v[1], static_cast<float>(boxMuller(0x6627e8d5, 0xe169c58d, true)));
+  EXPECT_EQ(v[2], static_cast<float>(boxMuller(0xbc57ac4c, 0x9b00dbd8)));
+  EXPECT_EQ(v[3], static_cast<float>(boxMuller(0xbc57ac4c, 0x9b00dbd8, true)));
   const PhiloxWords next = philox4x32_10({1, 0, 0, 0}, 0, 0);
-  EXPECT_EQ(v[1], static_cast<float>(boxMuller(next[0], next[1])));
+  EXPECT_EQ(v[4], static_cast<float>(boxMuller(next[0], next[1])));
   expectOutput(g, {}, v);  // the lowered kernel on the CPU gives the same, bit for bit
 }
 

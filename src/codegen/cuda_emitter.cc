@@ -271,6 +271,13 @@ class KernelEmitter {
     else if (scan_) os << "  const bool vector_ok = false;  // one lane: element by element\n";
     if (!cache_.empty()) os << cache_.declarations(k_.binding.BX);
     if (!stage_.empty()) os << stage_.declarations();
+    if (drawsNormals()) os << "  PrPhiloxMemo " << kPhiloxMemo << ";  // the Philox block this thread drew last\n";
+  }
+
+  bool drawsNormals() const {
+    auto normal = [](const BodyValue& v) { return v.kind == BodyValue::Kind::Op && v.op == OpKind::PhiloxNormal; };
+    return std::any_of(p_.body.begin(), p_.body.end(), normal) ||
+           std::any_of(p_.epilogue.begin(), p_.epilogue.end(), normal);
   }
 
   // Vectorized elementwise kernels: are all contiguously accessed pointers aligned?

@@ -215,8 +215,8 @@ std::string emitElementwise(OpKind op, const std::vector<std::string>& a, const 
     return emitComplexOp(op, a);
   if (op == OpKind::Cast) return emitCast(a[0], types[0], result);
   if (op == OpKind::PhiloxNormal)
-    return fit(result, std::string(isDouble(result) ? "pr_philox_normal_double(" : "pr_philox_normal_float(") + a[0] +
-                           ", " + a[1] + ")");
+    return fit(result, std::string(isDouble(result) ? "pr_philox_normal_double(" : "pr_philox_normal_float(") +
+                           kPhiloxMemo + ", " + a[0] + ", " + a[1] + ")");
   if (op == OpKind::Select) return fit(result, "(" + a[0] + " ? " + a[1] + " : " + a[2] + ")");
   if (isComparison(op)) return "(" + a[0] + " " + comparison(op) + " " + a[1] + ")";
   if (op == OpKind::LogicalNot) return "(" + a[0] + " == 0)";

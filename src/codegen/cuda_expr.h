@@ -34,6 +34,9 @@ struct OperandFacts {
   // pr_div_invariant, whose reciprocal the loop computes once.
   bool invariantDivisor = false;
 };
+// The per-thread PrPhiloxMemo (device/polyred_elementwise.cuh) that PhiloxNormal's
+// device function reads and fills; a kernel using the op declares it (cuda_emitter).
+inline constexpr const char* kPhiloxMemo = "pr_philox_memo";
 std::string emitElementwise(OpKind op, const std::vector<std::string>& operands,
                             const std::vector<DType>& operandTypes, DType result, OperandFacts facts = {});
 // The device library's functor for a built-in combiner in accumulator type `acc`

@@ -93,15 +93,22 @@ __device__ __forceinline__ pr_complex operator*(pr_complex a, pr_complex b) { re
 __device__ __forceinline__ pr_complex pr_load(const pr_complex* p, long long k) { return p[k]; }
 
 // --- PhiloxNormal: counter-based standard normal values (src/ir/philox.h) ------------
-// Philox4x32-10 of (low, high word of the counter, 0, 0) under (low, high word of the
-// key), then Box-Muller on uniforms that are exact in the compute type, so device and
-// host start from the same u1, u2: float results take one word each, double results
-// 52 bits of two words each. cospi(2 u2) is cos(2 pi u2) without rounding the angle.
+// Philox4x32-10 of the counter's block (low, high word, 0, 0) under (low, high word of
+// the key), then Box-Muller on uniforms that are exact in the compute type, so device
+// and host start from the same u1, u2: float results take one word each (4 values a
+// block), double results 52 bits of two words each (2 values a block). sincospi(2 u2)
+// is cos and sin of 2 pi u2 without rounding the angle. PrPhiloxMemo (one per thread,
+// declared by the kernel) keeps the last block's words: a thread's consecutive
+// counters (vector lanes) encrypt their block once.
 struct PrPhiloxWords {
   unsigned w[4];
 };
-__device__ __forceinline__ PrPhiloxWords pr_philox4x32_10(long long counter, long long key) {
-  const unsigned long long c = (unsigned long long)counter, k = (unsigned long long)key;
+struct PrPhiloxMemo {
+  long long block = -1, key = 0;  // block -1: nothing drawn yet (blocks are >= 0)
+  PrPhiloxWords words;
+};
+__device__ __forceinline__ PrPhiloxWords pr_philox4x32_10(unsigned long long c, long long key) {
+  const unsigned long long k = (unsigned long long)key;
   PrPhiloxWords x = {{(unsigned)c, (unsigned)(c >> 32), 0u, 0u}};
   unsigned k0 = (unsigned)k, k1 = (unsigned)(k >> 32);
 #pragma unroll
@@ -116,19 +123,33 @@ __device__ __forceinline__ PrPhiloxWords pr_philox4x32_10(long long counter, lon
   }
   return x;
 }
-__device__ __forceinline__ float pr_philox_normal_float(long long counter, long long key) {
-  const PrPhiloxWords x = pr_philox4x32_10(counter, key);
-  const float u1 = __uint2float_rn((x.w[0] >> 8) | 1u) * 0x1p-24f;
-  const float u2 = __uint2float_rn((x.w[1] >> 8) | 1u) * 0x1p-24f;
-  return sqrtf(-2.0f * logf(u1)) * cospif(2.0f * u2);
+__device__ __forceinline__ const PrPhiloxWords& pr_philox_block(PrPhiloxMemo& memo, long long block, long long key) {
+  if (block != memo.block || key != memo.key) {
+    memo.words = pr_philox4x32_10((unsigned long long)block, key);
+    memo.block = block;
+    memo.key = key;
+  }
+  return memo.words;
 }
-__device__ __forceinline__ double pr_philox_normal_double(long long counter, long long key) {
-  const PrPhiloxWords x = pr_philox4x32_10(counter, key);
+__device__ __forceinline__ float pr_philox_normal_float(PrPhiloxMemo& memo, long long counter, long long key) {
+  const PrPhiloxWords& x = pr_philox_block(memo, (long long)((unsigned long long)counter >> 2), key);
+  const int lane = (int)(counter & 3);
+  const unsigned a = lane < 2 ? x.w[0] : x.w[2], b = lane < 2 ? x.w[1] : x.w[3];  // selects: no local memory
+  const float u1 = __uint2float_rn((a >> 8) | 1u) * 0x1p-24f;
+  const float u2 = __uint2float_rn((b >> 8) | 1u) * 0x1p-24f;
+  float s, c;
+  sincospif(2.0f * u2, &s, &c);
+  return sqrtf(-2.0f * logf(u1)) * (lane & 1 ? s : c);
+}
+__device__ __forceinline__ double pr_philox_normal_double(PrPhiloxMemo& memo, long long counter, long long key) {
+  const PrPhiloxWords& x = pr_philox_block(memo, (long long)((unsigned long long)counter >> 1), key);
   const auto uniform = [](unsigned a, unsigned b) {
     const unsigned long long m = ((unsigned long long)a << 20) | (b >> 12);
     return __ull2double_rn(2 * m + 1) * 0x1p-53;
   };
-  return sqrt(-2.0 * log(uniform(x.w[0], x.w[1]))) * cospi(2.0 * uniform(x.w[2], x.w[3]));
+  double s, c;
+  sincospi(2.0 * uniform(x.w[2], x.w[3]), &s, &c);
+  return sqrt(-2.0 * log(uniform(x.w[0], x.w[1]))) * (counter & 1 ? s : c);
 }
 
 // --- fitting a computed value to its declared dtype --------------------------------

@@ -39,13 +39,17 @@ PhiloxWords philox4x32_10(PhiloxWords counter, uint32_t k0, uint32_t k1) {
 }
 
 double philoxNormal(int64_t counter, int64_t key, DType result) {
-  const auto c = static_cast<uint64_t>(counter), k = static_cast<uint64_t>(key);
-  const PhiloxWords w = philox4x32_10({static_cast<uint32_t>(c), static_cast<uint32_t>(c >> 32), 0, 0},
-                                      static_cast<uint32_t>(k), static_cast<uint32_t>(k >> 32));
   const bool wide = result == DType::Float64;
-  const double u1 = wide ? uniform53(w[0], w[1]) : uniform24(w[0]);
-  const double u2 = wide ? uniform53(w[2], w[3]) : uniform24(w[1]);
-  return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
+  const int perBlock = wide ? 2 : 4;  // values a Philox block gives
+  const uint64_t block = static_cast<uint64_t>(counter) / perBlock, k = static_cast<uint64_t>(key);
+  const auto lane = static_cast<int>(static_cast<uint64_t>(counter) % perBlock);
+  const PhiloxWords w = philox4x32_10({static_cast<uint32_t>(block), static_cast<uint32_t>(block >> 32), 0, 0},
+                                      static_cast<uint32_t>(k), static_cast<uint32_t>(k >> 32));
+  const int pair = wide ? 0 : lane / 2;  // the words of (u1, u2)
+  const double u1 = wide ? uniform53(w[0], w[1]) : uniform24(w[2 * pair]);
+  const double u2 = wide ? uniform53(w[2], w[3]) : uniform24(w[2 * pair + 1]);
+  const double angle = 2.0 * M_PI * u2;
+  return std::sqrt(-2.0 * std::log(u1)) * (lane % 2 ? std::sin(angle) : std::cos(angle));
 }
 
 int64_t philoxKey(int64_t seed, int64_t seed2) {
