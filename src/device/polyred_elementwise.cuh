@@ -98,14 +98,19 @@ __device__ __forceinline__ pr_complex pr_load(const pr_complex* p, long long k) 
 // and host start from the same u1, u2: float results take one word each (4 values a
 // block), double results 52 bits of two words each (2 values a block). sincospi(2 u2)
 // is cos and sin of 2 pi u2 without rounding the angle. PrPhiloxMemo (one per thread,
-// declared by the kernel) keeps the last block's words: a thread's consecutive
-// counters (vector lanes) encrypt their block once.
+// declared by the kernel) keeps the last block's words and the values of the pairs
+// computed from them: a thread's consecutive counters (vector lanes) encrypt their
+// block once and take a log and a sincos once per two values, as curand's normal4.
 struct PrPhiloxWords {
   unsigned w[4];
 };
 struct PrPhiloxMemo {
   long long block = -1, key = 0;  // block -1: nothing drawn yet (blocks are >= 0)
   PrPhiloxWords words;
+  unsigned floatPairs = 0;  // bit q: float pair q's values are in z[2q], z[2q + 1]
+  bool doublePair = false;  // d0, d1 hold the block's double values
+  float z0, z1, z2, z3;     // (named, not an array: selects keep them in registers)
+  double d0, d1;
 };
 __device__ __forceinline__ PrPhiloxWords pr_philox4x32_10(unsigned long long c, long long key) {
   const unsigned long long k = (unsigned long long)key;
@@ -123,33 +128,48 @@ __device__ __forceinline__ PrPhiloxWords pr_philox4x32_10(unsigned long long c, 
   }
   return x;
 }
-__device__ __forceinline__ const PrPhiloxWords& pr_philox_block(PrPhiloxMemo& memo, long long block, long long key) {
-  if (block != memo.block || key != memo.key) {
-    memo.words = pr_philox4x32_10((unsigned long long)block, key);
-    memo.block = block;
-    memo.key = key;
-  }
-  return memo.words;
+// The memo's words for `block` (encrypted when it held another block or key).
+__device__ __forceinline__ void pr_philox_block(PrPhiloxMemo& memo, long long block, long long key) {
+  if (block == memo.block && key == memo.key) return;
+  memo.words = pr_philox4x32_10((unsigned long long)block, key);
+  memo.block = block;
+  memo.key = key;
+  memo.floatPairs = 0;
+  memo.doublePair = false;
 }
 __device__ __forceinline__ float pr_philox_normal_float(PrPhiloxMemo& memo, long long counter, long long key) {
-  const PrPhiloxWords& x = pr_philox_block(memo, (long long)((unsigned long long)counter >> 2), key);
-  const int lane = (int)(counter & 3);
-  const unsigned a = lane < 2 ? x.w[0] : x.w[2], b = lane < 2 ? x.w[1] : x.w[3];  // selects: no local memory
-  const float u1 = __uint2float_rn((a >> 8) | 1u) * 0x1p-24f;
-  const float u2 = __uint2float_rn((b >> 8) | 1u) * 0x1p-24f;
-  float s, c;
-  sincospif(2.0f * u2, &s, &c);
-  return sqrtf(-2.0f * logf(u1)) * (lane & 1 ? s : c);
+  pr_philox_block(memo, (long long)((unsigned long long)counter >> 2), key);
+  const int lane = (int)(counter & 3), pair = lane >> 1;
+  if (!((memo.floatPairs >> pair) & 1u)) {
+    const PrPhiloxWords& x = memo.words;
+    const unsigned a = pair ? x.w[2] : x.w[0], b = pair ? x.w[3] : x.w[1];  // selects: no local memory
+    const float u1 = __uint2float_rn((a >> 8) | 1u) * 0x1p-24f;
+    const float u2 = __uint2float_rn((b >> 8) | 1u) * 0x1p-24f;
+    float s, c;
+    sincospif(2.0f * u2, &s, &c);
+    const float r = sqrtf(-2.0f * logf(u1));
+    if (pair) memo.z2 = r * c, memo.z3 = r * s;
+    else memo.z0 = r * c, memo.z1 = r * s;
+    memo.floatPairs |= 1u << pair;
+  }
+  return lane == 0 ? memo.z0 : lane == 1 ? memo.z1 : lane == 2 ? memo.z2 : memo.z3;
 }
 __device__ __forceinline__ double pr_philox_normal_double(PrPhiloxMemo& memo, long long counter, long long key) {
-  const PrPhiloxWords& x = pr_philox_block(memo, (long long)((unsigned long long)counter >> 1), key);
-  const auto uniform = [](unsigned a, unsigned b) {
-    const unsigned long long m = ((unsigned long long)a << 20) | (b >> 12);
-    return __ull2double_rn(2 * m + 1) * 0x1p-53;
-  };
-  double s, c;
-  sincospi(2.0 * uniform(x.w[2], x.w[3]), &s, &c);
-  return sqrt(-2.0 * log(uniform(x.w[0], x.w[1]))) * (counter & 1 ? s : c);
+  pr_philox_block(memo, (long long)((unsigned long long)counter >> 1), key);
+  if (!memo.doublePair) {
+    const PrPhiloxWords& x = memo.words;
+    const auto uniform = [](unsigned a, unsigned b) {
+      const unsigned long long m = ((unsigned long long)a << 20) | (b >> 12);
+      return __ull2double_rn(2 * m + 1) * 0x1p-53;
+    };
+    double s, c;
+    sincospi(2.0 * uniform(x.w[2], x.w[3]), &s, &c);
+    const double r = sqrt(-2.0 * log(uniform(x.w[0], x.w[1])));
+    memo.d0 = r * c;
+    memo.d1 = r * s;
+    memo.doublePair = true;
+  }
+  return counter & 1 ? memo.d1 : memo.d0;
 }
 
 // --- fitting a computed value to its declared dtype --------------------------------
