@@ -157,6 +157,35 @@ TEST(StandardNormal, FusesWithAReduction) {
   expectCheckPasses(b.build());
 }
 
+TEST(StandardNormal, FeedsEveryKindOfKernel) {
+  // A scan, a tuple reduction (argmax), a row-resident softmax and a multi-block column
+  // sum of noise: each kernel compiles with NVRTC (the per-thread memo is declared
+  // wherever values are drawn) and passes the CPU check.
+  auto noisy = [](GraphBuilder& b, const Shape& s) { return b.add(b.input("x", DType::Float32, s), b.standardNormal(s, 8)); };
+  {
+    GraphBuilder b("noise_scan");
+    b.output(b.scan(noisy(b, {64, 300}), Reduction::sum(DType::Float32), 1));
+    expectCheckPasses(b.build());
+  }
+  {
+    GraphBuilder b("noise_argmax");
+    b.output(b.argmax(noisy(b, {50, 1000}), 1));
+    expectCheckPasses(b.build());
+  }
+  {
+    GraphBuilder b("noise_softmax");
+    Value x = noisy(b, {40, 700});
+    Value e = b.unary(OpKind::Exp, b.sub(x, b.reduceMax(x, {1}, true)));
+    b.output(b.binary(OpKind::Div, e, b.reduceSum(e, {1}, true)));
+    expectCheckPasses(b.build());
+  }
+  {
+    GraphBuilder b("noise_column_sum");
+    b.output(b.reduceSum(b.standardNormal({100000, 3}, 4, 1, DType::Float64), {0}));
+    expectCheckPasses(b.build());
+  }
+}
+
 TEST(StandardNormal, MalformedOpsAreRefused) {
   expectRejected([] { oneOp("StandardNormal", {}, desc("y", {4}, "float32"), {attr("shape", {5})}); },
                  "is not its declared output's");
