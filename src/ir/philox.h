@@ -9,9 +9,9 @@
 // values, sqrt(-2 ln u1) cos(2 pi u2) and sqrt(-2 ln u1) sin(2 pi u2), as curand's
 // normal4 does: counters 4b .. 4b+3 take cos and sin of the words (w0, w1), then of
 // (w2, w3); a float64 pair 2b, 2b+1 takes cos and sin of (w0 w1, w2 w3). A thread that
-// draws consecutive counters encrypts a block once (the device keeps the last block's
-// words). The uniforms are exact in the result's float type, so host and device start
-// from the same u1 and u2:
+// draws consecutive counters encrypts a block and transforms a pair once (the device
+// keeps the last block's words and values). The uniforms are exact in the result's
+// float type, so host and device start from the same u1 and u2:
 //   float16/bfloat16/float32 results: u = ((w >> 8) | 1) * 2^-24 of one word each (so
 //     |z| <= 5.77, the probability of a larger |z| being 8e-9);
 //   float64 results: u = (2 m + 1) * 2^-53 with m the top 52 bits of two words each.
