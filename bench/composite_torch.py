@@ -23,6 +23,7 @@ returning a tuple of tensors (declared outputs, then written values). Modes:
                accumulate in int64; no writes are done in place.
 """
 import json
+import math
 
 import torch
 
@@ -333,8 +334,8 @@ def standard_normal(a, shape, odt, device):
     """MindSpore's StandardNormal as polyred reads it: PhiloxNormal of each element's
     row-major position under the key of (seed, seed2) (docs/format.md)."""
     seed, seed2 = a.get("seed", 0), a.get("seed2", 0)
-    key = seed ^ (((seed2 << 32) | (seed2 >> 32)) & 0xFFFFFFFFFFFFFFFF)
-    positions = torch.arange(max(1, int(torch.tensor(shape).prod())), dtype=torch.int64, device=device)
+    key = seed ^ ((seed2 << 32) | (seed2 >> 32))  # philox_normal keeps its low 64 bits
+    positions = torch.arange(math.prod(shape), dtype=torch.int64, device=device)
     return philox_normal(positions.reshape(shape), key, odt)
 
 

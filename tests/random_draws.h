@@ -34,6 +34,29 @@ inline std::vector<BuiltinCombiner> reductionsFor(DType t) {
   return {BuiltinCombiner::Sum, BuiltinCombiner::Prod, BuiltinCombiner::Max, BuiltinCombiner::Min};
 }
 
+// A reduction result type other than the input's, as frameworks declare them: a
+// float16 sum stored as float32, a float32 sum stored as float16, an int8 sum as int32.
+inline DType resultType(DType in) {
+  switch (in) {
+    case DType::Float16:
+    case DType::BFloat16: return DType::Float32;
+    case DType::Float32: return DType::Float16;
+    case DType::Float64: return DType::Float32;
+    case DType::Int32: return DType::Int64;
+    default: return DType::Int32;
+  }
+}
+
+// Another float type, for a round trip or a differently typed input.
+inline DType otherFloat(DType t) {
+  switch (t) {
+    case DType::Float32: return DType::Float16;
+    case DType::Float64: return DType::Float32;
+    case DType::Float16: return DType::BFloat16;
+    default: return DType::Float16;
+  }
+}
+
 // The sizes a generator draws: ranks, the dims of every axis, a cap on the elements.
 struct SizeProfile {
   std::vector<size_t> ranks;

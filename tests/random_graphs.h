@@ -472,28 +472,6 @@ class GraphGenerator {
     return freshInput(t, s);
   }
 
-  // A reduction result type other than the input's, as frameworks declare them: a
-  // float16 sum stored as float32, a float32 sum stored as float16, an int8 sum as int32.
-  static DType resultType(DType in) {
-    switch (in) {
-      case DType::Float16:
-      case DType::BFloat16: return DType::Float32;
-      case DType::Float32: return DType::Float16;
-      case DType::Float64: return DType::Float32;
-      case DType::Int32: return DType::Int64;
-      default: return DType::Int32;
-    }
-  }
-
-  static DType otherFloat(DType t) {
-    switch (t) {
-      case DType::Float32: return DType::Float16;
-      case DType::Float64: return DType::Float32;
-      case DType::Float16: return DType::BFloat16;
-      default: return DType::Float16;
-    }
-  }
-
   // One elementwise op applied to `v` (of dtype t), keeping values O(1)-ish for floats.
   Value step(Value v, DType t) {
     const Shape s = b_.info(v).shape;

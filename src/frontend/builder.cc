@@ -1,8 +1,8 @@
 #include "frontend/builder.h"
 
 #include <algorithm>
-#include <optional>
 
+#include "frontend/row_major_position.h"
 #include "ir/philox.h"
 #include "support/error.h"
 
@@ -164,18 +164,13 @@ Value GraphBuilder::iota(Shape shape, int64_t axis, DType t) {
 }
 
 Value GraphBuilder::standardNormal(Shape shape, int64_t seed, int64_t seed2, DType t) {
-  std::optional<Value> position;  // sum of coordinate * stride over the axes longer than 1
-  int64_t stride = 1;
-  for (size_t d = shape.size(); d-- > 0; stride *= shape[d]) {
-    if (shape[d] == 1) continue;
-    Value term = iota(shape, static_cast<int64_t>(d));
-    if (stride != 1) term = mul(term, constant(Scalar::ofInt(DType::Int64, stride)));
-    position = position ? add(*position, term) : term;
-  }
-  if (!position) position = broadcastTo(constant(Scalar::ofInt(DType::Int64, 0)), shape);
+  auto int64 = [&](int64_t v) { return constant(Scalar::ofInt(DType::Int64, v)); };
+  const Value position = rowMajorPosition<Value>(
+      shape, [&](int64_t axis) { return iota(shape, axis); }, [&](Value v, int64_t s) { return mul(v, int64(s)); },
+      [&](Value a, Value b) { return add(a, b); }, [&] { return broadcastTo(int64(0), shape); });
   Node n;
   n.kind = OpKind::PhiloxNormal;
-  n.inputs = {position->id, constant(Scalar::ofInt(DType::Int64, philoxKey(seed, seed2))).id};
+  n.inputs = {position.id, int64(philoxKey(seed, seed2)).id};
   return addNode(std::move(n), std::move(shape), t);
 }
 

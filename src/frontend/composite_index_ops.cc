@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "frontend/row_major_position.h"
 #include "ir/philox.h"
 #include "support/error.h"
 #include "support/printable.h"
@@ -504,17 +505,13 @@ class IndexExpansion : public ExpansionBuilder {
       if (s != shape) fail("its shape " + toString(s) + " is not its declared output's " + toString(shape));
     if (!isFloat(a.declaredType))
       fail("gives float values; its output is declared " + std::string(dtypeName(a.declaredType)));
-    TensorId position = -1;  // the sum of coordinate * stride over the axes longer than 1
-    int64_t stride = 1;
-    for (size_t d = shape.size(); d-- > 0; stride *= shape[d]) {
-      if (shape[d] == 1) continue;
-      TensorId term = iota(shape, static_cast<int64_t>(d));
-      if (stride != 1) term = apply(OpKind::Mul, {term, constant(Scalar::ofInt(DType::Int64, stride))});
-      position = position < 0 ? term : apply(OpKind::Add, {position, term});
-    }
-    if (position < 0) position = add(node(OpKind::BroadcastTo, {constant(0, DType::Int64)}), shape, DType::Int64);
-    const TensorId key = constant(Scalar::ofInt(DType::Int64, philoxKey(a.seed, a.seed2)));
-    return {node(OpKind::PhiloxNormal, {position, key}), shape, a.declaredType};
+    auto int64 = [&](int64_t v) { return constant(Scalar::ofInt(DType::Int64, v)); };
+    const TensorId position = rowMajorPosition<TensorId>(
+        shape, [&](int64_t axis) { return iota(shape, axis); },
+        [&](TensorId v, int64_t s) { return apply(OpKind::Mul, {v, int64(s)}); },
+        [&](TensorId x, TensorId y) { return apply(OpKind::Add, {x, y}); },
+        [&] { return add(node(OpKind::BroadcastTo, {int64(0)}), shape, DType::Int64); });
+    return {node(OpKind::PhiloxNormal, {position, int64(philoxKey(a.seed, a.seed2))}), shape, a.declaredType};
   }
 
   // NCHW <-> NHWC: a Transpose. (Ascend's fractal formats have no meaning here.)
