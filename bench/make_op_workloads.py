@@ -135,10 +135,31 @@ def layer_workloads(out):
     scaled = g.op("Mul", [d, s], [("int64", [65536, 16])])
     g.write(out, [g.op("UnsortedSegmentSum", [scaled, ids], [("int64", [1000, 16])], {"num_segments": 1000})])
 
+    scatter_temporary_workloads(out)
+
     g = Graph("ops_biasadd_hswish_f16_32x256x56x56")  # NCHW bias, then HSwish
     x, b = g.input("x", "float16", [32, 256, 56, 56]), g.input("b", "float16", [256])
     biased = g.op("BiasAdd", [x, b], [("float16", [32, 256, 56, 56])], {"data_format": "NCHW"})
     g.write(out, [g.op("HSwish", [biased], [("float16", [32, 256, 56, 56])])])
+
+
+def scatter_temporary_workloads(out):
+    """Scatters whose atomic store cannot be a finished output (session 27): 16- and
+    8-bit sums (added in a 32-bit temporary, then cast) and sums another op reads, from
+    a few thousand mask elements (where a masked sum is one launch) to BERT's embedding
+    gradient in float16 (refused before: a masked sum of 5 * 10^11 elements)."""
+    for dtype, rows, cols, segments in [("float16", 256, 16, 16), ("float16", 1024, 32, 32),
+                                        ("float16", 2048, 64, 64), ("float16", 4096, 128, 256),
+                                        ("float16", 16384, 1024, 30522), ("bfloat16", 16384, 1024, 30522),
+                                        ("int8", 4096, 128, 256)]:
+        g = Graph(f"ops_segment_sum_{dtype}_{rows}x{cols}_{segments}")
+        d, ids = g.input("d", dtype, [rows, cols]), g.input("ids", "int32", [rows])
+        g.write(out, [g.op("UnsortedSegmentSum", [d, ids], [(dtype, [segments, cols])], {"num_segments": segments})])
+    for rows, cols, segments in [(1024, 32, 32), (4096, 128, 256)]:
+        g = Graph(f"ops_segment_sum_then_exp_f32_{rows}x{cols}_{segments}")
+        d, ids = g.input("d", "float32", [rows, cols]), g.input("ids", "int32", [rows])
+        sums = g.op("UnsortedSegmentSum", [d, ids], [("float32", [segments, cols])], {"num_segments": segments})
+        g.write(out, [g.op("Exp", [sums], [("float32", [segments, cols])])])
 
 
 def scan_workloads(out):

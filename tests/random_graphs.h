@@ -24,6 +24,7 @@
 #include <cmath>
 #include <cstdint>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -227,31 +228,43 @@ class GraphGenerator {
 
   // ScatterAdd of a producer chain: the first r axes of a random shape indexed (r from
   // 0 to the rank), 1 to 150 output rows (random int ids lie in [-100, 100), so some are
-  // dropped); 40% add into a base (TensorScatterAdd: a graph input, or a computed one,
-  // which takes the masked sum), half of those over two indexed axes; 32/64-bit types
-  // (atomic scatter) and 16/8-bit ones (masked sums); sometimes a reduction of the same
-  // values beside it.
+  // dropped); 40% add into a base (TensorScatterAdd: a graph input, or a computed one),
+  // half of those over two indexed axes; 30% read again by a product or a sum over
+  // random axes. 32/64-bit sums into graph inputs are atomic scatters into the output;
+  // 16/8-bit ones, computed bases and sums read again go through a temporary
+  // (canon/scatter_fallback; float ones are masked sums in deterministic mode).
+  // Sometimes a reduction of the same values beside it.
   Generated scatterGraph() {
-    const DType t = rng_.pick<DType>({DType::Float32, DType::Float64, DType::Int32, DType::Int64, DType::Float16, DType::Int8});
+    const DType t = rng_.pick<DType>({DType::Float32, DType::Float64, DType::Int32, DType::Int64, DType::Float16,
+                                      DType::BFloat16, DType::Int8, DType::UInt8});
     f_.dtype = t;
-    bool masked = t == DType::Float16 || t == DType::Int8;
+    bool temporary = t == DType::Float16 || t == DType::BFloat16 || t == DType::Int8 || t == DType::UInt8;
     const Shape s = randomShape();
     Value v = producers(s, t);
     const auto r = static_cast<std::ptrdiff_t>(rng_.below(s.size() + 1));
     Value ids = freshInput(rng_.percent(50) ? DType::Int32 : DType::Int64, Shape(s.begin(), s.begin() + r));
     const int64_t rows = 1 + static_cast<int64_t>(rng_.below(150));
+    std::optional<Value> sums;
     if (rng_.percent(40)) {
       Shape out = {rows};
       if (rng_.percent(50)) out.push_back(1 + static_cast<int64_t>(rng_.below(4)));
       const auto indexed = static_cast<int64_t>(out.size());
       out.insert(out.end(), s.begin() + r, s.end());
       const bool computed = rng_.percent(30);
-      masked = masked || computed;
-      b_.output(b_.scatterAdd(computed ? producers(out, t) : freshInput(t, out), v, ids, indexed));
+      temporary = temporary || computed;
+      sums = b_.scatterAdd(computed ? producers(out, t) : freshInput(t, out), v, ids, indexed);
     } else {
-      b_.output(b_.scatterAdd(v, ids, rows));
+      sums = b_.scatterAdd(v, ids, rows);
     }
-    f_.tuple = masked ? "masked scatter" : "atomic scatter";
+    if (rng_.percent(30)) {
+      temporary = true;
+      const size_t rank = b_.info(*sums).shape.size();
+      b_.output(rng_.percent(50) ? b_.mul(*sums, *sums) : b_.reduceSum(*sums, randomAxes(rank), false));
+      if (rng_.percent(50)) b_.output(*sums);
+    } else {
+      b_.output(*sums);
+    }
+    f_.tuple = temporary ? "scatter through a temporary" : "atomic scatter";
     if (rng_.percent(30)) b_.output(b_.reduceSum(v, randomAxes(s.size()), false));
     return {b_.build(), f_};
   }

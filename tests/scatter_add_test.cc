@@ -1,7 +1,9 @@
 // ScatterAdd (ir/ops.h), what UnsortedSegmentSum reads as: an elementwise kernel over
 // the values whose store adds atomically at the indexed output row, into an output the
-// runtime zeroes first (KernelSpec::initFirst); or, where atomics cannot run, the masked
-// sum of canon/scatter_fallback. Hand-worked values through the reference and the
+// runtime zeroes first (KernelSpec::initFirst); where that store cannot be a finished
+// output, an atomic scatter into a zeroed temporary (16/8-bit values widened, sums read
+// again, computed bases), and in deterministic mode for floats the masked sum of
+// canon/scatter_fallback. Hand-worked values through the reference and the
 // lowered kernels on the CPU, the kernel shapes each case must take, NVRTC, refusals.
 // The GPU half: OpsGpu over tests/data/ops/segment_sums_atomic_and_masked.json.
 #include <string>
@@ -126,22 +128,66 @@ TEST(ScatterAdd, ProducersFuseAndReductionsFeedingTheValuesAreMaterialized) {
   expectChecked(centered, false);
 }
 
-TEST(ScatterAdd, MaskedSumsWhereAtomicsCannotRun) {
-  // float16 has no atomic add in the device library; float32 in deterministic mode
-  // would add in varying order: both are masked sums, with no output zeroed.
-  for (auto [dtype, deterministic] : {std::pair{"float16", false}, std::pair{"bfloat16", false},
-                                      std::pair{"int8", false}, std::pair{"float32", true}, std::pair{"float64", true}}) {
-    CompiledGraph c = compiled(segmentSum({120, 5}, dtype, 9), deterministic);
+// The plan of the kernel that scatters into a temporary, if any.
+const KernelPlan* scatterIntoTemporary(const CompiledGraph& c) {
+  for (const PolyKernel& k : c.kernels)
+    for (const ElementwiseOutput& s : k.plan.stores)
+      if (s.scatters() && s.temporary >= 0) return &k.plan;
+  return nullptr;
+}
+
+// The program zeroes every temporary a scatter adds into before that scatter's launch.
+void expectTemporaryZeroedFirst(const CompiledGraph& c) {
+  int zeroed = 0;
+  for (const KernelSpec& k : c.program.kernels)
+    for (const OutputInit& z : k.initFirst)
+      if (z.temporary >= 0) {
+        EXPECT_EQ(z.fromInput, -1);
+        EXPECT_EQ(z.bytes, c.program.temporaries.at(static_cast<size_t>(z.temporary)).bytes);
+        ++zeroed;
+      }
+  EXPECT_EQ(zeroed, 1);
+}
+
+TEST(ScatterAdd, SixteenAndEightBitSumsAddIntoAWideTemporaryThenCast) {
+  // The device library adds atomically in 32- and 64-bit words: float16/bfloat16 values
+  // add in a float32 temporary, int8/uint8 in an int32 one (rounded or wrapped once, by
+  // the Cast of the kernel after).
+  for (auto [dtype, wide] : {std::pair{"float16", DType::Float32}, std::pair{"bfloat16", DType::Float32},
+                             std::pair{"int8", DType::Int32}, std::pair{"uint8", DType::Int32}}) {
+    CompiledGraph c = compiled(segmentSum({120, 5}, dtype, 9));
+    const KernelPlan* scatter = scatterIntoTemporary(c);
+    ASSERT_NE(scatter, nullptr) << dtype;
+    EXPECT_EQ(scatter->M, 120 * 5) << dtype;  // over the values
+    ASSERT_EQ(c.partition.temporaries.size(), 1u) << dtype;
+    EXPECT_EQ(c.partition.temporaries[0].dtype, wide) << dtype;
+    EXPECT_EQ(c.partition.temporaries[0].elements, 9 * 5) << dtype;
+    EXPECT_EQ(c.program.kernels.size(), 2u) << dtype;  // the scatter, then the cast
+    expectTemporaryZeroedFirst(c);
+    expectChecked(c, false);
+  }
+  // Hand-worked int8 wrapping: 100 + 100 + 100 = 300 = 44 (mod 256), once, at the end.
+  expectOutput(segmentSum({3}, "int8", 1),
+               {values(DType::Int8, {3}, {100, 100, 100}), values(DType::Int32, {3}, {0, 0, 0})}, {44});
+}
+
+TEST(ScatterAdd, DeterministicFloatSumsAreMaskedSums) {
+  // Float atomics would add in varying order: masked sums, with nothing zeroed.
+  for (const char* dtype : {"float32", "float64", "float16"}) {
+    CompiledGraph c = compiled(segmentSum({120, 5}, dtype, 9), true);
     EXPECT_FALSE(hasScatterStore(c)) << dtype;
     for (const KernelSpec& k : c.program.kernels) EXPECT_TRUE(k.initFirst.empty()) << dtype;
-    expectChecked(c, deterministic);
+    expectChecked(c, true);
   }
-  // Integer atomics are exact: deterministic mode keeps them.
-  CompiledGraph ints = compiled(segmentSum({120, 5}, "int32", 9), true);
-  EXPECT_TRUE(hasScatterStore(ints));
-  expectChecked(ints, true);
+  // Integer atomics are exact: deterministic mode keeps them (int8 through int32).
+  for (const char* dtype : {"int32", "int8"}) {
+    CompiledGraph ints = compiled(segmentSum({120, 5}, dtype, 9), true);
+    EXPECT_TRUE(hasScatterStore(ints)) << dtype;
+    expectChecked(ints, true);
+  }
+}
 
-  // Another op reads the sums: they are a value inside a kernel, not a finished output.
+TEST(ScatterAdd, SumsAnotherOpReadsAreScatteredIntoATemporary) {
   Json ins = Json::array({Json::array({desc("d", {60, 4}, "float32")}), Json::array({desc("ids", {60}, "int32")})});
   Json doc = {{"op", "Fused_segment_sum_then_exp"},
               {"input_desc", ins},
@@ -153,10 +199,21 @@ TEST(ScatterAdd, MaskedSumsWhereAtomicsCannotRun) {
                 {{"name", "Exp"},
                  {"input_desc", Json::array({Json::array({desc("s", {6, 4}, "float32")})})},
                  {"output_desc", Json::array({desc("y", {6, 4}, "float32")})}}}},
-              {"output_desc", Json::array({desc("y", {6, 4}, "float32")})}};
+              {"output_desc", Json::array({desc("y", {6, 4}, "float32"), desc("s", {6, 4}, "float32")})}};
   CompiledGraph read = compiled(parseComposite(doc.dump(), "then_exp.json"));
-  EXPECT_FALSE(hasScatterStore(read));
+  ASSERT_NE(scatterIntoTemporary(read), nullptr);
+  EXPECT_EQ(read.partition.temporaries.at(0).dtype, DType::Float32);
+  // The sums themselves are an output too: stored from the temporary, not scattered twice.
+  int scatters = 0;
+  for (const PolyKernel& k : read.kernels)
+    for (const ElementwiseOutput& s : k.plan.stores) scatters += s.scatters();
+  EXPECT_EQ(scatters, 1);
+  expectTemporaryZeroedFirst(read);
   expectChecked(read, false);
+  expectOutput(parseComposite(doc.dump(), "then_exp.json"),
+               {values(DType::Float32, {60, 4}, std::vector<double>(240, 0.25)),
+                values(DType::Int32, {60}, std::vector<double>(60, 5))},
+               {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 15, 15, 15, 15}, /*output=*/1);
 }
 
 TEST(ScatterAdd, SegmentCountsPastTheMaskedLimitCompileAtomicallyOrAreRefusedWithTheReason) {
@@ -165,10 +222,11 @@ TEST(ScatterAdd, SegmentCountsPastTheMaskedLimitCompileAtomicallyOrAreRefusedWit
   CompiledGraph c = compiled(segmentSum({16384, 1024}, "float32", 30522));
   EXPECT_EQ(c.program.kernels.size(), 1u);
   EXPECT_TRUE(hasScatterStore(c));
-  const std::string message = expectRejected([] { compiled(segmentSum({16384, 1024}, "float16", 30522)); },
-                                             "cannot add atomically (float16 has no atomic add");
+  CompiledGraph half = compiled(segmentSum({16384, 1024}, "float16", 30522));  // through a float32 temporary
+  EXPECT_NE(scatterIntoTemporary(half), nullptr);
+  const std::string message = expectRejected([] { compiled(segmentSum({16384, 1024}, "float32", 30522), true); },
+                                             "cannot add atomically (deterministic mode");
   EXPECT_NE(message.find("UnsortedSegmentSum"), std::string::npos) << message;
-  expectRejected([] { compiled(segmentSum({16384, 1024}, "float32", 30522), true); }, "deterministic mode");
 }
 
 TEST(ScatterAdd, MalformedScattersAreErrorsNamingTheOp) {
@@ -212,17 +270,21 @@ TEST(ScatterAdd, TensorScatterAddCopiesItsInputThenAddsAtomically) {
   EXPECT_TRUE(hasScatterStore(compiled(small)));
 }
 
-TEST(ScatterAdd, AComputedBaseTakesTheMaskedSum) {
+TEST(ScatterAdd, AComputedBaseIsAddedAfterAScatterIntoATemporary) {
   GraphBuilder b("computed_base");
   Value x = b.input("x", DType::Float32, {40, 6});
   Value v = b.input("v", DType::Float32, {25, 6});
   Value i = b.input("i", DType::Int32, {25});
   b.output(b.scatterAdd(b.mul(x, x), v, i, 1));
   const Graph g = b.build();
-  CompiledGraph c = compiled(g);
-  EXPECT_FALSE(hasScatterStore(c));
-  expectChecked(c, false);
   EXPECT_NE(whyNotAtomicScatter(g, g.nodes.back(), false).find("base is computed"), std::string::npos);
+  CompiledGraph c = compiled(g);
+  ASSERT_NE(scatterIntoTemporary(c), nullptr);
+  expectTemporaryZeroedFirst(c);
+  expectChecked(c, false);
+  CompiledGraph deterministic = compiled(g, true);
+  EXPECT_FALSE(hasScatterStore(deterministic));
+  expectChecked(deterministic, true);
 }
 
 TEST(ScatterAdd, TheBuilderMakesOneAndTheVerifierChecksItsShapes) {

@@ -2,8 +2,9 @@
 
 #include <algorithm>
 #include <map>
-#include <sstream>
 
+#include "canon/canonical_form.h"
+#include "canon/scatter_fallback.h"
 #include "ir/tuple_reduction.h"
 #include "support/isl_support.h"
 #include "support/error.h"
@@ -175,6 +176,7 @@ class BodyLowering {
       }
       case OpKind::Reduce: return reducedValue(n, x, idx);
       case OpKind::Scan: return scannedValue(n, x, idx);
+      case OpKind::ScatterAdd: return scatteredValue(n, x, idx);
       case OpKind::AddN: {
         int acc = operand(0);
         for (size_t k = 1; k < n.inputs.size(); ++k) acc = add(opValue(OpKind::Add, x, {acc, operand(k)}));
@@ -267,6 +269,22 @@ class BodyLowering {
                                quotedName(n.name) + " (a scan) is read by another kernel or at other points"};
   }
 
+  // A scatter result another op reads (canon/scatter_fallback): a load of the
+  // temporary its scatter kernel wrote, or a request to materialize it.
+  int scatteredValue(const Node& n, const Tensor& x, const IndexExprs& idx) {
+    const int node = g_.tensor(n.output).producer;
+    const auto m = materialized_.find(node);
+    if (m == materialized_.end())
+      throw NeedsMaterialization{node, output_, false, quotedName(n.name) + " (a scatter) is read by another op"};
+    BodyValue v;
+    v.kind = BodyValue::Kind::Load;
+    v.dtype = x.dtype;
+    v.label = x.name;
+    v.temporary = m->second;
+    v.offset = linearize(idx, x.shape);
+    return add(std::move(v));
+  }
+
   BodyValue constantValue(const Tensor& x) {
     BodyValue v;
     v.kind = BodyValue::Kind::Constant;
@@ -313,28 +331,6 @@ class BodyLowering {
   std::map<std::string, int> memo_;
 };
 
-struct AxisSplit {
-  std::vector<int64_t> keptExtents, reducedExtents;  // size-1 axes dropped, in order
-  std::vector<size_t> keptAxes, reducedAxes;
-};
-
-AxisSplit splitAxes(const Shape& shape, const std::vector<int64_t>& axes) {
-  AxisSplit s;
-  for (size_t d = 0; d < shape.size(); ++d) {
-    if (shape[d] == 1) continue;
-    bool reduced = std::find(axes.begin(), axes.end(), static_cast<int64_t>(d)) != axes.end();
-    (reduced ? s.reducedExtents : s.keptExtents).push_back(shape[d]);
-    (reduced ? s.reducedAxes : s.keptAxes).push_back(d);
-  }
-  return s;
-}
-
-int64_t product(const std::vector<int64_t>& v) {
-  int64_t p = 1;
-  for (int64_t x : v) p *= x;
-  return p;
-}
-
 // The pass of every reduction and store: a value needs the pass after the latest stage
 // of the totals it reads (0 if it reads none). Values precede their users, and a
 // reduction's value precedes every Reduced value naming it.
@@ -356,63 +352,6 @@ void assignPasses(KernelPlan& plan) {
   for (ElementwiseOutput& s : plan.stores) s.pass = pass[static_cast<size_t>(s.value)];
 }
 
-// Whether `offset` (over i < M, j < N) advances by exactly 1 when `var` does, within
-// the innermost of the axes coalesced into `var` (extent `inner`; formula (1) jumps at
-// its end): the accesses are contiguous along that axis. Decided exactly by isl.
-bool contiguousAlong(const std::string& offset, char var, int64_t M, int64_t N, int64_t inner) {
-  if (inner < 2) return false;
-  IslContext ctx;
-  std::string v(1, var);
-  std::string dom = " : 0 <= i < " + std::to_string(M) + " and 0 <= j < " + std::to_string(N) + " and (" + v +
-                    " + 1) mod " + std::to_string(inner) + " != 0 }";
-  std::string next = islSubstitute(offset, var, v + " + 1");
-  return islSameFunction(ctx.get(), "{ [i, j] -> [(" + next + ")]" + dom, "{ [i, j] -> [(" + offset + ") + 1]" + dom);
-}
-
-// Whether `offset` (over i < M, j < N) stays the same when `var` advances: a broadcast
-// operand, read once per row (or column) and then served from the cache.
-bool invariantAlong(const std::string& offset, char var, int64_t M, int64_t N) {
-  IslContext ctx;
-  std::string v(1, var);
-  std::string dom = " : 0 <= i < " + std::to_string(M) + " and 0 <= j < " + std::to_string(N) + " and " + v +
-                    " + 1 < " + std::to_string(var == 'i' ? M : N) + " }";
-  std::string next = islSubstitute(offset, var, v + " + 1");
-  return islSameFunction(ctx.get(), "{ [i, j] -> [(" + next + ")]" + dom, "{ [i, j] -> [(" + offset + ")]" + dom);
-}
-
-// The canonical form from the memory layout of what the body reads and writes: the
-// logical form reduces the inner axis of the reduction's input, but when that input is
-// a transposed read, the bytes it moves are contiguous along the other axis. Flips an
-// x-reduce to a y-reduce (or back) when more bytes are contiguous along i than along j
-// (threads then run along the contiguous axis). Broadcast operands (invariant along i
-// or j, e.g. a label per row) do not count: they move a row's or a column's worth of
-// bytes, not a point's. Row-resident kernels of several passes
-// keep the logical form, which the partitioner's one-block decision was made for.
-// Where the kernel gathers (Gather's loads), their rows alone decide: they are what it
-// moves, and their indices, which do not depend on the gathered row's own axis, would
-// count as a transposed read (an embedding bag's ids along j, its table rows along i).
-void chooseFormFromLayout(KernelPlan& plan, const AxisSplit& split) {
-  bool canFlip = plan.form == CanonicalForm::XReduce || plan.form == CanonicalForm::YReduce;
-  if (!canFlip || plan.M < 2 || plan.N < 2 || plan.passes() > 1) return;
-  int64_t alongI = 0, alongJ = 0;
-  auto count = [&](const std::string& offset, DType t, bool gathered) {
-    // (A gather's offset is invariant along the axes its index runs on.)
-    if (!gathered && (invariantAlong(offset, 'i', plan.M, plan.N) || invariantAlong(offset, 'j', plan.M, plan.N))) return;
-    if (contiguousAlong(offset, 'j', plan.M, plan.N, split.reducedExtents.back())) alongJ += dtypeBytes(t);
-    else if (contiguousAlong(offset, 'i', plan.M, plan.N, split.keptExtents.back())) alongI += dtypeBytes(t);
-  };
-  const bool gathers = std::any_of(plan.body.begin(), plan.body.end(), [](const BodyValue& v) { return v.gathers(); });
-  for (const BodyValue& v : plan.body)
-    if (v.kind == BodyValue::Kind::Load && v.gathers() == gathers) count(v.offset, v.dtype, gathers);
-  if (!gathers)
-    for (const ElementwiseOutput& s : plan.stores) count(s.offset, plan.body[static_cast<size_t>(s.value)].dtype, false);
-  CanonicalForm layout = alongI > alongJ ? CanonicalForm::YReduce : alongJ > alongI ? CanonicalForm::XReduce : plan.form;
-  if (layout == plan.form) return;
-  plan.form = layout;
-  plan.why += "; form " + std::string(formName(layout)) + " chosen from the memory layout: " + std::to_string(alongI) +
-              " bytes per point are contiguous along i, " + std::to_string(alongJ) + " along j (a transposed read)";
-}
-
 // The multi-index of the anchor shape in terms of i (kept) and j (reduced).
 IndexExprs anchorIndex(const Shape& shape, const AxisSplit& s) {
   IndexExprs idx(shape.size(), "0");
@@ -421,26 +360,6 @@ IndexExprs anchorIndex(const Shape& shape, const AxisSplit& s) {
   for (size_t k = 0; k < s.keptAxes.size(); ++k) idx[s.keptAxes[k]] = kept[k];
   for (size_t k = 0; k < s.reducedAxes.size(); ++k) idx[s.reducedAxes[k]] = red[k];
   return idx;
-}
-
-CanonicalForm chooseForm(const Shape& shape, const AxisSplit& s) {
-  if (s.keptExtents.empty()) return CanonicalForm::AllReduce;
-  if (s.reducedExtents.empty()) return CanonicalForm::XReduce;  // nothing to reduce: one element per row
-  // The innermost non-trivial axis is the contiguous one: reducing it is an x-reduce.
-  size_t innermost = std::max(s.keptAxes.back(), s.reducedAxes.back());
-  return innermost == s.reducedAxes.back() ? CanonicalForm::XReduce : CanonicalForm::YReduce;
-}
-
-std::string describeSplit(const Shape& shape, const std::vector<int64_t>& axes, const AxisSplit& s,
-                          CanonicalForm f) {
-  std::ostringstream os;
-  os << "anchor " << toString(shape) << " reduced axes " << toString(Shape(axes.begin(), axes.end()))
-     << ": kept " << toString(s.keptExtents) << " -> i < " << product(s.keptExtents) << ", reduced "
-     << toString(s.reducedExtents) << " -> j < " << product(s.reducedExtents) << "; form " << formName(f);
-  bool interleaved = !s.keptAxes.empty() && !s.reducedAxes.empty() &&
-                     !(s.keptAxes.back() < s.reducedAxes.front() || s.reducedAxes.back() < s.keptAxes.front());
-  if (interleaved) os << " (interleaved axes: interchanged before coalescing, Fig. 2d)";
-  return os.str();
 }
 
 }  // namespace
@@ -486,11 +405,6 @@ static IndexExprs rowIndex(const Shape& shape) {
   return idx;
 }
 
-CanonicalSpace canonicalSpace(const Shape& shape, const std::vector<int64_t>& axes) {
-  AxisSplit split = splitAxes(shape, axes);
-  return {chooseForm(shape, split), product(split.keptExtents), product(split.reducedExtents)};
-}
-
 KernelPlan flattenReductions(const Graph& g, const ReductionGroup& group, const Materialized& materialized) {
   POLYRED_CHECK(!group.nodes.empty(), "flattenReductions without reductions");
   const Node& first = g.nodes[static_cast<size_t>(group.nodes[0])];
@@ -498,9 +412,9 @@ KernelPlan flattenReductions(const Graph& g, const ReductionGroup& group, const 
   AxisSplit split = splitAxes(shape, first.axes);
 
   KernelPlan plan;
-  plan.form = chooseForm(shape, split);
-  plan.M = product(split.keptExtents);
-  plan.N = product(split.reducedExtents);
+  plan.form = chooseForm(split);
+  plan.M = numElements(split.keptExtents);
+  plan.N = numElements(split.reducedExtents);
   plan.why = describeSplit(shape, first.axes, split, plan.form);
 
   std::map<int, int> slotOf;  // Reduce node -> index in plan.reductions, as lowered
@@ -567,10 +481,10 @@ KernelPlan flattenScan(const Graph& g, const ScanGroup& group, const Materialize
   const Shape& shape = g.tensor(n.inputs[0]).shape;
   const AxisSplit split = splitAxes(shape, n.axes);
   KernelPlan plan;
-  plan.form = chooseForm(shape, split);
+  plan.form = chooseForm(split);
   if (plan.form == CanonicalForm::AllReduce) plan.form = CanonicalForm::XReduce;  // one row
-  plan.M = product(split.keptExtents);
-  plan.N = product(split.reducedExtents);
+  plan.M = numElements(split.keptExtents);
+  plan.N = numElements(split.reducedExtents);
   plan.why = describeSplit(shape, n.axes, split, plan.form) + "; scan: each row tile after tile, in order" +
              (n.reverse ? ", from the end (j runs backwards along the axis)" : "");
   IndexExprs idx = anchorIndex(shape, split);
@@ -606,9 +520,32 @@ KernelPlan flattenScan(const Graph& g, const ScanGroup& group, const Materialize
 
 Shape iterationShape(const Graph& g, int output) {
   const TensorId t = valueTensor(g, g.outputs.at(static_cast<size_t>(output)).tensor);
-  const Node* producer = g.producer(t);
-  return producer && producer->kind == OpKind::ScatterAdd ? g.tensor(producer->inputs[0]).shape : g.tensor(t).shape;
+  const Node* scatter = outputScatter(g, t);
+  return scatter ? g.tensor(scatter->inputs[0]).shape : g.tensor(t).shape;
 }
+
+namespace {
+
+// values[c.., rest] added at out[indices[c..], rest] (`idx`: the point of the values):
+// the store's offset is the output row 0 at `rest` (the indexed axes merged into one of
+// `rows`), plus the index times the row size. Its target (an output, a temporary) and
+// base are the caller's.
+ElementwiseOutput scatterStore(const Graph& g, const Node& scatter, BodyLowering& lowering, const IndexExprs& idx) {
+  const Shape& out = g.tensor(scatter.output).shape;
+  const ScatterRows rows = scatterRows(g, scatter);
+  Shape merged = {rows.rows};
+  merged.insert(merged.end(), out.begin() + rows.indexedAxes, out.end());
+  const auto r = static_cast<std::ptrdiff_t>(g.tensor(scatter.inputs[1]).shape.size());
+  IndexExprs at = {"0"};
+  at.insert(at.end(), idx.begin() + r, idx.end());
+  ElementwiseOutput store{lowering.lower(scatter.inputs[0], idx), -1, linearize(at, merged)};
+  store.scatterIndex = lowering.lower(scatter.inputs[1], IndexExprs(idx.begin(), idx.begin() + r));
+  store.scatterStride = rows.rowSize;
+  store.scatterExtent = rows.rows;
+  return store;
+}
+
+}  // namespace
 
 KernelPlan flattenElementwise(const Graph& g, const std::vector<int>& outputs, const Materialized& materialized) {
   POLYRED_CHECK(!outputs.empty(), "flattenElementwise without outputs");
@@ -619,7 +556,7 @@ KernelPlan flattenElementwise(const Graph& g, const std::vector<int>& outputs, c
 
   KernelPlan plan;
   plan.form = CanonicalForm::Elementwise;
-  plan.M = product(extents);
+  plan.M = numElements(extents);
   plan.why = "elementwise over " + toString(shape) + " coalesced into i < " + std::to_string(plan.M);
 
   IndexExprs idx = rowIndex(shape);
@@ -628,27 +565,15 @@ KernelPlan flattenElementwise(const Graph& g, const std::vector<int>& outputs, c
   for (int o : outputs) {
     TensorId t = valueTensor(g, g.outputs[static_cast<size_t>(o)].tensor);
     POLYRED_CHECK(iterationShape(g, o) == shape, "elementwise outputs of one kernel must share a shape");
-    const Node* producer = g.producer(t);
-    if (!producer || producer->kind != OpKind::ScatterAdd) {
+    const Node* scatter = outputScatter(g, t);
+    if (!scatter) {
       plan.stores.push_back({lowering.lower(t, idx), o, "i"});
       continue;
     }
-    // values[c.., rest] added at out[indices[c..], rest]: the store's offset is the
-    // output row 0 at `rest` (the indexed axes merged into one of `rows`), plus the
-    // index times the row size. A base is copied into the output by the runtime.
-    const Shape& out = g.tensor(t).shape;
-    const ScatterRows rows = scatterRows(g, *producer);
-    Shape merged = {rows.rows};
-    merged.insert(merged.end(), out.begin() + rows.indexedAxes, out.end());
-    const auto r = static_cast<std::ptrdiff_t>(g.tensor(producer->inputs[1]).shape.size());
-    IndexExprs at = {"0"};
-    at.insert(at.end(), idx.begin() + r, idx.end());
-    ElementwiseOutput store{lowering.lower(producer->inputs[0], idx), o, linearize(at, merged)};
-    store.scatterIndex = lowering.lower(producer->inputs[1], IndexExprs(idx.begin(), idx.begin() + r));
-    store.scatterStride = rows.rowSize;
-    store.scatterExtent = rows.rows;
-    store.scatterBase = producer->inputs.size() > 2 ? g.inputIndex(producer->inputs[2]) : -1;
-    POLYRED_CHECK(producer->inputs.size() == 2 || store.scatterBase >= 0,
+    ElementwiseOutput store = scatterStore(g, *scatter, lowering, idx);
+    store.output = o;
+    store.scatterBase = scatter->inputs.size() > 2 ? g.inputIndex(scatter->inputs[2]) : -1;
+    POLYRED_CHECK(scatter->inputs.size() == 2 || store.scatterBase >= 0,
                   "a ScatterAdd's base must be a graph input here (canon/scatter_fallback)");
     plan.stores.push_back(std::move(store));
   }
@@ -658,16 +583,20 @@ KernelPlan flattenElementwise(const Graph& g, const std::vector<int>& outputs, c
 }
 
 KernelPlan flattenMaterialized(const Graph& g, int node, const Materialized& materialized) {
-  const TensorId t = g.nodes.at(static_cast<size_t>(node)).output;
-  const Shape& shape = g.tensor(t).shape;
+  const Node& n = g.nodes.at(static_cast<size_t>(node));
+  const bool scatter = n.kind == OpKind::ScatterAdd;
+  const Shape& shape = g.tensor(scatter ? n.inputs[0] : n.output).shape;  // a scatter runs over its values
   KernelPlan plan;
   plan.form = CanonicalForm::Elementwise;
   plan.M = numElements(shape);
   plan.why = "elementwise over " + toString(shape) + " coalesced into i < " + std::to_string(plan.M) + ": " +
-             quotedName(g.nodes[static_cast<size_t>(node)].name) + " materialized for the gathers that read it";
+             quotedName(n.name) +
+             (scatter ? " scattered atomically into a temporary (zeroed before the launch) that other ops read"
+                      : " materialized for the gathers that read it");
   const std::map<int, int> noReductions;
   BodyLowering lowering(g, plan.body, materialized, noReductions, plan.M, 1);
-  ElementwiseOutput store{lowering.lower(t, rowIndex(shape)), -1, "i"};
+  ElementwiseOutput store = scatter ? scatterStore(g, n, lowering, rowIndex(shape))
+                                    : ElementwiseOutput{lowering.lower(n.output, rowIndex(shape)), -1, "i"};
   store.temporary = materialized.at(node);
   plan.stores.push_back(std::move(store));
   return plan;

@@ -2,7 +2,8 @@
 //
 // Takes: a verified Graph and a group of reductions that share their input shape and
 // reduced axes (or, for an elementwise kernel, a group of same-shape outputs).
-// Gives: a KernelPlan in canonical form. Size-1 axes are dropped, the kept axes are
+// Gives: a KernelPlan in canonical form (its form and extents from canon/canonical_form).
+// Size-1 axes are dropped, the kept axes are
 // coalesced into i and the reduced axes into j (loop interchange first when they
 // interleave, Fig. 2d), and every original index is recovered from (i, j) by
 // formula (1). The elementwise producers of each reduction are then lowered into the
@@ -14,6 +15,7 @@
 #include <map>
 #include <vector>
 
+#include "canon/canonical_form.h"
 #include "canon/kernel_plan.h"
 
 namespace polyred {
@@ -43,13 +45,6 @@ struct ReductionGroup {
   std::vector<int> pointOutputs;                 // Graph::outputs over the anchor shape: reduction-free,
                                                  // or (row-resident) reading the totals at their rows
 };
-
-// A reduction's canonical iteration space: its form and the coalesced extents.
-struct CanonicalSpace {
-  CanonicalForm form = CanonicalForm::XReduce;
-  int64_t M = 1, N = 1;
-};
-CanonicalSpace canonicalSpace(const Shape& shape, const std::vector<int64_t>& axes);
 
 // Whether a reduction-free output of `shape` can be stored from the Red statement of
 // a reduction over `anchor`: the same shape once size-1 axes are dropped.

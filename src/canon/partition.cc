@@ -5,6 +5,7 @@
 #include <set>
 
 #include "canon/flatten.h"
+#include "canon/scatter_fallback.h"
 #include "support/error.h"
 
 namespace polyred {
@@ -157,8 +158,13 @@ class Partitioner {
   std::string whyMaterialized() const {
     std::set<std::string> reasons;
     for (auto [node, temp] : materialized_) {
+      const OpKind kind = g_.nodes[static_cast<size_t>(node)].kind;
+      if (kind == OpKind::ScatterAdd) {
+        reasons.insert("a scatter result read by another op");
+        continue;
+      }
       if (!isScan(node) && !isReduce(node)) {
-        reasons.insert("gathered params computed by " + std::string(opName(g_.nodes[static_cast<size_t>(node)].kind)));
+        reasons.insert("gathered params computed by " + std::string(opName(kind)));
         continue;
       }
       const auto [shape, axes] = spaceOf(node);
@@ -179,8 +185,7 @@ class Partitioner {
 
   void classify(int o, std::vector<int>& reductionFree) {
     TensorId t = valueTensor(g_, g_.outputs[static_cast<size_t>(o)].tensor);
-    if (const Node* producer = g_.producer(t); producer && producer->kind == OpKind::ScatterAdd)
-      return addElementwise(o, iterationShape(g_, o));  // over its values, reductions in them materialized
+    if (outputScatter(g_, t)) return addElementwise(o, iterationShape(g_, o));  // over its values, reductions in them materialized
     if (const Node* producer = g_.producer(t); producer && producer->kind == OpKind::Scan)
       return scanGroupOf(g_.tensor(t).producer).outputs.push_back(o);  // its own kernel
     const std::set<int>& reds = feeding_[static_cast<size_t>(t)];

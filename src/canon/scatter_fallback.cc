@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "canon/node_emitter.h"
+#include "ir/reduction.h"
 #include "support/error.h"
 #include "support/int_math.h"
 
@@ -18,7 +19,7 @@ bool readByAnotherNode(const Graph& g, TensorId t) {
 
 // out[s, rest] = base[s, rest] + sum over c.. of (indices[c..] == s ? values[c.., rest] : 0),
 // s running over the indexed axes merged.
-void expand(Graph& out, const Node& n, const Graph& in, const std::string& why) {
+void expandMaskedSum(Graph& out, const Node& n, const Graph& in, const std::string& why) {
   const Tensor values = in.tensor(n.inputs[0]), indices = in.tensor(n.inputs[1]), result = in.tensor(n.output);
   const ScatterRows rows = scatterRows(in, n);
   Shape merged = {rows.rows};
@@ -51,10 +52,39 @@ void expand(Graph& out, const Node& n, const Graph& in, const std::string& why) 
   e.finish();
 }
 
+// The dtype a scatter of `t` adds in: ReduceSum's accumulator for the 8- and 16-bit
+// types (the device library adds atomically in 32- and 64-bit words), else `t`.
+DType atomicAddType(DType t) {
+  return t == DType::Int8 || t == DType::UInt8 || t == DType::Float16 || t == DType::BFloat16
+             ? accumulatorType(BuiltinCombiner::Sum, t, t)
+             : t;
+}
+
+// out = Cast(base + ScatterAdd(Cast(values, W), indices), T), each step only where it
+// is needed: the scatter a baseless atomic one of W that the partition materializes
+// (its readers are the Add, the Cast or the ops that read the original result).
+void throughTemporary(Graph& out, const Node& n, const Graph& in) {
+  const Tensor values = in.tensor(n.inputs[0]), result = in.tensor(n.output);
+  const DType wide = atomicAddType(values.dtype);
+  NodeEmitter e(out, n);
+  Node scatter = n;
+  scatter.inputs = {n.inputs[0], n.inputs[1]};
+  if (wide != values.dtype) scatter.inputs[0] = e.op(OpKind::Cast, {n.inputs[0]}, values.shape, wide, "values_wide");
+  TensorId sum = e.emit(scatter, result.shape, wide, "scattered");
+  if (n.inputs.size() > 2) {
+    TensorId base = n.inputs[2];
+    if (wide != values.dtype) base = e.op(OpKind::Cast, {base}, result.shape, wide, "base_wide");
+    sum = e.op(OpKind::Add, {base, sum}, result.shape, wide, "plus_base");
+  }
+  if (wide != values.dtype) e.op(OpKind::Cast, {sum}, result.shape, values.dtype, "result");
+  e.finish();
+}
+
 }  // namespace
 
 std::string whyNotAtomicScatter(const Graph& g, const Node& n, bool deterministic) {
   const DType t = g.tensor(n.inputs[0]).dtype;
+  if (deterministic && isFloat(t)) return "deterministic mode: float atomic adds land in varying order";
   if (readByAnotherNode(g, n.output)) return "another op reads its result";
   if (n.inputs.size() > 2) {
     const TensorId base = n.inputs[2];
@@ -62,13 +92,16 @@ std::string whyNotAtomicScatter(const Graph& g, const Node& n, bool deterministi
     for (const Output& o : g.outputs)
       if (o.aliasOfInput == base) return "the graph also writes its base in place";
   }
-  if (t == DType::Int8 || t == DType::UInt8 || t == DType::Float16 || t == DType::BFloat16)
-    return std::string(dtypeName(t)) + " has no atomic add in the device library";
-  if (deterministic && isFloat(t)) return "deterministic mode: float atomic adds land in varying order";
+  if (atomicAddType(t) != t) return std::string(dtypeName(t)) + " has no atomic add in the device library";
   return "";
 }
 
-Graph scattersAsMaskedSums(const Graph& g, bool deterministic) {
+const Node* outputScatter(const Graph& g, TensorId t) {
+  const Node* producer = g.producer(t);
+  return producer && producer->kind == OpKind::ScatterAdd && !readByAnotherNode(g, t) ? producer : nullptr;
+}
+
+Graph lowerUnstorableScatters(const Graph& g, bool deterministic) {
   Graph out = g;
   out.nodes.clear();
   bool changed = false;
@@ -78,7 +111,10 @@ Graph scattersAsMaskedSums(const Graph& g, bool deterministic) {
       out.nodes.push_back(n);
       continue;
     }
-    expand(out, n, g, why);
+    const DType t = g.tensor(n.inputs[0]).dtype;
+    if (deterministic && isFloat(t)) expandMaskedSum(out, n, g, why);
+    else if (n.inputs.size() == 2 && atomicAddType(t) == t) out.nodes.push_back(n);  // read by others: materialized
+    else throughTemporary(out, n, g);
     changed = true;
   }
   if (!changed) return g;

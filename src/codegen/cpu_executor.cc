@@ -469,7 +469,7 @@ class BlockMachine {
     for (const ElementwiseOutput& s : p_.stores) {
       if (s.pass != n.pass) continue;
       const int64_t at = eval(n.offsets.at(next++), v);
-      if (s.scatters()) scatterAdd(s, at, values, g_.tensor(g_.outputs[static_cast<size_t>(s.output)].tensor).dtype);
+      if (s.scatters()) scatterAdd(s, at, values);
       else storeValue(s, at, values[static_cast<size_t>(s.value)]);
     }
   }
@@ -586,10 +586,12 @@ class BlockMachine {
   }
 
   // pr_scatter_add: the add rounds to the output type, as the GPU's atomic does.
-  void scatterAdd(const ElementwiseOutput& s, int64_t base, const std::vector<Scalar>& values, DType type) {
+  void scatterAdd(const ElementwiseOutput& s, int64_t base, const std::vector<Scalar>& values) {
     const int64_t row = values[static_cast<size_t>(s.scatterIndex)].i;
     if (row < 0 || row >= s.scatterExtent) return;
-    HostTensor& out = result_.outputs[static_cast<size_t>(s.output)];
+    HostTensor& out = s.output >= 0 ? result_.outputs[static_cast<size_t>(s.output)]
+                                    : temporaries_.at(static_cast<size_t>(s.temporary));
+    const DType type = out.dtype;
     const int64_t i = base + row * s.scatterStride;
     POLYRED_CHECK(i >= 0 && i < out.size(), "scatter at " << i << " outside output of " << out.size());
     const Scalar sum[2] = {out.get(i), values[static_cast<size_t>(s.value)].castTo(type)};
@@ -661,7 +663,11 @@ CpuExecResult executeOnCpu(const Graph& g, const PolyKernel& k, const std::vecto
   for (const auto& r : k.plan.reductions)
     if (r.output >= 0) prepare(r.output);
   for (const auto& s : k.plan.stores) {
-    if (s.output < 0) continue;  // a scan's temporary
+    if (s.output < 0 && s.scatters()) {  // zeroed before the launch (KernelSpec::initFirst)
+      HostTensor& t = temporaries.at(static_cast<size_t>(s.temporary));
+      t = HostTensor::zeros(t.dtype, t.shape);
+    }
+    if (s.output < 0) continue;  // a temporary (a scan's result, gathered params, a scatter)
     prepare(s.output);
     if (!s.scatters()) continue;
     // Set before the launch (KernelSpec::initFirst): zeros, or a copy of the base.

@@ -644,7 +644,7 @@ class KernelEmitter {
       if (s.pass != u.pass) continue;
       const std::string at = toC(u.offsets.at(store++));
       if (s.scatters())
-        os << in << "  pr_scatter_add(out" << s.output << ", " << at << ", (long long)v" << s.scatterIndex << ", "
+        os << in << "  pr_scatter_add(" << storePointer(s) << ", " << at << ", (long long)v" << s.scatterIndex << ", "
            << s.scatterStride << "LL, " << s.scatterExtent << "LL, v" << s.value << ");\n";
       else os << in << "  pr_store(" << storePointer(s) << ", " << at << ", v" << s.value << ");\n";
     }

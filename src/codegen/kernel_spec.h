@@ -44,13 +44,14 @@ struct LaunchPart {
   int64_t blocks = 0;
 };
 
-// A graph output the kernel adds into (ScatterAdd): the runtime sets its `bytes` on
-// the launch's stream just before the launch -- to zero, or to a copy of graph input
-// `fromInput` (the scatter's base).
+// A buffer the kernel adds into (ScatterAdd): a graph output or a temporary, whose
+// `bytes` the runtime sets on the launch's stream just before the launch -- to zero,
+// or (an output) to a copy of graph input `fromInput` (the scatter's base).
 struct OutputInit {
-  int output = 0;  // into Graph::outputs
+  int output = 0;  // into Graph::outputs, unless `temporary` >= 0
   int64_t bytes = 0;
   int fromInput = -1;  // into Graph::inputs; -1: zeros
+  int temporary = -1;  // into Program::temporaries: zeros
 };
 
 struct KernelSpec {

@@ -57,7 +57,8 @@ Json kernelJson(const KernelSpec& k) {
   for (const LaunchPart& p : k.parts)
     parts.push_back({{"kernel", p.kernel}, {"first_block", p.firstBlock}, {"blocks", p.blocks}});
   for (const OutputInit& z : k.initFirst)
-    zeroed.push_back({{"output", z.output}, {"bytes", z.bytes}, {"copy_of_input", z.fromInput}});
+    zeroed.push_back(
+        {{"output", z.output}, {"bytes", z.bytes}, {"copy_of_input", z.fromInput}, {"temporary", z.temporary}});
   return {{"name", k.name},
           {"source", k.name + ".cu"},
           {"cubin", k.name + ".cubin"},

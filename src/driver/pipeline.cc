@@ -147,7 +147,8 @@ std::string describeLaunches(const Program& program) {
     if (!k.parts.empty()) os << ", " << k.parts.size() << " parts (horizontal fusion):";
     os << "\n";
     for (const OutputInit& z : k.initFirst)
-      os << "  before it: output " << z.output << " set to "
+      os << "  before it: " << (z.temporary >= 0 ? "temporary " + std::to_string(z.temporary) : "output " + std::to_string(z.output))
+         << " set to "
          << (z.fromInput >= 0 ? "a copy of input " + std::to_string(z.fromInput) : std::string("zero")) << " (" << z.bytes
          << " bytes, ScatterAdd adds into it)\n";
     for (const LaunchPart& p : k.parts)
@@ -164,10 +165,10 @@ CompiledGraph compileGraph(const Graph& source, const CompileOptions& options) {
   const RowsFitOneBlock rowsFit = [&](const CanonicalSpace& space) { return rowsFitOneBlock(space, options.target); };
   // The graph the kernels compute (and the reference checks them against): the
   // source, with gathers of computed params pushed into what computes them, logsumexp
-  // over block-sized rows as max-then-sum, and the scatters an atomic kernel cannot
-  // take as masked sums.
+  // over block-sized rows as max-then-sum, and the scatters whose atomic store cannot
+  // be a finished output through temporaries (or, deterministic float ones, masked sums).
   c.graph = timed(ms, "rewrite", [&] {
-    return scattersAsMaskedSums(splitLogSumExpRows(gathersFromInputs(source), rowsFit), options.deterministic);
+    return lowerUnstorableScatters(splitLogSumExpRows(gathersFromInputs(source), rowsFit), options.deterministic);
   });
   const Graph& g = c.graph;
   dump("rewrite", g.nodes.size() == source.nodes.size() ? std::string("(nothing to rewrite)\n") : g.toString());
@@ -217,7 +218,9 @@ CompiledGraph compileGraph(const Graph& source, const CompileOptions& options) {
       });
       for (int k : members)
         for (const ElementwiseOutput& s : c.kernels[static_cast<size_t>(k)].plan.stores)
-          if (s.scatters()) {
+          if (s.scatters() && s.temporary >= 0) {
+            spec.initFirst.push_back({-1, c.program.temporaries.at(static_cast<size_t>(s.temporary)).bytes, -1, s.temporary});
+          } else if (s.scatters()) {
             const Tensor& t = g.tensor(g.outputs[static_cast<size_t>(s.output)].tensor);
             spec.initFirst.push_back({s.output, numElements(t.shape) * dtypeBytes(t.dtype), s.scatterBase});
           }

@@ -91,6 +91,11 @@ void validateKernel(const KernelSpec& kernel, const Program& program) {
       POLYRED_CHECK(static_cast<size_t>(param.index) < program.temporaries.size(),
                     "kernel " << kernel.name << " names temporary " << param.index);
   }
+  for (const OutputInit& z : kernel.initFirst)
+    if (z.temporary >= 0)
+      POLYRED_CHECK(static_cast<size_t>(z.temporary) < program.temporaries.size() && z.fromInput < 0 &&
+                        z.bytes <= program.temporaries[static_cast<size_t>(z.temporary)].bytes,
+                    "kernel " << kernel.name << " sets temporary " << z.temporary << " beyond its bounds");
 }
 
 // A workspace as every kernel expects to find it: initPattern repeated, or zeros.
@@ -373,6 +378,7 @@ CompiledProgram CompiledProgram::load(const Program& program, const DeviceInfo& 
         state->outputsNeeded = std::max(state->outputsNeeded, needed);
     }
     for (const OutputInit& z : spec.initFirst) {
+      if (z.temporary >= 0) continue;  // (validateKernel checked its index)
       state->outputsNeeded = std::max(state->outputsNeeded, static_cast<size_t>(z.output) + 1);
       if (z.fromInput >= 0) state->inputsNeeded = std::max(state->inputsNeeded, static_cast<size_t>(z.fromInput) + 1);
     }
@@ -402,7 +408,8 @@ void CompiledProgram::launch(std::span<void* const> inputs, std::span<void* cons
     for (CUdeviceptr& value : values)
       arguments.push_back(&value);  // cuLaunchKernel wants addresses
     for (const OutputInit& z : kernel.initFirst) {  // a ScatterAdd adds into it
-      const auto out = reinterpret_cast<CUdeviceptr>(outputs[static_cast<size_t>(z.output)]);
+      const auto out = z.temporary >= 0 ? devicePointer(resources.temporaries[static_cast<size_t>(z.temporary)].data())
+                                        : reinterpret_cast<CUdeviceptr>(outputs[static_cast<size_t>(z.output)]);
       const auto bytes = static_cast<size_t>(z.bytes);
       if (z.fromInput < 0)
         check(driver().cuMemsetD8Async(out, 0, bytes, stream), "cuMemsetD8Async");
