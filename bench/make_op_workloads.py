@@ -147,7 +147,8 @@ def scatter_temporary_workloads(out):
     """Scatters whose atomic store cannot be a finished output (session 27): 16- and
     8-bit sums (added in a 32-bit temporary, then cast) and sums another op reads, from
     a few thousand mask elements (where a masked sum is one launch) to BERT's embedding
-    gradient in float16 (refused before: a masked sum of 5 * 10^11 elements)."""
+    gradient in float16 (refused before: a masked sum of 5 * 10^11 elements); table
+    updates written back in place (Assign: atomics into the table's own buffer)."""
     for dtype, rows, cols, segments in [("float16", 256, 16, 16), ("float16", 1024, 32, 32),
                                         ("float16", 2048, 64, 64), ("float16", 4096, 128, 256),
                                         ("float16", 16384, 1024, 30522), ("bfloat16", 16384, 1024, 30522),
@@ -155,6 +156,11 @@ def scatter_temporary_workloads(out):
         g = Graph(f"ops_segment_sum_{dtype}_{rows}x{cols}_{segments}")
         d, ids = g.input("d", dtype, [rows, cols]), g.input("ids", "int32", [rows])
         g.write(out, [g.op("UnsortedSegmentSum", [d, ids], [(dtype, [segments, cols])], {"num_segments": segments})])
+    for dtype in ["float32", "float16"]:  # an embedding-table update written back in place
+        g = Graph(f"ops_tensor_scatter_add_in_place_{dtype}_30522x768_8192")
+        x, i, u = g.input("x", dtype, [30522, 768]), g.input("i", "int32", [8192, 1]), g.input("u", dtype, [8192, 768])
+        y = g.op("TensorScatterAdd", [x, i, u], [(dtype, [30522, 768])])
+        g.write(out, [g.op("Assign", [x, y], [(dtype, [30522, 768])])])
     for rows, cols, segments in [(1024, 32, 32), (4096, 128, 256)]:
         g = Graph(f"ops_segment_sum_then_exp_f32_{rows}x{cols}_{segments}")
         d, ids = g.input("d", "float32", [rows, cols]), g.input("ids", "int32", [rows])

@@ -229,8 +229,8 @@ class GraphGenerator {
   // ScatterAdd of a producer chain: the first r axes of a random shape indexed (r from
   // 0 to the rank), 1 to 150 output rows (random int ids lie in [-100, 100), so some are
   // dropped); 40% add into a base (TensorScatterAdd: a graph input, or a computed one),
-  // half of those over two indexed axes; 30% read again by a product or a sum over
-  // random axes. 32/64-bit sums into graph inputs are atomic scatters into the output;
+  // half of those over two indexed axes, and 30% of those into a graph input written in
+  // place with the result; else 30% read again by a product or a sum over random axes. 32/64-bit sums into graph inputs are atomic scatters into the output;
   // 16/8-bit ones, computed bases and sums read again go through a temporary
   // (canon/scatter_fallback; float ones are masked sums in deterministic mode).
   // Sometimes a reduction of the same values beside it.
@@ -244,7 +244,7 @@ class GraphGenerator {
     const auto r = static_cast<std::ptrdiff_t>(rng_.below(s.size() + 1));
     Value ids = freshInput(rng_.percent(50) ? DType::Int32 : DType::Int64, Shape(s.begin(), s.begin() + r));
     const int64_t rows = 1 + static_cast<int64_t>(rng_.below(150));
-    std::optional<Value> sums;
+    std::optional<Value> sums, inputBase;
     if (rng_.percent(40)) {
       Shape out = {rows};
       if (rng_.percent(50)) out.push_back(1 + static_cast<int64_t>(rng_.below(4)));
@@ -252,11 +252,14 @@ class GraphGenerator {
       out.insert(out.end(), s.begin() + r, s.end());
       const bool computed = rng_.percent(30);
       temporary = temporary || computed;
-      sums = b_.scatterAdd(computed ? producers(out, t) : freshInput(t, out), v, ids, indexed);
+      if (!computed) inputBase = freshInput(t, out);
+      sums = b_.scatterAdd(computed ? producers(out, t) : *inputBase, v, ids, indexed);
     } else {
       sums = b_.scatterAdd(v, ids, rows);
     }
-    if (rng_.percent(30)) {
+    if (inputBase && rng_.percent(30)) {
+      b_.outputInto(*sums, *inputBase);  // a table update: atomically in place (16/8-bit: through a temporary)
+    } else if (rng_.percent(30)) {
       temporary = true;
       const size_t rank = b_.info(*sums).shape.size();
       b_.output(rng_.percent(50) ? b_.mul(*sums, *sums) : b_.reduceSum(*sums, randomAxes(rank), false));

@@ -287,6 +287,39 @@ TEST(ScatterAdd, AComputedBaseIsAddedAfterAScatterIntoATemporary) {
   expectChecked(deterministic, true);
 }
 
+TEST(ScatterAdd, AScatterWrittenInPlaceOfItsBaseAddsIntoThatBuffer) {
+  // An embedding-table update: table += rows at ids, written back into the table.
+  auto update = [](bool alsoSquareTheTable) {
+    GraphBuilder b("table_update");
+    Value table = b.input("table", DType::Float32, {300, 16});
+    Value rows = b.input("rows", DType::Float32, {70, 16});
+    Value ids = b.input("ids", DType::Int32, {70});
+    b.outputInto(b.scatterAdd(table, rows, ids, 1), table);
+    if (alsoSquareTheTable) b.output(b.mul(table, table));  // reads the table as it was
+    return b.build();
+  };
+  CompiledGraph c = compiled(update(false));
+  ASSERT_EQ(c.program.kernels.size(), 1u);
+  EXPECT_TRUE(hasScatterStore(c));
+  EXPECT_TRUE(c.program.kernels[0].initFirst.empty());  // the buffer holds the base already
+  EXPECT_NE(c.kernels[0].plan.why.find("in place"), std::string::npos) << c.kernels[0].plan.why;
+  expectChecked(c, false);
+  // Another op reads the table: the adds must not land while it does.
+  CompiledGraph shared = compiled(update(true));
+  EXPECT_NE(scatterIntoTemporary(shared), nullptr);
+  expectChecked(shared, false);
+  // Hand-worked: rows 1 and 2 of a [3] table, id 5 dropped.
+  GraphBuilder b("small_update");
+  Value small = b.input("table", DType::Int32, {3});
+  Value rows = b.input("rows", DType::Int32, {4});
+  Value ids = b.input("ids", DType::Int64, {4});
+  b.outputInto(b.scatterAdd(small, rows, ids, 1), small);
+  expectOutput(b.build(),
+               {values(DType::Int32, {3}, {1, 2, 3}), values(DType::Int32, {4}, {10, 20, 30, 40}),
+                values(DType::Int64, {4}, {1, 2, 1, 5})},
+               {1, 42, 23});
+}
+
 TEST(ScatterAdd, TheBuilderMakesOneAndTheVerifierChecksItsShapes) {
   GraphBuilder b("builder_scatter");
   Value v = b.input("v", DType::Float32, {6, 3});

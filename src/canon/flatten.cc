@@ -573,6 +573,8 @@ KernelPlan flattenElementwise(const Graph& g, const std::vector<int>& outputs, c
     ElementwiseOutput store = scatterStore(g, *scatter, lowering, idx);
     store.output = o;
     store.scatterBase = scatter->inputs.size() > 2 ? g.inputIndex(scatter->inputs[2]) : -1;
+    if (store.scatterBase >= 0 && g.outputs[static_cast<size_t>(o)].aliasOfInput == scatter->inputs[2])
+      plan.why += "; in place: the adds land in the base input's own buffer";
     POLYRED_CHECK(scatter->inputs.size() == 2 || store.scatterBase >= 0,
                   "a ScatterAdd's base must be a graph input here (canon/scatter_fallback)");
     plan.stores.push_back(std::move(store));

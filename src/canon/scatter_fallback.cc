@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "canon/flatten.h"
 #include "canon/node_emitter.h"
 #include "ir/reduction.h"
 #include "support/error.h"
@@ -11,10 +12,36 @@ namespace polyred {
 
 namespace {
 
+bool reads(const Node& n, TensorId t) { return std::find(n.inputs.begin(), n.inputs.end(), t) != n.inputs.end(); }
+
 bool readByAnotherNode(const Graph& g, TensorId t) {
-  return std::any_of(g.nodes.begin(), g.nodes.end(), [&](const Node& n) {
-    return std::find(n.inputs.begin(), n.inputs.end(), t) != n.inputs.end();
-  });
+  return std::any_of(g.nodes.begin(), g.nodes.end(), [&](const Node& n) { return reads(n, t); });
+}
+
+// Whether ScatterAdd `n` can add straight into its base's buffer (no copy, no
+// temporary): its base is a graph input that the graph overwrites with the result
+// (Assign, an in-place output), and nothing else reads the base, the result or the
+// Assign's output -- so nothing observes the buffer while the adds land.
+bool addsInPlace(const Graph& g, const Node& n) {
+  if (n.inputs.size() < 3 || g.tensor(n.inputs[2]).role != TensorRole::Input) return false;
+  const TensorId base = n.inputs[2];
+  if (n.inputs[0] == base || n.inputs[1] == base) return false;
+  std::vector<TensorId> assigned;
+  for (const Node& m : g.nodes) {
+    if (&m == &n || (!reads(m, base) && !reads(m, n.output))) continue;
+    if (m.kind != OpKind::Assign || m.inputs[0] != base || m.inputs[1] != n.output) return false;
+    assigned.push_back(m.output);
+  }
+  for (TensorId a : assigned)
+    if (readByAnotherNode(g, a)) return false;
+  bool written = false;
+  for (const Output& o : g.outputs) {
+    if (o.tensor == base && o.aliasOfInput != base) return false;  // the input itself, as it was
+    if (valueTensor(g, o.tensor) != n.output) continue;
+    if (o.aliasOfInput != base) return false;  // the result wanted in a buffer of its own too
+    written = true;
+  }
+  return written;
 }
 
 // out[s, rest] = base[s, rest] + sum over c.. of (indices[c..] == s ? values[c.., rest] : 0),
@@ -85,6 +112,8 @@ void throughTemporary(Graph& out, const Node& n, const Graph& in) {
 std::string whyNotAtomicScatter(const Graph& g, const Node& n, bool deterministic) {
   const DType t = g.tensor(n.inputs[0]).dtype;
   if (deterministic && isFloat(t)) return "deterministic mode: float atomic adds land in varying order";
+  if (atomicAddType(t) != t) return std::string(dtypeName(t)) + " has no atomic add in the device library";
+  if (addsInPlace(g, n)) return "";
   if (readByAnotherNode(g, n.output)) return "another op reads its result";
   if (n.inputs.size() > 2) {
     const TensorId base = n.inputs[2];
@@ -92,13 +121,13 @@ std::string whyNotAtomicScatter(const Graph& g, const Node& n, bool deterministi
     for (const Output& o : g.outputs)
       if (o.aliasOfInput == base) return "the graph also writes its base in place";
   }
-  if (atomicAddType(t) != t) return std::string(dtypeName(t)) + " has no atomic add in the device library";
   return "";
 }
 
 const Node* outputScatter(const Graph& g, TensorId t) {
   const Node* producer = g.producer(t);
-  return producer && producer->kind == OpKind::ScatterAdd && !readByAnotherNode(g, t) ? producer : nullptr;
+  if (!producer || producer->kind != OpKind::ScatterAdd) return nullptr;
+  return !readByAnotherNode(g, t) || addsInPlace(g, *producer) ? producer : nullptr;
 }
 
 Graph lowerUnstorableScatters(const Graph& g, bool deterministic) {

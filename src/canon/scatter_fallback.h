@@ -6,7 +6,9 @@
 //     the values whose store adds at the indexed output row, into an output the runtime
 //     zeroes or sets to a copy of its base input before the launch): no node reads the
 //     result, its base (if any) is a graph input nobody writes in place, and its dtype
-//     has an atomic add in the device library;
+//     has an atomic add in the device library -- or the graph writes the result in
+//     place of its base input (Assign) and nothing else reads either: then the adds
+//     land in the base's own buffer, with nothing set before the launch;
 //   - an atomic scatter into a temporary (the partition materializes a ScatterAdd that
 //     other nodes read; the runtime zeroes the temporary before the launch): no base,
 //     a dtype with an atomic add, read by other nodes. A scatter of int8, uint8,

@@ -53,6 +53,13 @@ auto timed(std::map<std::string, double>* millis, const std::string& stage, F&& 
 
 namespace {
 
+// A scatter whose output is its own base input's buffer (canon/scatter_fallback): the
+// buffer holds the base already, so nothing is set before the launch.
+bool writesItsBaseInPlace(const Graph& g, const ElementwiseOutput& s) {
+  const std::optional<TensorId>& alias = g.outputs[static_cast<size_t>(s.output)].aliasOfInput;
+  return s.scatterBase >= 0 && alias && g.inputIndex(*alias) == s.scatterBase;
+}
+
 struct Bound {
   Vectorization vector;
   Binding binding;
@@ -220,7 +227,7 @@ CompiledGraph compileGraph(const Graph& source, const CompileOptions& options) {
         for (const ElementwiseOutput& s : c.kernels[static_cast<size_t>(k)].plan.stores)
           if (s.scatters() && s.temporary >= 0) {
             spec.initFirst.push_back({-1, c.program.temporaries.at(static_cast<size_t>(s.temporary)).bytes, -1, s.temporary});
-          } else if (s.scatters()) {
+          } else if (s.scatters() && !writesItsBaseInPlace(g, s)) {
             const Tensor& t = g.tensor(g.outputs[static_cast<size_t>(s.output)].tensor);
             spec.initFirst.push_back({s.output, numElements(t.shape) * dtypeBytes(t.dtype), s.scatterBase});
           }
