@@ -327,16 +327,16 @@ bool anyMovable(const Graph& g) {
   return std::any_of(g.nodes.begin(), g.nodes.end(), [&](const Node& n) { return movable(g, n); });
 }
 
-// A gather of what no kernel can read as a value: a ScatterAdd's result (stored by its
-// own atomics) or an in-place Assign.
+// A gather of what no kernel can read as a value: an in-place Assign's result. (A
+// ScatterAdd's result is materialized into a temporary, canon/scatter_fallback.)
 void refuseUnreadable(const Graph& g) {
   for (const Node& n : g.nodes) {
     if (n.kind != OpKind::Gather) continue;
     const Node* p = g.producer(gatherSource(g, n));
-    if (p && (p->kind == OpKind::ScatterAdd || p->kind == OpKind::Assign))
+    if (p && p->kind == OpKind::Assign)
       throw UnsupportedError(g.sourceFile, n.name,
                              "Gather of params computed by " + p->name + " (" + std::string(opName(p->kind)) +
-                                 "): a gather cannot read a scatter's or an in-place write's result");
+                                 "): a gather cannot read an in-place write's result");
   }
 }
 
