@@ -136,17 +136,25 @@ const KernelPlan* scatterIntoTemporary(const CompiledGraph& c) {
   return nullptr;
 }
 
-// The program zeroes every temporary a scatter adds into before that scatter's launch.
-void expectTemporaryZeroedFirst(const CompiledGraph& c) {
-  int zeroed = 0;
+// The one temporary a scatter adds into is zero before every launch of the scatter: set
+// by a memset first (KernelSpec::initFirst), or -- `keptZero` -- zeroed when allocated and
+// left zero by the kernel that reads it (canon/temporary_reset).
+void expectTemporaryZeroedFirst(const CompiledGraph& c, bool keptZero = true) {
+  ASSERT_EQ(c.program.temporaries.size(), 1u);
+  EXPECT_EQ(c.partition.temporaries[0].keptZero, keptZero);
+  EXPECT_EQ(c.program.temporaries[0].zeroWhenAllocated, keptZero);
+  int memsets = 0, clears = 0;
   for (const KernelSpec& k : c.program.kernels)
     for (const OutputInit& z : k.initFirst)
       if (z.temporary >= 0) {
         EXPECT_EQ(z.fromInput, -1);
-        EXPECT_EQ(z.bytes, c.program.temporaries.at(static_cast<size_t>(z.temporary)).bytes);
-        ++zeroed;
+        EXPECT_EQ(z.bytes, c.program.temporaries[0].bytes);
+        ++memsets;
       }
-  EXPECT_EQ(zeroed, 1);
+  for (const PolyKernel& k : c.kernels)
+    for (const ElementwiseOutput& s : k.plan.stores) clears += s.zeroWhereNonzero;
+  EXPECT_EQ(memsets, keptZero ? 0 : 1);
+  EXPECT_EQ(clears, keptZero ? 1 : 0);
 }
 
 TEST(ScatterAdd, SixteenAndEightBitSumsAddIntoAWideTemporaryThenCast) {
@@ -202,6 +210,14 @@ TEST(ScatterAdd, SumsAnotherOpReadsAreScatteredIntoATemporary) {
               {"output_desc", Json::array({desc("y", {6, 4}, "float32"), desc("s", {6, 4}, "float32")})}};
   CompiledGraph read = compiled(parseComposite(doc.dump(), "then_exp.json"));
   ASSERT_NE(scatterIntoTemporary(read), nullptr);
+  // Read by a second kernel too (a column sum): no single reader can leave it zero.
+  GraphBuilder twice("read_by_two_kernels");
+  Value sums = twice.scatterAdd(twice.input("d", DType::Float32, {60, 4}), twice.input("ids", DType::Int32, {60}), 6);
+  twice.output(twice.unary(OpKind::Exp, sums));
+  twice.output(twice.reduceSum(sums, {0}, false));
+  CompiledGraph both = compiled(twice.build());
+  expectTemporaryZeroedFirst(both, /*keptZero=*/false);
+  expectChecked(both, false);
   EXPECT_EQ(read.partition.temporaries.at(0).dtype, DType::Float32);
   // The sums themselves are an output too: stored from the temporary, not scattered twice.
   int scatters = 0;

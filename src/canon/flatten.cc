@@ -593,7 +593,7 @@ KernelPlan flattenMaterialized(const Graph& g, int node, const Materialized& mat
   plan.M = numElements(shape);
   plan.why = "elementwise over " + toString(shape) + " coalesced into i < " + std::to_string(plan.M) + ": " +
              quotedName(n.name) +
-             (scatter ? " scattered atomically into a temporary (zeroed before the launch) that other ops read"
+             (scatter ? " scattered atomically into a temporary that other ops read"
                       : " materialized for the gathers that read it");
   const std::map<int, int> noReductions;
   BodyLowering lowering(g, plan.body, materialized, noReductions, plan.M, 1);

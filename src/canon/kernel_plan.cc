@@ -153,14 +153,16 @@ std::string KernelPlan::toString(const Graph& g) const {
     os << "\n";
   }
   for (const ElementwiseOutput& s : stores) {
-    if (s.output < 0) {  // a scan's materialized result
-      os << "  temporary" << s.temporary << "[" << s.offset << "] = v" << s.value << "\n";
+    if (s.zeroWhereNonzero) {
+      os << "  temporary" << s.temporary << "[" << s.offset << "] = 0 where v" << s.value
+         << " != 0 (left zero for the next launch)\n";
       continue;
     }
-    os << "  out %" << printable(g.tensor(g.outputs[static_cast<size_t>(s.output)].tensor).name) << "[" << s.offset;
+    if (s.output < 0) os << "  temporary" << s.temporary << "[" << s.offset;  // a scan's result, gathered params, a scatter
+    else os << "  out %" << printable(g.tensor(g.outputs[static_cast<size_t>(s.output)].tensor).name) << "[" << s.offset;
     if (s.scatters())
       os << " + " << s.scatterStride << "*v" << s.scatterIndex << "] += v" << s.value << " (atomic; dropped unless 0 <= v"
-         << s.scatterIndex << " < " << s.scatterExtent << "; the output starts as "
+         << s.scatterIndex << " < " << s.scatterExtent << "; it starts as "
          << (s.scatterBase >= 0 ? "a copy of input " + std::to_string(s.scatterBase) : std::string("zeros")) << ")";
     else os << "] = v" << s.value;
     os << (passes() > 1 ? " (pass " + std::to_string(s.pass) + ")" : "") << "\n";
@@ -177,7 +179,8 @@ std::string KernelPartition::toString(const Graph& g) const {
   for (size_t t = 0; t < temporaries.size(); ++t)
     s += "temporary" + std::to_string(t) + ": %" + printable(g.tensor(temporaries[t].tensor).name) + " (" +
          std::to_string(temporaries[t].elements) + " x " + std::string(dtypeName(temporaries[t].dtype)) +
-         "), materialized for later kernels\n";
+         "), materialized for later kernels" + (temporaries[t].keptZero ? ", kept zero between launches" : "") +
+         "\n";
   for (const auto& k : kernels) s += k.toString(g);
   return s;
 }

@@ -109,6 +109,10 @@ struct ElementwiseOutput {
   // fold, BodyValue::Kind::Scanned): into graph output `output` or, for a scan result
   // another kernel reads, temporary `temporary` (output -1).
   int temporary = -1;
+  // Writes zero at offset in temporary `temporary` where `value` (that temporary's own
+  // load at the same offset) is not zero: the kernel that reads a scatter's temporary
+  // leaves it zero for the next launch (canon/temporary_reset).
+  bool zeroWhereNonzero = false;
 };
 
 struct KernelPlan {
@@ -168,6 +172,10 @@ struct Temporary {
   TensorId tensor = -1;  // the Reduce (or Scan) node's output
   int64_t elements = 0;
   DType dtype = DType::Float32;
+  // Zero from its allocation on and between launches: the one kernel that reads it
+  // writes back zero where it read a nonzero value (canon/temporary_reset), so the
+  // scatter that adds into it needs no memset first.
+  bool keptZero = false;
 };
 
 // The result of canonicalization: the kernels of one sub-graph, in launch order.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <numeric>
 #include <optional>
 #include <random>
@@ -599,12 +600,13 @@ class BlockMachine {
   }
 
   // A store into graph output s.output, or into temporary s.temporary (gathered params
-  // that later kernels read).
+  // that later kernels read; zero where the loaded value `v` is not: pr_zero_where_set).
   void storeValue(const ElementwiseOutput& s, int64_t i, const Scalar& v) {
     if (s.output >= 0) return store(s.output, i, v, g_.tensor(g_.outputs[static_cast<size_t>(s.output)].tensor).dtype);
     HostTensor& temporary = temporaries_.at(static_cast<size_t>(s.temporary));
     POLYRED_CHECK(i >= 0 && i < temporary.size(), "store at " << i << " outside temporary of " << temporary.size());
-    temporary.set(i, v);
+    if (!s.zeroWhereNonzero) temporary.set(i, v);
+    else if (v.asDouble() != 0 || std::isnan(v.asDouble())) temporary.set(i, Scalar::convert(0.0, temporary.dtype));
   }
 
   void store(int output, int64_t i, const Scalar& v, DType type) {
@@ -663,7 +665,7 @@ CpuExecResult executeOnCpu(const Graph& g, const PolyKernel& k, const std::vecto
   for (const auto& r : k.plan.reductions)
     if (r.output >= 0) prepare(r.output);
   for (const auto& s : k.plan.stores) {
-    if (s.output < 0 && s.scatters()) {  // zeroed before the launch (KernelSpec::initFirst)
+    if (s.output < 0 && s.scatters()) {  // zeroed before the launch (KernelSpec::initFirst), or kept zero
       HostTensor& t = temporaries.at(static_cast<size_t>(s.temporary));
       t = HostTensor::zeros(t.dtype, t.shape);
     }

@@ -551,7 +551,10 @@ class KernelEmitter {
               << "if (l >= lo && l < hi) " << fold << in << "  }\n";
     }
     for (const ElementwiseOutput& s : p_.stores)
-      if (s.pass == u.pass)
+      if (s.pass == u.pass && s.zeroWhereNonzero)
+        os << in << "  pr_zero_where_set_lanes<" << V << ">(" << storePointer(s) << ", " << toC(u.offsets.at(offset++))
+           << ", v" << s.value << lanesInRow << ");\n";
+      else if (s.pass == u.pass)
         os << in << "  pr_store_lanes<" << V << (lastPass && k_.hints.streamingStores ? ", true" : "") << ">("
            << storePointer(s) << ", " << toC(u.offsets.at(offset++)) << ", v" << s.value << ", " << vectorOk << lanesInRow
            << ");\n";
@@ -643,7 +646,9 @@ class KernelEmitter {
     for (const ElementwiseOutput& s : p_.stores) {
       if (s.pass != u.pass) continue;
       const std::string at = toC(u.offsets.at(store++));
-      if (s.scatters())
+      if (s.zeroWhereNonzero)
+        os << in << "  pr_zero_where_set(" << storePointer(s) << ", " << at << ", v" << s.value << ");\n";
+      else if (s.scatters())
         os << in << "  pr_scatter_add(" << storePointer(s) << ", " << at << ", (long long)v" << s.scatterIndex << ", "
            << s.scatterStride << "LL, " << s.scatterExtent << "LL, v" << s.value << ");\n";
       else os << in << "  pr_store(" << storePointer(s) << ", " << at << ", v" << s.value << ");\n";

@@ -75,11 +75,15 @@ std::vector<ParamDeclaration> pointerParams(const Graph& g, const KernelPlan& p)
         std::string(written ? "" : "const ") + std::string(cudaStorageType(type)) + "* __restrict__ ",
         "tmp" + std::to_string(t));
   };
-  for (auto [t, type] : loadedTemps) temporary(t, type, false);
+  std::set<int> cleared;  // loaded, and zeroed where nonzero (canon/temporary_reset): one writable pointer
+  for (const auto& st : p.stores)
+    if (st.zeroWhereNonzero) cleared.insert(st.temporary);
+  for (auto [t, type] : loadedTemps) temporary(t, type, cleared.count(t) > 0);
   for (const auto& r : p.reductions)
     if (r.temporary >= 0) temporary(r.temporary, r.outType, true);
-  for (const auto& st : p.stores)  // a scan's result or gathered params that other kernels read
-    if (st.temporary >= 0) temporary(st.temporary, p.body.at(static_cast<size_t>(st.value)).dtype, true);
+  for (const auto& st : p.stores)  // a scan's result, gathered params or a scatter's sums that other kernels read
+    if (st.temporary >= 0 && !st.zeroWhereNonzero)
+      temporary(st.temporary, p.body.at(static_cast<size_t>(st.value)).dtype, true);
   return params;
 }
 

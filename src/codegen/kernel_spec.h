@@ -28,6 +28,9 @@ struct WorkspaceSpec {
 // A buffer between two kernels of one Program, allocated by the runtime.
 struct TemporarySpec {
   int64_t bytes = 0;
+  // Zeroed when the runtime allocates it; the program leaves it zero after every
+  // launch (Temporary::keptZero). Otherwise its contents start undefined.
+  bool zeroWhenAllocated = false;
 };
 
 struct KernelParam {

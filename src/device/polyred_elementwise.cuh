@@ -217,6 +217,14 @@ __device__ __forceinline__ void pr_scatter_add(S* p, long long k, long long inde
   if (index >= 0 && index < extent) pr_atomic_add(p + k + index * stride, (S)v);
 }
 
+// Zero where the value just loaded from p + k is not: a scatter's temporary left zero
+// for the next launch by the kernel that reads it (canon/temporary_reset). A sparse
+// scatter's temporary is mostly zero, so few of these stores happen.
+template <class S, class V>
+__device__ __forceinline__ void pr_zero_where_set(S* p, long long k, V loaded) {
+  if (loaded != V(0) || loaded != loaded) p[k] = S(0);
+}
+
 // --- conversions (Cast) -------------------------------------------------------------
 // Float to integer: truncate toward zero, saturate to int64, NaN -> 0, then wrap to
 // the target (matches Scalar::convert on the host).
@@ -509,4 +517,12 @@ __device__ __forceinline__ void pr_store_lanes(S* p, long long k, const C (&in)[
     for (int l = 0; l < V; ++l)
       if (l >= lo && l < hi) pr_store(p, k + l, in[l]);
   }
+}
+
+// pr_zero_where_set for the lanes [lo, hi) of a vector loaded from p + k.
+template <int V, class S, class C>
+__device__ __forceinline__ void pr_zero_where_set_lanes(S* p, long long k, const C (&loaded)[V], int lo = 0, int hi = V) {
+#pragma unroll
+  for (int l = 0; l < V; ++l)
+    if (l >= lo && l < hi) pr_zero_where_set(p, k + l, loaded[l]);
 }

@@ -108,7 +108,8 @@ Json manifestJson(const CompiledGraph& c, const CompileOptions& options) {
     j["in_place_of_input"] = o.aliasOfInput ? Json(g.inputIndex(*o.aliasOfInput)) : Json(nullptr);
     outputs.push_back(std::move(j));
   }
-  for (const TemporarySpec& t : c.program.temporaries) temporaries.push_back({{"bytes", t.bytes}});
+  for (const TemporarySpec& t : c.program.temporaries)
+    temporaries.push_back({{"bytes", t.bytes}, {"zero_when_allocated", t.zeroWhenAllocated}});
   for (const KernelSpec& k : c.program.kernels) kernels.push_back(kernelJson(k));
   Json m = {{"format", "polyred-launch-manifest"},
             {"version", 1},

@@ -185,6 +185,11 @@ LoweredRun runLoweredOnCpu(const CompiledGraph& c, const std::vector<HostTensor>
   }
   for (size_t out = 0; out < g.outputs.size(); ++out)
     POLYRED_CHECK(!run.outputs[out].bytes.empty(), "no kernel writes output " << out);
+  // The next launch's scatter adds into them without a memset (canon/temporary_reset).
+  for (size_t t = 0; t < temporaries.size(); ++t)
+    if (c.partition.temporaries[t].keptZero)
+      POLYRED_CHECK(std::all_of(temporaries[t].bytes.begin(), temporaries[t].bytes.end(), [](uint8_t b) { return b == 0; }),
+                    "temporary " << t << " is not zero after the launch, but the next one adds into it");
   return run;
 }
 

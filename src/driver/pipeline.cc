@@ -10,6 +10,7 @@
 #include "canon/logsumexp_rows.h"
 #include "canon/scatter_fallback.h"
 #include "canon/partition.h"
+#include "canon/temporary_reset.h"
 #include "codegen/cuda_emitter.h"
 #include "codegen/horizontal_fusion.h"
 #include "codegen/shared_memory.h"
@@ -179,7 +180,11 @@ CompiledGraph compileGraph(const Graph& source, const CompileOptions& options) {
   });
   const Graph& g = c.graph;
   dump("rewrite", g.nodes.size() == source.nodes.size() ? std::string("(nothing to rewrite)\n") : g.toString());
-  c.partition = timed(ms, "partition", [&] { return partitionGraph(g, rowsFit); });
+  c.partition = timed(ms, "partition", [&] {
+    KernelPartition p = partitionGraph(g, rowsFit);
+    keepScatterTemporariesZero(p);
+    return p;
+  });
   std::vector<LaunchGroup> groups;
   if (options.horizontalFusion) {
     groups = groupIndependentKernels(c.partition, g);
@@ -188,7 +193,7 @@ CompiledGraph compileGraph(const Graph& source, const CompileOptions& options) {
   }
   dump("partition", c.partition.toString(g) + toString(groups, c.partition));
   for (const Temporary& t : c.partition.temporaries)
-    c.program.temporaries.push_back({t.elements * dtypeBytes(t.dtype)});
+    c.program.temporaries.push_back({t.elements * dtypeBytes(t.dtype), t.keptZero});
   std::vector<Bound> bound = timed(ms, "binding", [&] { return bindKernels(c.partition, groups, options.target, options.config); });
   for (size_t k = 0; k < c.partition.kernels.size(); ++k) {
     const KernelPlan& plan = c.partition.kernels[k];
@@ -226,7 +231,8 @@ CompiledGraph compileGraph(const Graph& source, const CompileOptions& options) {
       for (int k : members)
         for (const ElementwiseOutput& s : c.kernels[static_cast<size_t>(k)].plan.stores)
           if (s.scatters() && s.temporary >= 0) {
-            spec.initFirst.push_back({-1, c.program.temporaries.at(static_cast<size_t>(s.temporary)).bytes, -1, s.temporary});
+            const TemporarySpec& t = c.program.temporaries.at(static_cast<size_t>(s.temporary));
+            if (!t.zeroWhenAllocated) spec.initFirst.push_back({-1, t.bytes, -1, s.temporary});
           } else if (s.scatters() && !writesItsBaseInPlace(g, s)) {
             const Tensor& t = g.tensor(g.outputs[static_cast<size_t>(s.output)].tensor);
             spec.initFirst.push_back({s.output, numElements(t.shape) * dtypeBytes(t.dtype), s.scatterBase});

@@ -335,8 +335,12 @@ std::unique_ptr<StreamResources> CompiledProgram::State::allocateResources(CUstr
     for (const WorkspaceSpec& workspace : kernel.workspaces)
       buffers.push_back(makeWorkspace(workspace));
   }
-  for (const TemporarySpec& temporary : temporaries)
-    resources->temporaries.emplace_back(static_cast<size_t>(temporary.bytes));
+  for (const TemporarySpec& temporary : temporaries) {
+    const DeviceBuffer& buffer = resources->temporaries.emplace_back(static_cast<size_t>(temporary.bytes));
+    if (temporary.zeroWhenAllocated)  // before the first launch that uses it, on its stream
+      check(driver().cuMemsetD8Async(devicePointer(buffer.data()), 0, static_cast<size_t>(temporary.bytes), stream),
+            "cuMemsetD8Async");
+  }
   return resources;
 }
 
