@@ -2,13 +2,13 @@
 
 #include <algorithm>
 #include <array>
-#include <cmath>
 #include <numeric>
 #include <optional>
 #include <random>
 
 #include "codegen/cpu_block_sample.h"
 #include "codegen/cpu_scan.h"
+#include "codegen/cpu_stores.h"
 #include "codegen/exec_ast.h"
 #include "codegen/order_witness.h"
 #include "ir/tuple_reduction.h"
@@ -23,10 +23,9 @@ enum Slot { kBx = 0, kBy = 1, kTx = 2, kTy = 3 };
 
 class BlockMachine {
  public:
-  BlockMachine(const Graph& g, const PolyKernel& k, const std::vector<HostTensor>& inputs,
-               std::vector<HostTensor>& temporaries, const CpuExecOptions& o, int slots, CpuExecResult& result)
-      : g_(g), k_(k), p_(k.plan), b_(k.binding), inputs_(inputs), temporaries_(temporaries), o_(o), slots_(slots),
-        result_(result) {
+  BlockMachine(const Graph& g, const PolyKernel& k, const std::vector<HostTensor>& inputs, CpuStores& stores,
+               const CpuExecOptions& o, int slots)
+      : g_(g), k_(k), p_(k.plan), b_(k.binding), inputs_(inputs), stores_(stores), o_(o), slots_(slots) {
     // Tuples combine their blocks through the partials, in block order (as the emitter).
     det_ = o.deterministic || p_.needsBlockOrderCombine();  // and complex products
     // An ordered tuple is right only if each thread's elements are one contiguous chunk
@@ -205,8 +204,7 @@ class BlockMachine {
       }
       switch (b.kind) {
         case BodyValue::Kind::Load: {
-          const HostTensor& in = b.temporary >= 0 ? temporaries_.at(static_cast<size_t>(b.temporary))
-                                                  : inputs_[static_cast<size_t>(b.input)];
+          const HostTensor& in = b.temporary >= 0 ? stores_.temporary(b.temporary) : inputs_[static_cast<size_t>(b.input)];
           int64_t off = lane < 0 ? eval(n.offsets.at(offset++), v) : laneOffset(n, v, load++, offset, lane, true);
           if (b.gathers()) {  // + index * stride, or 0 where the index is out of range
             const int64_t at = values[static_cast<size_t>(b.operands[0])].i;
@@ -293,7 +291,7 @@ class BlockMachine {
         if (out.pass != n.pass) continue;
         int64_t base = eval(n.offsets.at(next++), vars(t));
         POLYRED_CHECK(base % V == 0, "vector store at " << base << ", not a multiple of " << V);
-        storeValue(out, base + lane, values[static_cast<size_t>(out.value)]);
+        stores_.storeValue(out, base + lane, values[static_cast<size_t>(out.value)]);
       }
     }
     const bool whole = !masked || (position >= 0 && position + V <= p_.N);
@@ -397,9 +395,7 @@ class BlockMachine {
           const ElementwiseOutput& st = p_.stores[k];
           const int64_t at = storeLanes > 1 ? eval(n.offsets.at(firstStore + k * storeLanes + static_cast<size_t>(l)), vars(t))
                                             : eval(n.offsets.at(firstStore + k), vars(t)) + l;
-          const Scalar& value = values[static_cast<size_t>(st.value)];
-          if (st.output >= 0) store(st.output, at, value, g_.tensor(g_.outputs[static_cast<size_t>(st.output)].tensor).dtype);
-          else temporaries_.at(static_cast<size_t>(st.temporary)).set(at, value);
+          stores_.storeValue(st, at, values[static_cast<size_t>(st.value)]);
         }
       }
     }
@@ -422,14 +418,13 @@ class BlockMachine {
     for (size_t r = 0; r < p_.reductions.size(); ++r) {
       const auto& ro = p_.reductions[r];
       results.push_back(totals[r].castTo(ro.outType));
-      if (ro.output >= 0) store(ro.output, i, results.back(), ro.outType);
-      if (ro.temporary >= 0) temporaries_.at(static_cast<size_t>(ro.temporary)).set(i, results.back());
+      if (ro.output >= 0) stores_.store(ro.output, i, results.back(), ro.outType);
+      if (ro.temporary >= 0) stores_.storeTemporary(ro.temporary, i, results.back());
     }
     if (p_.epilogue.empty()) return;
     const size_t offsetsPerLane = n.offsets.size() / static_cast<size_t>(lanes_);
     const std::vector<Scalar>& e = evaluate(p_.epilogue, n, t, results, -1, nullptr, offsetsPerLane * static_cast<size_t>(lane));
-    for (const ElementwiseOutput& s : p_.epilogueStores)
-      store(s.output, i, e[static_cast<size_t>(s.value)], g_.tensor(g_.outputs[static_cast<size_t>(s.output)].tensor).dtype);
+    for (const ElementwiseOutput& s : p_.epilogueStores) stores_.storeValue(s, i, e[static_cast<size_t>(s.value)]);
   }
 
   // The totals of the reductions of passes before `pass`, as thread t holds them (after
@@ -470,8 +465,8 @@ class BlockMachine {
     for (const ElementwiseOutput& s : p_.stores) {
       if (s.pass != n.pass) continue;
       const int64_t at = eval(n.offsets.at(next++), v);
-      if (s.scatters()) scatterAdd(s, at, values);
-      else storeValue(s, at, values[static_cast<size_t>(s.value)]);
+      if (s.scatters()) stores_.scatterAdd(s, at, values);
+      else stores_.storeValue(s, at, values[static_cast<size_t>(s.value)]);
     }
   }
 
@@ -586,47 +581,14 @@ class BlockMachine {
     finish(n, t, totals, lane);
   }
 
-  // pr_scatter_add: the add rounds to the output type, as the GPU's atomic does.
-  void scatterAdd(const ElementwiseOutput& s, int64_t base, const std::vector<Scalar>& values) {
-    const int64_t row = values[static_cast<size_t>(s.scatterIndex)].i;
-    if (row < 0 || row >= s.scatterExtent) return;
-    HostTensor& out = s.output >= 0 ? result_.outputs[static_cast<size_t>(s.output)]
-                                    : temporaries_.at(static_cast<size_t>(s.temporary));
-    const DType type = out.dtype;
-    const int64_t i = base + row * s.scatterStride;
-    POLYRED_CHECK(i >= 0 && i < out.size(), "scatter at " << i << " outside output of " << out.size());
-    const Scalar sum[2] = {out.get(i), values[static_cast<size_t>(s.value)].castTo(type)};
-    out.set(i, evalElementwise(OpKind::Add, sum, type));
-  }
-
-  // A store into graph output s.output, or into temporary s.temporary (gathered params
-  // that later kernels read; zero where the loaded value `v` is not: pr_zero_where_set).
-  void storeValue(const ElementwiseOutput& s, int64_t i, const Scalar& v) {
-    if (s.output >= 0) return store(s.output, i, v, g_.tensor(g_.outputs[static_cast<size_t>(s.output)].tensor).dtype);
-    HostTensor& temporary = temporaries_.at(static_cast<size_t>(s.temporary));
-    POLYRED_CHECK(i >= 0 && i < temporary.size(), "store at " << i << " outside temporary of " << temporary.size());
-    if (!s.zeroWhereNonzero) temporary.set(i, v);
-    else if (v.asDouble() != 0 || std::isnan(v.asDouble())) temporary.set(i, Scalar::convert(0.0, temporary.dtype));
-  }
-
-  void store(int output, int64_t i, const Scalar& v, DType type) {
-    HostTensor& out = result_.outputs[static_cast<size_t>(output)];
-    POLYRED_CHECK(i >= 0 && i < out.size(), "store at " << i << " outside output of " << out.size());
-    auto written = result_.written[static_cast<size_t>(output)][static_cast<size_t>(i)];
-    POLYRED_CHECK(!written, "output element " << i << " written twice");
-    result_.written[static_cast<size_t>(output)][static_cast<size_t>(i)] = true;
-    out.set(i, v.castTo(type));
-  }
-
   const Graph& g_;
   const PolyKernel& k_;
   const KernelPlan& p_;
   const Binding& b_;
   const std::vector<HostTensor>& inputs_;
-  std::vector<HostTensor>& temporaries_;
+  CpuStores& stores_;
   const CpuExecOptions& o_;
   int slots_;
-  CpuExecResult& result_;
   int threads_ = 0;
   int lanes_ = 1;  // accumulator lanes (Vectorization::accumulatorLanes)
   std::vector<int64_t> vars_;
@@ -655,32 +617,11 @@ CpuExecResult executeOnCpu(const Graph& g, const PolyKernel& k, const std::vecto
                            std::vector<HostTensor>& temporaries, const CpuExecOptions& options) {
   POLYRED_CHECK(inputs.size() == g.inputs.size(), "executeOnCpu: wrong number of inputs");
   CpuExecResult result;
-  result.outputs.resize(g.outputs.size());
-  result.written.resize(g.outputs.size());
-  auto prepare = [&](int o) {
-    const Tensor& t = g.tensor(g.outputs[static_cast<size_t>(o)].tensor);
-    result.outputs[static_cast<size_t>(o)] = HostTensor::zeros(t.dtype, t.shape);
-    result.written[static_cast<size_t>(o)].assign(static_cast<size_t>(numElements(t.shape)), false);
-  };
-  for (const auto& r : k.plan.reductions)
-    if (r.output >= 0) prepare(r.output);
-  for (const auto& s : k.plan.stores) {
-    if (s.output < 0 && s.scatters()) {  // zeroed before the launch (KernelSpec::initFirst), or kept zero
-      HostTensor& t = temporaries.at(static_cast<size_t>(s.temporary));
-      t = HostTensor::zeros(t.dtype, t.shape);
-    }
-    if (s.output < 0) continue;  // a temporary (a scan's result, gathered params, a scatter)
-    prepare(s.output);
-    if (!s.scatters()) continue;
-    // Set before the launch (KernelSpec::initFirst): zeros, or a copy of the base.
-    if (s.scatterBase >= 0) result.outputs[static_cast<size_t>(s.output)] = inputs.at(static_cast<size_t>(s.scatterBase));
-    result.written[static_cast<size_t>(s.output)].assign(result.written[static_cast<size_t>(s.output)].size(), true);
-  }
-  for (const auto& s : k.plan.epilogueStores) prepare(s.output);
+  CpuStores stores(g, k.plan, inputs, temporaries, result);
 
   Resolver resolver;
   ExecNode root = resolver.resolve(*k.ast);
-  BlockMachine machine(g, k, inputs, temporaries, options, resolver.count(), result);
+  BlockMachine machine(g, k, inputs, stores, options, resolver.count());
 
   auto blocks = blocksToRun(k, options.maxPoints, result.sampled);
   std::mt19937_64 rng(options.blockOrderSeed);
@@ -692,11 +633,7 @@ CpuExecResult executeOnCpu(const Graph& g, const PolyKernel& k, const std::vecto
   }
   machine.checkWorkspaceRestored();  // unsampled tiles were never touched
 
-  if (!result.sampled)
-    for (size_t o = 0; o < result.written.size(); ++o)
-      for (size_t e = 0; e < result.written[o].size(); ++e)
-        POLYRED_CHECK(result.outputs[o].size() == 0 || result.written[o][e],
-                      "output " << o << " element " << e << " never written");
+  if (!result.sampled) stores.checkEveryElementWritten();
   return result;
 }
 
