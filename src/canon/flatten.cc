@@ -65,14 +65,6 @@ IndexExprs broadcastIndex(const IndexExprs& idx, const Shape& out, const Shape& 
   return r;
 }
 
-// Whether two quasi-affine offsets over i < M, j < N are the same point everywhere
-// (decided exactly by isl: the set where they differ is empty).
-bool isSamePoint(const std::string& a, const std::string& b, int64_t M, int64_t N) {
-  IslContext ctx;
-  std::string dom = " : 0 <= i < " + std::to_string(M) + " and 0 <= j < " + std::to_string(N) + " }";
-  return islSameFunction(ctx.get(), "{ [i, j] -> [(" + a + ")]" + dom, "{ [i, j] -> [(" + b + ")]" + dom);
-}
-
 // Whether `offset` equals the row i at every point.
 bool isIdentityOnRows(const std::string& offset, int64_t M, int64_t N) { return isSamePoint(offset, "i", M, N); }
 
@@ -205,15 +197,7 @@ class BodyLowering {
       v.reduction = reduced_.at(node);
       return add(std::move(v));
     }
-    if (!inThisKernel && materialized_.count(node)) {
-      BodyValue v;
-      v.kind = BodyValue::Kind::Load;
-      v.dtype = x.dtype;
-      v.label = x.name;
-      v.temporary = materialized_.at(node);
-      v.offset = offset;
-      return add(std::move(v));
-    }
+    if (!inThisKernel && materialized_.count(node)) return add(temporaryLoad(x, materialized_.at(node), offset));
     throw NeedsMaterialization{node, output_, inThisKernel,
                                quotedName(n.name) + " is read " +
                                    (inThisKernel ? "at other rows than its own" : "by another kernel's reduction")};
@@ -233,13 +217,7 @@ class BodyLowering {
     if (inThisKernel || m == materialized_.end())
       throw NeedsMaterialization{node, output_, inThisKernel && reduction,
                                  quotedName(p.name) + " is gathered (read at points its indices pick)"};
-    BodyValue v;
-    v.kind = BodyValue::Kind::Load;
-    v.dtype = g_.tensor(params).dtype;
-    v.label = g_.tensor(params).name;
-    v.temporary = m->second;
-    v.offset = linearize(at, g_.tensor(params).shape);
-    return v;
+    return temporaryLoad(g_.tensor(params), m->second, linearize(at, g_.tensor(params).shape));
   }
 
   // A scan result: the running fold in the scan's own kernel at the point itself, else
@@ -256,15 +234,8 @@ class BodyLowering {
       return add(std::move(v));
     }
     // (Its own kernel writes the temporary: an output there reads it at other points.)
-    if (auto m = materialized_.find(node); m != materialized_.end() && node != scanNode_) {
-      BodyValue v;
-      v.kind = BodyValue::Kind::Load;
-      v.dtype = x.dtype;
-      v.label = x.name;
-      v.temporary = m->second;
-      v.offset = offset;
-      return add(std::move(v));
-    }
+    if (auto m = materialized_.find(node); m != materialized_.end() && node != scanNode_)
+      return add(temporaryLoad(x, m->second, offset));
     throw NeedsMaterialization{node, output_, false,
                                quotedName(n.name) + " (a scan) is read by another kernel or at other points"};
   }
@@ -276,13 +247,18 @@ class BodyLowering {
     const auto m = materialized_.find(node);
     if (m == materialized_.end())
       throw NeedsMaterialization{node, output_, false, quotedName(n.name) + " (a scatter) is read by another op"};
+    return add(temporaryLoad(x, m->second, linearize(idx, x.shape)));
+  }
+
+  // The load of tensor x, materialized by an earlier kernel in `temporary`, at `offset`.
+  static BodyValue temporaryLoad(const Tensor& x, int temporary, std::string offset) {
     BodyValue v;
     v.kind = BodyValue::Kind::Load;
     v.dtype = x.dtype;
     v.label = x.name;
-    v.temporary = m->second;
-    v.offset = linearize(idx, x.shape);
-    return add(std::move(v));
+    v.temporary = temporary;
+    v.offset = std::move(offset);
+    return v;
   }
 
   BodyValue constantValue(const Tensor& x) {

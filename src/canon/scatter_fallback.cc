@@ -141,8 +141,12 @@ Graph lowerUnstorableScatters(const Graph& g, bool deterministic) {
       continue;
     }
     const DType t = g.tensor(n.inputs[0]).dtype;
-    if (deterministic && isFloat(t)) expandMaskedSum(out, n, g, why);
-    else if (n.inputs.size() == 2 && atomicAddType(t) == t) out.nodes.push_back(n);  // read by others: materialized
+    const bool masked = deterministic && isFloat(t);
+    if (!masked && n.inputs.size() == 2 && atomicAddType(t) == t) {  // read by others: the partition materializes it
+      out.nodes.push_back(n);
+      continue;
+    }
+    if (masked) expandMaskedSum(out, n, g, why);
     else throughTemporary(out, n, g);
     changed = true;
   }

@@ -23,26 +23,18 @@ bool readsAnywhere(const KernelPlan& k, int temporary) {
   return in(k.body) || in(k.epilogue);
 }
 
-// Whether `offset` is the point i itself everywhere in i < M (decided by isl).
-bool isOwnPoint(const std::string& offset, int64_t M) {
-  IslContext ctx;
-  const std::string domain = " : 0 <= i < " + std::to_string(M) + " }";
-  return islSameFunction(ctx.get(), "{ [i] -> [(" + offset + ")]" + domain, "{ [i] -> [(i)]" + domain);
-}
-
 // The body value of `reader` that loads `temporary` once at each of its points, or -1.
+// (An elementwise kernel has no epilogue: its body is every load.)
 int loadOfEachPoint(const KernelPlan& reader, int temporary, int64_t elements) {
   if (reader.form != CanonicalForm::Elementwise || reader.M != elements || reader.hasScatterStore()) return -1;
   int found = -1;
   for (size_t v = 0; v < reader.body.size(); ++v) {
     const BodyValue& b = reader.body[v];
     if (!loads(b, temporary)) continue;
-    if (found >= 0 || b.gathers() || !isOwnPoint(b.offset, reader.M)) return -1;
+    if (found >= 0 || b.gathers() || !isSamePoint(b.offset, "i", reader.M, 1)) return -1;
     found = static_cast<int>(v);
   }
-  const bool inEpilogue = std::any_of(reader.epilogue.begin(), reader.epilogue.end(),
-                                      [&](const BodyValue& b) { return loads(b, temporary); });
-  return inEpilogue ? -1 : found;
+  return found;
 }
 
 }  // namespace

@@ -54,6 +54,14 @@ inline bool islSameFunction(isl_ctx* ctx, const std::string& a, const std::strin
   return same;
 }
 
+// Whether two quasi-affine offsets over i < M, j < N are the same point everywhere
+// (decided exactly by isl: the set where they differ is empty).
+inline bool isSamePoint(const std::string& a, const std::string& b, int64_t M, int64_t N) {
+  IslContext ctx;
+  std::string dom = " : 0 <= i < " + std::to_string(M) + " and 0 <= j < " + std::to_string(N) + " }";
+  return islSameFunction(ctx.get(), "{ [i, j] -> [(" + a + ")]" + dom, "{ [i, j] -> [(" + b + ")]" + dom);
+}
+
 // `expr` (isl text) with every occurrence of the variable `var` replaced by `with`.
 inline std::string islSubstitute(const std::string& expr, char var, const std::string& with) {
   std::string out;
