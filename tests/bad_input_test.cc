@@ -176,6 +176,14 @@ std::vector<BadCase> badCases() {
        "takes 2 inputs"},
       {"Assign into an intermediate", edit([](Json& d) { opInput(d, 2, 0)["tensor_name"] = "s"; }), "",
        "in-place output target 's' is not an input"},
+      {"two Assigns into one input",
+       edit([](Json& d) {
+         Json second = op(d, 2);
+         second["output_desc"][0]["tensor_name"] = "w2";
+         d["op_desc"].push_back(second);
+         d["output_desc"].push_back(second["output_desc"][0]);
+       }),
+       "", "outputs 'w' and 'w2' are both written in place of input 'acc'"},
       {"InplaceAssign with two inputs", edit([](Json& d) { op(d, 2)["name"] = "InplaceAssign"; }),
        "InplaceAssign #2", "takes 3 inputs"},
       {"two outputs on one op",

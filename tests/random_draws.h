@@ -4,9 +4,11 @@
 #pragma once
 
 #include <cstdint>
+#include <numeric>
 #include <vector>
 
 #include "ir/dtype.h"
+#include "ir/graph.h"
 #include "ir/reduction.h"
 #include "support/splitmix64.h"
 
@@ -82,6 +84,22 @@ inline SizeProfile gpuSizes() {
           int64_t{1} << 22,
           true,
           true};
+}
+
+// The elements one reduced value combines (all of them for an empty axis list;
+// negative axes count from the end).
+inline int64_t reducedLength(const Shape& s, const std::vector<int64_t>& axes) {
+  if (axes.empty()) return numElements(s);
+  int64_t n = 1;
+  for (int64_t a : axes) n *= s[static_cast<size_t>(a < 0 ? a + static_cast<int64_t>(s.size()) : a)];
+  return n;
+}
+
+// The permutation that reverses `rank` axes.
+inline std::vector<int64_t> reversed(size_t rank) {
+  std::vector<int64_t> perm(rank);
+  std::iota(perm.rbegin(), perm.rend(), 0);
+  return perm;
 }
 
 }  // namespace polyred::random_graphs

@@ -21,6 +21,7 @@ struct Features {
   bool broadcast = false, transpose = false, reshape = false, allAxes = false, negativeAxes = false,
        keepDims = false, outType = false, twoReductions = false, epilogue = false, intermediateOutput = false,
        sizeOneDim = false;
+  bool inPlace = false;  // an output written in place of an input (Assign)
   bool noise = false;  // StandardNormal added to a value (rarer: not among flags())
 };
 
@@ -41,7 +42,8 @@ inline std::vector<std::pair<std::string, bool>> flags(const Features& f) {
           {"two reductions", f.twoReductions},
           {"epilogue", f.epilogue},
           {"intermediate output", f.intermediateOutput},
-          {"size-1 dim", f.sizeOneDim}};
+          {"size-1 dim", f.sizeOneDim},
+          {"in place", f.inPlace}};
 }
 
 inline std::string describe(const Features& f) {

@@ -34,6 +34,7 @@
 #include "ordered_tuples.h"
 #include "random_draws.h"
 #include "random_graph_features.h"
+#include "random_in_place.h"
 #include "user_reductions.h"
 #include "ir/graph.h"
 
@@ -43,7 +44,7 @@ namespace polyred::random_graphs {
 class GraphGenerator {
  public:
   explicit GraphGenerator(uint64_t seed, SizeProfile sizes = cpuSizes())
-      : rng_(seed), noiseRng_(seed ^ 0x5eed0f0015eULL), b_("random_" + std::to_string(seed)), sizes_(std::move(sizes)) {}
+      : rng_(seed), noiseRng_(seed ^ 0x5eed0f0015eULL), b_("random_" + std::to_string(seed)), sizes_(std::move(sizes)), inPlace_(seed) {}
 
   Generated reductionGraph() {
     DType t = rng_.pick(kDTypes);
@@ -66,15 +67,15 @@ class GraphGenerator {
     }
     if (rng_.percent(40)) {
       f_.epilogue = true;
-      b_.output(epilogue(results, out));
-      if (rng_.percent(50)) b_.output(r1);
+      emit(epilogue(results, out));
+      if (rng_.percent(50)) emit(r1);
     } else {
-      b_.output(r1);
+      emit(r1);
     }
-    if (results.size() > 1) b_.output(results[1]);
+    if (results.size() > 1) emit(results[1]);
     if (rng_.percent(15)) {  // an intermediate is an output too
       f_.intermediateOutput = true;
-      b_.output(v);
+      emit(v);
     }
     return {b_.build(), f_};
   }
@@ -105,25 +106,25 @@ class GraphGenerator {
       const bool max = kind == 0;
       f_.tuple = max ? "argmax" : "argmin";
       if (rng_.percent(50)) {
-        b_.output(max ? b_.argmax(v, axis, index, f_.keepDims) : b_.argmin(v, axis, index, f_.keepDims));
+        emit(max ? b_.argmax(v, axis, index, f_.keepDims) : b_.argmin(v, axis, index, f_.keepDims));
       } else {
         f_.tuple += " with value";
         auto [i, value] = max ? b_.argmaxWithValue(v, axis, index, f_.keepDims) : b_.argminWithValue(v, axis, index, f_.keepDims);
-        b_.output(i);
-        b_.output(value);
+        emit(i);
+        emit(value);
       }
     } else if (kind == 2) {
       f_.tuple = "var_mean";
       auto [var, mean] = b_.varMean(v, randomAxes(s.size()), rng_.percent(50) ? 1 : 0, f_.keepDims);
-      b_.output(var);
-      b_.output(mean);
+      emit(var);
+      emit(mean);
     } else {
       f_.tuple = "logsumexp";
-      b_.output(b_.logSumExp(v, randomAxes(s.size()), f_.keepDims));
+      emit(b_.logSumExp(v, randomAxes(s.size()), f_.keepDims));
     }
     if (rng_.percent(15)) {
       f_.intermediateOutput = true;
-      b_.output(v);
+      emit(v);
     }
     return {b_.build(), f_};
   }
@@ -141,16 +142,16 @@ class GraphGenerator {
     Value v = producers(s, t);
     if (scalar) {
       f_.tuple = "max_abs";
-      b_.output(b_.reduce(v, test_support::maxAbsReduction(), axes, f_.keepDims));
+      emit(b_.reduce(v, test_support::maxAbsReduction(), axes, f_.keepDims));
     } else {
       const size_t which = rng_.below(3);
       f_.tuple = which == 0 ? "affine" : which == 1 ? "hash" : "last";
       auto tuple = which == 0 ? ordered_tuples::affineTuple() : which == 1 ? ordered_tuples::hashTuple() : ordered_tuples::pickTuple(false);
-      b_.output(b_.reduceTuple({v}, tuple, 0, axes, f_.keepDims, which == 2 ? DType::Int32 : DType::Int64));
+      emit(b_.reduceTuple({v}, tuple, 0, axes, f_.keepDims, which == 2 ? DType::Int32 : DType::Int64));
     }
     if (rng_.percent(15)) {
       f_.intermediateOutput = true;
-      b_.output(v);
+      emit(v);
     }
     return {b_.build(), f_};
   }
@@ -221,7 +222,7 @@ class GraphGenerator {
     Value w = b_.window(masked, view, begin, steps);
     std::vector<int64_t> axes = randomAxes(view.size());
     f_.keepDims = rng_.percent(30);
-    b_.output(b_.reduce(reductionInput(w, f_.reduction, t, reducedLength(view, axes)), builtinReduction(f_.reduction, t),
+    emit(b_.reduce(reductionInput(w, f_.reduction, t, reducedLength(view, axes)), builtinReduction(f_.reduction, t),
                         axes, f_.keepDims));
     return {b_.build(), f_};
   }
@@ -258,17 +259,18 @@ class GraphGenerator {
       sums = b_.scatterAdd(v, ids, rows);
     }
     if (inputBase && rng_.percent(30)) {
+      inPlace_.noteWritten(*inputBase);
       b_.outputInto(*sums, *inputBase);  // a table update: atomically in place (16/8-bit: through a temporary)
     } else if (rng_.percent(30)) {
       temporary = true;
       const size_t rank = b_.info(*sums).shape.size();
-      b_.output(rng_.percent(50) ? b_.mul(*sums, *sums) : b_.reduceSum(*sums, randomAxes(rank), false));
-      if (rng_.percent(50)) b_.output(*sums);
+      emit(rng_.percent(50) ? b_.mul(*sums, *sums) : b_.reduceSum(*sums, randomAxes(rank), false));
+      if (rng_.percent(50)) emit(*sums);
     } else {
-      b_.output(*sums);
+      emit(*sums);
     }
     f_.tuple = temporary ? "scatter through a temporary" : "atomic scatter";
-    if (rng_.percent(30)) b_.output(b_.reduceSum(v, randomAxes(s.size()), false));
+    if (rng_.percent(30)) emit(b_.reduceSum(v, randomAxes(s.size()), false));
     return {b_.build(), f_};
   }
 
@@ -291,32 +293,32 @@ class GraphGenerator {
     switch (rng_.below(3)) {
       case 0:
         f_.tuple = "scan";
-        b_.output(scanned);
+        emit(scanned);
         break;
       case 1:  // at the scan's own points: a store of the scan kernel
         f_.tuple = "scan read at its points";
-        b_.output(t == DType::Bool ? b_.binary(OpKind::LogicalAnd, scanned, v) : b_.mul(scanned, producers(s, t)));
+        emit(t == DType::Bool ? b_.binary(OpKind::LogicalAnd, scanned, v) : b_.mul(scanned, producers(s, t)));
         break;
       default: {  // read by a reduction: the scan is materialized
         f_.tuple = "scan reduced";
         const BuiltinCombiner r = rng_.pick(reductionsFor(t));
         if (r == BuiltinCombiner::Prod) {
-          b_.output(scanned);  // (a product of partial products leaves every tolerance)
+          emit(scanned);  // (a product of partial products leaves every tolerance)
           break;
         }
-        b_.output(b_.reduce(scanned, builtinReduction(r, t), randomAxes(s.size()), rng_.percent(30)));
+        emit(b_.reduce(scanned, builtinReduction(r, t), randomAxes(s.size()), rng_.percent(30)));
         break;
       }
     }
     if (rng_.percent(25)) {
       f_.twoReductions = true;
       const BuiltinCombiner second = rng_.pick(reductionsFor(t));
-      b_.output(b_.scan(reductionInput(v, second, t, s[static_cast<size_t>(axis)]), builtinReduction(second, t), axis,
+      emit(b_.scan(reductionInput(v, second, t, s[static_cast<size_t>(axis)]), builtinReduction(second, t), axis,
                         rng_.percent(50), reverse));
     }
     if (rng_.percent(15)) {
       f_.intermediateOutput = true;
-      b_.output(v);
+      emit(v);
     }
     return {b_.build(), f_};
   }
@@ -352,8 +354,8 @@ class GraphGenerator {
     } else {
       r = b_.reduceSum(z, axes, f_.keepDims);
     }
-    b_.output(r);
-    if (rng_.percent(50)) b_.output(rng_.percent(50) ? b_.creal(r) : b_.cimag(r));
+    emit(r);
+    if (rng_.percent(50)) emit(rng_.percent(50) ? b_.creal(r) : b_.cimag(r));
     return {b_.build(), f_};
   }
 
@@ -392,7 +394,7 @@ class GraphGenerator {
       Value epsilon = b_.constant(Scalar::ofFloat(DType::Float32, 1e-5));
       y = b_.binary(OpKind::Mul, centered, b_.unary(OpKind::Rsqrt, b_.add(variance, epsilon)));
     }
-    b_.output(t != DType::Float32 ? b_.cast(y, t) : y);
+    emit(t != DType::Float32 ? b_.cast(y, t) : y);
     return {b_.build(), f_};
   }
 
@@ -400,8 +402,8 @@ class GraphGenerator {
     DType t = rng_.pick(kDTypes);
     f_.dtype = t;
     Value v = producers(randomShape(), t);
-    b_.output(v);
-    if (rng_.percent(50)) b_.output(step(v, t));
+    emit(v);
+    if (rng_.percent(50)) emit(step(v, t));
     return {b_.build(), f_};
   }
 
@@ -439,7 +441,14 @@ class GraphGenerator {
     return axes;
   }
 
-  Value freshInput(DType t, Shape s) { return b_.input("in" + std::to_string(inputs_++), t, std::move(s)); }
+  Value freshInput(DType t, Shape s) {
+    const Value in = b_.input("in" + std::to_string(inputs_++), t, std::move(s));
+    inPlace_.noteInput(in);
+    return in;
+  }
+
+  // A graph output, now and then written in place of an input (tests/random_in_place.h).
+  void emit(Value v) { f_.inPlace = inPlace_.emit(b_, v) || f_.inPlace; }
 
   Value constant(DType t) {
     if (t == DType::Bool) return b_.constant(Scalar::ofBool(rng_.percent(50)));
@@ -671,20 +680,6 @@ class GraphGenerator {
     }
   }
 
-  // The elements one reduced value combines (all of them for an empty axis list).
-  static int64_t reducedLength(const Shape& s, const std::vector<int64_t>& axes) {
-    if (axes.empty()) return numElements(s);
-    int64_t n = 1;
-    for (int64_t a : axes) n *= s[static_cast<size_t>(a < 0 ? a + static_cast<int64_t>(s.size()) : a)];
-    return n;
-  }
-
-  static std::vector<int64_t> reversed(size_t rank) {
-    std::vector<int64_t> perm(rank);
-    std::iota(perm.rbegin(), perm.rend(), 0);
-    return perm;
-  }
-
   Rng rng_;
   Rng noiseRng_;  // whether a chain starts with noise, and its seed
   GraphBuilder b_;
@@ -693,6 +688,7 @@ class GraphGenerator {
   bool inexact_ = false;  // float math whose GPU result may be an ulp off the host's was generated
   bool exactChain_ = false;  // steps draw only ops whose GPU results equal the host's
   int inputs_ = 0;
+  InPlaceOutputs inPlace_;
 };
 
 }  // namespace polyred::random_graphs

@@ -43,6 +43,8 @@ struct Driver {
   decltype(&cuMemAlloc) alloc;
   decltype(&cuMemcpyHtoD) upload;
   decltype(&cuMemcpyDtoH) download;
+  decltype(&cuMemcpyDtoD) copy;
+  decltype(&cuMemsetD8) memset;
   decltype(&cuLaunchKernel) launch;
   decltype(&cuCtxSynchronize) synchronize;
   decltype(&cuGetErrorString) errorString;
@@ -65,6 +67,8 @@ struct Driver {
     sym(d.alloc, "cuMemAlloc_v2");
     sym(d.upload, "cuMemcpyHtoD_v2");
     sym(d.download, "cuMemcpyDtoH_v2");
+    sym(d.copy, "cuMemcpyDtoD_v2");
+    sym(d.memset, "cuMemsetD8_v2");
     sym(d.launch, "cuLaunchKernel");
     sym(d.synchronize, "cuCtxSynchronize");
     sym(d.errorString, "cuGetErrorString");
@@ -183,6 +187,13 @@ int run(const std::string& dir) {
       args.push_back(kind == "input" ? inputs.at(index) : kind == "output" ? outputs.at(index)
                      : kind == "temporary" ? temporaries.at(index) : workspaces.at(index));
     }
+    for (const Json& z : k.at("init_outputs_first")) {  // a ScatterAdd adds into it: zeros, or its base
+      const int temporary = z.at("temporary"), from = z.at("copy_of_input");
+      const CUdeviceptr target = temporary >= 0 ? temporaries.at(static_cast<size_t>(temporary)) : outputs.at(z.at("output").get<size_t>());
+      const size_t bytes = z.at("bytes");
+      if (from >= 0) cu.check(cu.copy(target, inputs.at(static_cast<size_t>(from)), bytes), "cuMemcpyDtoD");
+      else cu.check(cu.memset(target, 0, bytes), "cuMemsetD8");
+    }
     std::vector<void*> pointers;
     for (CUdeviceptr& a : args) pointers.push_back(&a);
     const Json& g = k.at("grid");
@@ -191,6 +202,9 @@ int run(const std::string& dir) {
                        pointers.data(), nullptr),
              "cuLaunchKernel " + k.at("name").get<std::string>());
   }
+  for (const Json& c : m.at("copies_after"))  // staged in-place outputs
+    cu.check(cu.copy(outputs.at(c.at("output").get<size_t>()), temporaries.at(c.at("temporary").get<size_t>()), c.at("bytes")),
+             "cuMemcpyDtoD");
   cu.check(cu.synchronize(), "the kernels");
 
   int mismatches = 0;

@@ -176,13 +176,25 @@ std::string KernelPlan::toString(const Graph& g) const {
 
 std::string KernelPartition::toString(const Graph& g) const {
   std::string s;
+  auto stages = [&](size_t t) {
+    return std::any_of(staged.begin(), staged.end(), [&](const StagedOutput& st) { return st.temporary == static_cast<int>(t); });
+  };
   for (size_t t = 0; t < temporaries.size(); ++t)
     s += "temporary" + std::to_string(t) + ": %" + printable(g.tensor(temporaries[t].tensor).name) + " (" +
-         std::to_string(temporaries[t].elements) + " x " + std::string(dtypeName(temporaries[t].dtype)) +
-         "), materialized for later kernels" + (temporaries[t].keptZero ? ", kept zero between launches" : "") +
-         "\n";
+         std::to_string(temporaries[t].elements) + " x " + std::string(dtypeName(temporaries[t].dtype)) + "), " +
+         (stages(t) ? "an in-place output staged" : "materialized for later kernels") +
+         (temporaries[t].keptZero ? ", kept zero between launches" : "") + "\n";
+  for (const StagedOutput& st : staged)
+    s += "out %" + printable(g.tensor(g.outputs[static_cast<size_t>(st.output)].tensor).name) + " is written into temporary" +
+         std::to_string(st.temporary) + " and copied in place after the last launch: " + st.why + "\n";
   for (const auto& k : kernels) s += k.toString(g);
   return s;
+}
+
+int KernelPartition::stagingTemporary(int o) const {
+  for (const StagedOutput& st : staged)
+    if (st.output == o) return st.temporary;
+  return -1;
 }
 
 namespace {

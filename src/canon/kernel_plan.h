@@ -178,10 +178,23 @@ struct Temporary {
   bool keptZero = false;
 };
 
+// An in-place output (Output::aliasOfInput) that its kernel writes into temporary
+// `temporary` instead of its input's buffer, copied into that buffer after the last
+// launch (canon/in_place_hazards): writing it straight there would change what a
+// kernel still reads.
+struct StagedOutput {
+  int output = -1;
+  int temporary = -1;
+  std::string why;
+};
+
 // The result of canonicalization: the kernels of one sub-graph, in launch order.
 struct KernelPartition {
   std::vector<KernelPlan> kernels;
   std::vector<Temporary> temporaries;
+  std::vector<StagedOutput> staged;
+  // The temporary output `o` is staged through, or -1 (written in place directly).
+  int stagingTemporary(int o) const;
   std::string toString(const Graph& g) const;
 };
 

@@ -15,7 +15,8 @@ struct Access {
   std::set<Buffer> reads, writes;
 };
 
-Buffer outputBuffer(const Graph& g, int output) {
+Buffer outputBuffer(const KernelPartition& partition, const Graph& g, int output) {
+  if (const int staging = partition.stagingTemporary(output); staging >= 0) return {2, staging};
   const Output& o = g.outputs[static_cast<size_t>(output)];
   if (o.aliasOfInput) {
     int in = g.inputIndex(*o.aliasOfInput);
@@ -24,18 +25,18 @@ Buffer outputBuffer(const Graph& g, int output) {
   return {1, output};
 }
 
-Access accessOf(const KernelPlan& k, const Graph& g) {
+Access accessOf(const KernelPartition& partition, const KernelPlan& k, const Graph& g) {
   Access a;
   for (const auto* values : {&k.body, &k.epilogue})
     for (const BodyValue& v : *values)
       if (v.kind == BodyValue::Kind::Load) a.reads.insert(v.temporary >= 0 ? Buffer{2, v.temporary} : Buffer{0, v.input});
   for (const ReductionOutput& r : k.reductions) {
-    if (r.output >= 0) a.writes.insert(outputBuffer(g, r.output));
+    if (r.output >= 0) a.writes.insert(outputBuffer(partition, g, r.output));
     if (r.temporary >= 0) a.writes.insert({2, r.temporary});
   }
   for (const auto* stores : {&k.stores, &k.epilogueStores})  // (a scan's store may fill a temporary)
     for (const ElementwiseOutput& s : *stores)
-      a.writes.insert(s.output >= 0 ? outputBuffer(g, s.output) : Buffer{2, s.temporary});
+      a.writes.insert(s.output >= 0 ? outputBuffer(partition, g, s.output) : Buffer{2, s.temporary});
   return a;
 }
 
@@ -53,7 +54,7 @@ bool dependsOn(const Access& later, const Access& earlier) {
 
 std::vector<LaunchGroup> groupIndependentKernels(const KernelPartition& partition, const Graph& g) {
   std::vector<Access> access;
-  for (const KernelPlan& k : partition.kernels) access.push_back(accessOf(k, g));
+  for (const KernelPlan& k : partition.kernels) access.push_back(accessOf(partition, k, g));
   std::vector<int> depth(partition.kernels.size(), 0);
   std::vector<LaunchGroup> groups;
   for (size_t k = 0; k < partition.kernels.size(); ++k) {

@@ -617,7 +617,10 @@ CpuExecResult executeOnCpu(const Graph& g, const PolyKernel& k, const std::vecto
                            std::vector<HostTensor>& temporaries, const CpuExecOptions& options) {
   POLYRED_CHECK(inputs.size() == g.inputs.size(), "executeOnCpu: wrong number of inputs");
   CpuExecResult result;
+  POLYRED_CHECK(!options.inputBuffers || options.inputBuffers == &inputs,
+                "executeOnCpu: in-place stores must land in the inputs the kernel reads");
   CpuStores stores(g, k.plan, inputs, temporaries, result);
+  if (options.inputBuffers) stores.writeThrough(*options.inputBuffers, options.writeThrough);
 
   Resolver resolver;
   ExecNode root = resolver.resolve(*k.ast);

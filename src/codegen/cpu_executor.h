@@ -30,6 +30,13 @@ struct CpuExecOptions {
   int64_t maxPoints = 0;
   // Polled before every block; past it the run stops with TimeBudgetExceeded.
   const Deadline* deadline = nullptr;
+  // In-place outputs as the GPU runs them: where writeThrough[o] >= 0, every store into
+  // graph output o also lands at once in (*inputBuffers)[writeThrough[o]], which must
+  // be the `inputs` the kernel reads -- so a read of that input after the store, by this
+  // kernel's later blocks or by the next kernel, sees the new value, as it would on the
+  // GPU (canon/in_place_hazards stages the outputs where that would be wrong).
+  std::vector<HostTensor>* inputBuffers = nullptr;
+  std::vector<int> writeThrough;
 };
 
 struct CpuExecResult {

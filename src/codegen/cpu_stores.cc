@@ -1,5 +1,6 @@
 #include "codegen/cpu_stores.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "ir/ops.h"
@@ -34,6 +35,25 @@ CpuStores::CpuStores(const Graph& g, const KernelPlan& plan, const std::vector<H
   for (const auto& s : plan.epilogueStores) prepare(s.output);
 }
 
+void CpuStores::writeThrough(std::vector<HostTensor>& buffers, const std::vector<int>& inputOfOutput) {
+  POLYRED_CHECK(inputOfOutput.size() == g_.outputs.size(), "write-through wants an entry per graph output");
+  inputBuffers_ = &buffers;
+  inputOfOutput_ = inputOfOutput;
+  for (size_t o = 0; o < inputOfOutput.size(); ++o) {  // set whole before the launch: a scatter's base copied in
+    const std::vector<bool>& written = result_.written[o];
+    if (inputOfOutput[o] >= 0 && !written.empty() && std::all_of(written.begin(), written.end(), [](bool w) { return w; }))
+      buffers.at(static_cast<size_t>(inputOfOutput[o])) = result_.outputs[o];
+  }
+}
+
+void CpuStores::mirror(int output, int64_t i) {
+  if (!inputBuffers_) return;
+  const int in = inputOfOutput_[static_cast<size_t>(output)];
+  if (in < 0) return;
+  const HostTensor& out = result_.outputs[static_cast<size_t>(output)];
+  inputBuffers_->at(static_cast<size_t>(in)).set(i, out.get(i));
+}
+
 void CpuStores::store(int output, int64_t i, const Scalar& v, DType type) {
   HostTensor& out = result_.outputs[static_cast<size_t>(output)];
   POLYRED_CHECK(i >= 0 && i < out.size(), "store at " << i << " outside output of " << out.size());
@@ -41,6 +61,7 @@ void CpuStores::store(int output, int64_t i, const Scalar& v, DType type) {
   POLYRED_CHECK(!written, "output element " << i << " written twice");
   result_.written[static_cast<size_t>(output)][static_cast<size_t>(i)] = true;
   out.set(i, v.castTo(type));
+  mirror(output, i);
 }
 
 void CpuStores::storeValue(const ElementwiseOutput& s, int64_t i, const Scalar& v) {
@@ -60,6 +81,7 @@ void CpuStores::scatterAdd(const ElementwiseOutput& s, int64_t base, const std::
   POLYRED_CHECK(i >= 0 && i < out.size(), "scatter at " << i << " outside its target of " << out.size());
   const Scalar sum[2] = {out.get(i), values[static_cast<size_t>(s.value)].castTo(out.dtype)};
   out.set(i, evalElementwise(OpKind::Add, sum, out.dtype));
+  if (s.output >= 0) mirror(s.output, i);
 }
 
 void CpuStores::storeTemporary(int t, int64_t i, const Scalar& v) {

@@ -24,6 +24,10 @@ class CpuStores {
   CpuStores(const Graph& g, const KernelPlan& plan, const std::vector<HostTensor>& inputs,
             std::vector<HostTensor>& temporaries, CpuExecResult& result);
 
+  // From now on a store into graph output o also sets element i of
+  // buffers[inputOfOutput[o]] where that is >= 0 (CpuExecOptions::writeThrough).
+  void writeThrough(std::vector<HostTensor>& buffers, const std::vector<int>& inputOfOutput);
+
   // Element i of graph output `output`: v converted to `type`.
   void store(int output, int64_t i, const Scalar& v, DType type);
   // Body or epilogue store `s` at offset i: into its output (in the output's dtype) or
@@ -41,9 +45,14 @@ class CpuStores {
   void checkEveryElementWritten() const;
 
  private:
+  // The in-place input buffer output o's element i also lands in (writeThrough).
+  void mirror(int output, int64_t i);
+
   const Graph& g_;
   std::vector<HostTensor>& temporaries_;
   CpuExecResult& result_;
+  std::vector<HostTensor>* inputBuffers_ = nullptr;
+  std::vector<int> inputOfOutput_;
 };
 
 }  // namespace polyred

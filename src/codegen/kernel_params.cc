@@ -1,37 +1,9 @@
 #include "codegen/kernel_params.h"
 
-#include <algorithm>
 #include <map>
-#include <optional>
 #include <set>
 
-#include "support/error.h"
-
 namespace polyred {
-
-namespace {
-
-// Whether a reduction kernel reads graph input `in`, which it also writes in place,
-// only where the same thread then overwrites it: in the epilogue (once per kept row), at
-// the offset of an epilogue store into an output aliasing `in` -- a moving average
-// x = 0.9 x + 0.1 mean(y) written back into x. Anywhere else another thread could see
-// the buffer half updated.
-bool readWhereWrittenInPlace(const Graph& g, const KernelPlan& p, int in) {
-  auto loadsIn = [&](const BodyValue& v) { return v.kind == BodyValue::Kind::Load && v.temporary < 0 && v.input == in; };
-  for (const BodyValue& v : p.body)
-    if (loadsIn(v)) return false;
-  for (const BodyValue& v : p.epilogue) {
-    if (!loadsIn(v)) continue;
-    const bool overwrittenThere = std::any_of(p.epilogueStores.begin(), p.epilogueStores.end(), [&](const ElementwiseOutput& s) {
-      const std::optional<TensorId>& alias = g.outputs[static_cast<size_t>(s.output)].aliasOfInput;
-      return alias && g.inputIndex(*alias) == in && s.offset == v.offset;
-    });
-    if (!overwrittenThere) return false;
-  }
-  return true;
-}
-
-}  // namespace
 
 std::vector<ParamDeclaration> pointerParams(const Graph& g, const KernelPlan& p) {
   std::set<int> loaded;
@@ -53,9 +25,6 @@ std::vector<ParamDeclaration> pointerParams(const Graph& g, const KernelPlan& p)
   };
   for (int in : loaded) {
     DType t = g.tensor(g.inputs[static_cast<size_t>(in)]).dtype;
-    if (aliased(in) && p.form != CanonicalForm::Elementwise && !readWhereWrittenInPlace(g, p, in))
-      throw UnsupportedError(g.sourceFile, g.tensor(g.inputs[static_cast<size_t>(in)]).name,
-                             "a reduction kernel that reads a buffer it also writes in place");
     std::string qual = aliased(in) ? " " : " __restrict__ ";
     add(KernelParam::Kind::Input, in, "const " + std::string(cudaStorageType(t)) + "*" + qual, "in" + std::to_string(in));
   }

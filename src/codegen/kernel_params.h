@@ -3,8 +3,8 @@
 // Takes: the graph and one kernel's plan. Gives: the declarations, in order -- the inputs
 // the kernel loads, the outputs it writes, then the temporaries it reads and writes (a
 // workspace, the emitter's own, follows them). A buffer the graph writes in place is
-// declared without __restrict__; a reduction kernel that reads such a buffer is refused
-// (UnsupportedError), its reads would race with the in-place writes.
+// declared without __restrict__ (canon/in_place_hazards decided which of its reads
+// are safe; a staged output's parameter receives its temporary).
 #pragma once
 
 #include <string>

@@ -49,7 +49,7 @@ struct LaunchPart {
 
 // A buffer the kernel adds into (ScatterAdd): a graph output or a temporary, whose
 // `bytes` the runtime sets on the launch's stream just before the launch -- to zero,
-// or (an output) to a copy of graph input `fromInput` (the scatter's base).
+// or to a copy of graph input `fromInput` (the scatter's base).
 struct OutputInit {
   int output = 0;  // into Graph::outputs, unless `temporary` >= 0
   int64_t bytes = 0;
@@ -67,9 +67,19 @@ struct KernelSpec {
   std::vector<OutputInit> initFirst;
 };
 
+// After the last launch: `bytes` of temporary `temporary` copied into graph output
+// `output` -- an in-place output staged (canon/in_place_hazards), whose input buffer
+// the kernels still read while they compute it.
+struct OutputCopy {
+  int temporary = 0;
+  int output = 0;
+  int64_t bytes = 0;
+};
+
 struct Program {
   std::vector<KernelSpec> kernels;
   std::vector<TemporarySpec> temporaries;
+  std::vector<OutputCopy> copiesAfter;
 };
 
 }  // namespace polyred

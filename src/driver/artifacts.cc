@@ -111,6 +111,9 @@ Json manifestJson(const CompiledGraph& c, const CompileOptions& options) {
   for (const TemporarySpec& t : c.program.temporaries)
     temporaries.push_back({{"bytes", t.bytes}, {"zero_when_allocated", t.zeroWhenAllocated}});
   for (const KernelSpec& k : c.program.kernels) kernels.push_back(kernelJson(k));
+  Json copies = Json::array();
+  for (const OutputCopy& copy : c.program.copiesAfter)
+    copies.push_back({{"temporary", copy.temporary}, {"output", copy.output}, {"bytes", copy.bytes}});
   Json m = {{"format", "polyred-launch-manifest"},
             {"version", 1},
             {"graph", {{"name", g.name}, {"sha256", sha256Hex(g.toString())}}},
@@ -122,10 +125,13 @@ Json manifestJson(const CompiledGraph& c, const CompileOptions& options) {
             {"outputs", outputs},
             {"temporaries", temporaries},
             {"launches", kernels},
+            {"copies_after", copies},
             {"launch_rules",
              "launch in order on one stream; pointer parameters only, in `params` order; allocate each workspace "
              "once per stream, fill it with its pattern (repeated; empty = zeros) before the first launch, never "
-             "again; an in-place output is passed as its input's pointer"}};
+             "again; before a launch, set each of its init_outputs_first (zeros, or a copy of an input); an in-place output is "
+             "passed as its input's pointer; after the last launch, copy each of copies_after (a temporary into an "
+             "output)"}};
   return m;
 }
 

@@ -44,6 +44,21 @@ constexpr int64_t kWideElementBytes = 8;
 constexpr int64_t kMemoEntryBytes = 64;
 constexpr auto kMemoEntriesMax = static_cast<int64_t>(PointReference::kMemoEntries);
 
+// Per graph output: the input whose buffer a kernel writes it into directly (an
+// in-place output not staged by canon/in_place_hazards), or -1.
+std::vector<int> inPlaceInputs(const CompiledGraph& c) {
+  const Graph& g = c.graph;
+  std::vector<int> in(g.outputs.size(), -1);
+  for (size_t o = 0; o < g.outputs.size(); ++o)
+    if (g.outputs[o].aliasOfInput && c.partition.stagingTemporary(static_cast<int>(o)) < 0)
+      in[o] = g.inputIndex(*g.outputs[o].aliasOfInput);
+  return in;
+}
+
+bool anyInPlace(const std::vector<int>& inPlace) {
+  return std::any_of(inPlace.begin(), inPlace.end(), [](int in) { return in >= 0; });
+}
+
 }  // namespace
 
 std::string CheckMemory::toString() const {
@@ -63,6 +78,7 @@ CheckMemory planCheckMemory(const CompiledGraph& c) {
     m.outputs += 3 * bytesOf(t) + numElements(t.shape) / 8;
   }
   for (const Temporary& t : c.partition.temporaries) m.temporaries += t.elements * dtypeBytes(t.dtype);
+  if (anyInPlace(inPlaceInputs(c))) m.inputs *= 2;  // the buffers in-place stores land in: a copy of the inputs
   int64_t elements = graphElements(g);
   m.sampledReference = elements > kFullReferenceElements;
   m.reference = m.sampledReference ? kMemoEntryBytes * std::min(memoizableElements(g), kMemoEntriesMax)
@@ -166,6 +182,12 @@ LoweredRun runLoweredOnCpu(const CompiledGraph& c, const std::vector<HostTensor>
   run.written.resize(g.outputs.size());
   std::vector<HostTensor> temporaries;
   for (const Temporary& t : c.partition.temporaries) temporaries.push_back(HostTensor::zeros(t.dtype, {t.elements}));
+  // The GPU's input buffers, which in-place stores change as the kernels run; the
+  // reference keeps reading `inputs`, the values before the launch.
+  const std::vector<int> inPlace = inPlaceInputs(c);
+  std::vector<HostTensor> buffers;
+  if (anyInPlace(inPlace)) buffers = inputs;
+  const std::vector<HostTensor>& kernelInputs = anyInPlace(inPlace) ? buffers : inputs;
   for (size_t k = 0; k < c.kernels.size(); ++k) {
     deadline.setStage("running kernel " + std::to_string(k + 1) + " of " + std::to_string(c.kernels.size()) + " (" +
                       c.kernels[k].plan.name + ") on the CPU");
@@ -175,7 +197,11 @@ LoweredRun runLoweredOnCpu(const CompiledGraph& c, const std::vector<HostTensor>
     // Sampling would leave parts of a temporary unwritten for the kernels that read it.
     o.maxPoints = temporaries.empty() ? options.maxPoints : 0;
     o.deadline = &deadline;
-    CpuExecResult r = executeOnCpu(g, c.kernels[k], inputs, temporaries, o);
+    if (anyInPlace(inPlace)) {
+      o.inputBuffers = &buffers;
+      o.writeThrough = inPlace;
+    }
+    CpuExecResult r = executeOnCpu(g, c.kernels[k], kernelInputs, temporaries, o);
     run.sampled = run.sampled || r.sampled;
     for (size_t out = 0; out < g.outputs.size(); ++out) {
       if (r.outputs[out].bytes.empty()) continue;

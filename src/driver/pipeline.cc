@@ -7,6 +7,7 @@
 
 #include "canon/launch_groups.h"
 #include "canon/gather_sources.h"
+#include "canon/in_place_hazards.h"
 #include "canon/logsumexp_rows.h"
 #include "canon/scatter_fallback.h"
 #include "canon/partition.h"
@@ -59,6 +60,36 @@ namespace {
 bool writesItsBaseInPlace(const Graph& g, const ElementwiseOutput& s) {
   const std::optional<TensorId>& alias = g.outputs[static_cast<size_t>(s.output)].aliasOfInput;
   return s.scatterBase >= 0 && alias && g.inputIndex(*alias) == s.scatterBase;
+}
+
+// What the runtime sets before `spec`'s launch for the scatters of `plan`: a scatter's
+// temporary to zero (unless kept zero), its output to zero or to a copy of its base
+// (unless the output is the base's own buffer, or staged: then its temporary).
+void setBeforeScatters(const CompiledGraph& c, const KernelPlan& plan, KernelSpec& spec) {
+  const Graph& g = c.graph;
+  for (const ElementwiseOutput& s : plan.stores) {
+    if (!s.scatters()) continue;
+    if (s.temporary >= 0) {
+      const TemporarySpec& t = c.program.temporaries.at(static_cast<size_t>(s.temporary));
+      if (!t.zeroWhenAllocated) spec.initFirst.push_back({-1, t.bytes, -1, s.temporary});
+      continue;
+    }
+    const Tensor& t = g.tensor(g.outputs[static_cast<size_t>(s.output)].tensor);
+    const int64_t bytes = numElements(t.shape) * dtypeBytes(t.dtype);
+    if (const int staging = c.partition.stagingTemporary(s.output); staging >= 0)
+      spec.initFirst.push_back({-1, bytes, s.scatterBase, staging});
+    else if (!writesItsBaseInPlace(g, s))
+      spec.initFirst.push_back({s.output, bytes, s.scatterBase});
+  }
+}
+
+// A staged in-place output (canon/in_place_hazards) is the kernel's out<n> parameter
+// still, but the runtime passes its temporary there.
+void redirectStagedOutputs(const KernelPartition& partition, KernelSpec& spec) {
+  for (KernelParam& param : spec.params)
+    if (const int staging = param.kind == KernelParam::Kind::Output ? partition.stagingTemporary(param.index) : -1;
+        staging >= 0)
+      param = {KernelParam::Kind::Temporary, staging};
 }
 
 struct Bound {
@@ -162,6 +193,9 @@ std::string describeLaunches(const Program& program) {
     for (const LaunchPart& p : k.parts)
       os << "  " << p.kernel << ": blocks [" << p.firstBlock << ", " << p.firstBlock + p.blocks << ")\n";
   }
+  for (const OutputCopy& copy : program.copiesAfter)
+    os << "after the last launch: temporary " << copy.temporary << " copied into output " << copy.output << " ("
+       << copy.bytes << " bytes, an in-place output staged)\n";
   return os.str();
 }
 
@@ -183,6 +217,7 @@ CompiledGraph compileGraph(const Graph& source, const CompileOptions& options) {
   c.partition = timed(ms, "partition", [&] {
     KernelPartition p = partitionGraph(g, rowsFit);
     keepScatterTemporariesZero(p);
+    stageInPlaceHazards(p, g);
     return p;
   });
   std::vector<LaunchGroup> groups;
@@ -228,18 +263,13 @@ CompiledGraph compileGraph(const Graph& source, const CompileOptions& options) {
         for (int k : members) parts.push_back(&c.kernels[static_cast<size_t>(k)]);
         return fuseHorizontally(g, parts, codegen, "polyred_parallel" + std::to_string(c.program.kernels.size()));
       });
-      for (int k : members)
-        for (const ElementwiseOutput& s : c.kernels[static_cast<size_t>(k)].plan.stores)
-          if (s.scatters() && s.temporary >= 0) {
-            const TemporarySpec& t = c.program.temporaries.at(static_cast<size_t>(s.temporary));
-            if (!t.zeroWhenAllocated) spec.initFirst.push_back({-1, t.bytes, -1, s.temporary});
-          } else if (s.scatters() && !writesItsBaseInPlace(g, s)) {
-            const Tensor& t = g.tensor(g.outputs[static_cast<size_t>(s.output)].tensor);
-            spec.initFirst.push_back({s.output, numElements(t.shape) * dtypeBytes(t.dtype), s.scatterBase});
-          }
+      for (int k : members) setBeforeScatters(c, c.kernels[static_cast<size_t>(k)].plan, spec);
+      redirectStagedOutputs(c.partition, spec);
       dump("cuda", spec.source);
       c.program.kernels.push_back(std::move(spec));
     }
+  for (const StagedOutput& st : c.partition.staged)
+    c.program.copiesAfter.push_back({st.temporary, st.output, c.program.temporaries.at(static_cast<size_t>(st.temporary)).bytes});
   dump("launches", describeLaunches(c.program));
   dumpCudaFromEnvironment(c.program);
   return c;

@@ -1,6 +1,7 @@
 #include "ir/graph.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -116,11 +117,16 @@ class Verifier {
       defined[static_cast<size_t>(node.output)] = true;
       checkNode(node);
     }
+    std::map<TensorId, TensorId> writtenInPlace;  // input -> the output written into it
     for (const Output& o : g_.outputs) {
       checkId(o.tensor, "");
       if (!defined[static_cast<size_t>(o.tensor)]) fail("", "output " + quotedName(g_.tensor(o.tensor).name) + " is never computed");
       if (o.aliasOfInput) {
         checkId(*o.aliasOfInput, "");
+        if (auto [it, first] = writtenInPlace.emplace(*o.aliasOfInput, o.tensor); !first)
+          fail("", "outputs " + quotedName(g_.tensor(it->second).name) + " and " + quotedName(g_.tensor(o.tensor).name) +
+                       " are both written in place of input " + quotedName(g_.tensor(*o.aliasOfInput).name) +
+                       " (which one it would hold is undefined)");
         const Tensor& dst = g_.tensor(*o.aliasOfInput);
         const Tensor& src = g_.tensor(o.tensor);
         if (dst.role != TensorRole::Input) fail("", "in-place output target " + quotedName(dst.name) + " is not an input");

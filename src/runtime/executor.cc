@@ -93,7 +93,7 @@ void validateKernel(const KernelSpec& kernel, const Program& program) {
   }
   for (const OutputInit& z : kernel.initFirst)
     if (z.temporary >= 0)
-      POLYRED_CHECK(static_cast<size_t>(z.temporary) < program.temporaries.size() && z.fromInput < 0 &&
+      POLYRED_CHECK(static_cast<size_t>(z.temporary) < program.temporaries.size() &&
                         z.bytes <= program.temporaries[static_cast<size_t>(z.temporary)].bytes,
                     "kernel " << kernel.name << " sets temporary " << z.temporary << " beyond its bounds");
 }
@@ -291,6 +291,7 @@ struct CompiledProgram::State {
   CUcontext context = nullptr;
   std::vector<LoadedKernel> kernels;
   std::vector<TemporarySpec> temporaries;
+  std::vector<OutputCopy> copiesAfter;
   size_t inputsNeeded = 0;   // 1 + the largest input index any kernel reads
   size_t outputsNeeded = 0;  // likewise for outputs
   std::mutex mutex;          // guards streams
@@ -382,12 +383,19 @@ CompiledProgram CompiledProgram::load(const Program& program, const DeviceInfo& 
         state->outputsNeeded = std::max(state->outputsNeeded, needed);
     }
     for (const OutputInit& z : spec.initFirst) {
+      if (z.fromInput >= 0) state->inputsNeeded = std::max(state->inputsNeeded, static_cast<size_t>(z.fromInput) + 1);
       if (z.temporary >= 0) continue;  // (validateKernel checked its index)
       state->outputsNeeded = std::max(state->outputsNeeded, static_cast<size_t>(z.output) + 1);
-      if (z.fromInput >= 0) state->inputsNeeded = std::max(state->inputsNeeded, static_cast<size_t>(z.fromInput) + 1);
     }
     state->kernels.push_back(loadKernel(spec, device));
   }
+  for (const OutputCopy& copy : program.copiesAfter) {
+    POLYRED_CHECK(copy.temporary >= 0 && static_cast<size_t>(copy.temporary) < program.temporaries.size() &&
+                      copy.output >= 0 && copy.bytes <= program.temporaries[static_cast<size_t>(copy.temporary)].bytes,
+                  "a copy after the launches reads temporary " << copy.temporary << " beyond its bounds");
+    state->outputsNeeded = std::max(state->outputsNeeded, static_cast<size_t>(copy.output) + 1);
+  }
+  state->copiesAfter = program.copiesAfter;
   return CompiledProgram(std::move(state));
 }
 
@@ -428,6 +436,11 @@ void CompiledProgram::launch(std::span<void* const> inputs, std::span<void* cons
                                   arguments.data(), nullptr),
           "cuLaunchKernel");
   }
+  for (const OutputCopy& copy : state.copiesAfter)  // staged in-place outputs, once every kernel has read their input
+    check(driver().cuMemcpyDtoDAsync(reinterpret_cast<CUdeviceptr>(outputs[static_cast<size_t>(copy.output)]),
+                                     devicePointer(resources.temporaries[static_cast<size_t>(copy.temporary)].data()),
+                                     static_cast<size_t>(copy.bytes), stream),
+          "cuMemcpyDtoDAsync");
 }
 
 int CompiledProgram::kernelCount() const { return static_cast<int>(state_->kernels.size()); }

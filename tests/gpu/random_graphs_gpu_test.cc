@@ -7,7 +7,9 @@
 // Seeds alternate deterministic mode. Tuple reductions (argmax/argmin, var_mean,
 // logsumexp), user-declared reductions, index ops, complex64 graphs, softmax and layer
 // norm graphs and independent graphs side by side (one fused launch) are run the same
-// way. A failure prints the seed, what the graph exercises, the graph and the
+// way. About a third of the outputs are written in place of an input (an Assign:
+// canon/in_place_hazards; the repeated launches start from the same inputs again). A
+// failure prints the seed, what the graph exercises, the graph and the
 // comparison; POLYRED_RANDOM_GPU_SEEDS=FIRST:COUNT runs other seeds.
 // Without a GPU every test is skipped.
 #include <gtest/gtest.h>
@@ -58,6 +60,7 @@ bool exactOutputs(const Graph& g) {
 struct Tally {
   int graphs = 0;  // run, however they ended
   int checked = 0, skipped = 0, multiBlockKernels = 0, fusedLaunches = 0;
+  int inPlace = 0, staged = 0;  // graphs checked with outputs written into their inputs; of them, staged ones
   std::vector<uint64_t> failedSeeds;
 };
 
@@ -88,6 +91,8 @@ void runOne(const Generated& gen, uint64_t seed, const Target& target, Tally& ta
       tally.fusedLaunches += !k.parts.empty();
     }
     ++tally.checked;
+    tally.inPlace += gen.features.inPlace;
+    tally.staged += !c.partition.staged.empty();
   } catch (const UnsupportedError&) {
     ++tally.skipped;
   } catch (const std::exception& e) {
@@ -119,8 +124,9 @@ TEST(RandomGraphsGpu, ReductionGraphsMatchTheReference) {
   EXPECT_LT(tally.skipped * 10, tally.graphs) << tally.skipped << " graphs rejected as unsupported";
   // The GPU sizes exist to reach cross-block combines; a run without them tests little.
   EXPECT_GE(tally.multiBlockKernels, tally.graphs / 10);
-  std::printf("%d random reduction graphs matched on the GPU (%d kernels with a cross-block workspace)\n",
-              tally.checked, tally.multiBlockKernels);
+  std::printf("%d random reduction graphs matched on the GPU (%d kernels with a cross-block workspace; %d with "
+              "in-place outputs, %d of them staged)\n",
+              tally.checked, tally.multiBlockKernels, tally.inPlace, tally.staged);
 }
 
 TEST(RandomGraphsGpu, ElementwiseGraphsMatchTheReference) {
@@ -136,8 +142,9 @@ void expectAllMatch(int defaultCount, Generated (GraphGenerator::*method)()) {
   const Tally tally = runRandomGraphs(defaultCount, drawn(method));
   EXPECT_TRUE(tally.failedSeeds.empty()) << "failing seeds:" << seedList(tally.failedSeeds);
   EXPECT_EQ(tally.skipped, 0);
-  std::printf("%d random graphs matched on the GPU (%d kernels with a cross-block workspace)\n", tally.checked,
-              tally.multiBlockKernels);
+  std::printf("%d random graphs matched on the GPU (%d kernels with a cross-block workspace; %d with in-place outputs, "
+              "%d of them staged)\n",
+              tally.checked, tally.multiBlockKernels, tally.inPlace, tally.staged);
 }
 
 TEST(RandomGraphsGpu, TupleGraphsMatchTheReference) {
