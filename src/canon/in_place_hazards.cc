@@ -18,6 +18,14 @@ bool anyLoadOf(const std::vector<BodyValue>& values, int input) {
   return false;
 }
 
+// Whether kernel `plan` reads graph input `input`: a load, or the copy of a scatter's
+// base that the runtime makes before the launch (KernelSpec::initFirst).
+bool readsInput(const KernelPlan& plan, int input) {
+  for (const ElementwiseOutput& s : plan.stores)
+    if (s.scatters() && s.scatterBase == input) return true;
+  return anyLoadOf(plan.body, input) || anyLoadOf(plan.epilogue, input);
+}
+
 // The last pass of `plan` whose point statement evaluates body value v, or -1.
 int lastPassUsing(const KernelPlan& plan, size_t v) {
   int last = -1;
@@ -75,7 +83,7 @@ std::string hazardOf(const KernelPartition& partition, int o, int input) {
     if (!why->empty()) return *why;
     for (size_t later = k + 1; later < partition.kernels.size(); ++later) {
       const KernelPlan& reader = partition.kernels[later];
-      if (anyLoadOf(reader.body, input) || anyLoadOf(reader.epilogue, input))
+      if (readsInput(reader, input))
         return "kernel " + reader.name + " reads the input after " + partition.kernels[k].name + " writes it";
     }
     return "";

@@ -7,7 +7,8 @@
 // Program::copiesAfter). A kernel K writes output o over input x in place safely only
 // if every read of x happens before the write of the same element, by the thread that
 // writes it:
-//   - no kernel after K reads x (it would see the new values; the graph means the old);
+//   - no kernel after K reads x -- loads it, or copies it as a scatter's base before its
+//     launch (it would see the new values; the graph means the old);
 //   - a body store into x: K's body reads x only at the store's own offset, in the
 //     store's pass or an earlier one (row-resident passes are separated by the block's
 //     barrier), and K's epilogue does not read x;

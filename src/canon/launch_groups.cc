@@ -34,6 +34,8 @@ Access accessOf(const KernelPartition& partition, const KernelPlan& k, const Gra
     if (r.output >= 0) a.writes.insert(outputBuffer(partition, g, r.output));
     if (r.temporary >= 0) a.writes.insert({2, r.temporary});
   }
+  for (const ElementwiseOutput& s : k.stores)  // a scatter's base, copied into its output before the launch
+    if (s.scatters() && s.scatterBase >= 0) a.reads.insert({0, s.scatterBase});
   for (const auto* stores : {&k.stores, &k.epilogueStores})  // (a scan's store may fill a temporary)
     for (const ElementwiseOutput& s : *stores)
       a.writes.insert(s.output >= 0 ? outputBuffer(partition, g, s.output) : Buffer{2, s.temporary});
