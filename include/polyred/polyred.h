@@ -102,7 +102,9 @@ POLYRED_API const char* polyred_cuda_source(const polyred_program* program, int 
 /* Enqueues the program on `stream` (a CUstream; NULL: the legacy default stream) and
  * returns at once. inputs[k] / outputs[k] are device pointers (CUdeviceptr values) of
  * the k-th input / output, contiguous, row-major; an in-place output is passed as its
- * input's pointer. The first launch on a stream compiles (or loads from the kernel
+ * input's pointer. No other buffers may overlap: an output's or an in-place input's
+ * memory must be apart from every other argument's (the kernels read their inputs
+ * while they write, and declare the pointers __restrict__). The first launch on a stream compiles (or loads from the kernel
  * cache) and allocates the program's workspaces; later ones allocate nothing. */
 POLYRED_API polyred_status polyred_launch(polyred_program* program, void* const* inputs, void* const* outputs,
                                           void* stream);

@@ -118,6 +118,8 @@ class Kernel:
             if t.dtype is not dtype or t.shape != shape or not t.is_contiguous() or t.get_device() != index or index < 0:
                 raise self._refuse(k, t, tensors[0].device)
         outputs = self._outputs(plan, tensors, index, out)
+        if plan.in_place or out is not None:
+            _refuse_overlaps(plan, tensors, outputs, out is not None)
         ins = plan.pack_inputs(*[t.data_ptr() for t in tensors])
         outs = plan.pack_outputs(*[t.data_ptr() for t in outputs])
         if index == plan.current_device():  # (CUDA is initialized: the inputs are on it)
@@ -168,6 +170,7 @@ class _CallPlan:
         self.outputs = [(getattr(torch, _TORCH_DTYPES[s.dtype]), torch.Size(s.shape), s.in_place_of_input)
                         for s in kernel.outputs]
         self.not_in_place = [(dtype, shape) for dtype, shape, alias in self.outputs if alias < 0]  # what out= gives
+        self.in_place = any(alias >= 0 for _, _, alias in self.outputs)
         self.layouts = [(tuple(s.shape), _contiguous_strides(s.shape)) for s in kernel.outputs]  # sizes, strides
         # Pointer arrays as packed native 64-bit words: a fresh immutable buffer per call
         # (ctypes releases the GIL during the launch, so a shared array could be rewritten
@@ -185,6 +188,40 @@ class _CallPlan:
         if d is None:
             d = self._devices[index] = self.torch.device("cuda", index)
         return d
+
+
+def _span(t):
+    start = t.data_ptr()
+    return start, start + t.numel() * t.element_size()
+
+
+def _refuse_overlaps(plan, tensors, outputs, out_given):
+    """Every buffer a kernel writes must be apart from the other tensors of the call (the
+    kernels read their inputs while they write, and declare them __restrict__): an input
+    written in place that overlaps another input, or an out= tensor that overlaps an
+    input or another out= tensor, is refused."""
+    spans = [_span(t) for t in tensors]
+
+    def overlap(x, y):
+        return x[0] < y[1] and y[0] < x[1]
+
+    for k in {alias for _, _, alias in plan.outputs if alias >= 0}:
+        for other, span in enumerate(spans):
+            if other != k and overlap(spans[k], span):
+                raise BadInputError(f"input {k} is written in place but overlaps input {other}: pass separate tensors")
+    if not out_given:
+        return
+    names = [f"input {k}" for k in range(len(spans))]
+    for k, (t, (_, _, alias)) in enumerate(zip(outputs, plan.outputs)):
+        if alias >= 0:
+            continue
+        span = _span(t)
+        for other, name in zip(spans, names):
+            if overlap(span, other):
+                raise BadInputError(f"out= output {k} overlaps {name}: polyred reads its inputs while it writes "
+                                    f"its outputs (write an input in place with an Assign in the graph instead)")
+        spans.append(span)
+        names.append(f"out= output {k}")
 
 
 def _contiguous_strides(shape):

@@ -219,6 +219,26 @@ def test_preallocated_outputs():
         k(a, b, out=(o0.half(), o1))
     with pytest.raises(polyred.BadInputError, match="not on a CUDA device"):
         k(a, b, out=(o0.cpu(), o1))
+    with pytest.raises(polyred.BadInputError, match="out= output 1 overlaps input 0"):
+        k(a, b, out=(o0, a[0]))
+    with pytest.raises(polyred.BadInputError, match="out= output 1 overlaps out= output 0"):
+        k(a, b, out=(o0, o0))
+
+
+def test_in_place_outputs_are_their_inputs_and_may_not_alias_other_inputs():
+    import torch
+    k = polyred.load(polyred.__file__.rsplit("/python/", 1)[0] + "/tests/data/ops/in_place_hazards.json", target="gpu")
+    x, m, y = torch.randn(1024, 1024, device="cuda"), torch.randn(1024, device="cuda"), torch.randn(4096, 1024, device="cuda")
+    c, z = torch.randn(512, 3000, device="cuda").half(), torch.randn(768, 256, device="cuda")
+    want = [x.t().contiguous(), 0.9 * m + y.sum(0) / 4096, m.expand(8, 1024) + 1,
+            (c.float() - c.float().mean(1, keepdim=True)).half(), 2 * z, z.sum(0)]
+    got = k(x, m, y, c, z)
+    assert got[0] is x and got[1] is m and got[3] is c and got[4] is z  # written in place
+    for g, w in zip(got, want):
+        torch.testing.assert_close(g, w, rtol=1e-3, atol=2e-3)
+    shared = torch.randn(4096 * 1024, device="cuda")  # x is the first quarter of y
+    with pytest.raises(polyred.BadInputError, match="input 0 is written in place but overlaps input 2"):
+        k(shared[:1024 * 1024].view(1024, 1024), m, shared.view(4096, 1024), c, z)
 
 
 def test_tensor_on_another_device_is_refused():
