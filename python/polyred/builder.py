@@ -276,6 +276,14 @@ class Builder:
     def output(self, v):
         self._outputs.append(v)
 
+    def output_into(self, v, input):
+        """Writes v into `input`'s buffer (MindSpore's Assign; an in-place output): every
+        other read of `input` sees its value from before the launch."""
+        if (v.dtype, tuple(v.shape)) != (input.dtype, tuple(input.shape)):
+            raise BadInputError(f"output_into: a {v.dtype}{list(v.shape)} value into the {input.dtype}"
+                                f"{list(input.shape)} input {input.name!r}")
+        self._outputs.append(self._op("Assign", [input, v], v.dtype, v.shape))
+
     def build(self):
         """The graph as a composite JSON dict."""
         if not self._outputs:

@@ -11,7 +11,12 @@ x * rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * w), argmax and argmin (int64
 indices, PyTorch's ties and NaN rule; one tuple reduction), index_select and
 embedding, index_add and scatter_add along any dim and index_put with
 accumulate=True (atomic scatters; out-of-range indices are dropped where torch raises,
-index_put's negative ones count from the end as in torch), cumsum and cumprod (one scan kernel), flip, max_pool2d and avg_pool2d (NCHW). Anything else
+index_put's negative ones count from the end as in torch), cumsum and cumprod (one scan kernel), flip, max_pool2d and avg_pool2d (NCHW), addcmul,
+addcdiv and lerp, and the in-place form of every method above (x.add_(g, alpha=-lr),
+m.mul_(b).add_(g), copy_, fill_, zero_): the tensor is rebound to its new value and an
+argument changed in place is written back into its buffer, returned as that very
+tensor; an in-place op on a view, or on a tensor a view was taken of, is refused (fx
+does not follow the aliasing). Anything else
 raises BadInputError naming it; compile(fn, fallback=True) runs such a function
 eagerly instead (for all its calls)."""
 import math
@@ -25,12 +30,80 @@ def _dtype_name(torch_dtype):
     return str(torch_dtype).replace("torch.", "")
 
 
+# Methods and functions whose result shares its argument's storage (a view, or the
+# tensor itself): an in-place op on such a tensor, or on one a view was taken of, would
+# change the other one too, which rebinding values (below) cannot follow.
+_VIEW_METHODS = {"view", "reshape", "unsqueeze", "squeeze", "contiguous", "flatten", "unflatten", "t", "transpose",
+                 "permute", "expand", "expand_as", "view_as", "narrow", "select", "detach", "movedim", "swapaxes",
+                 "__getitem__", "as_strided", "unfold", "diagonal", "real", "imag", "T", "mT"}
+
+
+def _in_place_method(name):
+    return name.endswith("_") and not name.endswith("__")
+
+
 class _Lowering:
     def __init__(self, torch, builder):
         self.torch, self.b, self.env = torch, builder, {}
+        self.same_tensor = {}  # fx node name -> the node whose tensor it is (an in-place op's result)
+        self.viewed = set()    # tensors (their first node's name) that a view was taken of, or that are views
+
+    def tensor_of(self, name):
+        while name in self.same_tensor:
+            name = self.same_tensor[name]
+        return name
+
+    def note_views(self, node):
+        """Records that `node`'s result shares storage with its first argument, where it does."""
+        t = self.torch
+        functions = {t.reshape, t.flatten, t.transpose, t.permute, t.squeeze, t.unsqueeze, t.t, t.narrow, t.select,
+                     t.movedim, t.swapaxes, t.detach, operator.getitem}
+        shares = (node.op == "call_method" and node.target in _VIEW_METHODS) or (
+            node.op == "call_function" and node.target in functions)
+        first = node.args[0] if node.args else None
+        if shares and hasattr(first, "name"):
+            self.viewed.update({self.tensor_of(first.name), node.name})
+
+    def in_place(self, node):
+        """x.op_(...): the value op(x, ...) in x's dtype and shape, which x's node (and
+        the in-place op's result, the same tensor) then stands for; a placeholder changed
+        so is written back into its input's buffer (Compiled.lower)."""
+        name, target = node.target, node.args[0]
+        if not hasattr(target, "name"):
+            raise BadInputError(f"polyred.compile: Tensor.{name} of a constant is not supported")
+        tensor = self.tensor_of(target.name)
+        if tensor in self.viewed:
+            raise BadInputError(f"polyred.compile: Tensor.{name} changes a tensor that shares its storage with a view "
+                                "(reshape, view, indexing, ...); polyred cannot follow the change through the view")
+        x = self.arg(target)
+        if name in ("index_add_", "scatter_add_", "index_put_"):
+            value = self.method(name[:-1], node.args, node.kwargs)
+        elif name == "zero_":
+            value = self.b.constant(0, x.dtype)
+        elif name == "fill_" and isinstance(node.args[1], (int, float, bool)):
+            value = self.b.constant(node.args[1], x.dtype)
+        else:
+            value = self.method(name if name == "copy_" else name[:-1], node.args, dict(node.kwargs))
+        if isinstance(value, (int, float, bool)):
+            value = self.b.constant(value, x.dtype)
+        if tuple(value.shape) != tuple(x.shape):
+            if len(value.shape) > len(x.shape) or any(v not in (1, n) for v, n in zip(reversed(value.shape),
+                                                                                    reversed(x.shape))):
+                raise BadInputError(f"polyred.compile: Tensor.{name} of a {list(x.shape)} tensor with a "
+                                    f"{list(value.shape)} result")
+            value = self.b.broadcast_to(value, list(x.shape))
+        if value.dtype != x.dtype:
+            value = self.b.cast(value, x.dtype)
+        self.env[tensor] = value
+        self.same_tensor[node.name] = tensor
+        return value
 
     def arg(self, a):
-        return self.env[a.name] if hasattr(a, "name") and a.name in self.env else a
+        if hasattr(a, "name"):
+            a_name = self.tensor_of(a.name)
+            if a_name in self.env:
+                return self.env[a_name]
+        return a
 
     def gather_call(self, target, a, kw):
         """index_select(x, dim, index) and embedding(index, weight) (F.embedding's order) as a Gather;
@@ -140,6 +213,17 @@ class _Lowering:
         b = self.tensor_or_constant(b, a)
         return self.b.binary(op, a, b)
 
+    def elementwise_binary(self, op, a, b, rest, kw, what):
+        """add/sub with torch's alpha (b scaled first); any other keyword -- div's
+        rounding_mode, an out= tensor -- is refused rather than ignored."""
+        alpha = kw.pop("alpha", rest[0] if op in ("add", "sub") and rest else 1)
+        if kw or (rest and op not in ("add", "sub")):
+            extra = ", ".join(list(kw) or ["a third argument"])
+            raise BadInputError(f"polyred.compile: {what} with {extra} is not supported")
+        if alpha != 1:
+            b = b * alpha if isinstance(b, (int, float)) else self.binary("mul", b, alpha)
+        return self.binary(op, a, b)
+
     @staticmethod
     def axes(dim):
         if dim is None:
@@ -222,10 +306,13 @@ class _Lowering:
         if target in binaries:
             if binaries[target] == "floor_divide":
                 return self.floor_divide(a[0], a[1])
-            if target in (operator.sub, t.sub) and isinstance(a[0], (int, float)):
+            if target in (operator.sub, t.sub) and isinstance(a[0], (int, float)) and not kw and len(a) == 2:
                 return self.b.binary("sub", self.b.constant(a[0], a[1].dtype), a[1])
-            return self.binary(binaries[target], a[0], a[1])
+            return self.elementwise_binary(binaries[target], a[0], a[1], a[2:], dict(kw), f"torch.{binaries[target]}")
         if target in unaries:
+            if kw or len(a) > 1:
+                raise BadInputError(f"polyred.compile: torch.{unaries[target]} with {', '.join(kw) or 'more arguments'} "
+                                    "is not supported")
             return self.b.unary(unaries[target], a[0])
         if target is F.gelu and kw.get("approximate", "none") == "tanh":
             return self.b.unary("gelu", a[0])
@@ -360,9 +447,22 @@ class _Lowering:
             return self.b.softmax(x, rest[0] if rest else kwargs.get("dim", -1), log=name == "log_softmax")
         if name in ("exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "relu", "abs", "neg", "erf", "erfc", "expm1",
                     "log1p", "asin", "acos", "atan", "asinh", "acosh", "sin", "cos"):
+            if kwargs or rest:
+                raise BadInputError(f"polyred.compile: Tensor.{name} with more arguments is not supported")
             return self.b.unary(name, x)
         if name in ("add", "sub", "mul", "div", "pow", "maximum", "minimum", "remainder", "fmod", "atan2"):
-            return self.binary(name, x, rest[0])
+            return self.elementwise_binary(name, x, rest[0], rest[1:], dict(kwargs), f"Tensor.{name}")
+        if name in ("addcmul", "addcdiv"):  # x + value * t1 (* or /) t2
+            if set(kwargs) - {"value"} or len(rest) != 2:
+                raise BadInputError(f"polyred.compile: Tensor.{name} takes two tensors and value=")
+            term = self.binary("mul" if name == "addcmul" else "div", rest[0], rest[1])
+            value = kwargs.get("value", 1)
+            return self.binary("add", x, term if value == 1 else self.binary("mul", term, value))
+        if name == "lerp":  # x + weight * (end - x)
+            end, weight = rest[0], rest[1] if len(rest) > 1 else kwargs["weight"]
+            return self.binary("add", x, self.binary("mul", self.binary("sub", end, x), weight))
+        if name == "copy_":  # the value of `src`, in x's dtype and shape (see Compiled.lower)
+            return self.arg(rest[0]) if rest else self.arg(kwargs["src"])
         if name == "floor_divide":
             return self.floor_divide(x, rest[0])
         if name == "square":
@@ -383,9 +483,6 @@ class _Lowering:
             return self.scatter_add(x, *rest, **kwargs)
         if name == "index_put":
             return self.index_put(x, *rest, **kwargs)
-        if name in ("index_add_", "scatter_add_", "index_put_"):
-            raise BadInputError(f"polyred.compile: Tensor.{name} changes its tensor in place, which a compiled "
-                                f"kernel cannot; write Tensor.{name[:-1]} (a new tensor)")
         if name == "flip":
             dims = list(rest[0]) if len(rest) == 1 and isinstance(rest[0], (tuple, list)) else list(rest) or kwargs["dims"]
             return self.b.flip(x, dims)
@@ -407,37 +504,58 @@ class Compiled:
         graph = torch.fx.symbolic_trace(self.fn).graph
         b = Builder(getattr(self.fn, "__name__", "fn").replace("<", "").replace(">", ""))
         low = _Lowering(torch, b)
-        placeholders = iter(tensors)
+        placeholders, inputs, returns = iter(tensors), {}, []
         for node in graph.nodes:
             if node.op == "placeholder":
                 t = next(placeholders)
-                low.env[node.name] = b.input(node.name, _dtype_name(t.dtype), tuple(t.shape))
+                low.env[node.name] = inputs[node.name] = b.input(node.name, _dtype_name(t.dtype), tuple(t.shape))
+            elif node.op == "call_method" and _in_place_method(node.target):
+                low.in_place(node)
             elif node.op == "call_function":
                 low.env[node.name] = low.call(node.target, node.args, node.kwargs)
             elif node.op == "call_method":
                 low.env[node.name] = low.method(node.target, node.args, node.kwargs)
             elif node.op == "output":
                 results = node.args[0] if isinstance(node.args[0], (tuple, list)) else [node.args[0]]
-                for r in results:
-                    b.output(low.arg(r))
+                returns = [self._result(low, inputs, b, r) for r in results if r is not None]
             else:
                 raise BadInputError(f"polyred.compile: fx node {node.op} {node.target} is not supported")
-        return b.compile(**self.options)
+            if node.op in ("call_method", "call_function"):
+                low.note_views(node)
+        changed = [name for name, v in inputs.items() if low.env[name] is not v]
+        for name in changed:  # arguments changed in place: their final values written back
+            b.output_into(low.env[name], inputs[name])
+        return b.compile(**self.options), returns
+
+    @staticmethod
+    def _result(low, inputs, b, r):
+        """What the function returns in one slot: ("input", k) where it returns an argument
+        it changed in place (the very tensor, as in eager), else ("output", k)."""
+        name = low.tensor_of(r.name) if hasattr(r, "name") else None
+        if name in inputs and low.env[name] is not inputs[name]:
+            return "input", list(inputs).index(name)
+        b.output(low.arg(r))
+        return "output", len(b._outputs) - 1
 
     def __call__(self, *tensors):
         if self.eager:
             return self.fn(*tensors)
         key = tuple((tuple(t.shape), str(t.dtype), str(t.device)) for t in tensors)
-        kernel = self.kernels.get(key)
-        if kernel is None:
+        compiled = self.kernels.get(key)
+        if compiled is None:
             try:
-                kernel = self.kernels[key] = self.lower(tensors)
+                compiled = self.kernels[key] = self.lower(tensors)
             except BadInputError:
                 if not self.fallback:
                     raise
                 self.eager = True
                 return self.fn(*tensors)
-        return kernel(*tensors)
+        kernel, returns = compiled
+        outputs = kernel(*tensors)
+        if not isinstance(outputs, tuple):
+            outputs = (outputs,)
+        got = [tensors[k] if kind == "input" else outputs[k] for kind, k in returns]
+        return None if not got else got[0] if len(got) == 1 else tuple(got)
 
 
 def compile(fn, *, fallback=False, deterministic=False, target="gpu"):

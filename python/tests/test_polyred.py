@@ -125,9 +125,14 @@ def test_builder_shape_errors_are_bad_input():
         b.argmax(b.input("d", "float32", (3, 4)), 2)
 
 
-def trace(fn, *tensors):
-    """polyred.compile(fn)'s lowering for these tensors, for the sm_90 target (no GPU)."""
+def lowered(fn, *tensors):
+    """polyred.compile(fn)'s lowering for these tensors, for the sm_90 target (no GPU):
+    the kernel, and where each returned value comes from."""
     return polyred.compile(fn, target=None).lower(tensors)
+
+
+def trace(fn, *tensors):
+    return lowered(fn, *tensors)[0]
 
 
 def test_traced_functions_lower_and_match_the_reference(torch_or_skip):
@@ -214,14 +219,52 @@ def test_unsupported_ops_name_themselves_and_fallback_runs_eagerly(torch_or_skip
         trace(lambda a: a // 0.1, x)
     with pytest.raises(polyred.BadInputError, match="floor division of floats"):
         trace(lambda a: a.floor_divide(a), x)
-    # Scatters in place, and index_put as a store, are refused with the reason.
+    # index_put as a store is refused with the reason (accumulate=True is a scatter).
     i, v = torch.tensor([0, 3, 3]), torch.ones(3, 4)
-    with pytest.raises(polyred.BadInputError, match="in place"):
-        trace(lambda a, j, w: a.index_put_((j,), w, accumulate=True), x, i, v)
     with pytest.raises(polyred.BadInputError, match="accumulate=True"):
         trace(lambda a, j, w: a.index_put((j,), w), x, i, v)
     with pytest.raises(polyred.BadInputError, match="one shape"):
         trace(lambda a, j, w: a.scatter_add(0, j, w), x, torch.zeros(2, 4, dtype=torch.int64), v)
+
+
+def test_in_place_methods_write_their_arguments_back(torch_or_skip):
+    torch = torch_or_skip
+
+    def adam(p, g, m, v):  # one step, as optimizers write it
+        m.mul_(0.9).add_(g, alpha=0.1)
+        v.mul_(0.999).addcmul_(g, g, value=0.001)
+        p.addcdiv_(m, v.sqrt().add_(1e-8), value=-1e-3)
+
+    p, g, m, v = (torch.randn(1000, 300) for _ in range(4))
+    kernel, returns = lowered(adam, p, g, m, v.abs())
+    assert returns == [] and kernel.launches == 1
+    assert [o.in_place_of_input for o in kernel.outputs] == [0, 2, 3]  # p, m, v; not g
+    kernel.check_cpu(max_points=1 << 16)
+    # A changed argument that is returned is returned itself; the others are outputs.
+    kernel, returns = lowered(lambda a, b: (a.add_(b, alpha=2), b * 3), p, g)
+    assert returns == [("input", 0), ("output", 0)]
+    assert [o.in_place_of_input for o in kernel.outputs] == [-1, 0]
+    kernel = trace(lambda a, i, w: a.index_put_((i,), w, accumulate=True), torch.randn(4, 4),
+                      torch.tensor([0, 3, 3]), torch.ones(3, 4))
+    assert [o.in_place_of_input for o in kernel.outputs] == [0]
+    kernel.check_cpu()
+
+
+def test_what_traced_code_cannot_mean_is_refused(torch_or_skip):
+    torch = torch_or_skip
+    x = torch.randn(16, 8)
+    with pytest.raises(polyred.BadInputError, match="shares its storage with a view"):
+        trace(lambda a: a.view(-1).add_(1), x)
+    with pytest.raises(polyred.BadInputError, match="shares its storage with a view"):
+        trace(lambda a: (a.reshape(-1), a.mul_(2))[0].sum(), x)
+    for fn, what in [(lambda a: torch.div(a, a, rounding_mode="floor"), "rounding_mode"),
+                     (lambda a: a.div(2, rounding_mode="trunc"), "rounding_mode"),
+                     (lambda a: torch.add(a, a, out=a), "out")]:
+        with pytest.raises(polyred.BadInputError, match=what):
+            trace(fn, x)
+    # add and sub honour alpha (it was dropped before session 28).
+    kernel = trace(lambda a, b: torch.add(a, b, alpha=3) - a.sub(b, alpha=0.5), x, x)
+    kernel.check_cpu()
 
 
 def test_tensor_arguments_are_checked_before_any_launch(torch_or_skip):

@@ -241,6 +241,41 @@ def test_in_place_outputs_are_their_inputs_and_may_not_alias_other_inputs():
         k(shared[:1024 * 1024].view(1024, 1024), m, shared.view(4096, 1024), c, z)
 
 
+def test_traced_in_place_updates_agree_with_torch():
+    import torch
+
+    def adam(p, g, m, v):
+        m.mul_(0.9).add_(g, alpha=0.1)
+        v.mul_(0.999).addcmul_(g, g, value=0.001)
+        p.addcdiv_(m, v.sqrt().add_(1e-8), value=-1e-3)
+
+    def running_mean(x, mean):  # returns the centered batch, updates the statistics
+        batch = x.mean(0)
+        mean.lerp_(batch, 0.1)
+        return x - batch
+
+    step = polyred.compile(adam)
+    args = [torch.randn(4096, 1024, device="cuda") for _ in range(4)]
+    args[3] = args[3].abs()
+    want = [a.clone() for a in args]
+    for _ in range(3):  # the same three steps on both sides
+        assert step(*args) is None
+        adam(*want)
+    for got, expected in zip(args, want):
+        torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-6)
+    x, mean = torch.randn(8192, 512, device="cuda"), torch.randn(512, device="cuda")
+    expected_mean = mean.clone()
+    expected = running_mean(x, expected_mean)
+    got = polyred.compile(running_mean)(x, mean)
+    torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(mean, expected_mean, rtol=1e-5, atol=1e-6)
+    a, b = torch.randn(1000, device="cuda"), torch.randn(1000, device="cuda")
+    expected_a = a + 2 * b
+    same = polyred.compile(lambda u, w: u.add_(w, alpha=2))(a, b)
+    assert same is a
+    torch.testing.assert_close(a, expected_a)
+
+
 def test_tensor_on_another_device_is_refused():
     import torch
     if torch.cuda.device_count() < 2:
