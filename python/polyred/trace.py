@@ -38,6 +38,9 @@ _VIEW_METHODS = {"view", "reshape", "unsqueeze", "squeeze", "contiguous", "flatt
                  "__getitem__", "as_strided", "unfold", "diagonal", "real", "imag", "T", "mT"}
 
 
+_INTEGER_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8")
+
+
 def _in_place_method(name):
     return name.endswith("_") and not name.endswith("__")
 
@@ -230,8 +233,16 @@ class _Lowering:
             return None
         return [dim] if isinstance(dim, int) else list(dim)
 
-    def reduce(self, kind, x, dim=None, keepdim=False):
+    def reduce(self, kind, x, dim=None, keepdim=False, dtype=None):
+        """torch's reductions: `dtype` casts the input first; sums and products of
+        integers and bools count in int64; a mean of integers is an error in torch."""
         x = self.arg(x)
+        if dtype is not None:
+            x = self.cast(x, dtype)
+        elif x.dtype in _INTEGER_DTYPES and kind in ("sum", "prod"):
+            x = self.b.cast(x, "int64")
+        elif x.dtype in _INTEGER_DTYPES and kind == "mean":
+            raise BadInputError(f"polyred.compile: mean of {x.dtype} values (torch wants a float dtype)")
         if kind in ("sum", "mean", "prod") and x.dtype in ("float16", "bfloat16"):
             r = self.b.reduce(kind, self.b.cast(x, "float32"), self.axes(dim), keepdim)
             return self.b.cast(r, x.dtype)
@@ -291,6 +302,8 @@ class _Lowering:
 
     def call(self, target, args, kwargs):
         t, F = self.torch, self.torch.nn.functional
+        if "out" in kwargs:  # a store into another tensor, which only Tensor.op_ methods express here
+            raise BadInputError(f"polyred.compile: {getattr(target, '__name__', target)} with out is not supported")
         a = [self.arg(x) for x in args]
         kw = {k: self.arg(v) for k, v in kwargs.items()}
         binaries = {operator.add: "add", t.add: "add", operator.sub: "sub", t.sub: "sub", operator.mul: "mul",
@@ -321,7 +334,7 @@ class _Lowering:
         reductions = {t.sum: "sum", t.mean: "mean", t.amax: "max", t.amin: "min", t.prod: "prod"}
         if target in reductions:
             return self.reduce(reductions[target], a[0], a[1] if len(a) > 1 else kw.get("dim"),
-                               kw.get("keepdim", a[2] if len(a) > 2 else False))
+                               kw.get("keepdim", a[2] if len(a) > 2 else False), kw.get("dtype"))
         if target in (t.var, t.std):
             return self.var(a[0], a[1] if len(a) > 1 else kw.get("dim"), self._correction(kw),
                             kw.get("keepdim", False), target is t.std)
@@ -436,7 +449,8 @@ class _Lowering:
             return self.cast(x, rest[0])
         if name in ("sum", "mean", "amax", "amin", "prod"):
             kind = {"amax": "max", "amin": "min"}.get(name, name)
-            return self.reduce(kind, x, rest[0] if rest else kwargs.get("dim"), kwargs.get("keepdim", False))
+            return self.reduce(kind, x, rest[0] if rest else kwargs.get("dim"),
+                               kwargs.get("keepdim", rest[1] if len(rest) > 1 else False), kwargs.get("dtype"))
         if name in ("argmax", "argmin"):
             return self.arg_extremum(name, x, rest[0] if rest else kwargs.get("dim"),
                                      kwargs.get("keepdim", rest[1] if len(rest) > 1 else False))

@@ -262,6 +262,16 @@ def test_what_traced_code_cannot_mean_is_refused(torch_or_skip):
                      (lambda a: torch.add(a, a, out=a), "out")]:
         with pytest.raises(polyred.BadInputError, match=what):
             trace(fn, x)
+    # Integer and bool sums count in int64 as torch's do; dtype= casts first.
+    n = torch.randint(-5, 5, (8, 6), dtype=torch.int32)
+    for fn in [lambda a: a.sum(0), lambda a: a.bool().sum(0), lambda a: torch.prod(a, 1), lambda a: a.sum(0, dtype=torch.float64)]:
+        kernel = trace(fn, n)
+        assert kernel.outputs[0].dtype == str(fn(n).dtype).replace("torch.", "")
+        kernel.check_cpu()
+    with pytest.raises(polyred.BadInputError, match="mean of int32"):
+        trace(lambda a: a.mean(0), n)
+    with pytest.raises(polyred.BadInputError, match="out"):
+        trace(lambda a, o: torch.sum(a, 0, out=o), x, x[0])
     # add and sub honour alpha (it was dropped before session 28).
     kernel = trace(lambda a, b: torch.add(a, b, alpha=3) - a.sub(b, alpha=0.5), x, x)
     kernel.check_cpu()

@@ -276,6 +276,18 @@ def test_traced_in_place_updates_agree_with_torch():
     torch.testing.assert_close(a, expected_a)
 
 
+def test_traced_integer_sums_and_alpha_agree_with_torch():
+    import torch
+    n = torch.randint(-(1 << 30), 1 << 30, (4096, 256), dtype=torch.int32, device="cuda")  # int32 sums overflow
+    for fn in [lambda a: a.sum(0), lambda a: (a > 0).sum(1), lambda a: torch.sum(a, 0, dtype=torch.float64)]:
+        got, want = polyred.compile(fn)(n), fn(n)
+        assert got.dtype == want.dtype
+        torch.testing.assert_close(got, want)
+    x, y = torch.randn(1000, 64, device="cuda"), torch.randn(1000, 64, device="cuda")
+    fn = lambda a, b: torch.add(a, b, alpha=3) - a.sub(b, alpha=0.5)  # noqa: E731
+    torch.testing.assert_close(polyred.compile(fn)(x, y), fn(x, y))
+
+
 def test_tensor_on_another_device_is_refused():
     import torch
     if torch.cuda.device_count() < 2:
