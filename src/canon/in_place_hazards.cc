@@ -62,7 +62,7 @@ std::string epilogueStoreHazard(const KernelPlan& plan, const ElementwiseOutput&
 }
 
 // Why the kernel that writes output o cannot write it into input `input` in place, or
-// "" if it can; nullopt if kernel k does not write o.
+// "" if it can; nullopt if `plan` does not write o.
 std::optional<std::string> writerHazard(const KernelPlan& plan, int o, int input) {
   for (const ReductionOutput& r : plan.reductions)
     if (r.output == o)
