@@ -336,13 +336,13 @@ class _Lowering:
             return self.reduce(reductions[target], a[0], a[1] if len(a) > 1 else kw.get("dim"),
                                kw.get("keepdim", a[2] if len(a) > 2 else False), kw.get("dtype"))
         if target in (t.var, t.std):
-            return self.var(a[0], a[1] if len(a) > 1 else kw.get("dim"), self._correction(kw),
-                            kw.get("keepdim", False), target is t.std)
+            return self.var(a[0], *self._var_arguments(a[1:], kw), target is t.std)
         if target in (t.softmax, F.softmax, t.log_softmax, F.log_softmax):
             dim = a[1] if len(a) > 1 else kw.get("dim", -1)
-            return self.b.softmax(a[0], dim, log=target in (t.log_softmax, F.log_softmax))
+            return self.softmax(a[0], dim, a[2] if len(a) > 2 else kw.get("dtype"),
+                                target in (t.log_softmax, F.log_softmax))
         if target is t.logsumexp:
-            return self.logsumexp(a[0], a[1] if len(a) > 1 else kw["dim"], kw.get("keepdim", False))
+            return self.logsumexp(a[0], a[1] if len(a) > 1 else kw["dim"], kw.get("keepdim", a[2] if len(a) > 2 else False))
         arg_extrema = {t.argmax: "argmax", t.argmin: "argmin"}
         if target in arg_extrema:
             return self.arg_extremum(arg_extrema[target], a[0], a[1] if len(a) > 1 else kw.get("dim"),
@@ -433,10 +433,23 @@ class _Lowering:
         return self.b.pool2d(x, "max" if is_max else "avg", kernel, stride, [pad[0], pad[1], pad[0], pad[1]], out)
 
     @staticmethod
-    def _correction(kw):
-        if "correction" in kw:
-            return kw["correction"]
-        return 1 if kw.get("unbiased", True) else 0
+    def _var_arguments(rest, kw):
+        """(dim, correction, keepdim) of var/std: var(dim, unbiased, keepdim) positionally,
+        var(unbiased) alone, or correction= / unbiased= / keepdim= by keyword."""
+        rest = list(rest)
+        if rest and isinstance(rest[0], bool):  # var(input, unbiased)
+            rest.insert(0, None)
+        dim = rest[0] if rest else kw.get("dim")
+        unbiased = rest[1] if len(rest) > 1 else kw.get("unbiased", True)
+        correction = kw["correction"] if kw.get("correction") is not None else (1 if unbiased else 0)
+        return dim, correction, rest[2] if len(rest) > 2 else kw.get("keepdim", False)
+
+    def softmax(self, x, dim, dtype, log):
+        """softmax/log_softmax; `dtype` casts the input first, as torch does."""
+        x = self.arg(x)
+        if dtype is not None:
+            x = self.cast(x, dtype)
+        return self.b.softmax(x, dim, log=log)
 
     def method(self, name, args, kwargs):
         x, rest = self.arg(args[0]), [self.arg(v) for v in args[1:]]
@@ -455,10 +468,10 @@ class _Lowering:
             return self.arg_extremum(name, x, rest[0] if rest else kwargs.get("dim"),
                                      kwargs.get("keepdim", rest[1] if len(rest) > 1 else False))
         if name in ("var", "std"):
-            return self.var(x, rest[0] if rest else kwargs.get("dim"), self._correction(kwargs),
-                            kwargs.get("keepdim", False), name == "std")
+            return self.var(x, *self._var_arguments(rest, kwargs), name == "std")
         if name in ("softmax", "log_softmax"):
-            return self.b.softmax(x, rest[0] if rest else kwargs.get("dim", -1), log=name == "log_softmax")
+            return self.softmax(x, rest[0] if rest else kwargs.get("dim", -1),
+                                rest[1] if len(rest) > 1 else kwargs.get("dtype"), name == "log_softmax")
         if name in ("exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "relu", "abs", "neg", "erf", "erfc", "expm1",
                     "log1p", "asin", "acos", "atan", "asinh", "acosh", "sin", "cos"):
             if kwargs or rest:

@@ -272,6 +272,13 @@ def test_what_traced_code_cannot_mean_is_refused(torch_or_skip):
         trace(lambda a: a.mean(0), n)
     with pytest.raises(polyred.BadInputError, match="out"):
         trace(lambda a, o: torch.sum(a, 0, out=o), x, x[0])
+    # var/std's positional unbiased and keepdim, logsumexp's keepdim and softmax's dtype
+    # are read, not dropped (the values: test_polyred_gpu.py).
+    for fn, shape, dtype in [(lambda a: torch.var(a, 1, False, True), (16, 1), "float32"),
+                             (lambda a: torch.logsumexp(a, 1, True), (16, 1), "float32"),
+                             (lambda a: torch.softmax(a.half(), -1, dtype=torch.float32), (16, 8), "float32")]:
+        kernel = trace(fn, x)
+        assert (tuple(kernel.outputs[0].shape), kernel.outputs[0].dtype) == (shape, dtype)
     # add and sub honour alpha (it was dropped before session 28).
     kernel = trace(lambda a, b: torch.add(a, b, alpha=3) - a.sub(b, alpha=0.5), x, x)
     kernel.check_cpu()

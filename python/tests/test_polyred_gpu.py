@@ -276,6 +276,18 @@ def test_traced_in_place_updates_agree_with_torch():
     torch.testing.assert_close(a, expected_a)
 
 
+def test_traced_positional_and_keyword_arguments_agree_with_torch():
+    import torch
+    x = torch.randn(512, 3000, device="cuda")
+    cases = [lambda a: torch.var(a, 1, False), lambda a: torch.var(a, 1, True, True), lambda a: a.std(0, False),
+             lambda a: torch.std(a, dim=1, correction=0, keepdim=True), lambda a: torch.logsumexp(a, 1, True),
+             lambda a: torch.softmax(a.half(), -1, dtype=torch.float32), lambda a: a.half().log_softmax(0, torch.float32)]
+    for fn in cases:
+        got, want = polyred.compile(fn)(x), fn(x)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
+
+
 def test_traced_integer_sums_and_alpha_agree_with_torch():
     import torch
     n = torch.randint(-(1 << 30), 1 << 30, (4096, 256), dtype=torch.int32, device="cuda")  # int32 sums overflow
