@@ -19,6 +19,7 @@ tensor; an in-place op on a view, or on a tensor a view was taken of, is refused
 does not follow the aliasing). Anything else
 raises BadInputError naming it; compile(fn, fallback=True) runs such a function
 eagerly instead (for all its calls)."""
+import dis
 import math
 import operator
 
@@ -219,8 +220,10 @@ class _Lowering:
     def elementwise_binary(self, op, a, b, rest, kw, what):
         """add/sub with torch's alpha (b scaled first); any other keyword -- div's
         rounding_mode, an out= tensor -- is refused rather than ignored."""
-        alpha = kw.pop("alpha", rest[0] if op in ("add", "sub") and rest else 1)
-        if kw or (rest and op not in ("add", "sub")):
+        rest, alpha = list(rest), 1
+        if op in ("add", "sub"):
+            alpha = kw.pop("alpha", rest.pop(0) if rest else 1)
+        if kw or rest:
             extra = ", ".join(list(kw) or ["a third argument"])
             raise BadInputError(f"polyred.compile: {what} with {extra} is not supported")
         if alpha != 1:
@@ -517,6 +520,23 @@ class _Lowering:
                             "(compile(fn, fallback=True) runs unsupported functions eagerly)")
 
 
+def _arguments_augmented(fn):
+    """The parameters of `fn` that an augmented assignment (x += y) rebinds. Eagerly that
+    changes the caller's tensor in place; torch.fx records it as x = x + y and the change
+    is lost, so such functions are refused rather than traced."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return set()
+    params = set(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
+    ins = list(dis.get_instructions(code))
+    found = set()
+    for op, store in zip(ins, ins[1:]):
+        in_place = op.opname.startswith("INPLACE_") or (op.opname == "BINARY_OP" and op.argrepr.endswith("="))
+        if in_place and store.opname == "STORE_FAST" and store.argval in params:
+            found.add(store.argval)
+    return found
+
+
 class Compiled:
     """The callable polyred.compile returns: checks its arguments (CUDA tensors of the
     traced dtypes), compiles once per signature, launches on the current stream."""
@@ -528,6 +548,12 @@ class Compiled:
         import torch
         import torch.fx
 
+        augmented = _arguments_augmented(self.fn)
+        if augmented:
+            name = sorted(augmented)[0]
+            raise BadInputError(f"polyred.compile: '{name} op= ...' changes the argument {name} in place, which torch.fx "
+                                f"does not record; write {name}.add_(...) (and the like) to change it, or "
+                                f"{name} = {name} + ... for a new tensor")
         graph = torch.fx.symbolic_trace(self.fn).graph
         b = Builder(getattr(self.fn, "__name__", "fn").replace("<", "").replace(">", ""))
         low = _Lowering(torch, b)

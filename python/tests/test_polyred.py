@@ -279,6 +279,20 @@ def test_what_traced_code_cannot_mean_is_refused(torch_or_skip):
                              (lambda a: torch.softmax(a.half(), -1, dtype=torch.float32), (16, 8), "float32")]:
         kernel = trace(fn, x)
         assert (tuple(kernel.outputs[0].shape), kernel.outputs[0].dtype) == (shape, dtype)
+    # x += y on an argument changes it in place eagerly; fx records x = x + y.
+    def augmented(a, b):
+        a += b
+        return a.sum()
+
+    with pytest.raises(polyred.BadInputError, match="'a op= ...' changes the argument a in place"):
+        trace(augmented, x, x)
+
+    def rebinding(a, b):  # a local, not an argument: fine
+        c = a * 2
+        c += b
+        return c.sum()
+
+    trace(rebinding, x, x).check_cpu()
     # add and sub honour alpha (it was dropped before session 28).
     kernel = trace(lambda a, b: torch.add(a, b, alpha=3) - a.sub(b, alpha=0.5), x, x)
     kernel.check_cpu()
