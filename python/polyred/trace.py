@@ -597,18 +597,33 @@ class Compiled:
         compiled = self.kernels.get(key)
         if compiled is None:
             try:
-                compiled = self.kernels[key] = self.lower(tensors)
+                compiled = self.kernels[key] = (*self.lower(tensors), self.torch_shapes(tensors))
             except BadInputError:
                 if not self.fallback:
                     raise
                 self.eager = True
                 return self.fn(*tensors)
-        kernel, returns = compiled
+        kernel, returns, shapes = compiled
         outputs = kernel(*tensors)
         if not isinstance(outputs, tuple):
             outputs = (outputs,)
         got = [tensors[k] if kind == "input" else outputs[k] for kind, k in returns]
+        if shapes:  # a full reduction is shape (1,) to polyred, () to torch
+            got = [g.view(want) if want is not None and g.shape != want and g.numel() == math.prod(want) else g
+                   for g, want in zip(got, shapes)]
         return None if not got else got[0] if len(got) == 1 else tuple(got)
+
+    def torch_shapes(self, tensors):
+        """The shapes `fn` returns, from a run on meta tensors (no data, no device), or
+        None where that run fails."""
+        import torch
+        try:
+            with torch.no_grad():
+                result = self.fn(*[torch.empty(tuple(t.shape), dtype=t.dtype, device="meta") for t in tensors])
+        except Exception:  # an op without a meta kernel: the shapes stay polyred's
+            return None
+        results = result if isinstance(result, (tuple, list)) else [result]
+        return [tuple(r.shape) if isinstance(r, torch.Tensor) else None for r in results if r is not None]
 
 
 def compile(fn, *, fallback=False, deterministic=False, target="gpu"):

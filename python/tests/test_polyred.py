@@ -198,6 +198,10 @@ def test_traced_output_shapes_follow_torch(torch_or_skip):
         k = trace(fn, x)
         assert k.outputs[0].shape == tuple(fn(x).shape)
         assert k.outputs[0].dtype == str(fn(x).dtype).replace("torch.", "")
+    # A full reduction is (1,) to polyred; the callable views it as torch's () from the
+    # shapes a run on meta tensors gives.
+    assert trace(lambda a: a.sum(), x).outputs[0].shape == (1,)
+    assert polyred.compile(lambda a: (a.sum(), a.amax(1)), target=None).torch_shapes((x,)) == [(), (8, 7)]
 
 
 def test_unsupported_ops_name_themselves_and_fallback_runs_eagerly(torch_or_skip):

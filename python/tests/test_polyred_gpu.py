@@ -296,6 +296,9 @@ def test_traced_integer_sums_and_alpha_agree_with_torch():
         assert got.dtype == want.dtype
         torch.testing.assert_close(got, want)
     x, y = torch.randn(1000, 64, device="cuda"), torch.randn(1000, 64, device="cuda")
+    total = polyred.compile(lambda a: a.sum())(x)
+    assert total.shape == () and total.shape == x.sum().shape
+    torch.testing.assert_close(total, x.sum(), rtol=1e-5, atol=1e-3)
     fn = lambda a, b: torch.add(a, b, alpha=3) - a.sub(b, alpha=0.5)  # noqa: E731
     torch.testing.assert_close(polyred.compile(fn)(x, y), fn(x, y))
 

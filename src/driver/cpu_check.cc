@@ -55,6 +55,14 @@ std::vector<int> inPlaceInputs(const CompiledGraph& c) {
   return in;
 }
 
+bool anyTemporaryLoaded(const KernelPartition& partition) {
+  for (const KernelPlan& k : partition.kernels)
+    for (const auto* values : {&k.body, &k.epilogue})
+      for (const BodyValue& v : *values)
+        if (v.kind == BodyValue::Kind::Load && v.temporary >= 0) return true;
+  return false;
+}
+
 bool anyInPlace(const std::vector<int>& inPlace) {
   return std::any_of(inPlace.begin(), inPlace.end(), [](int in) { return in >= 0; });
 }
@@ -194,8 +202,9 @@ LoweredRun runLoweredOnCpu(const CompiledGraph& c, const std::vector<HostTensor>
     CpuExecOptions o;
     o.deterministic = options.deterministic;
     o.blockOrderSeed = options.seed;
-    // Sampling would leave parts of a temporary unwritten for the kernels that read it.
-    o.maxPoints = temporaries.empty() ? options.maxPoints : 0;
+    // Sampling would leave parts of a temporary unwritten for the kernels that read it
+    // (a staged in-place output's temporary is read by none).
+    o.maxPoints = anyTemporaryLoaded(c.partition) ? 0 : options.maxPoints;
     o.deadline = &deadline;
     if (anyInPlace(inPlace)) {
       o.inputBuffers = &buffers;
