@@ -1,6 +1,7 @@
 #include "canon/in_place_hazards.h"
 
 #include <optional>
+#include <vector>
 
 #include "support/isl_support.h"
 
@@ -18,33 +19,38 @@ bool anyLoadOf(const std::vector<BodyValue>& values, int input) {
   return false;
 }
 
+bool loadsAnywhere(const KernelPlan& plan, int input) {
+  return anyLoadOf(plan.body, input) || anyLoadOf(plan.epilogue, input);
+}
+
 // Whether kernel `plan` reads graph input `input`: a load, or the copy of a scatter's
 // base that the runtime makes before the launch (KernelSpec::initFirst).
 bool readsInput(const KernelPlan& plan, int input) {
   for (const ElementwiseOutput& s : plan.stores)
     if (s.scatters() && s.scatterBase == input) return true;
-  return anyLoadOf(plan.body, input) || anyLoadOf(plan.epilogue, input);
+  return loadsAnywhere(plan, input);
 }
 
-// The last pass of `plan` whose point statement evaluates body value v, or -1.
-int lastPassUsing(const KernelPlan& plan, size_t v) {
-  int last = -1;
-  for (int pass = 0; pass < plan.passes(); ++pass)
-    if (plan.valuesOfPass(pass)[v]) last = pass;
+// Per body value of `plan`: the last pass whose point statement evaluates it, or -1.
+std::vector<int> lastPassUsing(const KernelPlan& plan) {
+  std::vector<int> last(plan.body.size(), -1);
+  for (int pass = 0; pass < plan.passes(); ++pass) {
+    const std::vector<bool> used = plan.valuesOfPass(pass);
+    for (size_t v = 0; v < used.size(); ++v)
+      if (used[v]) last[v] = pass;
+  }
   return last;
 }
 
 // Why kernel `plan` cannot store `s` into input `input`'s buffer in place ("" if it can).
 std::string bodyStoreHazard(const KernelPlan& plan, const ElementwiseOutput& s, int input) {
-  if (s.scatters())
-    return anyLoadOf(plan.body, input) || anyLoadOf(plan.epilogue, input)
-               ? "its scatter adds into the buffer that the same kernel reads"
-               : "";
+  if (s.scatters()) return loadsAnywhere(plan, input) ? "its scatter adds into the buffer that the same kernel reads" : "";
   if (anyLoadOf(plan.epilogue, input)) return "its kernel's epilogue reads the buffer that the body writes";
+  const std::vector<int> lastPass = lastPassUsing(plan);
   for (size_t v = 0; v < plan.body.size(); ++v) {
     const BodyValue& load = plan.body[v];
     if (!loadsInput(load, input)) continue;
-    const int pass = lastPassUsing(plan, v);
+    const int pass = lastPass[v];
     if (pass < 0) continue;
     if (load.gathers() || !isSamePoint(load.offset, s.offset, plan.M, plan.N))
       return "its kernel reads the input at other elements than it writes (" + load.offset + " against " + s.offset + ")";
@@ -66,9 +72,7 @@ std::string epilogueStoreHazard(const KernelPlan& plan, const ElementwiseOutput&
 std::optional<std::string> writerHazard(const KernelPlan& plan, int o, int input) {
   for (const ReductionOutput& r : plan.reductions)
     if (r.output == o)
-      return anyLoadOf(plan.body, input) || anyLoadOf(plan.epilogue, input)
-                 ? "a reduction's result is combined into the buffer that its kernel reads"
-                 : "";
+      return loadsAnywhere(plan, input) ? "a reduction's result is combined into the buffer that its kernel reads" : "";
   for (const ElementwiseOutput& s : plan.stores)
     if (s.output == o) return bodyStoreHazard(plan, s, input);
   for (const ElementwiseOutput& s : plan.epilogueStores)

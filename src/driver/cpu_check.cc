@@ -193,9 +193,11 @@ LoweredRun runLoweredOnCpu(const CompiledGraph& c, const std::vector<HostTensor>
   // The GPU's input buffers, which in-place stores change as the kernels run; the
   // reference keeps reading `inputs`, the values before the launch.
   const std::vector<int> inPlace = inPlaceInputs(c);
+  const bool writesInPlace = anyInPlace(inPlace);
   std::vector<HostTensor> buffers;
-  if (anyInPlace(inPlace)) buffers = inputs;
-  const std::vector<HostTensor>& kernelInputs = anyInPlace(inPlace) ? buffers : inputs;
+  if (writesInPlace) buffers = inputs;
+  const std::vector<HostTensor>& kernelInputs = writesInPlace ? buffers : inputs;
+  const bool sampleable = !anyTemporaryLoaded(c.partition);
   for (size_t k = 0; k < c.kernels.size(); ++k) {
     deadline.setStage("running kernel " + std::to_string(k + 1) + " of " + std::to_string(c.kernels.size()) + " (" +
                       c.kernels[k].plan.name + ") on the CPU");
@@ -204,9 +206,9 @@ LoweredRun runLoweredOnCpu(const CompiledGraph& c, const std::vector<HostTensor>
     o.blockOrderSeed = options.seed;
     // Sampling would leave parts of a temporary unwritten for the kernels that read it
     // (a staged in-place output's temporary is read by none).
-    o.maxPoints = anyTemporaryLoaded(c.partition) ? 0 : options.maxPoints;
+    o.maxPoints = sampleable ? options.maxPoints : 0;
     o.deadline = &deadline;
-    if (anyInPlace(inPlace)) {
+    if (writesInPlace) {
       o.inputBuffers = &buffers;
       o.writeThrough = inPlace;
     }
