@@ -42,7 +42,7 @@ UNARY = {
 }
 ROUNDING = {"Floor": torch.floor, "Ceil": torch.ceil, "Round": torch.round}  # identity on ints
 BINARY = {
-    "Add": torch.add, "Sub": torch.sub, "Mul": torch.mul, "Pow": torch.pow,
+    "Add": torch.add, "TensorAdd": torch.add, "Sub": torch.sub, "Mul": torch.mul, "Pow": torch.pow,
     "Maximum": torch.maximum, "Minimum": torch.minimum, "Equal": torch.eq, "NotEqual": torch.ne,
     "Less": torch.lt, "LessEqual": torch.le, "Greater": torch.gt, "GreaterEqual": torch.ge,
     "LogicalAnd": torch.logical_and, "LogicalOr": torch.logical_or, "Atan2": torch.atan2,
@@ -470,7 +470,7 @@ class Builder:
         """MindSpore's layer-level ops (frontend/composite_layer_ops), from their definitions."""
         half = lambda f: (lambda x: f(x.float()) if x.dtype in (torch.float16, torch.bfloat16) else f(x))
         relu6 = lambda x: torch.clamp(x, 0, 6)
-        if name in ("ExpandDims", "Squeeze", "Flatten", "TupleGetItem"):
+        if name in ("ExpandDims", "Squeeze", "Flatten", "TupleGetItem", "EquivFormat"):
             return lambda x, *rest: x.reshape(shape)
         if name == "BiasAdd":
             def bias_add(x, b):
@@ -479,6 +479,12 @@ class Builder:
             return bias_add
         if name in ("ZerosLike", "OnesLike"):
             return lambda x: torch.full_like(x, 1 if name == "OnesLike" else 0)
+        compare = {"SelectGT": torch.gt, "SelectGE": torch.ge, "SelectLT": torch.lt, "SelectLE": torch.le}
+        if name in compare:  # AKG's: where(a op b, c, d)
+            return lambda x, y, c, d: torch.where(compare[name](x, y), c, d)
+        if name == "AddMinValue":  # AKG's: + 2^-126 (float32), + 2^-24 (float16)
+            offset = {torch.float32: 2.0 ** -126, torch.float16: 2.0 ** -24}.get(odt, 0)  # the declared dtype:
+            return lambda x: x + offset  # in reference mode x is float64
         if name == "ReLU6":
             return half(relu6)
         if name == "HSigmoid":

@@ -126,6 +126,52 @@ TEST(LayerOps, OddShapesPassTheCpuCheck) {
                           {attr("axis", {0, 2})}));
 }
 
+// AKG's own ops (its composite library registers them; its test oracle reads them as
+// numpy's where, identity and x + the type's smallest normal (f32) or subnormal (f16)).
+TEST(LayerOps, AkgSelectsOnComparisonsPickAsWhere) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  auto select = [](const char* name) {
+    return oneOp(name, {desc("a", {4}, "float32"), desc("b", {1}, "float32"), desc("c", {4}, "float32"),
+                        desc("d", {4}, "float32")},
+                 desc("y", {4}, "float32"), Json::array());
+  };
+  const std::vector<HostTensor> in = {f32({4}, {-1, 0, 2, nan}), f32({1}, {0}), f32({4}, {10, 20, 30, 40}),
+                                      f32({4}, {-10, -20, -30, -40})};
+  expectOutput(select("SelectGT"), in, {-10, -20, 30, -40});
+  expectOutput(select("SelectGE"), in, {-10, 20, 30, -40});
+  expectOutput(select("SelectLT"), in, {10, -20, -30, -40});
+  expectOutput(select("SelectLE"), in, {10, 20, -30, -40});
+  // int32 choices on float16 comparisons, broadcast along both axes
+  expectOutput(oneOp("SelectGT", {desc("a", {2, 1}, "float16"), desc("b", {1, 3}, "float16"), desc("c", {1}, "int32"),
+                                  desc("d", {2, 3}, "int32")},
+                     desc("y", {2, 3}, "int32"), Json::array()),
+               {HostTensor::fromValues(DType::Float16, {2, 1}, {1, 5}),
+                HostTensor::fromValues(DType::Float16, {1, 3}, {0, 1, 6}), HostTensor::fromValues(DType::Int32, {1}, {7}),
+                HostTensor::fromValues(DType::Int32, {2, 3}, {0, 1, 2, 3, 4, 5})},
+               {7, 1, 2, 7, 7, 5});
+  expectCheckPasses(oneOp("SelectLE", {desc("a", {37, 1001}, "float16"), desc("b", {37, 1}, "float16"),
+                                       desc("c", {37, 1001}, "float16"), desc("d", {1}, "float16")},
+                          desc("y", {37, 1001}, "float16"), Json::array()));
+}
+
+TEST(LayerOps, AkgFormatAndOffsetOps) {
+  const std::vector<double> six = {1, 2, 3, 4, 5, 6};
+  expectOutput(oneOp("EquivFormat", {desc("x", {2, 3}, "float32")}, desc("y", {2, 3}, "float32"), Json::array()),
+               {f32({2, 3}, six)}, six);
+  expectOutput(oneOp("EquivFormat", {desc("x", {2, 3}, "float32")}, desc("y", {6}, "float32"), Json::array()),
+               {f32({2, 3}, six)}, six);
+  expectOutput(oneOp("AddMinValue", {desc("x", {3}, "float32")}, desc("y", {3}, "float32"), Json::array()),
+               {f32({3}, {0, 1, -0x1p-126})}, {0x1p-126, 1, 0});
+  expectOutput(oneOp("AddMinValue", {desc("x", {2}, "float16")}, desc("y", {2}, "float16"), Json::array()),
+               {HostTensor::fromValues(DType::Float16, {2}, {0, 0x1p-14})}, {0x1p-24, 0x1p-14 + 0x1p-24});
+  expectOutput(oneOp("AddMinValue", {desc("x", {2}, "int32")}, desc("y", {2}, "int32"), Json::array()),
+               {HostTensor::fromValues(DType::Int32, {2}, {0, -3})}, {0, -3});
+  expectOutput(oneOp("TensorAdd", {desc("x", {2}, "int32"), desc("z", {1}, "int32")}, desc("y", {2}, "int32"),
+                     Json::array()),
+               {HostTensor::fromValues(DType::Int32, {2}, {4, -3}), HostTensor::fromValues(DType::Int32, {1}, {5})},
+               {9, 2});
+}
+
 TEST(LayerOps, MalformedOpsAreErrorsNamingTheOp) {
   auto rejects = [](auto make, const std::string& words) {  // and the message names the op
     EXPECT_NE(expectRejected(make, words).find("#0"), std::string::npos);
@@ -140,6 +186,11 @@ TEST(LayerOps, MalformedOpsAreErrorsNamingTheOp) {
           "one per element");
   rejects([] { oneOp("Mish", {desc("x", {2}, "int32")}, desc("y", {2}, "int32"), Json::array()); }, "float input");
   rejects([] { oneOp("TupleGetItem", {desc("x", {2}, "int32")}, desc("y", {2}, "int32"), {attr("index", 1)}); }, "index 1");
+  rejects([] { oneOp("SelectGT", {desc("a", {2}, "float32"), desc("b", {2}, "float32"), desc("c", {2}, "float32")},
+                     desc("y", {2}, "float32"), Json::array()); },
+          "takes 4 inputs");
+  rejects([] { oneOp("EquivFormat", {desc("x", {2, 3}, "float32")}, desc("y", {5}, "float32"), Json::array()); },
+          "keeps the element count");
   Json ins = Json::array({Json::array({desc("x", {2, 4}, "float32")}), Json::array({desc("g", {3}, "float32")}),
                           Json::array({desc("b", {4}, "float32")})});
   Json outs = Json::array({desc("y", {2, 4}, "float32"), desc("m", {2, 1}, "float32"), desc("v", {2, 1}, "float32")});

@@ -17,6 +17,9 @@ constexpr std::string_view kLayerOps[] = {
     "ReLU6",       "HSigmoid",  "HSwish",            "Mish",        "LeakyReLU", "SquaredDifference",
     "ClipByValue", "Clip",      "SquareSumV1",       "SquareSumAll", "LayerNorm", "Shape",
     "ConstantOfShape", "TupleGetItem",
+    // AKG's own: a select on a comparison, a format change that moves no data, an
+    // offset that keeps a later log or division off zero
+    "SelectGT", "SelectGE", "SelectLT", "SelectLE", "EquivFormat", "AddMinValue",
     // read by frontend/composite_scans_scatters
     "CumSum", "CumProd", "UnsortedSegmentSum", "TensorScatterAdd"};
 
@@ -74,6 +77,9 @@ class LayerExpansion : public AttributedExpansion {
     if (name == "Shape") return shapeOf(ins);
     if (name == "ConstantOfShape") return constantOfShape(ins);
     if (name == "TupleGetItem") return tupleGetItem(ins);
+    if (name.starts_with("Select")) return selectOnComparison(name, ins);
+    if (name == "EquivFormat") return equivFormat(ins);
+    if (name == "AddMinValue") return addMinValue(ins);
     return activation(name, ins);
   }
 
@@ -302,6 +308,45 @@ class LayerExpansion : public AttributedExpansion {
     if (index != 0)
       fail("index " + std::to_string(index) + " of a one-tensor tuple (a multi-output op's outputs are named tensors here)");
     return result(node(OpKind::Cast, {ins[0]}), info(ins[0]).shape, info(ins[0]).dtype);
+  }
+
+  // SelectGT(a, b, c, d) = a > b ? c : d (GE, LT, LE alike), broadcast as numpy's
+  // where. AKG computes the choice arithmetically (a clamped, scaled a - b: 1 or 0 but
+  // for differences under 2^-126, and NaN-blind); polyred compares, as AKG's own test
+  // oracle does (docs/format.md).
+  TupleOpOutput selectOnComparison(std::string_view name, const std::vector<TensorId>& ins) {
+    needInputs(ins, 4, "a, b, the value where the comparison holds, the value where it does not");
+    const OpKind compare = name == "SelectGT"   ? OpKind::Greater
+                           : name == "SelectGE" ? OpKind::GreaterEqual
+                           : name == "SelectLT" ? OpKind::Less
+                                                : OpKind::LessEqual;
+    TensorId holds = apply(compare, {ins[0], ins[1]});
+    const DType t = info(ins[2]).dtype;
+    return finish(node(OpKind::Select, {holds, ins[2], ins[3]}), t, t);
+  }
+
+  // The input itself: AKG's EquivFormat changes a tensor's format tag only. The declared
+  // output may name another shape of the same elements (a reshape).
+  TupleOpOutput equivFormat(const std::vector<TensorId>& ins) {
+    needInputs(ins, 1, "the tensor");
+    Shape shape = info(ins[0]).shape;
+    if (declared_.size() == 1) {
+      if (numElements(declared_[0].shape) != numElements(shape))
+        fail("declares an output of shape " + toString(declared_[0].shape) + " for an input of shape " + toString(shape) +
+             ": a format change keeps the element count");
+      shape = declared_[0].shape;
+    }
+    return reshaped(ins[0], shape);
+  }
+
+  // AKG's AddMinValue: x + 2^-126 in float32, x + 2^-24 in float16 (each type's smallest
+  // positive value AKG's hardware keeps), other types unchanged.
+  TupleOpOutput addMinValue(const std::vector<TensorId>& ins) {
+    needInputs(ins, 1, "the tensor");
+    const DType t = info(ins[0]).dtype;
+    if (t == DType::Float32) return finish(node(OpKind::Add, {ins[0], constant(0x1p-126, t)}), t, t);
+    if (t == DType::Float16) return finish(node(OpKind::Add, {ins[0], constant(0x1p-24, t)}), t, t);
+    return reshaped(ins[0], info(ins[0]).shape);
   }
 
   const std::vector<DeclaredOutput>& declared_;

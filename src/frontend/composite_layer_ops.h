@@ -31,6 +31,9 @@
 //   ConstantOfShape(shape; value)  the output's declared shape filled with value (one
 //       number, or one per element)
 //   TupleGetItem(x; index)      index 0 of a one-tensor tuple: x itself
+//   SelectGT(a, b, c, d)        Select(a > b, c, d) (SelectGE, SelectLT, SelectLE alike; AKG's)
+//   EquivFormat(x)              x itself, as the declared output's shape (AKG's format tag change)
+//   AddMinValue(x)              x + 2^-126 (float32), x + 2^-24 (float16), else x (AKG's)
 //   CumSum, CumProd, UnsortedSegmentSum, TensorScatterAdd: frontend/composite_scans_scatters
 // Float-only ones (HSigmoid, HSwish, Mish, LayerNorm) refuse integers, as the ops in
 // ir/ops.h do.

@@ -30,6 +30,8 @@ constexpr CompositeOpName kOpNames[] = {
     // expand into; written back as is)
     {"Window", OpKind::Window}, {"Iota", OpKind::Iota}, {"Gather", OpKind::Gather}, {"ScatterAdd", OpKind::ScatterAdd},
     {"PhiloxNormal", OpKind::PhiloxNormal},
+    // older MindSpore's name for Add (after it: the writer writes "Add")
+    {"TensorAdd", OpKind::Add},
 };
 
 constexpr CompositeReduceName kReduceNames[] = {
