@@ -33,9 +33,10 @@ void expectCpuCheckPasses(const CompiledGraph& c, bool deterministic, const std:
   EXPECT_TRUE(r.ok) << what << "\n" << r.message << c.partition.toString(c.graph);
 }
 
-CompiledGraph compile(const Graph& g, bool deterministic) {
+CompiledGraph compile(const Graph& g, bool deterministic, CombineMode combine = CombineMode::Auto) {
   CompileOptions options;
   options.deterministic = deterministic;
+  options.config.combine = combine;
   return compileGraph(g, options);
 }
 
@@ -87,19 +88,27 @@ TEST(NvrtcKernels, EveryReductionDtypeAndForm) {
     for (DType t : kAllDTypes) {
       for (const FormCase& f : kForms) {
         Graph g = reductionGraph(c, t, f);
-        for (bool deterministic : {false, true}) {
+        // The policy's choice, then the atomics forced (a CAS loop where no hardware
+        // atomic exists: still a tuned variant), then deterministic mode.
+        for (auto [deterministic, combine] : {std::pair{false, CombineMode::Auto}, std::pair{false, CombineMode::Atomic},
+                                              std::pair{true, CombineMode::Auto}}) {
           std::string what = g.nodes.back().reduction->name + " " + std::string(dtypeName(t)) + " " + f.name +
-                             "-reduce" + (deterministic ? " (deterministic)" : "");
-          CompiledGraph compiled = compile(g, deterministic);
+                             "-reduce" + (deterministic ? " (deterministic)" : "") +
+                             (combine == CombineMode::Atomic ? " (combine=atomic)" : "");
+          CompiledGraph compiled = compile(g, deterministic, combine);
           const PolyKernel& k = compiled.kernels.at(0);
           EXPECT_EQ(k.plan.form, f.form) << what;
           EXPECT_GT(k.binding.GX, 1) << what << ": meant to be multi-block";
-          // Deterministic mode combines blocks in a fixed order, never with atomics.
+          // By default, blocks combine by atomics where the hardware has them for the
+          // combiner and through partials where it would be a CAS loop.
+          const bool chosen = combine == CombineMode::Auto && k.plan.hasCompareAndSwapCombine();
+          EXPECT_EQ(k.binding.partials, chosen) << what;
+          const bool partials = deterministic || chosen;
           const std::string& source = compiled.program.kernels[0].source;
           bool atomics = source.find("atomic_combine") != std::string::npos;
-          EXPECT_EQ(atomics, !deterministic) << what;
-          // ...and the last block combines the partials with all its threads.
-          EXPECT_EQ(source.find("combine_partials_fixed_order") != std::string::npos, deterministic) << what;
+          EXPECT_EQ(atomics, !partials) << what;
+          // ...and with partials the last block combines them with all its threads.
+          EXPECT_EQ(source.find("combine_partials_fixed_order") != std::string::npos, partials) << what;
           expectNvrtcCompiles(compiled, what);
           expectCpuCheckPasses(compiled, deterministic, what);
         }

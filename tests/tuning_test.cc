@@ -37,8 +37,14 @@ TEST(KernelConfig, ParsesKnobsAndRejectsNonsense) {
   EXPECT_EQ(unrolled.toString(), "threads=256,items=auto,vector=auto,unroll=8");
   EXPECT_EQ(KernelConfig::parse(unrolled.toString(), "x"), unrolled);
   EXPECT_EQ(KernelConfig{}.unrollFactor(), KernelConfig::kDefaultUnroll);
+  KernelConfig partials = KernelConfig::parse("combine=partials", "x");
+  EXPECT_EQ(partials.combine, CombineMode::Partials);
+  EXPECT_EQ(partials.toString(), "threads=256,items=auto,vector=auto,combine=partials");
+  EXPECT_EQ(KernelConfig::parse(partials.toString(), "x"), partials);
+  EXPECT_EQ(KernelConfig::parse("combine=atomic", "x").combine, CombineMode::Atomic);
+  EXPECT_TRUE(KernelConfig::parse("combine=auto", "x").isDefault());
   for (const char* bad : {"threads=300", "threads=2048", "threads=auto", "items=0", "vector=3", "lanes=4", "items", "items=4x",
-                          "unroll=0", "unroll=33"})
+                          "unroll=0", "unroll=33", "combine=cas", "combine=1"})
     EXPECT_THROW(KernelConfig::parse(bad, "--config"), Error) << bad;
 }
 
@@ -124,8 +130,12 @@ TEST(ConfigSearch, ParallelCandidatesAreTheSerialOnes) {
 TEST(ConfigSearch, DefaultFirstAndKeptUnlessClearlyBeaten) {
   std::vector<KernelConfig> configs = candidateConfigs(true);
   ASSERT_GE(configs.size(), 10u);
-  // the last reduction candidate: fewer blocks, more loads in flight
-  EXPECT_EQ(configs.back().toString(), "threads=256,items=16,vector=16,unroll=16");
+  // the last reduction candidates: fewer blocks with more loads in flight, then the
+  // two ways to combine split blocks
+  ASSERT_GE(configs.size(), 3u);
+  EXPECT_EQ(configs[configs.size() - 3].toString(), "threads=256,items=16,vector=16,unroll=16");
+  EXPECT_EQ(configs[configs.size() - 2].toString(), "threads=256,items=auto,vector=auto,combine=atomic");
+  EXPECT_EQ(configs.back().toString(), "threads=256,items=auto,vector=auto,combine=partials");
   EXPECT_EQ(candidateConfigs(false).size(), 5u);  // the default, then block size x lanes
   // Graphs with a row-resident kernel also try its row cache, with 512 and 1024 threads,
   // the pass loops unrolled by 1, 2 and 4 with the default block, no cache hints, and
@@ -245,6 +255,47 @@ TEST_F(TuningDbTest, AppliesOnlyToItsGraphAndTarget) {
   CompileOptions det = other;
   det.deterministic = true;
   EXPECT_FALSE(applyTuning(g, db, det));
+}
+
+// How split blocks combine (Binding::partials): by default through partials where a
+// combiner has no hardware atomic (float max and min, products, user combiners), by
+// atomics where one exists; the `combine` knob overrides either way. The generated
+// kernel and the CPU executor follow the binding (the check agrees with the reference
+// either way), and a kernel that must use the partials (a tuple) keeps them under
+// combine=atomic.
+TEST(KernelConfig, SplitBlocksCombineThroughPartialsWhereNoAtomicExists) {
+  auto columns = [](const char* name, auto reduce, DType t) {
+    GraphBuilder b(name);
+    b.output(reduce(b, b.input("x", t, {8192, 768})));
+    return b.build();
+  };
+  const Graph maxF32 = columns("max_f32", [](GraphBuilder& b, Value x) { return b.reduceMax(x, {0}); }, DType::Float32);
+  const Graph maxI32 = columns("max_i32", [](GraphBuilder& b, Value x) { return b.reduceMax(x, {0}); }, DType::Int32);
+  const Graph sumF16 = columns("sum_f16", [](GraphBuilder& b, Value x) { return b.reduceSum(x, {0}); }, DType::Float16);
+  const Graph prodI32 =
+      columns("prod_i32", [](GraphBuilder& b, Value x) { return b.reduce(x, Reduction::prod(DType::Int32), {0}); }, DType::Int32);
+  const Graph argmax = columns("argmax", [](GraphBuilder& b, Value x) { return b.argmax(x, 0); }, DType::Float32);
+  auto bind = [](const Graph& g, const char* knobs) {
+    CompileOptions o;
+    o.config = KernelConfig::parse(knobs, "test");
+    CompiledGraph c = compileGraph(g, o);
+    EXPECT_EQ(c.kernels.size(), 1u) << g.name;
+    EXPECT_GT(c.kernels[0].binding.GX, 1) << g.name << ": the test needs blocks that split j";
+    CpuCheckReport r = checkOnCpu(c, /*seed=*/7, /*maxPoints=*/1 << 16, /*deterministic=*/false);
+    EXPECT_TRUE(r.ok) << g.name << " " << knobs << ": " << r.message;
+    const std::string& source = c.program.kernels[0].source;
+    const bool atomics = source.find("atomic_combine") != std::string::npos;
+    EXPECT_EQ(!atomics, c.kernels[0].binding.partials || c.kernels[0].plan.needsBlockOrderCombine()) << g.name << " " << knobs;
+    return c.kernels[0].binding.partials;
+  };
+  EXPECT_TRUE(bind(maxF32, ""));
+  EXPECT_TRUE(bind(prodI32, ""));
+  EXPECT_FALSE(bind(maxI32, ""));
+  EXPECT_FALSE(bind(sumF16, ""));
+  EXPECT_FALSE(bind(maxF32, "combine=atomic"));
+  EXPECT_TRUE(bind(sumF16, "combine=partials"));
+  EXPECT_TRUE(bind(maxI32, "combine=partials"));
+  bind(argmax, "combine=atomic");  // still combines in block order (checked inside)
 }
 
 }  // namespace

@@ -27,6 +27,20 @@ bool KernelPlan::hasComplexProduct() const {
   });
 }
 
+bool KernelPlan::hasCompareAndSwapCombine() const {
+  return std::any_of(reductions.begin(), reductions.end(), [](const ReductionOutput& r) {
+    if (r.reduction.isTuple()) return false;
+    switch (r.reduction.builtin()) {
+      case BuiltinCombiner::Sum:
+      case BuiltinCombiner::And:
+      case BuiltinCombiner::Or: return false;
+      case BuiltinCombiner::Max:
+      case BuiltinCombiner::Min: return isFloat(r.reduction.accType);
+      default: return true;  // Prod, None (a user combiner)
+    }
+  });
+}
+
 bool KernelPlan::hasComplexValue() const {
   for (const ReductionOutput& r : reductions)
     if (!r.reduction.isTuple() && isComplex(r.reduction.accType)) return true;

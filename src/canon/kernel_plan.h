@@ -158,6 +158,10 @@ struct KernelPlan {
   bool hasComplexValue() const;
   // Whether blocks must combine through the partials in block order.
   bool needsBlockOrderCombine() const { return hasTupleReduction() || hasComplexProduct(); }
+  // Whether a scalar reduction's combiner has no hardware atomic for its accumulator,
+  // so that blocks would combine it by a compare-and-swap loop (device/polyred_reduce.cuh,
+  // atomic_combine): max and min of floats, products, user combiners.
+  bool hasCompareAndSwapCombine() const;
   // Whether a reduction is an ordered (non-commutative) tuple: such a kernel reduces a
   // contiguous chunk of j per thread and combines in order (Binding::chunk).
   bool hasOrderedReduction() const;

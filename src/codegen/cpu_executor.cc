@@ -26,8 +26,9 @@ class BlockMachine {
   BlockMachine(const Graph& g, const PolyKernel& k, const std::vector<HostTensor>& inputs, CpuStores& stores,
                const CpuExecOptions& o, int slots)
       : g_(g), k_(k), p_(k.plan), b_(k.binding), inputs_(inputs), stores_(stores), o_(o), slots_(slots) {
-    // Tuples combine their blocks through the partials, in block order (as the emitter).
-    det_ = o.deterministic || p_.needsBlockOrderCombine();  // and complex products
+    // Tuples and complex products combine their blocks through the partials, in block
+    // order, as do kernels whose binding chose them (as the emitter).
+    det_ = o.deterministic || p_.needsBlockOrderCombine() || b_.partials;
     // An ordered tuple is right only if each thread's elements are one contiguous chunk
     // of j, in thread then block order (poly/schedule); lanes and blocks are then
     // combined in order below, as the device's InOrder trees do.
@@ -597,7 +598,7 @@ class BlockMachine {
   std::vector<TupleValue> tupleAcc_;                    // like acc_, for tuple reductions
   std::vector<TupleValue> laneTuples_;                  // per reduction: the V lifted lanes of a vector
   std::vector<std::vector<TupleValue>> tuplePartials_;  // per reduction: M * GX partials of tuples
-  bool det_ = false;  // the deterministic protocol (asked for, or a tuple reduction)
+  bool det_ = false;  // the partials protocol (asked for, needed, or the binding's choice)
   std::vector<unsigned> tickets_;
   std::optional<ScanLookBackState> lookBack_;  // a scan whose rows span several blocks
   std::vector<std::vector<int>> scanRows_;  // a scan's rows: their threads in scan order

@@ -42,8 +42,9 @@ class KernelEmitter {
     lanes_ = k.vector.accumulatorLanes;
     // Tuples cannot use atomics: their blocks always combine through the partials, in
     // block order (device/polyred_reduce.cuh, "Protocol").
-    // So do complex products (no atomic multiplies two floats at once).
-    o_.deterministic = o_.deterministic || p_.needsBlockOrderCombine();
+    // So do complex products (no atomic multiplies two floats at once), and kernels
+    // whose binding chose the partials (Binding::partials).
+    o_.deterministic = o_.deterministic || p_.needsBlockOrderCombine() || k.binding.partials;
   }
 
   KernelSpec run() {

@@ -84,7 +84,8 @@ std::string Binding::toString() const {
          std::to_string(GY) + "), " + std::to_string(tiles) + " i-tile(s)" +
          (chunk > 0 ? ", contiguous chunks of " + std::to_string(chunk) + " along j" : "") +
          (scanChunk > 0 ? ", a scan over " + std::to_string(GX) + " blocks per row of " + std::to_string(scanChunk) +
-                              " tile(s) each" : "");
+                              " tile(s) each" : "") +
+         (partials ? ", blocks combine through partials" : "");
 }
 
 namespace {
@@ -184,6 +185,19 @@ KernelConfig scanConfig(const KernelConfig& asked, const KernelPlan& plan, const
 // tiles: 30.6, 24.8, 25.2.
 constexpr int64_t kMinScanTilesToSplit = 16;
 
+// Whether a kernel whose blocks split j combines them through partials (`combine`
+// auto: where a combiner would otherwise take a compare-and-swap loop). Every block
+// of a launch ends at about the same time, so a CAS loop on a shared slot serializes
+// them; the partials cost one store per block and a fold by the last. H100,
+// 2026-11-27 (docs/results.md, session 29), atomic -> partials: max f32 [21128,768]
+// over its rows 38.5 -> 36.1 us, [8192,768] 21.6 -> 19.9, max f32 over [1024,1024]
+// 9.06 -> 7.78, max f16 over 16226304 elements 18.96 -> 18.21; but sum f32
+// [8192,768] over its rows 17.5 -> 19.7: hardware atomics stay where they exist.
+bool combineThroughPartials(const KernelPlan& plan, const KernelConfig& c) {
+  if (c.combine != CombineMode::Auto) return c.combine == CombineMode::Partials;
+  return plan.hasCompareAndSwapCombine();
+}
+
 void splitScanRows(Binding& b, int64_t N, int64_t alongJ, const Target& target) {
   const int64_t resident = residentBlocks(target, b.threadsPerBlock());
   const int64_t tilesPerRow = ceilDiv(N, alongJ);
@@ -264,6 +278,7 @@ Binding chooseBinding(const KernelPlan& plan, const Target& target, const Kernel
                      : splitReduced(plan.N, threadsAlongJ(b, plan.form), b.tiles, b.threadsPerBlock(),
                                     itemsFor(c, plan.form, plan.N), target, blocksBeside);
   if (plan.hasScan()) splitScanRows(b, plan.N, threadsAlongJ(b, plan.form), target);
+  b.partials = b.multiBlock() && combineThroughPartials(plan, c);
   // Ordered tuples: the same threads and blocks, each over one contiguous chunk of j
   // (the last ones may be short or empty: they contribute the identity).
   if (plan.hasOrderedReduction()) b.chunk = std::max<int64_t>(1, ceilDiv(plan.N, threadsAlongJ(b, plan.form) * b.GX));

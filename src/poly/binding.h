@@ -51,6 +51,12 @@ struct Binding {
   // taken in arrival order, the carry into it found by a look-back over the blocks
   // before (device/polyred_scan.cuh). 0: one block per row.
   int64_t scanChunk = 0;
+  // Blocks that split j combine through a partial per block, which the last block of
+  // the i-tile to arrive folds in block order (the deterministic protocol), rather
+  // than by atomics into the workspace (KernelConfig's `combine` knob). Tuples,
+  // complex products and deterministic mode always do; this records the policy's
+  // choice for the other kernels (combineThroughPartials).
+  bool partials = false;
   bool multiBlock() const { return reduction && GX > 1 && scanChunk == 0; }  // j is split, partials combined
   bool multiBlockScan() const { return scanChunk > 0; }
   int threadsPerBlock() const { return BX * BY; }

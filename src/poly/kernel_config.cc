@@ -33,6 +33,9 @@ template <class Mode>
 std::string autoOnOffText(const char* key, Mode m) {
   return m == Mode::Auto ? "" : std::string(",") + key + (m == Mode::On ? "=on" : "=off");
 }
+std::string combineText(CombineMode m) {
+  return m == CombineMode::Auto ? "" : m == CombineMode::Atomic ? ",combine=atomic" : ",combine=partials";
+}
 std::string rowCacheText(RowCacheMode m) {
   return m == RowCacheMode::Registers ? ",cache=regs" : autoOnOffText("cache", m);
 }
@@ -51,7 +54,7 @@ Mode parseAutoOnOff(const std::string& key, const std::string& value, const std:
 std::string KernelConfig::toString() const {
   return "threads=" + std::to_string(threadsPerBlock) + ",items=" + knob(itemsPerThread) +
          ",vector=" + knob(maxVectorWidth) + (unroll == kAuto ? "" : ",unroll=" + std::to_string(unroll)) +
-         rowCacheText(rowCache) + cacheHintsText(cacheHints) + autoOnOffText("stage", rowStage);
+         rowCacheText(rowCache) + cacheHintsText(cacheHints) + autoOnOffText("stage", rowStage) + combineText(combine);
 }
 
 namespace {
@@ -93,6 +96,13 @@ KernelConfig KernelConfig::parse(const std::string& text, const std::string& wha
       c.cacheHints = named->mode;
       continue;
     }
+    if (key == "combine") {
+      if (value == "auto") c.combine = CombineMode::Auto;
+      else if (value == "atomic") c.combine = CombineMode::Atomic;
+      else if (value == "partials") c.combine = CombineMode::Partials;
+      else throw Error(what + ": combine must be auto, atomic or partials");
+      continue;
+    }
     const int v = automatic ? kAuto : parseField(key, value, what);
     if (key == "threads") {
       if (!isPow2(v) || v < 32 || v > 1024) throw Error(what + ": threads must be a power of two in 32..1024");
@@ -107,7 +117,7 @@ KernelConfig KernelConfig::parse(const std::string& text, const std::string& wha
       if (!automatic && (v < 1 || v > 32)) throw Error(what + ": unroll must be auto or in 1..32");
       c.unroll = v;
     } else {
-      throw Error(what + ": unknown knob '" + key + "' (threads, items, vector, unroll, cache, evict, stage)");
+      throw Error(what + ": unknown knob '" + key + "' (threads, items, vector, unroll, cache, evict, stage, combine)");
     }
   }
   return c;

@@ -25,6 +25,12 @@
 //   stage    on, off or auto: row-resident kernels bring their row into shared memory
 //            by bulk copies before the first pass (codegen/row_stage.h; sm_90).
 //            auto: the policy's choice
+//   combine  atomic, partials or auto: how the blocks that split a row (or column)
+//            combine their results -- atomics into a workspace slot, or a partial per
+//            block that the last block to arrive folds in block order (the
+//            deterministic protocol, device/polyred_reduce.cuh). auto: partials where a
+//            combiner has no hardware atomic (a compare-and-swap loop: float max/min,
+//            products, user combiners), atomics elsewhere (binding.cc, combineThroughPartials)
 #pragma once
 
 #include <string>
@@ -37,6 +43,8 @@ enum class RowCacheMode : unsigned char { Auto, On, Off, Registers };
 enum class RowStageMode : unsigned char { Auto, On, Off };
 // KernelConfig::cacheHints.
 enum class CacheHintMode : unsigned char { Auto, On, Off, Stream };
+// KernelConfig::combine.
+enum class CombineMode : unsigned char { Auto, Atomic, Partials };
 
 struct KernelConfig {
   static constexpr int kAuto = 0;
@@ -47,13 +55,15 @@ struct KernelConfig {
   RowCacheMode rowCache = RowCacheMode::Auto;
   CacheHintMode cacheHints = CacheHintMode::Auto;
   RowStageMode rowStage = RowStageMode::Auto;
+  CombineMode combine = CombineMode::Auto;
 
   static constexpr int kDefaultUnroll = 4;
   int unrollFactor() const { return unroll == kAuto ? kDefaultUnroll : unroll; }
 
   bool operator==(const KernelConfig&) const = default;
   bool isDefault() const { return *this == KernelConfig{}; }
-  // "threads=256,items=auto,vector=16" (",unroll=8", ",cache=off" / "=regs", ",evict=on", ",stage=off" unless auto)
+  // "threads=256,items=auto,vector=16" (",unroll=8", ",cache=off" / "=regs", ",evict=on", ",stage=off",
+  // ",combine=partials" unless auto)
   std::string toString() const;
   // Throws polyred::Error naming the bad field; `what` names the source (an option,
   // a database entry) in the message.

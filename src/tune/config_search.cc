@@ -22,6 +22,13 @@ std::vector<KernelConfig> candidateConfigs(bool hasReduction, bool rowResident) 
     // Fewer blocks, each with more loads in flight: var_mean f32 [32,64,56,56] over
     // (0,2,3) took 16.6 us against the default's 17.6 (H100, 2026-11-26).
     add({256, 16, 16, 16});
+    // The other way to combine split blocks (atomics or partials; binding.cc,
+    // combineThroughPartials): the policy's rule rests on ten measured kernels.
+    for (CombineMode combine : {CombineMode::Atomic, CombineMode::Partials}) {
+      KernelConfig c;
+      c.combine = combine;
+      add(c);
+    }
   }
   if (rowResident) {  // the row cache, with blocks of one row and of two (codegen/row_cache.h)
     for (int threads : {512, 1024})
