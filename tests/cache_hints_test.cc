@@ -128,7 +128,8 @@ TEST(CacheHints, SinglePassReductionsStreamReadsBetweenAQuarterAndFourTimesTheL2
   };
   // f32: [64,4096] reads 1 MiB, [16,4096] 256 KiB (the quarter), [15,4096] just below,
   // [1024,4096] 16 MiB (over four times), [1024,1024] 4 MiB (four times). A y-reduce over
-  // fewer than 8192 columns is scalar, and scalar loads carry no hints.
+  // fewer than 8192 rows is scalar (poly/vectorize.cc, laneLimitFor), and scalar loads
+  // carry no hints.
   const Case cases[] = {{{64, 4096}, {1}, true},    {{16, 16384}, {0}, true},     {{64, 4096}, {0, 1}, true},
                         {{16, 4096}, {1}, true},    {{15, 4096}, {1}, false},     {{1024, 4096}, {1}, false},
                         {{1024, 1024}, {1}, true},  {{64, 4096}, {0}, false}};

@@ -235,7 +235,7 @@ TEST(Vectorize, YReduceLanesAreColumnsOfTheirOwn) {
     int64_t rows, cols;
     int width;
   };
-  for (Case k : {Case{DType::Float32, 8192, 768, 4}, Case{DType::Float16, 4096, 256, 8},
+  for (Case k : {Case{DType::Float32, 8192, 768, 4}, Case{DType::Float16, 4096, 256, 8}, Case{DType::Float32, 8192, 1024, 4},
                  Case{DType::BFloat16, 64, 2048, 8}, Case{DType::Int32, 2000, 96, 4}, Case{DType::Float64, 512, 130, 2}})
     for (bool deterministic : {false, true}) {
       GraphBuilder b("columns");
@@ -244,7 +244,13 @@ TEST(Vectorize, YReduceLanesAreColumnsOfTheirOwn) {
       b.output(b.mul(b.reduceSum(x, {0}), scale));
       b.output(b.reduceMax(x, {0}));
       const Graph g = b.build();
-      EXPECT_EQ(compileGraph(g, CompileOptions{}).kernels.at(0).vector.width, 1) << "the default is scalar";
+      // The default (poly/vectorize.cc, laneLimitFor): scalar below 1024 kept columns or
+      // 8192 rows; 4 lanes from there to 8192 columns, reduced over the block together.
+      const CompiledGraph byDefault = compileGraph(g, CompileOptions{});
+      const bool narrowLanes = k.cols >= 1024 && k.rows >= 8192;
+      EXPECT_EQ(byDefault.kernels.at(0).vector.width, narrowLanes ? std::min(4, k.width) : 1) << dtypeName(k.t);
+      EXPECT_EQ(byDefault.program.kernels.at(0).source.find("block_reduce_y_lanes<") != std::string::npos, narrowLanes)
+          << dtypeName(k.t);
       CompiledGraph c = compileAndCheck(g, deterministic, lanes);
       ASSERT_EQ(c.kernels.size(), 1u);
       const Vectorization& v = c.kernels[0].vector;
@@ -254,6 +260,41 @@ TEST(Vectorize, YReduceLanesAreColumnsOfTheirOwn) {
       // "pr_load_lanes<4>(" or, reading a quarter of the L2 or more, "pr_load_lanes<4, PrLoadHint::Streaming>("
       EXPECT_NE(c.program.kernels[0].source.find("pr_load_lanes<" + std::to_string(k.width)), std::string::npos);
     }
+}
+
+// The policy's column pairs (poly/vectorize.cc, laneLimitFor): sums and logical
+// reductions of 8- and 16-bit data over columns of at least 8192 rows, 512 to 1023 of
+// them, take 2 lanes, reduced together and without cache hints; wider data, maxima
+// (partials), shorter columns and narrower axes keep scalar code; 1024 columns or more
+// take 4 lanes.
+TEST(Vectorize, NarrowColumnsOfSmallDataTakePairs) {
+  struct Case {
+    DType t;
+    int64_t rows, cols;
+    bool max;
+    int width;
+  };
+  for (Case k : {Case{DType::Float16, 8192, 768, false, 2}, Case{DType::Bool, 8192, 512, false, 2},
+                 Case{DType::Int8, 9000, 640, false, 2}, Case{DType::Float16, 8192, 768, true, 1},
+                 Case{DType::Float32, 8192, 768, false, 1}, Case{DType::Float16, 4096, 768, false, 1},
+                 Case{DType::Float16, 8192, 256, false, 1}, Case{DType::Float16, 8192, 1024, false, 4},
+                 Case{DType::Float16, 8192, 767, false, 1}}) {
+    GraphBuilder b("columns");
+    Value x = b.input("x", k.t, {k.rows, k.cols});
+    if (k.max) b.output(b.reduceMax(x, {0}));
+    else if (k.t == DType::Bool) b.output(b.reduce(x, Reduction::logicalOr(DType::Bool), {0}));
+    else b.output(b.reduceSum(x, {0}));
+    const std::string what = std::string(dtypeName(k.t)) + " [" + std::to_string(k.rows) + "," + std::to_string(k.cols) + "]";
+    CompiledGraph c = compileAndCheck(b.build());
+    ASSERT_EQ(c.kernels.size(), 1u) << what;
+    EXPECT_EQ(c.kernels[0].vector.width, k.width) << what;
+    const std::string& source = c.program.kernels[0].source;
+    EXPECT_EQ(source.find("block_reduce_y_lanes<") != std::string::npos, k.width > 1) << what;
+    if (k.width == 2) {
+      EXPECT_FALSE(c.kernels[0].hints.any()) << what << ": pairs carry no cache hints";
+      EXPECT_EQ(source.find("PrLoadHint::Streaming"), std::string::npos) << what;
+    }
+  }
 }
 
 }  // namespace

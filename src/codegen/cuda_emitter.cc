@@ -261,7 +261,9 @@ class KernelEmitter {
         os << "  " << scanSharedMemory(scanCode()) << "  " << accType(r) << " acc" << r << ";\n";
         continue;
       }
-      os << "  __shared__ " << accType(r) << " smem" << r << "[polyred_dev::" << smemFn << "<" << shape() << ">()];\n";
+      const std::string lanes = reducesLanesTogether(k_) ? "_lanes" : "", perLane = lanes.empty() ? "" : ", " + std::to_string(lanes_);
+      os << "  __shared__ " << accType(r) << " smem" << r << "[polyred_dev::" << smemFn << lanes << "<" << shape() << perLane
+         << ">()];\n";
       if (broadcastsTotal(r))
         os << "  __shared__ " << accType(r) << " totals" << r << "[" << (y_ ? k_.binding.BX : k_.binding.BY) << "];\n";
       os << "  " << accType(r) << " acc" << r << (lanes_ > 1 ? "[" + std::to_string(lanes_) + "]" : "") << ";\n";
@@ -363,11 +365,16 @@ class KernelEmitter {
     } else if (s == "LookBack") {
       os << scanLookBack(scanCode(), i, in);
     } else if (s == "BlockReduce") {
-      // Lanes reduce one after another through the same shared memory (each block
-      // reduction begins with a barrier).
+      // A y-reduce's lanes (columns of their own) reduce together; other lanes one after
+      // another through the same shared memory (each block reduction begins with a barrier).
       for (size_t r = 0; r < p_.reductions.size(); ++r) {
         if (p_.reductions[r].stage != u.pass || !owns(r)) continue;
         bool everyThread = broadcastsTotal(r);
+        if (reducesLanesTogether(k_)) {
+          os << in << "polyred_dev::block_reduce_y_lanes<" << accType(r) << ", " << functor(r) << ", " << shape() << ", "
+             << lanes_ << treePolicy(r) << ">(acc" << r << ", " << op(r) << ", smem" << r << ");\n";
+          continue;
+        }
         for (int l = 0; l < lanes_; ++l)
           os << in << acc(r, l) << " = polyred_dev::" << blockReduceFn(everyThread) << "<" << accType(r) << ", "
              << functor(r) << ", " << shape() << treePolicy(r) << ">(" << acc(r, l) << ", " << op(r) << ", smem" << r

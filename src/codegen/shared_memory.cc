@@ -7,13 +7,30 @@
 
 namespace polyred {
 
+namespace {
+// The accumulators block_reduce_y_lanes stages (polyred_reduce_layout.cuh, smem_y_lanes).
+int64_t laneSlots(const PolyKernel& k) {
+  return int64_t{k.vector.accumulatorLanes} * k.binding.BY * (k.binding.BX + 1);
+}
+}  // namespace
+
+bool reducesLanesTogether(const PolyKernel& k) {
+  if (k.plan.form != CanonicalForm::YReduce || k.vector.accumulatorLanes < 2 || k.plan.passes() > 1 || k.plan.hasScan())
+    return false;
+  int64_t widest = 0;
+  for (const ReductionOutput& r : k.plan.reductions)
+    if (r.sharesAccumulatorOf < 0 && !r.reduction.isTuple()) widest = std::max<int64_t>(widest, dtypeBytes(r.reduction.accType));
+  return widest > 0 && laneSlots(k) * widest <= kMaxStaticSharedBytes / 3;
+}
+
 // Mirrors KernelEmitter::emitDeclarations (and block_arrive_last's flag, a function-scope
 // __shared__ word: 4 bytes, counted as 8).
 int64_t staticSharedBytes(const PolyKernel& k) {
   const KernelPlan& p = k.plan;
   const Binding& b = k.binding;
   const bool y = p.form == CanonicalForm::YReduce;
-  const int64_t slots = y ? std::max(1, polyred_dev::ColumnsLayout::make(b.BX, b.BY).smem_elements())
+  const int64_t columns = std::max(1, polyred_dev::ColumnsLayout::make(b.BX, b.BY).smem_elements());
+  const int64_t slots = y ? std::max(columns, reducesLanesTogether(k) ? laneSlots(k) : 0)
                           : std::max(1, polyred_dev::RowsLayout::make(b.BX, b.BY).partial_slots());
   int64_t bytes = 0;
   if (p.hasScan()) {  // one block scan (polyred_scan.cuh's scan_smem); over several blocks, the look-back's

@@ -394,6 +394,40 @@ __device__ __forceinline__ T block_reduce_y(T v, Op op, T* smem) {
   }
 }
 
+// Combines each of a thread's V lanes along y -- lane l of thread x is column x * V + l
+// -- for all lanes at once: every thread stages its V values (lane-major rows of BX + 1,
+// so a warp's writes and reads hit distinct banks), one barrier, then thread c folds
+// column c over y in order 0, 1, ..., BY - 1 and leaves the total in row 0, one more
+// barrier, and the threads with y == 0 read their lanes' totals back. Two barriers for
+// all V lanes, where V calls of block_reduce_y take three each (H100, 2026-11-27,
+// docs/results.md session 29). The fold keeps y order, so Order is satisfied either way.
+// smem holds smem_y_lanes<BX, BY, V>() elements. All threads of the block must call it.
+template <class T, class Op, int BX, int BY, int V, class Order = AnyOrder>
+__device__ __forceinline__ void block_reduce_y_lanes(T (&v)[V], Op op, T* smem) {
+  POLYRED_CHECK_BLOCK_ACCUMULATOR(T, Order);
+  POLYRED_CHECK_BLOCK_SHAPE(BX, BY);
+  if constexpr (BY > 1) {
+    constexpr int kStride = BX + 1;
+    const int t = thread_linear<BX>(), x = t % BX, y = t / BX;
+    __syncthreads();  // the previous user of smem is done with it
+#pragma unroll
+    for (int l = 0; l < V; ++l) smem[(l * BY + y) * kStride + x] = v[l];
+    __syncthreads();
+    for (int c = t; c < BX * V; c += BX * BY) {
+      const int lane = c / BX, column = c % BX;
+      T* rows = smem + lane * BY * kStride + column;
+      T total = rows[0];
+      for (int r = 1; r < BY; ++r) total = op(total, rows[r * kStride]);
+      rows[0] = total;
+    }
+    __syncthreads();
+    if (y == 0) {
+#pragma unroll
+      for (int l = 0; l < V; ++l) v[l] = smem[l * BY * kStride + x];
+    }
+  }
+}
+
 // Combines v over all threads of the block; the result is valid in thread (0, 0).
 // All threads of the block (BX * BY of them) must call it.
 template <class T, class Op, int BX, int BY, class Order = AnyOrder>

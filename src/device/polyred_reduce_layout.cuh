@@ -218,6 +218,13 @@ POLYRED_HD constexpr int smem_y() {
   static_assert(valid_block_shape(BX, BY), "polyred: block shape must have 1..1024 threads");
   return max_int(1, ColumnsLayout::make(BX, BY).smem_elements());
 }
+// A y-reduce whose threads own V columns each (vector lanes): block_reduce_y_lanes
+// stages every lane of the block at once, V * BY rows of BX + 1 (padded: no bank
+// conflicts), and shares the array with the lane-by-lane reductions' layout.
+template <int BX, int BY, int V>
+POLYRED_HD constexpr int smem_y_lanes() {
+  return max_int(smem_y<BX, BY>(), V * BY * (BX + 1));
+}
 template <int BX, int BY>
 POLYRED_HD constexpr int smem_all() {
   static_assert(valid_block_shape(BX, BY), "polyred: block shape must have 1..1024 threads");

@@ -120,10 +120,34 @@ bool classifyAccesses(isl_ctx* ctx, const KernelPlan& p, Vectorization& vec) {
 
 // y-reduce lanes (a thread owning V columns) lost to scalar code on the H100 wherever
 // the kept axis is narrow (2026-11-23, polyred tune: [8192,768] and [21128,768] columns
-// 1.2-4x slower): V times fewer threads along it, too few column tiles to fill the GPU,
-// and V block reductions per thread. With many columns they won (sg02, 21128 columns:
-// 61.5 -> 52.5 us). Below that width tuning may still pick them (bool [131072,1024]).
-constexpr int64_t kMinColumnsForLanes = 8192;
+// 1.2-4x slower) while each lane took a block reduction of its own; with many columns
+// they won (sg02, 21128 columns: 61.5 -> 52.5 us). Since session 29 the lanes reduce
+// together (block_reduce_y_lanes: deep_fm's [8000,39,80] sums 50.5 -> 44.5 us, an
+// embedding bag f16 [30522,768] 13.2 -> 11.7, a global average pool 12.5 -> 11.0), and
+// kept axes from 1024 columns take 4 lanes. Measured on the H100 (2026-11-27,
+// docs/results.md session 29), scalar -> 4 lanes: and_bool [131072,1024] over its rows
+// 85.8 -> 60.5 us, sum f16 117.2 -> 104.6, wide_deep's [16000,1024] sum 25.9 -> 23.5, a
+// transposed [2048,8192] row sum 38.1 -> 32.6 (max f32 [131072,1024] 192.4 -> 198.1 the
+// one loss); but every narrower axis lost, and shorter columns too -- the epilogue
+// outweighing a thread's few vectors: [16000,512] 15.9 -> 22.7, [8192,768] columns 13.4
+// -> 16.1 (f16) and 19.9 -> 33.2 (max f32), [21128,768] 34.3 -> 36.5 (f32), Table 2's
+// sg10 13.5 -> 16.4, [4096,1024] (a parallel file's part) 15.3 -> 16.5.
+constexpr int64_t kMinColumnsForLanes = 1024;
+constexpr int64_t kMinRowsForNarrowLanes = 8192;
+// Kept axes of 512 to 1023 columns of 8- and 16-bit data, in columns of at least 8192
+// rows, take column pairs (2- or 4-byte loads) without cache hints
+// (`--config=vector=2,evict=off`, H100, 2026-11-27, docs/results.md session 29), scalar
+// -> pairs: sum f16 [21128,768] over its rows 25.60 -> 21.38 us, and_bool 18.35 ->
+// 16.38, sum f16 [8192,768] 13.44 -> 12.50, Table 2's sg10 13.39 -> 12.45, wide_deep's
+// f16 [16000,512] 15.92 -> 14.83; max f16 [21128,768] 27.62 -> 27.58 (maxima, whose
+// blocks combine through partials, lane by lane, keep scalar code: with 4 lanes they
+// lost 2x); wider data lost (max f32 [8192,768] 19.94 -> 24.10, sum f32 [21128,768]
+// 34.10 -> 34.66, bert's f32 [2048,768] 8.64 -> 8.86). Narrower axes were not measured.
+constexpr int64_t kMinColumnsForPairs = 512;
+constexpr int kColumnPairLanes = 2;
+constexpr int kMaxColumnPairBytes = 2;
+constexpr int64_t kMinColumnsForWideLanes = 8192;
+constexpr int kNarrowColumnLanes = 4;
 
 // Whether the expression has an op of long latency (a division or a transcendental).
 bool hasLongLatencyOp(const ScalarExpr& e) {
@@ -172,9 +196,28 @@ constexpr int64_t kLongRowElements = 16384;
 // How far the scalar loops of tuple x-/all-reduces are unrolled (loopUnrollFor).
 constexpr int kScalarTupleUnroll = 16;
 
+namespace {
+// The widest element a kernel loads (0 without loads).
+int widestLoadBytes(const KernelPlan& plan) {
+  int widest = 0;
+  for (const BodyValue& v : plan.body)
+    if (v.kind == BodyValue::Kind::Load) widest = std::max(widest, static_cast<int>(dtypeBytes(v.dtype)));
+  return widest;
+}
+}  // namespace
+
 int laneLimitFor(int maxWidth, const KernelPlan& plan) {
   if (maxWidth != KernelConfig::kAuto) return maxWidth;
-  return plan.form == CanonicalForm::YReduce && plan.M < kMinColumnsForLanes ? 1 : 16;
+  if (plan.form != CanonicalForm::YReduce || plan.M >= kMinColumnsForWideLanes) return 16;
+  if (plan.N < kMinRowsForNarrowLanes) return 1;
+  if (plan.M >= kMinColumnsForLanes) return kNarrowColumnLanes;
+  const bool pairs = plan.M >= kMinColumnsForPairs && widestLoadBytes(plan) <= kMaxColumnPairBytes &&
+                     !plan.hasCompareAndSwapCombine();
+  return pairs ? kColumnPairLanes : 1;
+}
+
+bool lanesTakeCacheHints(const KernelPlan& plan, const Vectorization& v) {
+  return !(plan.form == CanonicalForm::YReduce && plan.M < kMinColumnsForLanes && v.width == kColumnPairLanes);
 }
 
 // A row-resident kernel with masked lanes ran faster without unrolling its pass loops

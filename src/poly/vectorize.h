@@ -72,10 +72,15 @@ struct Vectorization {
 };
 
 // At most `maxWidth` lanes (KernelConfig::maxVectorWidth; 1: scalar code; kAuto: the
-// policy's limit for the kernel, laneLimitFor: no lanes for y-reduces of fewer than
-// 8192 columns).
+// policy's limit for the kernel, laneLimitFor: y-reduces take 16-byte lanes from 8192
+// kept columns, 4 lanes from 1024 columns of at least 8192 rows, column pairs of 8- and
+// 16-bit sums from 512 columns of at least 8192 rows, else none).
 Vectorization chooseVectorization(const KernelPlan& plan, int maxWidth = KernelConfig::kAuto);
 int laneLimitFor(int maxWidth, const KernelPlan& plan);
+// Whether the policy (`evict` auto) gives a kernel's lane loads and stores L2 hints
+// (poly/cache_hints.h): not a y-reduce's column pairs below 1024 columns (measured only
+// without hints: docs/results.md, session 29).
+bool lanesTakeCacheHints(const KernelPlan& plan, const Vectorization& v);
 
 // How far the kernel's accumulation and pointwise loops are unrolled: `requested`
 // (KernelConfig::unroll) unless auto; auto is KernelConfig::kDefaultUnroll, except for
