@@ -40,10 +40,10 @@ class KernelEmitter {
     y_ = p_.form == CanonicalForm::YReduce;
     scan_ = p_.hasScan();
     lanes_ = k.vector.accumulatorLanes;
-    // Tuples cannot use atomics: their blocks always combine through the partials, in
-    // block order (device/polyred_reduce.cuh, "Protocol").
-    // So do complex products (no atomic multiplies two floats at once), and kernels
-    // whose binding chose the partials (Binding::partials).
+    lanesTogether_ = reducesLanesTogether(k);
+    // Tuples cannot use atomics: their blocks always combine through the partials, in block order
+    // (device/polyred_reduce.cuh, "Protocol"); so do complex products (no atomic multiplies two
+    // floats at once) and kernels whose binding chose the partials (Binding::partials).
     o_.deterministic = o_.deterministic || p_.needsBlockOrderCombine() || k.binding.partials;
   }
 
@@ -254,16 +254,15 @@ class KernelEmitter {
   std::string shape() const { return std::to_string(k_.binding.BX) + ", " + std::to_string(k_.binding.BY); }
 
   void emitDeclarations(std::ostream& os) {
-    std::string smemFn = y_ ? "smem_y" : "smem_x";
+    const std::string smemSize = lanesTogether_ ? "smem_y_lanes<" + shape() + ", " + std::to_string(lanes_) + ">()"
+                                                : (y_ ? "smem_y<" : "smem_x<") + shape() + ">()";  // block reductions
     for (size_t r = 0; r < p_.reductions.size(); ++r) {
       if (!owns(r)) continue;
       if (scan_) {  // a carry per thread; no block reduction
         os << "  " << scanSharedMemory(scanCode()) << "  " << accType(r) << " acc" << r << ";\n";
         continue;
       }
-      const std::string lanes = reducesLanesTogether(k_) ? "_lanes" : "", perLane = lanes.empty() ? "" : ", " + std::to_string(lanes_);
-      os << "  __shared__ " << accType(r) << " smem" << r << "[polyred_dev::" << smemFn << lanes << "<" << shape() << perLane
-         << ">()];\n";
+      os << "  __shared__ " << accType(r) << " smem" << r << "[polyred_dev::" << smemSize << "];\n";
       if (broadcastsTotal(r))
         os << "  __shared__ " << accType(r) << " totals" << r << "[" << (y_ ? k_.binding.BX : k_.binding.BY) << "];\n";
       os << "  " << accType(r) << " acc" << r << (lanes_ > 1 ? "[" + std::to_string(lanes_) + "]" : "") << ";\n";
@@ -370,7 +369,7 @@ class KernelEmitter {
       for (size_t r = 0; r < p_.reductions.size(); ++r) {
         if (p_.reductions[r].stage != u.pass || !owns(r)) continue;
         bool everyThread = broadcastsTotal(r);
-        if (reducesLanesTogether(k_)) {
+        if (lanesTogether_) {
           os << in << "polyred_dev::block_reduce_y_lanes<" << accType(r) << ", " << functor(r) << ", " << shape() << ", "
              << lanes_ << treePolicy(r) << ">(acc" << r << ", " << op(r) << ", smem" << r << ");\n";
           continue;
@@ -673,6 +672,7 @@ class KernelEmitter {
   bool y_ = false;
   bool scan_ = false;  // a scan kernel (KernelPlan::hasScan)
   int lanes_ = 1;  // accumulator lanes (Vectorization::accumulatorLanes)
+  bool lanesTogether_ = false;  // a y-reduce's lanes reduce in one block reduction (reducesLanesTogether)
   std::string qualifier_;  // "polyred_part<n>::" for the types of a part's parameters
   RowCache cache_;  // empty in parts of a horizontally fused kernel
   int guards_ = -1;  // the Ifs around the node being emitted inside a pass's loops (-1: outside)

@@ -17,10 +17,10 @@ int64_t laneSlots(const PolyKernel& k) {
 bool reducesLanesTogether(const PolyKernel& k) {
   if (k.plan.form != CanonicalForm::YReduce || k.vector.accumulatorLanes < 2 || k.plan.passes() > 1 || k.plan.hasScan())
     return false;
-  int64_t widest = 0;
+  int64_t bytesPerSlot = 0;  // each reduction with an accumulator of its own has its array
   for (const ReductionOutput& r : k.plan.reductions)
-    if (r.sharesAccumulatorOf < 0 && !r.reduction.isTuple()) widest = std::max<int64_t>(widest, dtypeBytes(r.reduction.accType));
-  return widest > 0 && laneSlots(k) * widest <= kMaxStaticSharedBytes / 3;
+    if (r.sharesAccumulatorOf < 0 && !r.reduction.isTuple()) bytesPerSlot += dtypeBytes(r.reduction.accType);
+  return bytesPerSlot > 0 && laneSlots(k) * bytesPerSlot <= kMaxStaticSharedBytes / 3;
 }
 
 // Mirrors KernelEmitter::emitDeclarations (and block_arrive_last's flag, a function-scope

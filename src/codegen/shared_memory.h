@@ -19,8 +19,8 @@ inline constexpr int64_t kMaxStaticSharedBytes = 48 * 1024;
 int64_t staticSharedBytes(const PolyKernel& k);
 
 // Whether a y-reduce's vector lanes (a thread owning V columns) reduce over the block
-// all at once (block_reduce_y_lanes: V * BY * (BX + 1) accumulators of shared memory,
-// kept within a third of the static limit) rather than lane by lane.
+// all at once (block_reduce_y_lanes: V * BY * (BX + 1) accumulators of shared memory per
+// reduction, all of them within a third of the static limit) rather than lane by lane.
 bool reducesLanesTogether(const PolyKernel& k);
 
 }  // namespace polyred

@@ -33,8 +33,19 @@ template <class Mode>
 std::string autoOnOffText(const char* key, Mode m) {
   return m == Mode::Auto ? "" : std::string(",") + key + (m == Mode::On ? "=on" : "=off");
 }
+// The `combine` knob's values, likewise.
+struct CombineName {
+  CombineMode mode;
+  const char* name;
+};
+constexpr CombineName kCombineNames[] = {
+    {CombineMode::Auto, "auto"}, {CombineMode::Atomic, "atomic"}, {CombineMode::Partials, "partials"}};
+
 std::string combineText(CombineMode m) {
-  return m == CombineMode::Auto ? "" : m == CombineMode::Atomic ? ",combine=atomic" : ",combine=partials";
+  if (m == CombineMode::Auto) return "";
+  for (const CombineName& n : kCombineNames)
+    if (n.mode == m) return std::string(",combine=") + n.name;
+  return "";
 }
 std::string rowCacheText(RowCacheMode m) {
   return m == RowCacheMode::Registers ? ",cache=regs" : autoOnOffText("cache", m);
@@ -97,10 +108,10 @@ KernelConfig KernelConfig::parse(const std::string& text, const std::string& wha
       continue;
     }
     if (key == "combine") {
-      if (value == "auto") c.combine = CombineMode::Auto;
-      else if (value == "atomic") c.combine = CombineMode::Atomic;
-      else if (value == "partials") c.combine = CombineMode::Partials;
-      else throw Error(what + ": combine must be auto, atomic or partials");
+      const auto named = std::find_if(std::begin(kCombineNames), std::end(kCombineNames),
+                                      [&](const CombineName& n) { return value == n.name; });
+      if (named == std::end(kCombineNames)) throw Error(what + ": combine must be auto, atomic or partials");
+      c.combine = named->mode;
       continue;
     }
     const int v = automatic ? kAuto : parseField(key, value, what);
