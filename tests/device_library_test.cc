@@ -377,10 +377,13 @@ __device__ void cross_block(T* ws_acc, T* ws_partials, unsigned* ws_tickets, T* 
   if (block_arrive_last(&ws_tickets[1], gridDim.x)) {
     const T all = combine_partials_fixed_order<T, Op, BX, BY>(ws_partials, gridDim.x, identity, Op{}, smem);
     const T row = combine_partials_fixed_order_x<T, Op, BX, BY>(ws_partials + threadIdx.y, gridDim.x, identity, Op{}, smem);
-    const T column = combine_partials_fixed_order_y<T, Op, BX, BY>(ws_partials + threadIdx.x, gridDim.x, identity, Op{}, smem);
+    const T column = combine_block_partials_y<T, Op, BX, BY>(ws_partials, 1, gridDim.x, threadIdx.x, BX, identity, Op{}, smem);
+    T columns[4];
+    combine_block_partials_y_lanes<T, Op, BX, BY, 4, false>(ws_partials, 1, gridDim.x, 4 * threadIdx.x, BX, identity, Op{}, smem, columns);
     if (t == 0) out[1] = all;
     if (threadIdx.x == 0) out[2 + threadIdx.y] = row;
     if (threadIdx.y == 0) out[4 + threadIdx.x] = column;
+    if (threadIdx.y == 0) out[140 + threadIdx.x] = columns[1];
     if (gridDim.x <= 32) {  // the one-warp combines (at most 32 partials)
       const T all_in_warp = combine_partials_fixed_order<T, Op, BX, BY, AnyOrder, 32>(ws_partials, gridDim.x, identity, Op{}, smem);
       const T row_in_warp = combine_partials_fixed_order_x<T, Op, BX, BY, AnyOrder, 32>(ws_partials + threadIdx.y, gridDim.x, identity, Op{}, smem);
@@ -536,7 +539,7 @@ struct Compose { __device__ Aff operator()(const Aff& x, const Aff& y) const { r
               "  p[t + 8192] = block_allreduce_y" + args + "(v, Compose(), sy, ty);\n"
               "  p[t + 10240] = combine_partials_fixed_order" + args + "(p + 12288, 77, id, Compose(), sa);\n"
               "  p[t + 14336] = combine_partials_fixed_order_x" + args + "(p + 12288, 77, id, Compose(), sx);\n"
-              "  p[t + 16384] = combine_partials_fixed_order_y" + args + "(p + 12288, 77, id, Compose(), sy);\n"
+              "  p[t + 16384] = combine_block_partials_y" + args + "(p + 12288, 1, 77, threadIdx.x, 128, id, Compose(), sy);\n"
               "  p[t + 18432] = combine_partials_fixed_order" + argsFew + "(p + 12288, 31, id, Compose(), sa);\n"
               "  p[t + 20480] = combine_partials_fixed_order_x" + argsFew + "(p + 12288, 31, id, Compose(), sx);\n}\n";
   }

@@ -108,7 +108,8 @@ TEST(NvrtcKernels, EveryReductionDtypeAndForm) {
           bool atomics = source.find("atomic_combine") != std::string::npos;
           EXPECT_EQ(atomics, !partials) << what;
           // ...and with partials the last block combines them with all its threads.
-          EXPECT_EQ(source.find("combine_partials_fixed_order") != std::string::npos, partials) << what;
+          const std::string gather = f.form == CanonicalForm::YReduce ? "combine_block_partials_y" : "combine_partials_fixed_order";
+          EXPECT_EQ(source.find(gather) != std::string::npos, partials) << what;
           expectNvrtcCompiles(compiled, what);
           expectCpuCheckPasses(compiled, deterministic, what);
         }
@@ -117,8 +118,9 @@ TEST(NvrtcKernels, EveryReductionDtypeAndForm) {
   }
 }
 
-// The last block's gather of the partials per column lane of a y-reduce with lanes,
-// with a last tile of columns past M (its lanes combine nothing: the `live` guards).
+// The last block's gather of a y-reduce with lanes: its blocks store their partials
+// block by block (a warp's rows consecutive), and the last block folds every lane of
+// its columns together, columns past M combining nothing (a last tile past M).
 TEST(NvrtcKernels, DeterministicPartialsOfColumnLanesAreGatheredByTheWholeBlock) {
   GraphBuilder b("columns");
   b.output(b.reduceSum(b.input("x", DType::Float32, {2048, 8200}), {0}));
@@ -130,10 +132,17 @@ TEST(NvrtcKernels, DeterministicPartialsOfColumnLanesAreGatheredByTheWholeBlock)
   EXPECT_NE((k.plan.M / 4) % k.binding.BX, 0) << "meant to end with a partial tile of columns";
   const std::string& source = c.program.kernels[0].source;
   for (int lane = 0; lane < 4; ++lane)
-    EXPECT_NE(source.find("acc0[" + std::to_string(lane) + "] = polyred_dev::combine_partials_fixed_order_y"),
-              std::string::npos) << lane;
-  EXPECT_NE(source.find("live3 ? " + std::to_string(k.binding.GX) + " : 0"), std::string::npos) << source;
+    EXPECT_NE(source.find("ws0[bx * 8200 + (4 * (((32 * by) + tx)) + " + std::to_string(lane) + ")] = acc0[" +
+                          std::to_string(lane) + "]"),
+              std::string::npos)
+        << source;
+  EXPECT_NE(source.find("combine_block_partials_y_lanes<float, polyred_dev::Sum<float>, 32, 8, 4, true, "
+                        "polyred_dev::AnyOrder>(ws0, 8200, " + std::to_string(k.binding.GX) +
+                        ", 4 * ((by) * 32 + tx), 8200, "),
+            std::string::npos)
+      << source;
   expectNvrtcCompiles(c, "deterministic y-reduce with column lanes");
+  expectCpuCheckPasses(c, true, "deterministic y-reduce with column lanes");
 }
 
 TEST(NvrtcKernels, ElementwiseEveryDtype) {

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <utility>
 
+#include "codegen/cross_block.h"
 #include "codegen/exp_range.h"
 #include "codegen/gather_lanes.h"
 #include "codegen/lane_values.h"
@@ -203,37 +204,13 @@ class KernelEmitter {
   // (whose specs are appended to `workspaces`).
   std::vector<KernelPart::Param> emitParams(std::vector<WorkspaceSpec>& workspaces) {
     std::vector<KernelPart::Param> params = pointerParams(g_, p_);
-    if (k_.binding.multiBlock()) emitWorkspaceParams(params, workspaces);
+    if (k_.binding.multiBlock()) addCrossBlockWorkspaces(crossBlockKernel(), crossBlockAccumulators(), params, workspaces);
     if (k_.binding.multiBlockScan())
       for (ScanWorkspace& w : scanWorkspaces(scanCode())) {
         params.push_back({{KernelParam::Kind::Workspace, static_cast<int>(workspaces.size())}, w.type + w.name, w.name});
         workspaces.push_back(std::move(w.spec));
       }
     return params;
-  }
-
-  void emitWorkspaceParams(std::vector<KernelPart::Param>& params, std::vector<WorkspaceSpec>& workspaces) {
-    auto add = [&](const std::string& type, const std::string& name, WorkspaceSpec ws) {
-      params.push_back({{KernelParam::Kind::Workspace, static_cast<int>(workspaces.size())}, type + name, name});
-      workspaces.push_back(std::move(ws));
-    };
-    for (size_t r = 0; r < p_.reductions.size(); ++r) {
-      if (!owns(r)) continue;
-      const Reduction& red = p_.reductions[r].reduction;
-      WorkspaceSpec ws;
-      int bytes = red.isTuple() ? static_cast<int>(tupleBytes(red)) : dtypeBytes(red.accType);
-      if (o_.deterministic) {
-        ws.bytes = p_.M * k_.binding.GX * bytes;  // partials; contents never read before written
-      } else {
-        ws.bytes = p_.M * bytes;
-        ws.initPattern.resize(static_cast<size_t>(bytes));
-        storeScalar(ws.initPattern.data(), red.accType, 0, red.identity);
-      }
-      add((tuple(r) ? qualifier_ : "") + accType(r) + "* __restrict__ ", "ws" + std::to_string(r), std::move(ws));
-    }
-    WorkspaceSpec tickets;
-    tickets.bytes = k_.binding.tiles * 4;
-    add("unsigned* __restrict__ ", "tickets", std::move(tickets));
   }
 
   // x-reduce and all-reduce combine along threadIdx.x (one row per threadIdx.y). The
@@ -389,14 +366,14 @@ class KernelEmitter {
       for (size_t r = 0; r < p_.reductions.size(); ++r)
         for (int l = 0; l < lanes_ && owns(r); ++l) {
           if (o_.deterministic)
-            os << in << "ws" << r << "[(" << row(i, l) << ") * " << k_.binding.GX << " + bx] = " << acc(r, l) << ";\n";
+            os << in << "ws" << r << "[" << partialIndex(crossBlockKernel(), row(i, l)) << "] = " << acc(r, l) << ";\n";
           else
             os << in << "polyred_dev::atomic_combine(&ws" << r << "[" << row(i, l) << "], " << acc(r, l) << ", "
                << op(r) << ");\n";
         }
     } else if (s == "Arrive") {
       os << in << "last_block = polyred_dev::block_arrive_last(&tickets[" << i << "], " << k_.binding.GX << "u);\n";
-      if (o_.deterministic) emitGatherPartials(os, i, d);
+      if (o_.deterministic) emitGatherPartials(os, crossBlockKernel(), crossBlockAccumulators(), i, indent(d));
     } else if (s == "Final") {
       os << in << "if (last_block) {\n";
       for (int l = 0; l < lanes_; ++l) {
@@ -421,31 +398,18 @@ class KernelEmitter {
     }
   }
 
-  // The deterministic protocol's last block of a tile combines each row's partials (one
-  // per block, in block order) by a fixed tree -- one warp's where GX <= 32, else all
-  // the row's threads (strided or, for an ordered tuple, contiguous shares, then the
-  // block reduction) -- leaving the row's total in the accumulator of the thread whose
-  // Final stores it. (One thread folding the partials alone waited on one dependent
-  // combine per block: var_mean, #13.)
-  void emitGatherPartials(std::ostream& os, const std::string& tile, int d) {
-    const std::string in = indent(d);
-    const int rowsPerTile = y_ ? k_.binding.BX : k_.binding.BY;
-    const std::string gx = std::to_string(k_.binding.GX);
-    os << in << "if (last_block) {  // the rows' partials, combined by a fixed tree\n";
-    os << in << "  const " << idx_ << " tile_row = (" << tile << ") * " << rowsPerTile << " + " << (y_ ? "tx" : "ty")
-       << ";\n";
-    for (int l = 0; l < lanes_; ++l) {
-      const std::string at = row("tile_row", l), live = "live" + std::to_string(l);
-      os << in << "  const bool " << live << " = " << at << " < " << p_.M << ";  // rows past M combine nothing\n";
-      for (size_t r = 0; r < p_.reductions.size(); ++r) {
-        if (!owns(r)) continue;
-        os << in << "  " << acc(r, l) << " = polyred_dev::combine_partials_fixed_order_" << (y_ ? "y" : "x") << "<"
-           << accType(r) << ", " << functor(r) << ", " << shape() << ", " << treeOrder(r) << ", " << gx << ">(ws" << r
-           << " + (" << live << " ? " << at << " : 0) * " << gx << ", " << live << " ? " << gx << " : 0, "
-           << identity(r) << ", " << op(r) << ", smem" << r << ");\n";
-      }
-    }
-    os << in << "}\n";
+  // The combine across blocks (codegen/cross_block.h).
+  CrossBlockKernel crossBlockKernel() const {
+    return {.yReduce = y_, .partials = o_.deterministic, .M = p_.M, .GX = k_.binding.GX, .tiles = k_.binding.tiles,
+            .BX = k_.binding.BX, .BY = k_.binding.BY, .lanes = lanes_, .lanesTogether = lanesTogether_, .index = idx_};
+  }
+  std::vector<CrossBlockAccumulator> crossBlockAccumulators() const {
+    std::vector<CrossBlockAccumulator> accs;
+    for (size_t r = 0; r < p_.reductions.size(); ++r)
+      if (owns(r))
+        accs.push_back({static_cast<int>(r), "acc" + std::to_string(r), accType(r), (tuple(r) ? qualifier_ : "") + accType(r),
+                        functor(r), identity(r), treeOrder(r), &p_.reductions[r].reduction});
+    return accs;
   }
 
   // Row i is complete: store the reduction outputs, then the epilogue's. The epilogue
