@@ -274,6 +274,31 @@ class KernelEmitter {
   }
 
   // --- the loop program --------------------------------------------------------------
+  // Vector accesses whose alignment is checked at run time go through a loop of their
+  // own per answer: with the check inside, NVRTC kept a branch around every access of
+  // the unrolled loop, one load in flight per thread. Measured against the branch (H100,
+  // 2026-11-28, docs/results.md session 30): max-pool f16 [32,112,112,64] 32.8 -> 29.8
+  // us, a concat's row sum 25.2 -> 23.8, and_bool over [768,21128]'s rows 12.6 -> 12.1,
+  // an embedding bag 11.7 -> 11.3; but all-reduces of 16M halves lost (sum 17.8 -> 18.4,
+  // max 18.0 -> 18.8) and row-resident kernels were not measured, so those keep it.
+  bool versionsPassLoops() const {
+    return k_.vector.width > 1 && !k_.vector.strided && !scan_ && p_.passes() == 1 &&
+           p_.form != CanonicalForm::AllReduce;
+  }
+
+  // The accumulation and pointwise loops of a pass: unrolled so each thread keeps
+  // several independent loads in flight (the loads do not depend on the accumulator);
+  // `aligned` is what the loop's vector accesses take for vector_ok.
+  void emitPassLoop(std::ostream& os, const AstNode& mark, int d, const std::string& aligned) {
+    if (!cache_.empty()) os << indent(d) << "cache_slot = 0;  // this pass's loads take slots 0, 1, ...\n";
+    if (mark.children[0]->kind == AstNode::Kind::For) os << indent(d) << "#pragma unroll" << passLoopUnroll() << "\n";
+    const std::string outerAligned = std::exchange(alignedLanes_, aligned);
+    const int outerGuards = std::exchange(guards_, 0);
+    emitNode(os, *mark.children[0], d);
+    guards_ = outerGuards;
+    alignedLanes_ = outerAligned;
+  }
+
   void emitNode(std::ostream& os, const AstNode& n, int d) {
     switch (n.kind) {
       case AstNode::Kind::Block:
@@ -283,15 +308,17 @@ class KernelEmitter {
         os << indent(d) << "// mark: " << n.mark << "\n";
         const std::string stagedRow = stage_.empty() ? "" : stagedRowAt(n);  // pass 0 of a staged kernel
         if (!stagedRow.empty()) os << stage_.fillRow(stagedRow, indent(d));
-        // The accumulation and pointwise loops: unrolled so each thread keeps several
-        // independent loads in flight (the loads do not depend on the accumulator).
-        if (!cache_.empty() && isPassLoopMark(n))
-          os << indent(d) << "cache_slot = 0;  // this pass's loads take slots 0, 1, ...\n";
-        if (isPassLoopMark(n) && n.children[0]->kind == AstNode::Kind::For)
-          os << indent(d) << "#pragma unroll" << passLoopUnroll() << "\n";
-        const int outer = isPassLoopMark(n) ? std::exchange(guards_, 0) : guards_;
-        emitNode(os, *n.children[0], d);
-        guards_ = outer;
+        if (isPassLoopMark(n) && versionsPassLoops()) {
+          os << indent(d) << "if (vector_ok) {  // one loop per alignment (a branch per access kept loads apart)\n";
+          emitPassLoop(os, n, d + 1, "true");
+          os << indent(d) << "} else {\n";
+          emitPassLoop(os, n, d + 1, "false");
+          os << indent(d) << "}\n";
+        } else if (isPassLoopMark(n)) {
+          emitPassLoop(os, n, d, "vector_ok");
+        } else {
+          emitNode(os, *n.children[0], d);
+        }
         if (!stagedRow.empty()) os << stage_.waitAll(indent(d));
         return;
       }
@@ -487,15 +514,21 @@ class KernelEmitter {
   // Masked lanes (vectorize.h): lanes [lo, hi) of the vector lie in the row; a whole
   // vector (the rule inside a row) runs the code above, a partial one loads and stores
   // only its valid lanes, element by element, and folds only those.
+  // The condition for a masked vector to move as one access.
+  std::string wholeAndAligned() const {
+    if (alignedLanes_ == "true") return "whole";
+    return alignedLanes_ == "false" ? "false" : alignedLanes_ + " && whole";
+  }
+
   void emitLanes(std::ostream& os, const AstUser& u, int d) {
     const int V = k_.vector.width;
     const bool masked = k_.vector.masked() || scan_;  // a scan masks its tiles' padding too
     std::string in = indent(d), w = std::to_string(V), each = "#pragma unroll\n" + in + "  for (int l = 0; l < " + w + "; ++l) ";
     os << in << "{\n";
-    std::string vectorOk = "vector_ok", lanesInRow;
+    std::string vectorOk = alignedLanes_, lanesInRow;
     if (scan_) {
       os << scanLaneBounds(toC(u.offsets.back()), toC(u.coords.at(0)), p_.M, p_.N, V, in + "  ");
-      vectorOk = "vector_ok && whole";
+      vectorOk = wholeAndAligned();
       lanesInRow = ", lo, hi";
     } else if (masked) {
       const std::string N = std::to_string(p_.N);
@@ -503,7 +536,7 @@ class KernelEmitter {
          << in << "  const int lo = pos < 0 ? (int)-pos : 0, hi = pos + " << w << " > " << N << " ? (int)(" << N
          << " - pos) : " << w << ";\n"
          << in << "  const bool whole = lo == 0 && hi == " << w << ";\n";
-      vectorOk = "vector_ok && whole";
+      vectorOk = wholeAndAligned();
       lanesInRow = ", lo, hi";
     }
     const bool lastPass = u.pass == p_.passes() - 1;  // where the cache hints apply (poly/cache_hints.h)
@@ -636,6 +669,7 @@ class KernelEmitter {
   bool y_ = false;
   bool scan_ = false;  // a scan kernel (KernelPlan::hasScan)
   int lanes_ = 1;  // accumulator lanes (Vectorization::accumulatorLanes)
+  std::string alignedLanes_ = "vector_ok";  // vector_ok, or its value in a loop versioned on it
   bool lanesTogether_ = false;  // a y-reduce's lanes reduce in one block reduction (reducesLanesTogether)
   std::string qualifier_;  // "polyred_part<n>::" for the types of a part's parameters
   RowCache cache_;  // empty in parts of a horizontally fused kernel

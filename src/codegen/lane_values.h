@@ -27,7 +27,7 @@ struct LaneValuesSite {
   const AstUser& instance;
   RowLoads loads;
   std::vector<bool> evaluated;  // per body value (KernelPlan::valuesOfPass)
-  std::string vectorOk;         // "vector_ok", or with masked lanes "vector_ok && whole"
+  std::string vectorOk;         // "vector_ok" (or its value in a versioned loop), with masked lanes "... && whole"
   bool masked = false;
   // Invariant loads only where some lane lies in the row: a scan's tile padding may
   // address beyond the tensor (poly/schedule.cc).
