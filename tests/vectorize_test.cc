@@ -253,10 +253,12 @@ TEST(Vectorize, YReduceLanesAreColumnsOfTheirOwn) {
       b.output(b.reduceMax(x, {0}));
       const Graph g = b.build();
       // The default (poly/vectorize.cc, laneLimitFor): scalar below 1024 kept columns or
-      // 8192 rows; 4 lanes from there to 8192 columns, reduced over the block together.
+      // 8192 rows; 4 lanes from there to 8192 columns, reduced over the block together
+      // (pairs where a float maximum combines its blocks through partials).
       const CompiledGraph byDefault = compileGraph(g, CompileOptions{});
       const bool narrowLanes = k.cols >= 1024 && k.rows >= 8192;
-      EXPECT_EQ(byDefault.kernels.at(0).vector.width, narrowLanes ? std::min(4, k.width) : 1) << dtypeName(k.t);
+      const int narrowWidth = isFloat(k.t) ? 2 : 4;
+      EXPECT_EQ(byDefault.kernels.at(0).vector.width, narrowLanes ? std::min(narrowWidth, k.width) : 1) << dtypeName(k.t);
       EXPECT_EQ(byDefault.program.kernels.at(0).source.find("block_reduce_y_lanes<") != std::string::npos, narrowLanes)
           << dtypeName(k.t);
       CompiledGraph c = compileAndCheck(g, deterministic, lanes);
@@ -272,9 +274,10 @@ TEST(Vectorize, YReduceLanesAreColumnsOfTheirOwn) {
 
 // The policy's column pairs (poly/vectorize.cc, laneLimitFor): sums and logical
 // reductions of 8- and 16-bit data over columns of at least 8192 rows, 512 to 1023 of
-// them, take 2 lanes, reduced together and without cache hints; wider data, maxima
-// (partials), shorter columns and narrower axes keep scalar code; 1024 columns or more
-// take 4 lanes.
+// them, take 2 lanes, reduced together and without cache hints, and so do maxima of
+// 16-bit floats (their blocks combine through partials); wider data, shorter columns
+// and narrower axes keep scalar code; 1024 columns or more take 4 lanes (maxima of
+// floats 2).
 TEST(Vectorize, NarrowColumnsOfSmallDataTakePairs) {
   struct Case {
     DType t;
@@ -283,7 +286,8 @@ TEST(Vectorize, NarrowColumnsOfSmallDataTakePairs) {
     int width;
   };
   for (Case k : {Case{DType::Float16, 8192, 768, false, 2}, Case{DType::Bool, 8192, 512, false, 2},
-                 Case{DType::Int8, 9000, 640, false, 2}, Case{DType::Float16, 8192, 768, true, 1},
+                 Case{DType::Int8, 9000, 640, false, 2}, Case{DType::Float16, 8192, 768, true, 2},
+                 Case{DType::Float32, 8192, 768, true, 1}, Case{DType::Float32, 8192, 1024, true, 2},
                  Case{DType::Float32, 8192, 768, false, 1}, Case{DType::Float16, 4096, 768, false, 1},
                  Case{DType::Float16, 8192, 256, false, 1}, Case{DType::Float16, 8192, 1024, false, 4},
                  Case{DType::Float16, 8192, 767, false, 1}}) {
@@ -298,7 +302,7 @@ TEST(Vectorize, NarrowColumnsOfSmallDataTakePairs) {
     EXPECT_EQ(c.kernels[0].vector.width, k.width) << what;
     const std::string& source = c.program.kernels[0].source;
     EXPECT_EQ(source.find("block_reduce_y_lanes<") != std::string::npos, k.width > 1) << what;
-    if (k.width == 2) {
+    if (k.width == 2 && k.cols < 1024) {
       EXPECT_FALSE(c.kernels[0].hints.any()) << what << ": pairs carry no cache hints";
       EXPECT_EQ(source.find("PrLoadHint::Streaming"), std::string::npos) << what;
     }

@@ -139,10 +139,17 @@ constexpr int64_t kMinRowsForNarrowLanes = 8192;
 // (`--config=vector=2,evict=off`, H100, 2026-11-27, docs/results.md session 29), scalar
 // -> pairs: sum f16 [21128,768] over its rows 25.60 -> 21.38 us, and_bool 18.35 ->
 // 16.38, sum f16 [8192,768] 13.44 -> 12.50, Table 2's sg10 13.39 -> 12.45, wide_deep's
-// f16 [16000,512] 15.92 -> 14.83; max f16 [21128,768] 27.62 -> 27.58 (maxima, whose
-// blocks combine through partials, lane by lane, keep scalar code: with 4 lanes they
-// lost 2x); wider data lost (max f32 [8192,768] 19.94 -> 24.10, sum f32 [21128,768]
-// 34.10 -> 34.66, bert's f32 [2048,768] 8.64 -> 8.86). Narrower axes were not measured.
+// f16 [16000,512] 15.92 -> 14.83; wider data lost (max f32 [8192,768] 19.94 -> 24.10,
+// sum f32 [21128,768] 34.10 -> 34.66, bert's f32 [2048,768] 8.64 -> 8.86). Narrower
+// axes were not measured.
+// Maxima of floats, whose blocks combine through partials, lost with lanes while the
+// partials lay row by row; stored block by block (codegen/cross_block.h), they gain
+// from pairs (H100, 2026-11-28, docs/results.md session 30; scalar -> pairs -> 4 lanes):
+// max f16 [21128,768] over its rows 26.77 -> 23.73 -> 32.10 us, [8192,768] 14.69 ->
+// 14.93 -> 22.72 (kept: within 2%), f16 [131072,1024] 111.84 (4 lanes, the rule above)
+// -> 105.54 with pairs, f32 [131072,1024] 199.15 -> 191.26; so such reductions take
+// pairs over kept axes from 1024 columns too, and 32-bit data over narrower ones keeps
+// scalar code (max f32 [21128,768] 35.22 -> 37.28, [8192,768] 18.78 -> 20.22).
 constexpr int64_t kMinColumnsForPairs = 512;
 constexpr int kColumnPairLanes = 2;
 constexpr int kMaxColumnPairBytes = 2;
@@ -210,9 +217,9 @@ int laneLimitFor(int maxWidth, const KernelPlan& plan) {
   if (maxWidth != KernelConfig::kAuto) return maxWidth;
   if (plan.form != CanonicalForm::YReduce || plan.M >= kMinColumnsForWideLanes) return 16;
   if (plan.N < kMinRowsForNarrowLanes) return 1;
-  if (plan.M >= kMinColumnsForLanes) return kNarrowColumnLanes;
-  const bool pairs = plan.M >= kMinColumnsForPairs && widestLoadBytes(plan) <= kMaxColumnPairBytes &&
-                     !plan.hasCompareAndSwapCombine();
+  // (Blocks without an atomic for their combiner combine through partials.)
+  if (plan.M >= kMinColumnsForLanes) return plan.hasCompareAndSwapCombine() ? kColumnPairLanes : kNarrowColumnLanes;
+  const bool pairs = plan.M >= kMinColumnsForPairs && widestLoadBytes(plan) <= kMaxColumnPairBytes;
   return pairs ? kColumnPairLanes : 1;
 }
 
