@@ -67,7 +67,8 @@ TEST(Artifacts, ManifestDescribesEveryLaunchParameterAndWorkspace) {
     std::ifstream source(dir.path / j["source"].get<std::string>());
     EXPECT_EQ(std::string(std::istreambuf_iterator<char>(source), std::istreambuf_iterator<char>()), k.source);
   }
-  for (const char* header : {"polyred_elementwise.cuh", "polyred_reduce.cuh", "polyred_reduce_layout.cuh"})
+  for (const char* header :
+       {"polyred_elementwise.cuh", "polyred_reduce.cuh", "polyred_block_reduce.cuh", "polyred_reduce_layout.cuh"})
     EXPECT_TRUE(fs::exists(dir.path / header)) << header;
   // Test data: one raw file per input and output, of the tensor's byte size.
   for (size_t k = 0; k < c.graph.inputs.size(); ++k) {

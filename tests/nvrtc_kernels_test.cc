@@ -108,7 +108,8 @@ TEST(NvrtcKernels, EveryReductionDtypeAndForm) {
           bool atomics = source.find("atomic_combine") != std::string::npos;
           EXPECT_EQ(atomics, !partials) << what;
           // ...and with partials the last block combines them with all its threads.
-          const std::string gather = f.form == CanonicalForm::YReduce ? "combine_block_partials_y" : "combine_partials_fixed_order";
+          const std::string gather =
+              f.form == CanonicalForm::YReduce ? "combine_block_partials_y" : "combine_partials_fixed_order";
           EXPECT_EQ(source.find(gather) != std::string::npos, partials) << what;
           expectNvrtcCompiles(compiled, what);
           expectCpuCheckPasses(compiled, deterministic, what);

@@ -1,6 +1,7 @@
 #include "codegen/cross_block.h"
 
 #include "codegen/tuple_emitter.h"
+#include "support/error.h"
 
 namespace polyred {
 
@@ -63,6 +64,7 @@ void emitGatherColumns(std::ostream& os, const CrossBlockKernel& k, const std::v
 // per block: var_mean, #13.)
 void emitGatherRows(std::ostream& os, const CrossBlockKernel& k, const std::vector<CrossBlockAccumulator>& accs,
                     const std::string& tile, const std::string& in) {
+  POLYRED_CHECK(k.lanes == 1, "lanes of their own per thread are a y-reduce's only");
   const std::string gx = std::to_string(k.GX), shape = std::to_string(k.BX) + ", " + std::to_string(k.BY);
   os << in << "  const " << k.index << " tile_row = (" << tile << ") * " << k.BY << " + ty;\n";
   os << in << "  const bool live = tile_row < " << k.M << ";  // rows past M combine nothing\n";

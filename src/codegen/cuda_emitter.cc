@@ -204,7 +204,8 @@ class KernelEmitter {
   // (whose specs are appended to `workspaces`).
   std::vector<KernelPart::Param> emitParams(std::vector<WorkspaceSpec>& workspaces) {
     std::vector<KernelPart::Param> params = pointerParams(g_, p_);
-    if (k_.binding.multiBlock()) addCrossBlockWorkspaces(crossBlockKernel(), crossBlockAccumulators(), params, workspaces);
+    if (k_.binding.multiBlock())
+      addCrossBlockWorkspaces(crossBlockKernel(), crossBlockAccumulators(), params, workspaces);
     if (k_.binding.multiBlockScan())
       for (ScanWorkspace& w : scanWorkspaces(scanCode())) {
         params.push_back({{KernelParam::Kind::Workspace, static_cast<int>(workspaces.size())}, w.type + w.name, w.name});
@@ -276,11 +277,9 @@ class KernelEmitter {
   // --- the loop program --------------------------------------------------------------
   // Vector accesses whose alignment is checked at run time go through a loop of their
   // own per answer: with the check inside, NVRTC kept a branch around every access of
-  // the unrolled loop, one load in flight per thread. Measured against the branch (H100,
-  // 2026-11-28, docs/results.md session 30): max-pool f16 [32,112,112,64] 32.8 -> 29.8
-  // us, a concat's row sum 25.2 -> 23.8, and_bool over [768,21128]'s rows 12.6 -> 12.1,
-  // an embedding bag 11.7 -> 11.3; but all-reduces of 16M halves lost (sum 17.8 -> 18.4,
-  // max 18.0 -> 18.8) and row-resident kernels were not measured, so those keep it.
+  // the unrolled loop, one load in flight per thread. Gains and losses measured (H100,
+  // docs/design.md "Vector lanes", docs/results.md session 30): all-reduces lost, and
+  // row-resident kernels (their register-cached passes duplicated whole) keep the branch.
   bool versionsPassLoops() const {
     return k_.vector.width > 1 && !k_.vector.strided && !scan_ && p_.passes() == 1 &&
            p_.form != CanonicalForm::AllReduce;
@@ -434,8 +433,9 @@ class KernelEmitter {
     std::vector<CrossBlockAccumulator> accs;
     for (size_t r = 0; r < p_.reductions.size(); ++r)
       if (owns(r))
-        accs.push_back({static_cast<int>(r), "acc" + std::to_string(r), accType(r), (tuple(r) ? qualifier_ : "") + accType(r),
-                        functor(r), identity(r), treeOrder(r), &p_.reductions[r].reduction});
+        accs.push_back({static_cast<int>(r), "acc" + std::to_string(r), accType(r),
+                        (tuple(r) ? qualifier_ : "") + accType(r), functor(r), identity(r), treeOrder(r),
+                        &p_.reductions[r].reduction});
     return accs;
   }
 

@@ -2,7 +2,7 @@
 //
 // Takes a tuple Reduction and its reduction number r in the kernel; gives the device
 // code the kernel's statements call, in the device library's terms
-// (device/polyred_reduce.cuh, "tuple accumulators"):
+// (device/polyred_block_reduce.cuh, "tuple accumulators"):
 //   struct alignas(8) Tuple<r> { polyred_tuple, polyred_commutative; fields f0, f1, ... };
 //   struct Combine<r> { Tuple<r> operator()(const Tuple<r>& a, const Tuple<r>& b) const; };
 //   struct CombineLater<r> { ... }          where the tuple has a later-combine

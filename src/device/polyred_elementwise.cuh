@@ -304,7 +304,7 @@ __device__ __forceinline__ T pr_ipow(T base, T e) {
 // --- NaN-propagating max/min (torch.maximum / amax semantics) -----------------------
 // NaN if either is NaN; of two zeros, max is +0 and min -0 in either order (as the
 // host's floatMaximum / floatMinimum): never dependent on fmaxf's choice. Also the
-// combiner of Max/Min reductions of floats (polyred_reduce.cuh).
+// combiner of Max/Min reductions of floats (polyred_block_reduce.cuh).
 // f32, sm_90: one max.NaN / min.NaN, which orders the zeros (measured on the H100,
 // docs/results.md "session 9"). sm_80..89: max.NaN / min.NaN, then for equal operands
 // -- identical bits, or zeros of both signs -- their bits ANDed (max) or ORed (min),

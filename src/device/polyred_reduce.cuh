@@ -252,7 +252,8 @@ template <class T, class Op, int BX, int BY, class Order = AnyOrder>
 __device__ __forceinline__ T combine_block_partials_y(const T* partials, long long stride, int n, long long row,
                                                       long long rows_end, T identity, Op op, T* smem) {
   T acc[1];
-  combine_block_partials_y_lanes<T, Op, BX, BY, 1, false, Order>(partials, stride, n, row, rows_end, identity, op, smem, acc);
+  combine_block_partials_y_lanes<T, Op, BX, BY, 1, false, Order>(partials, stride, n, row, rows_end, identity, op,
+                                                                  smem, acc);
   return acc[0];
 }
 

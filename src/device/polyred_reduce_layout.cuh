@@ -2,10 +2,10 @@
 //
 // Everything that decides which thread combines with which, which lanes a shuffle
 // names, and where partials live in shared memory is here, as constexpr functions that
-// compile both under NVRTC (__host__ __device__) and as plain C++. polyred_reduce.cuh
-// takes every such decision from these functions, and the CPU tests replay the same
-// functions to check every block shape; host code may also use smem_x/smem_y/smem_all
-// to size shared memory.
+// compile both under NVRTC (__host__ __device__) and as plain C++.
+// polyred_block_reduce.cuh takes every such decision from these functions, and the CPU
+// tests replay the same functions to check every block shape; host code may also use
+// smem_x/smem_y/smem_all to size shared memory.
 //
 // Terms. A block of BX x BY threads has linear thread index t = threadIdx.y * BX +
 // threadIdx.x; warp = t / 32, lane = t % 32. A "row" is a run of `width` consecutive

@@ -37,7 +37,7 @@ constexpr int scan_smem() {
 
 namespace detail {
 
-// Shuffles within segments of `width` lanes (polyred_reduce.cuh's shuffle_any: complex64
+// Shuffles within segments of `width` lanes (polyred_block_reduce.cuh's shuffle_any: complex64
 // word by word).
 template <class T>
 __device__ __forceinline__ T shuffle_up(T v, unsigned mask, int delta, int width) {
