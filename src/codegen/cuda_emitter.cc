@@ -33,6 +33,9 @@ std::string comment(const std::string& text) { return printable(text, 400); }
 
 std::string indent(int depth) { return std::string(static_cast<size_t>(depth) * 2, ' '); }
 
+// What vector accesses know of vector_ok: checked at run time, or in a loop versioned on it.
+enum class Alignment { Checked, Aligned, Unaligned };
+
 class KernelEmitter {
  public:
   KernelEmitter(const Graph& g, const PolyKernel& k, const CodegenOptions& o)
@@ -46,6 +49,9 @@ class KernelEmitter {
     // (device/polyred_reduce.cuh, "Protocol"); so do complex products (no atomic multiplies two
     // floats at once) and kernels whose binding chose the partials (Binding::partials).
     o_.deterministic = o_.deterministic || p_.needsBlockOrderCombine() || k.binding.partials;
+    crossBlock_ = {.yReduce = y_, .partials = o_.deterministic, .M = p_.M, .GX = k.binding.GX,
+                   .tiles = k.binding.tiles, .BX = k.binding.BX, .BY = k.binding.BY, .lanes = lanes_,
+                   .lanesTogether = lanesTogether_, .index = idx_};
   }
 
   KernelSpec run() {
@@ -205,7 +211,7 @@ class KernelEmitter {
   std::vector<KernelPart::Param> emitParams(std::vector<WorkspaceSpec>& workspaces) {
     std::vector<KernelPart::Param> params = pointerParams(g_, p_);
     if (k_.binding.multiBlock())
-      addCrossBlockWorkspaces(crossBlockKernel(), crossBlockAccumulators(), params, workspaces);
+      addCrossBlockWorkspaces(crossBlock_, crossBlockAccumulators(), params, workspaces);
     if (k_.binding.multiBlockScan())
       for (ScanWorkspace& w : scanWorkspaces(scanCode())) {
         params.push_back({{KernelParam::Kind::Workspace, static_cast<int>(workspaces.size())}, w.type + w.name, w.name});
@@ -287,15 +293,15 @@ class KernelEmitter {
 
   // The accumulation and pointwise loops of a pass: unrolled so each thread keeps
   // several independent loads in flight (the loads do not depend on the accumulator);
-  // `aligned` is what the loop's vector accesses take for vector_ok.
-  void emitPassLoop(std::ostream& os, const AstNode& mark, int d, const std::string& aligned) {
+  // `aligned` is what the loop's vector accesses know of vector_ok.
+  void emitPassLoop(std::ostream& os, const AstNode& mark, int d, Alignment aligned) {
     if (!cache_.empty()) os << indent(d) << "cache_slot = 0;  // this pass's loads take slots 0, 1, ...\n";
     if (mark.children[0]->kind == AstNode::Kind::For) os << indent(d) << "#pragma unroll" << passLoopUnroll() << "\n";
-    const std::string outerAligned = std::exchange(alignedLanes_, aligned);
+    const Alignment outerAligned = std::exchange(alignment_, aligned);
     const int outerGuards = std::exchange(guards_, 0);
     emitNode(os, *mark.children[0], d);
     guards_ = outerGuards;
-    alignedLanes_ = outerAligned;
+    alignment_ = outerAligned;
   }
 
   void emitNode(std::ostream& os, const AstNode& n, int d) {
@@ -309,12 +315,12 @@ class KernelEmitter {
         if (!stagedRow.empty()) os << stage_.fillRow(stagedRow, indent(d));
         if (isPassLoopMark(n) && versionsPassLoops()) {
           os << indent(d) << "if (vector_ok) {  // one loop per alignment (a branch per access kept loads apart)\n";
-          emitPassLoop(os, n, d + 1, "true");
+          emitPassLoop(os, n, d + 1, Alignment::Aligned);
           os << indent(d) << "} else {\n";
-          emitPassLoop(os, n, d + 1, "false");
+          emitPassLoop(os, n, d + 1, Alignment::Unaligned);
           os << indent(d) << "}\n";
         } else if (isPassLoopMark(n)) {
-          emitPassLoop(os, n, d, "vector_ok");
+          emitPassLoop(os, n, d, Alignment::Checked);
         } else {
           emitNode(os, *n.children[0], d);
         }
@@ -392,14 +398,14 @@ class KernelEmitter {
       for (size_t r = 0; r < p_.reductions.size(); ++r)
         for (int l = 0; l < lanes_ && owns(r); ++l) {
           if (o_.deterministic)
-            os << in << "ws" << r << "[" << partialIndex(crossBlockKernel(), row(i, l)) << "] = " << acc(r, l) << ";\n";
+            os << in << "ws" << r << "[" << partialIndex(crossBlock_, row(i, l)) << "] = " << acc(r, l) << ";\n";
           else
             os << in << "polyred_dev::atomic_combine(&ws" << r << "[" << row(i, l) << "], " << acc(r, l) << ", "
                << op(r) << ");\n";
         }
     } else if (s == "Arrive") {
       os << in << "last_block = polyred_dev::block_arrive_last(&tickets[" << i << "], " << k_.binding.GX << "u);\n";
-      if (o_.deterministic) emitGatherPartials(os, crossBlockKernel(), crossBlockAccumulators(), i, indent(d));
+      if (o_.deterministic) emitGatherPartials(os, crossBlock_, crossBlockAccumulators(), i, indent(d));
     } else if (s == "Final") {
       os << in << "if (last_block) {\n";
       for (int l = 0; l < lanes_; ++l) {
@@ -424,11 +430,7 @@ class KernelEmitter {
     }
   }
 
-  // The combine across blocks (codegen/cross_block.h).
-  CrossBlockKernel crossBlockKernel() const {
-    return {.yReduce = y_, .partials = o_.deterministic, .M = p_.M, .GX = k_.binding.GX, .tiles = k_.binding.tiles,
-            .BX = k_.binding.BX, .BY = k_.binding.BY, .lanes = lanes_, .lanesTogether = lanesTogether_, .index = idx_};
-  }
+  // The accumulators the blocks combine (codegen/cross_block.h).
   std::vector<CrossBlockAccumulator> crossBlockAccumulators() const {
     std::vector<CrossBlockAccumulator> accs;
     for (size_t r = 0; r < p_.reductions.size(); ++r)
@@ -514,10 +516,11 @@ class KernelEmitter {
   // Masked lanes (vectorize.h): lanes [lo, hi) of the vector lie in the row; a whole
   // vector (the rule inside a row) runs the code above, a partial one loads and stores
   // only its valid lanes, element by element, and folds only those.
-  // The condition for a masked vector to move as one access.
-  std::string wholeAndAligned() const {
-    if (alignedLanes_ == "true") return "whole";
-    return alignedLanes_ == "false" ? "false" : alignedLanes_ + " && whole";
+  // The condition for a vector (a masked one: `whole` in its row) to move as one access.
+  std::string vectorCondition(bool masked) const {
+    if (alignment_ == Alignment::Unaligned) return "false";
+    if (alignment_ == Alignment::Aligned) return masked ? "whole" : "true";
+    return masked ? "vector_ok && whole" : "vector_ok";
   }
 
   void emitLanes(std::ostream& os, const AstUser& u, int d) {
@@ -525,10 +528,10 @@ class KernelEmitter {
     const bool masked = k_.vector.masked() || scan_;  // a scan masks its tiles' padding too
     std::string in = indent(d), w = std::to_string(V), each = "#pragma unroll\n" + in + "  for (int l = 0; l < " + w + "; ++l) ";
     os << in << "{\n";
-    std::string vectorOk = alignedLanes_, lanesInRow;
+    std::string vectorOk = vectorCondition(false), lanesInRow;
     if (scan_) {
       os << scanLaneBounds(toC(u.offsets.back()), toC(u.coords.at(0)), p_.M, p_.N, V, in + "  ");
-      vectorOk = wholeAndAligned();
+      vectorOk = vectorCondition(true);
       lanesInRow = ", lo, hi";
     } else if (masked) {
       const std::string N = std::to_string(p_.N);
@@ -536,7 +539,7 @@ class KernelEmitter {
          << in << "  const int lo = pos < 0 ? (int)-pos : 0, hi = pos + " << w << " > " << N << " ? (int)(" << N
          << " - pos) : " << w << ";\n"
          << in << "  const bool whole = lo == 0 && hi == " << w << ";\n";
-      vectorOk = wholeAndAligned();
+      vectorOk = vectorCondition(true);
       lanesInRow = ", lo, hi";
     }
     const bool lastPass = u.pass == p_.passes() - 1;  // where the cache hints apply (poly/cache_hints.h)
@@ -669,7 +672,8 @@ class KernelEmitter {
   bool y_ = false;
   bool scan_ = false;  // a scan kernel (KernelPlan::hasScan)
   int lanes_ = 1;  // accumulator lanes (Vectorization::accumulatorLanes)
-  std::string alignedLanes_ = "vector_ok";  // vector_ok, or its value in a loop versioned on it
+  Alignment alignment_ = Alignment::Checked;  // of the vector accesses being emitted
+  CrossBlockKernel crossBlock_;  // the kernel as the combine across blocks sees it
   bool lanesTogether_ = false;  // a y-reduce's lanes reduce in one block reduction (reducesLanesTogether)
   std::string qualifier_;  // "polyred_part<n>::" for the types of a part's parameters
   RowCache cache_;  // empty in parts of a horizontally fused kernel

@@ -147,14 +147,22 @@ __device__ __forceinline__ T fold_strided(const T* partials, int n, int first, i
   return acc;
 }
 
+// Contiguous chunk number `part` of `parts` chunks of [0, n): [begin, end).
+struct Chunk {
+  int begin, end;
+};
+__device__ __forceinline__ Chunk chunk_of(int n, int part, int parts) {
+  const int size = (n + parts - 1) / parts;
+  return {part * size, min_int(n, (part + 1) * size)};
+}
+
 // Combines the contiguous chunk number `part` of `parts` chunks of partials[0..n) in
 // index order, starting from identity (InOrder: chunks follow the lanes' order).
 template <class T, class Op>
 __device__ __forceinline__ T fold_chunk(const T* partials, int n, int part, int parts, T identity, Op op) {
-  const int chunk = (n + parts - 1) / parts;
-  const int end = min_int(n, (part + 1) * chunk);
+  const Chunk c = chunk_of(n, part, parts);
   T acc = identity;
-  for (int i = part * chunk; i < end; ++i) acc = op(acc, load_cg(partials + i));
+  for (int i = c.begin; i < c.end; ++i) acc = op(acc, load_cg(partials + i));
   return acc;
 }
 
@@ -230,10 +238,10 @@ template <class T, class Op, int BX, int BY, int V, bool LanesTogether, class Or
 __device__ __forceinline__ void combine_block_partials_y_lanes(const T* partials, long long stride, int n,
                                                                long long first_row, long long rows_end, T identity,
                                                                Op op, T* smem, T (&acc)[V]) {
-  const int chunk = (n + BY - 1) / BY, begin = thread_y<BX>() * chunk, end = min_int(n, begin + chunk);
+  const detail::Chunk blocks = detail::chunk_of(n, thread_y<BX>(), BY);
 #pragma unroll
   for (int l = 0; l < V; ++l) acc[l] = identity;
-  for (int b = begin; b < end; ++b) {
+  for (int b = blocks.begin; b < blocks.end; ++b) {
     const T* at = partials + b * stride + first_row;
 #pragma unroll
     for (int l = 0; l < V; ++l)

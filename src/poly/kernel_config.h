@@ -12,8 +12,9 @@
 //            auto: 4 for large all-reduces and row-resident kernels, 8 otherwise
 //            (itemsFor, kRowResidentItems)
 //   vector   the most vector lanes (1: scalar code; the 16-byte rule still applies).
-//            auto: 16-byte lanes; y-reduces 4 below 8192 kept columns (at least 1024
-//            columns of at least 8192 rows), else scalar (laneLimitFor)
+//            auto: 16-byte lanes; y-reduces of columns at least 8192 rows long: 4
+//            from 1024 to 8191 kept columns (2 where blocks combine through
+//            partials), pairs of 8/16-bit data from 512, else scalar (laneLimitFor)
 //   unroll   how far each thread's accumulation loop is unrolled (1..32): the loads
 //            it keeps in flight. auto: 4
 //   cache    on, regs, off or auto: row-resident kernels keep their row for the later

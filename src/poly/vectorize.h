@@ -73,8 +73,9 @@ struct Vectorization {
 
 // At most `maxWidth` lanes (KernelConfig::maxVectorWidth; 1: scalar code; kAuto: the
 // policy's limit for the kernel, laneLimitFor: y-reduces take 16-byte lanes from 8192
-// kept columns, 4 lanes from 1024 columns of at least 8192 rows, column pairs of 8- and
-// 16-bit sums from 512 columns of at least 8192 rows, else none).
+// kept columns, 4 lanes from 1024 columns of at least 8192 rows (pairs where the
+// blocks combine through partials), column pairs of 8- and 16-bit data from 512 columns
+// of at least 8192 rows, else none).
 Vectorization chooseVectorization(const KernelPlan& plan, int maxWidth = KernelConfig::kAuto);
 int laneLimitFor(int maxWidth, const KernelPlan& plan);
 // Whether the policy (`evict` auto) gives a kernel's lane loads and stores L2 hints
