@@ -138,13 +138,38 @@ __device__ __forceinline__ T load_cg(const T* p) {
   }
 }
 
+// How many partials a thread of the last block loads before it folds them. The last
+// block's fold is on the critical path of every multi-block kernel: one load at a time
+// paid an L2 round trip per partial (ncu, max f16 [21128,768] over its rows, 4 lanes:
+// 22 dependent loads a thread while the rest of the GPU idled; docs/results.md session
+// 31). 32 bytes a thread keep eight words in flight without raising the kernel's
+// register count, which its main loop's occupancy depends on.
+inline constexpr int kFoldBatchBytes = 32;
+template <class T>
+inline constexpr int fold_batch_v = sizeof(T) >= kFoldBatchBytes ? 1 : static_cast<int>(kFoldBatchBytes / sizeof(T));
+
+// Folds partials[i] for i = begin, begin + step, ... < end into acc in index order;
+// loads bypass L1 (other blocks wrote them) and go fold_batch_v<T> at a time.
+template <class T, class Op>
+__device__ __forceinline__ T fold_range(const T* partials, int begin, int end, int step, T acc, Op op) {
+  constexpr int kBatch = fold_batch_v<T>;
+  for (int i = begin; i < end; i += kBatch * step) {
+    T v[kBatch];
+#pragma unroll
+    for (int k = 0; k < kBatch; ++k)
+      if (i + k * step < end) v[k] = load_cg(partials + i + k * step);
+#pragma unroll
+    for (int k = 0; k < kBatch; ++k)
+      if (i + k * step < end) acc = op(acc, v[k]);
+  }
+  return acc;
+}
+
 // Combines partials[i] for i = first, first + stride, ... < n in index order, starting
-// from identity; loads bypass L1 (other blocks wrote them).
+// from identity.
 template <class T, class Op>
 __device__ __forceinline__ T fold_strided(const T* partials, int n, int first, int stride, T identity, Op op) {
-  T acc = identity;
-  for (int i = first; i < n; i += stride) acc = op(acc, load_cg(partials + i));
-  return acc;
+  return fold_range(partials, first, n, stride, identity, op);
 }
 
 // Contiguous chunk number `part` of `parts` chunks of [0, n): [begin, end).
@@ -161,9 +186,7 @@ __device__ __forceinline__ Chunk chunk_of(int n, int part, int parts) {
 template <class T, class Op>
 __device__ __forceinline__ T fold_chunk(const T* partials, int n, int part, int parts, T identity, Op op) {
   const Chunk c = chunk_of(n, part, parts);
-  T acc = identity;
-  for (int i = c.begin; i < c.end; ++i) acc = op(acc, load_cg(partials + i));
-  return acc;
+  return fold_range(partials, c.begin, c.end, 1, identity, op);
 }
 
 // The thread's share of partials[0..n) as fold_strided (AnyOrder) or fold_chunk (InOrder).
@@ -239,13 +262,27 @@ __device__ __forceinline__ void combine_block_partials_y_lanes(const T* partials
                                                                long long first_row, long long rows_end, T identity,
                                                                Op op, T* smem, T (&acc)[V]) {
   const detail::Chunk blocks = detail::chunk_of(n, thread_y<BX>(), BY);
+  // Blocks a batch: the thread's V lanes of each, fold_batch_v<T> loads in all -- one
+  // block at a time from four lanes up, which keep four loads in flight already (two
+  // blocks of four float lanes took a kernel from 32 to 40 registers, 6 blocks of 256
+  // an SM instead of 8).
+  constexpr int kBatch = V < 4 && detail::fold_batch_v<T> > V ? detail::fold_batch_v<T> / V : 1;
 #pragma unroll
   for (int l = 0; l < V; ++l) acc[l] = identity;
-  for (int b = blocks.begin; b < blocks.end; ++b) {
-    const T* at = partials + b * stride + first_row;
+  for (int b = blocks.begin; b < blocks.end; b += kBatch) {
+    T v[kBatch][V];
 #pragma unroll
-    for (int l = 0; l < V; ++l)
-      if (first_row + l < rows_end) acc[l] = op(acc[l], detail::load_cg(at + l));
+    for (int k = 0; k < kBatch; ++k) {
+      const T* at = partials + (b + k) * stride + first_row;
+#pragma unroll
+      for (int l = 0; l < V; ++l)
+        if (b + k < blocks.end && first_row + l < rows_end) v[k][l] = detail::load_cg(at + l);
+    }
+#pragma unroll
+    for (int k = 0; k < kBatch; ++k)
+#pragma unroll
+      for (int l = 0; l < V; ++l)
+        if (b + k < blocks.end && first_row + l < rows_end) acc[l] = op(acc[l], v[k][l]);
   }
   if constexpr (V > 1 && LanesTogether) {
     block_reduce_y_lanes<T, Op, BX, BY, V, Order>(acc, op, smem);
