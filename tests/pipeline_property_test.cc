@@ -92,12 +92,14 @@ void compileAndCheck(const Generated& gen, uint64_t seed, RunStats& stats) {
   }
 }
 
-// Compiles and CPU-checks the graphs `make` builds from seeds 1..count; `kinds` (if
-// given) collects the tuple kinds they exercise.
+// Compiles and CPU-checks the graphs `make` builds from seeds 1..count (or
+// POLYRED_RANDOM_SEEDS=FIRST:COUNT); `kinds` (if given) collects the tuple kinds they
+// exercise.
 RunStats checkRandomGraphs(int count, const std::function<Generated(uint64_t)>& make,
                            std::set<std::string>* kinds = nullptr) {
   RunStats stats;
-  for (uint64_t seed = 1; seed <= static_cast<uint64_t>(count); ++seed) {
+  const SeedRange seeds = seedsFrom("POLYRED_RANDOM_SEEDS", count);
+  for (uint64_t seed = seeds.first; seed < seeds.first + static_cast<uint64_t>(seeds.count); ++seed) {
     Generated gen = make(seed);
     if (kinds) kinds->insert(gen.features.tuple);
     compileAndCheck(gen, seed, stats);

@@ -1,8 +1,11 @@
 // What a random graph (tests/random_graphs.h) exercises -- its Features -- and how the
-// property tests report them: by name (flags, describe) and failing seeds (seedList).
+// property tests report them: by name (flags, describe) and failing seeds (seedList);
+// which seeds they run (seedsFrom).
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <utility>
 #include <vector>
@@ -63,6 +66,23 @@ inline std::string seedList(const std::vector<uint64_t>& seeds) {
   std::string s;
   for (uint64_t x : seeds) s += " " + std::to_string(x);
   return s;
+}
+
+// The seeds a property test runs: 1..defaultCount, or FIRST:COUNT from the environment
+// variable `env` -- to look past the seeds CI runs (POLYRED_RANDOM_SEEDS for the CPU
+// tests, POLYRED_RANDOM_GPU_SEEDS for the GPU ones). A malformed value is ignored.
+struct SeedRange {
+  uint64_t first = 1;
+  int count = 0;
+};
+inline SeedRange seedsFrom(const char* env, int defaultCount) {
+  SeedRange r{1, defaultCount};
+  if (const char* value = std::getenv(env)) {
+    unsigned long long first = 0;
+    int count = 0;
+    if (std::sscanf(value, "%llu:%d", &first, &count) == 2 && count > 0) r = {first, count};
+  }
+  return r;
 }
 
 }  // namespace polyred::random_graphs
