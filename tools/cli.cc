@@ -43,6 +43,7 @@ const Option kOptions[] = {
     {"timeout", Takes::Value, "SECONDS", "stop a check that runs longer, with exit 2 (default 300)"},
     {"no-time", Takes::Nothing, "", "run without timing"},
     {"iterations", Takes::Value, "N", "timed launches (default 50)"},
+    {"misalign", Takes::Value, "N", "each tensor starts N of its elements into its allocation, as a view with a storage offset (default 0)"},
     {"json", Takes::Value, "OUT", "write the results as JSON to OUT"},
     {"min-compiled", Takes::Value, "N", "fail unless at least N files compile"},
     {"max-launches", Takes::Value, "N", "fail if a file needs more than N launches, unless --launch-exceptions lists it"},
@@ -68,8 +69,8 @@ const Command kCommands[] = {
      {"seed", "max-points", "deterministic", "no-horizontal-fusion", "fast-exp", "config", "no-tune-db", "max-memory", "timeout", "arch",
       "sms", "l2-mib", "verbose", "shard", "ranks", "help"}},
     {"run", "FILE...", "run on the GPU with random inputs, compare with the reference, time (needs a GPU)",
-     {"seed", "deterministic", "no-horizontal-fusion", "fast-exp", "config", "no-tune-db", "no-time", "iterations", "json", "max-memory",
-      "timeout", "verbose", "shard", "gpus", "no-check", "help"}},
+     {"seed", "deterministic", "no-horizontal-fusion", "fast-exp", "config", "no-tune-db", "no-time", "iterations", "misalign", "json",
+      "max-memory", "timeout", "verbose", "shard", "gpus", "no-check", "help"}},
     {"corpus", "DIR", "compile and check every composite file under DIR, with a summary",
      {"max-points", "deterministic", "no-horizontal-fusion", "min-compiled", "max-launches", "launch-exceptions", "nvrtc",
       "arch", "sms", "l2-mib", "help"}},
@@ -109,6 +110,8 @@ void validate(const std::string& name, const std::string& v) {
     if (cc < 50 || cc > 199) bad("an architecture from sm_50 to sm_199");
   } else if (name == "sms" || name == "iterations" || name == "l2-mib") {
     if (!allDigits(v) || std::stoll(v) < 1 || std::stoll(v) > 100000) bad("a count from 1 to 100000");
+  } else if (name == "misalign") {
+    if (!allDigits(v) || std::stoll(v) > 1024) bad("a number of elements from 0 to 1024");
   } else if (name == "seed" || name == "max-points" || name == "min-compiled" || name == "max-launches") {
     if (!allDigits(v)) bad("a non-negative integer");
   } else if (name == "max-memory") {
@@ -219,6 +222,7 @@ Args parse(int argc, char** argv) {
   if (a.has("test-data") && !a.has("output")) throw UsageError("--test-data goes with --output=DIR (or -o DIR)");
   if (a.has("shard") && a.command == "check" && !a.has("ranks")) throw UsageError("check --shard needs --ranks=N");
   if (a.has("shard") && a.command == "run" && !a.has("gpus")) throw UsageError("run --shard needs --gpus=N");
+  if (a.has("shard") && a.has("misalign")) throw UsageError("--misalign is for one GPU's run, not with --shard");
   if (a.has("no-check") && !a.has("shard")) throw UsageError("--no-check goes with run --shard");
   if ((a.has("ranks") || a.has("gpus")) && !a.has("shard"))
     throw UsageError("--" + std::string(a.has("ranks") ? "ranks" : "gpus") + " goes with --shard=INPUT:AXIS[:SIZES]");

@@ -298,6 +298,7 @@ Exit cmdRun(const Args& a) {
       o.seed = static_cast<uint64_t>(a.integer("seed", 1));
       o.time = !a.has("no-time");
       o.iterations = static_cast<int>(a.integer("iterations", 50));
+      o.misalignElements = static_cast<int>(a.integer("misalign", 0));
       o.limits = resourceLimits(a);
       GpuRunReport r = timings.measure("gpu run", [&] { return runOnGpu(c, o); });
       results.push_back({{"file", file}, {"kernels", r.kernels}, {"ok", r.ok}, {"micros", r.micros},

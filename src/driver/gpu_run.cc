@@ -26,16 +26,25 @@ struct DeviceTensors {
   std::vector<DeviceBuffer> inputs, outputs;  // outputs[o] is empty for in-place outputs
   std::vector<void*> inputPtrs, outputPtrs;
   std::vector<const DeviceBuffer*> outputHome;  // the buffer holding output o
+  std::vector<size_t> inputOffsets, outputOffsets;  // where each tensor starts in its buffer, bytes
 };
 
-DeviceTensors upload(const Graph& g, const std::vector<HostTensor>& inputs) {
+// A tensor of `elementBytes`-byte elements placed `misalignElements` elements into its
+// buffer: the bytes before it.
+size_t offsetBytes(int64_t elementBytes, int misalignElements) {
+  return static_cast<size_t>(elementBytes) * static_cast<size_t>(misalignElements);
+}
+
+DeviceTensors upload(const Graph& g, const std::vector<HostTensor>& inputs, int misalignElements) {
   DeviceTensors d;
   d.inputs.reserve(inputs.size());  // outputHome points into these vectors
   d.outputs.reserve(g.outputs.size());
   for (const HostTensor& h : inputs) {
-    d.inputs.emplace_back(static_cast<size_t>(h.byteSize()));
-    d.inputs.back().upload(h.data(), static_cast<size_t>(h.byteSize()));
-    d.inputPtrs.push_back(d.inputs.back().data());
+    const size_t offset = offsetBytes(dtypeBytes(h.dtype), misalignElements);
+    d.inputs.emplace_back(static_cast<size_t>(h.byteSize()) + offset);
+    d.inputs.back().upload(h.data(), static_cast<size_t>(h.byteSize()), offset);
+    d.inputPtrs.push_back(static_cast<char*>(d.inputs.back().data()) + offset);
+    d.inputOffsets.push_back(offset);
   }
   for (const Output& o : g.outputs) {
     if (o.aliasOfInput) {
@@ -44,12 +53,15 @@ DeviceTensors upload(const Graph& g, const std::vector<HostTensor>& inputs) {
       d.outputs.emplace_back();
       d.outputPtrs.push_back(d.inputPtrs[in]);
       d.outputHome.push_back(&d.inputs[in]);
+      d.outputOffsets.push_back(d.inputOffsets[in]);
       continue;
     }
     const Tensor& t = g.tensor(o.tensor);
-    d.outputs.emplace_back(static_cast<size_t>(numElements(t.shape) * dtypeBytes(t.dtype)));
-    d.outputPtrs.push_back(d.outputs.back().data());
+    const size_t offset = offsetBytes(dtypeBytes(t.dtype), misalignElements);
+    d.outputs.emplace_back(static_cast<size_t>(numElements(t.shape) * dtypeBytes(t.dtype)) + offset);
+    d.outputPtrs.push_back(static_cast<char*>(d.outputs.back().data()) + offset);
     d.outputHome.push_back(&d.outputs.back());
+    d.outputOffsets.push_back(offset);
   }
   return d;
 }
@@ -60,7 +72,7 @@ std::vector<HostTensor> download(const Graph& g, const DeviceTensors& d) {
   for (size_t o = 0; o < g.outputs.size(); ++o) {
     const Tensor& t = g.tensor(g.outputs[o].tensor);
     HostTensor h = HostTensor::zeros(t.dtype, t.shape);
-    d.outputHome[o]->download(h.data(), static_cast<size_t>(h.byteSize()));
+    d.outputHome[o]->download(h.data(), static_cast<size_t>(h.byteSize()), d.outputOffsets[o]);
     out.push_back(std::move(h));
   }
   return out;
@@ -84,7 +96,7 @@ int64_t bytesWritten(const Graph& g) {
 
 std::vector<HostTensor> launchOnGpu(const CompiledGraph& c, const std::vector<HostTensor>& inputs) {
   CompiledProgram program = CompiledProgram::load(c.program, currentDevice());
-  DeviceTensors d = upload(c.graph, inputs);
+  DeviceTensors d = upload(c.graph, inputs, /*misalignElements=*/0);
   program.launch(d.inputPtrs, d.outputPtrs, nullptr);
   return download(c.graph, d);
 }
@@ -99,7 +111,7 @@ GpuRunReport runOnGpu(const CompiledGraph& c, const GpuRunOptions& options) {
   std::vector<HostTensor> inputs = makeRandomInputs(g, options.seed);
 
   CompiledProgram program = CompiledProgram::load(c.program, device);
-  DeviceTensors d = upload(g, inputs);
+  DeviceTensors d = upload(g, inputs, options.misalignElements);
   program.launch(d.inputPtrs, d.outputPtrs, nullptr);
   std::vector<HostTensor> got = download(g, d);
 
@@ -116,7 +128,7 @@ GpuRunReport runOnGpu(const CompiledGraph& c, const GpuRunOptions& options) {
   for (const Output& o : g.outputs) inPlace = inPlace || o.aliasOfInput.has_value();
   for (int r = 0; r < options.repeatChecks; ++r) {
     if (inPlace)  // the launch wrote into its inputs: start the next from the same ones
-      for (size_t k = 0; k < inputs.size(); ++k) d.inputs[k].upload(inputs[k].data(), static_cast<size_t>(inputs[k].byteSize()));
+      for (size_t k = 0; k < inputs.size(); ++k) d.inputs[k].upload(inputs[k].data(), static_cast<size_t>(inputs[k].byteSize()), d.inputOffsets[k]);
     program.launch(d.inputPtrs, d.outputPtrs, nullptr);
     std::vector<HostTensor> again = download(g, d);
     for (size_t o = 0; o < got.size(); ++o) report.bitwiseRepeatable = report.bitwiseRepeatable && again[o].bytes == got[o].bytes;
@@ -149,7 +161,7 @@ std::vector<std::optional<double>> timeVariants(const std::vector<const Compiled
   warmKernelCache(programs, device);
   for (const CompiledGraph* v : variants) {
     CompiledProgram program = CompiledProgram::load(v->program, device);
-    DeviceTensors d = upload(g, inputs);  // fresh: in-place outputs overwrite inputs
+    DeviceTensors d = upload(g, inputs, options.misalignElements);  // fresh: in-place outputs overwrite inputs
     program.launch(d.inputPtrs, d.outputPtrs, nullptr);
     std::vector<HostTensor> got = download(g, d);
     if (expected.empty())

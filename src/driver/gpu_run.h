@@ -21,6 +21,10 @@ struct GpuRunOptions {
   int iterations = 50;
   int repeatChecks = 1;  // launches compared bitwise with the first (determinism, workspace restore)
   ResourceLimits limits;  // host memory and time of the reference (driver/cpu_check.h)
+  // Every tensor starts this many of its own elements into its allocation, as a view
+  // with a storage offset does (torch's x[1:] of a flat buffer): 1 puts each past the
+  // alignment of vector accesses, so kernels take their element-by-element code.
+  int misalignElements = 0;
 };
 
 struct GpuRunReport {

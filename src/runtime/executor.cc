@@ -213,23 +213,23 @@ void DeviceBuffer::release() noexcept {
   pointer_ = 0;
 }
 
-void DeviceBuffer::upload(const void* host, size_t bytes) {
-  POLYRED_CHECK(bytes <= bytes_,
-                "upload of " << bytes << " bytes into a " << bytes_ << "-byte buffer");
+void DeviceBuffer::upload(const void* host, size_t bytes, size_t offset) {
+  POLYRED_CHECK(offset <= bytes_ && bytes <= bytes_ - offset,
+                "upload of " << bytes << " bytes at offset " << offset << " into a " << bytes_ << "-byte buffer");
   if (bytes == 0) return;
   cuda::ContextGuard guard(context_);
-  check(driver().cuMemcpyHtoD(pointer_, host, bytes), "cuMemcpyHtoD");
+  check(driver().cuMemcpyHtoD(pointer_ + offset, host, bytes), "cuMemcpyHtoD");
   // From pageable memory the copy may return before the DMA lands; wait for it so that
   // kernels on non-blocking streams see the data.
   check(driver().cuStreamSynchronize(nullptr), "cuStreamSynchronize");
 }
 
-void DeviceBuffer::download(void* host, size_t bytes) const {
-  POLYRED_CHECK(bytes <= bytes_,
-                "download of " << bytes << " bytes from a " << bytes_ << "-byte buffer");
+void DeviceBuffer::download(void* host, size_t bytes, size_t offset) const {
+  POLYRED_CHECK(offset <= bytes_ && bytes <= bytes_ - offset,
+                "download of " << bytes << " bytes at offset " << offset << " from a " << bytes_ << "-byte buffer");
   if (bytes == 0) return;
   cuda::ContextGuard guard(context_);
-  check(driver().cuMemcpyDtoH(host, pointer_, bytes), "cuMemcpyDtoH");
+  check(driver().cuMemcpyDtoH(host, pointer_ + offset, bytes), "cuMemcpyDtoH");
 }
 
 // --- CompiledProgram ---

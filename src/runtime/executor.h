@@ -53,10 +53,10 @@ class DeviceBuffer {
 
   void* data() const { return reinterpret_cast<void*>(pointer_); }  // a CUdeviceptr
   size_t size() const { return bytes_; }
-  // Copies of the first `bytes` bytes (at most size()), finished when they return. They
-  // run on the legacy default stream: synchronize streams that use the buffer first.
-  void upload(const void* host, size_t bytes);
-  void download(void* host, size_t bytes) const;
+  // Copies of `bytes` bytes from `offset` on (within size()), finished when they return.
+  // They run on the legacy default stream: synchronize streams that use the buffer first.
+  void upload(const void* host, size_t bytes, size_t offset = 0);
+  void download(void* host, size_t bytes, size_t offset = 0) const;
 
  private:
   void release() noexcept;
