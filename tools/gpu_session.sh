@@ -9,6 +9,8 @@
 #                  against PyTorch eager and torch.compile (issue #12), in under 6 minutes
 #   tuplebench     bench/tuple_bench.py: the tuple-reduction cases of issue #13 against torch
 #                  eager, torch.compile, CUB (argmax) and the practical limit, in under 8 minutes
+#   misaligned     polyred run --misalign=1 (every tensor one element into its allocation: the
+#                  element-by-element path of vector kernels) on Table 2 and tests/data/ops
 #   randomgraphs   RandomGraphsGpu over seeds past the test's defaults, four processes side by
 #                  side (the host's reference is the bottleneck): RANDOM_GRAPHS_FIRST (default
 #                  161) on, RANDOM_GRAPHS_PER_PROCESS (default 250) seeds each, in about 6 minutes
@@ -89,6 +91,7 @@ for step in "${steps[@]}"; do
     bench) run_step bench env POLYRED_BIN="$bin/polyred" CORPUS_DIR="$corpus" bash bench/run_all.sh "$out/bench" ;;
     parallelpeers) run_step parallelpeers parallel_peers ;;
     tuplebench) run_step tuplebench env POLYRED_BIN="$bin/polyred" python3 bench/tuple_bench.py "$out/tuplebench" ;;
+    misaligned) run_step misaligned "$bin/polyred" run --no-time --misalign=1 examples/table2/*.json tests/data/ops/*.json ;;
     randomgraphs) run_step randomgraphs random_graphs ;;
     *) echo "unknown step $step"; status[$step]="unknown" ;;
   esac
