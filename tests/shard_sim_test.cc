@@ -210,6 +210,31 @@ TEST(ShardLowering, CollectiveChoiceFollowsTheReduction) {
   EXPECT_EQ(chooseCollective(Reduction::logicalAnd(DType::Bool), false).collective, Collective::AllGatherCombine);
   EXPECT_EQ(chooseCollective(Reduction::logicalOr(DType::Bool), false).collective, Collective::AllGatherCombine);
   EXPECT_EQ(chooseCollective(Reduction::sum(DType::Float32), true).collective, Collective::AllGatherCombine);
+  // NCCL has no complex type (and would multiply a product's parts one by one).
+  EXPECT_EQ(chooseCollective(Reduction::sum(DType::Complex64), false).collective, Collective::AllGatherCombine);
+  EXPECT_EQ(chooseCollective(Reduction::prod(DType::Complex64), false).collective, Collective::AllGatherCombine);
+}
+
+// Complex sums and products split across ranks gather their partials and combine them
+// in rank order with the complex combiner (an all-reduce by NCCL once chose
+// "ncclProd in complex64", which has no NCCL type). Values near 1 keep the products of
+// 5 and 6 rows far from overflow, where the order of association could turn inf to NaN.
+TEST(ShardLowering, ComplexSumsAndProductsGatherAndMatch) {
+  GraphBuilder b("complex_shard");
+  Value re = b.input("re", DType::Float32, {11, 257});
+  Value im = b.input("im", DType::Float32, {11, 257});
+  Value z = b.complex(b.add(b.mul(re, b.constant(Scalar::ofFloat(DType::Float32, 0.25))),
+                            b.constant(Scalar::ofFloat(DType::Float32, 1.0))),
+                      b.mul(im, b.constant(Scalar::ofFloat(DType::Float32, 0.25))));
+  b.output(b.reduce(z, Reduction::sum(DType::Complex64), {0}));
+  b.output(b.reduce(z, Reduction::prod(DType::Complex64), {0}));
+  Graph g = b.build();
+  ShardSpec spec{2, {{"re", 0, {}}, {"im", 0, {}}}};
+  ShardedLowering l = lowerSharded(g, spec);
+  ASSERT_EQ(l.combines.size(), 2u);
+  for (const auto& c : l.combines) EXPECT_EQ(c.choice.collective, Collective::AllGatherCombine) << c.choice.why;
+  ShardCheckReport rep = checkShardedOnCpu(g, spec, {});
+  EXPECT_TRUE(rep.ok) << rep.message;
 }
 
 // Deterministic mode: every combine gathers and folds in rank order, and the result is

@@ -82,7 +82,7 @@ ncclDataType_t ncclTypeOf(DType t) {
     case DType::BFloat16: return ncclBfloat16;
     case DType::Float32: return ncclFloat32;
     case DType::Float64: return ncclFloat64;
-    case DType::Bool: break;
+    case DType::Bool: case DType::Complex64: break;  // (shard/collective_choice.cc: ncclHasType)
   }
   POLYRED_CHECK(false, "NCCL has no type for " << dtypeName(t));
   return ncclInt8;

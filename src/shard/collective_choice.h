@@ -28,7 +28,8 @@ struct CollectiveChoice {
   std::string why;
 };
 
-// Whether NCCL has a data type for `t` (all but bool).
+// Whether NCCL has a data type for `t`: all but bool and complex64 (a complex sum could
+// go as pairs of floats; a product could not: NCCL would multiply component by component).
 bool ncclHasType(DType t);
 
 CollectiveChoice chooseCollective(const Reduction& r, bool deterministic);
