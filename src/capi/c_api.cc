@@ -284,7 +284,7 @@ polyred_status polyred_sharded_check_cpu(const polyred_sharded* s, uint64_t seed
     o.target = s->options.target;
     std::vector<HostTensor> inputs = makeRandomInputs(s->graph, seed);
     ShardSimulation sim = simulateSharded(s->graph, s->lowering, inputs, o);
-    CpuCheckReport r = compareOutputs(s->graph, sim.outputs, {}, evaluateReference(s->graph, inputs));
+    CpuCheckReport r = compareWholeOutputs(s->graph, inputs, sim.outputs, evaluateReference(s->graph, inputs));
     if (!r.ok) return fail(POLYRED_MISMATCH, r.message);
     lastError = printable(r.message, 4096);
     return POLYRED_OK;

@@ -102,4 +102,12 @@ CpuCheckReport compareOutputs(const Graph& g, const std::vector<HostTensor>& got
                               const std::vector<std::vector<bool>>& written, const std::vector<HostTensor>& expected,
                               PointReference* magnitudes = nullptr);
 
+// compareOutputs over whole outputs, with the second look at the magnitudes of the
+// reference's points on `inputs`: how the checks of a sharded run (the CPU simulation,
+// the GPUs, the C API) compare with the unsharded reference, as the one-device check
+// does -- combining the ranks' partials reassociates, and a complex product's imaginary
+// part, for one, cancels (a*d + b*c).
+CpuCheckReport compareWholeOutputs(const Graph& g, const std::vector<HostTensor>& inputs,
+                                   const std::vector<HostTensor>& got, const std::vector<HostTensor>& expected);
+
 }  // namespace polyred

@@ -6,7 +6,6 @@
 
 #include "driver/cpu_check.h"
 #include "driver/gpu_run.h"
-#include "interp/point_reference.h"
 #include "interp/random_inputs.h"
 #include "interp/reference.h"
 #include "runtime/cuda_driver.h"
@@ -117,10 +116,7 @@ ShardedGpuRunReport runShardedOnGpus(const Graph& g, const ShardSpec& spec, cons
     for (size_t o = 0; o < first.size(); ++o) report.ranksAgree = report.ranksAgree && other[o].bytes == first[o].bytes;
   }
   CpuCheckReport check;
-  if (options.check) {
-    PointReference magnitudes(g, inputs);  // the second look the one-device check gives (shard_check.cc)
-    check = compareOutputs(g, first, {}, expected, &magnitudes);
-  }
+  if (options.check) check = compareWholeOutputs(g, inputs, first, expected);
   else check.message = "  (reference check skipped: --no-check)\n";
   executor.launch(io);
   syncAll();
