@@ -165,13 +165,6 @@ __device__ __forceinline__ T fold_range(const T* partials, int begin, int end, i
   return acc;
 }
 
-// Combines partials[i] for i = first, first + stride, ... < n in index order, starting
-// from identity.
-template <class T, class Op>
-__device__ __forceinline__ T fold_strided(const T* partials, int n, int first, int stride, T identity, Op op) {
-  return fold_range(partials, first, n, stride, identity, op);
-}
-
 // Contiguous chunk number `part` of `parts` chunks of [0, n): [begin, end).
 struct Chunk {
   int begin, end;
@@ -181,19 +174,17 @@ __device__ __forceinline__ Chunk chunk_of(int n, int part, int parts) {
   return {part * size, min_int(n, (part + 1) * size)};
 }
 
-// Combines the contiguous chunk number `part` of `parts` chunks of partials[0..n) in
-// index order, starting from identity (InOrder: chunks follow the lanes' order).
-template <class T, class Op>
-__device__ __forceinline__ T fold_chunk(const T* partials, int n, int part, int parts, T identity, Op op) {
-  const Chunk c = chunk_of(n, part, parts);
-  return fold_range(partials, c.begin, c.end, 1, identity, op);
-}
-
-// The thread's share of partials[0..n) as fold_strided (AnyOrder) or fold_chunk (InOrder).
+// The share of partials[0..n) of thread `lane` of `lanes`, folded from identity in index
+// order: under InOrder the lane-th contiguous chunk (chunks follow the lanes' order),
+// else every lanes-th partial from the lane-th on.
 template <class Order, class T, class Op>
 __device__ __forceinline__ T fold_partials(const T* partials, int n, int lane, int lanes, T identity, Op op) {
-  if constexpr (Order::ordered) return fold_chunk(partials, n, lane, lanes, identity, op);
-  else return fold_strided(partials, n, lane, lanes, identity, op);
+  if constexpr (Order::ordered) {
+    const Chunk c = chunk_of(n, lane, lanes);
+    return fold_range(partials, c.begin, c.end, 1, identity, op);
+  } else {
+    return fold_range(partials, lane, n, lanes, identity, op);
+  }
 }
 
 }  // namespace detail
