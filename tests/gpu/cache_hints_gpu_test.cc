@@ -11,6 +11,7 @@
 
 #include "driver/gpu_run.h"
 #include "frontend/builder.h"
+#include "gpu/gpu_compile.h"
 #include "runtime/executor.h"
 
 namespace polyred {
@@ -22,9 +23,7 @@ struct Case {
 };
 
 Graph reduced(DType t, const Shape& shape, const std::vector<int64_t>& axes, Reduction r) {
-  GraphBuilder b("streamed");
-  b.output(b.reduce(b.input("x", t, shape), r, axes, false));
-  return b.build();
+  return test_support::singleReduction("streamed", t, shape, axes, r);
 }
 
 std::vector<Case> cases() {

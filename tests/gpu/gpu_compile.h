@@ -1,7 +1,13 @@
-// Compiling a graph for the GPU the tests run on (its compute capability and SM count).
+// What the GPU tests share: compiling a graph for the GPU they run on (its compute
+// capability and SM count), and a graph of one reduction.
 #pragma once
 
+#include <string>
+#include <vector>
+
+#include "driver/gpu_run.h"
 #include "driver/pipeline.h"
+#include "frontend/builder.h"
 #include "runtime/executor.h"
 
 namespace polyred::test_support {
@@ -11,6 +17,14 @@ inline CompiledGraph compileForGpu(const Graph& g, bool deterministic = false) {
   o.target = currentTarget();
   o.deterministic = deterministic;
   return compileGraph(g, o);
+}
+
+// x [shape] of type t reduced by r over `axes`.
+inline Graph singleReduction(const std::string& name, DType t, const Shape& shape, const std::vector<int64_t>& axes,
+                             Reduction r) {
+  GraphBuilder b(name);
+  b.output(b.reduce(b.input("x", t, shape), r, axes, false));
+  return b.build();
 }
 
 }  // namespace polyred::test_support

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "driver/gpu_run.h"
+#include "gpu/gpu_compile.h"
 #include "parallel_graphs.h"
 #include "runtime/executor.h"
 
@@ -41,10 +42,7 @@ TEST(HorizontalFusionGpu, FusedLaunchesMatchTheReference) {
   for (const Case& c : cases) {
     for (bool deterministic : {false, true}) {
       SCOPED_TRACE(c.name + (deterministic ? ", deterministic" : ""));
-      CompileOptions options;
-      options.target = currentTarget();
-      options.deterministic = deterministic;
-      CompiledGraph compiled = compileGraph(c.graph, options);
+      CompiledGraph compiled = test_support::compileForGpu(c.graph, deterministic);
       if (c.launches) {
         EXPECT_EQ(compiled.program.kernels.size(), c.launches);
       }

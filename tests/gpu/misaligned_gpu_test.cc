@@ -11,10 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "driver/gpu_run.h"
-#include "frontend/builder.h"
+#include "gpu/gpu_compile.h"
 #include "row_resident_graphs.h"
-#include "runtime/executor.h"
 
 namespace polyred {
 namespace {
@@ -25,9 +23,7 @@ struct Case {
 };
 
 Graph reduced(DType t, const Shape& shape, const std::vector<int64_t>& axes, Reduction r) {
-  GraphBuilder b("misaligned");
-  b.output(b.reduce(b.input("x", t, shape), r, axes, false));
-  return b.build();
+  return test_support::singleReduction("misaligned", t, shape, axes, r);
 }
 
 Graph castSum(const Shape& shape) {
@@ -65,10 +61,7 @@ TEST(MisalignedGpu, KernelsOnOffsetTensorsMatchTheReference) {
   for (const Case& c : cases())
     for (bool deterministic : {false, true}) {
       SCOPED_TRACE(c.name + (deterministic ? ", deterministic" : ""));
-      CompileOptions options;
-      options.target = currentTarget();
-      options.deterministic = deterministic;
-      CompiledGraph compiled = compileGraph(c.graph, options);
+      CompiledGraph compiled = test_support::compileForGpu(c.graph, deterministic);
       bool vectorized = false;
       for (const KernelSpec& k : compiled.program.kernels)
         vectorized = vectorized || k.source.find("vector_ok") != std::string::npos;
@@ -79,7 +72,9 @@ TEST(MisalignedGpu, KernelsOnOffsetTensorsMatchTheReference) {
       run.repeatChecks = deterministic ? 2 : 0;
       GpuRunReport r = runOnGpu(compiled, run);
       EXPECT_TRUE(r.ok) << r.check;
-      if (deterministic) EXPECT_TRUE(r.bitwiseRepeatable) << r.check;
+      if (deterministic) {
+        EXPECT_TRUE(r.bitwiseRepeatable) << r.check;
+      }
     }
 }
 

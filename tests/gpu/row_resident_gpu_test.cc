@@ -20,6 +20,7 @@
 #include "driver/cpu_check.h"
 #include "driver/gpu_run.h"
 #include "frontend/builder.h"
+#include "gpu/gpu_compile.h"
 #include "interp/reference.h"
 #include "row_resident_graphs.h"
 #include "runtime/executor.h"
@@ -72,10 +73,7 @@ TEST(RowResidentGpu, SoftmaxAndLayerNormAreOneKernelAndMatchTheReference) {
   for (const Case& c : cases()) {
     for (bool deterministic : {false, true}) {
       SCOPED_TRACE(c.name + (deterministic ? ", deterministic" : ""));
-      CompileOptions options;
-      options.target = currentTarget();
-      options.deterministic = deterministic;
-      CompiledGraph compiled = compileGraph(c.graph, options);
+      CompiledGraph compiled = test_support::compileForGpu(c.graph, deterministic);
       ASSERT_EQ(compiled.program.kernels.size(), 1u) << compiled.partition.toString(compiled.graph);
       EXPECT_GT(compiled.partition.kernels[0].passes(), 1);
       expectMatchesAndRepeats(compiled, 3);
