@@ -47,6 +47,57 @@ int64_t residentBlocks(const Target& t, int threadsPerBlock) {
   return static_cast<int64_t>(t.smCount) * std::max(1, kResidentThreadsPerSM / threadsPerBlock);
 }
 
+// Launches too small to fill the GPU at the default items per thread: a single-pass
+// reduction of less than kSmallLaunchWaves waves of resident threads' work is bound by
+// latency, not bandwidth, and takes fewer items per thread -- 4, or 2 under one wave's
+// worth -- so that more threads issue their loads at once. H200, 2026-11-28
+// (docs/results.md, session 32), before -> after (us): vgg16's [64,1000] cross-entropy
+// rows 9.62 -> 5.40, its exp-sum rows 7.01 -> 4.77, bert's [320,768] rows 8.00 -> 6.30,
+// wide_deep's 16000-element sum 7.86 -> 5.16, its [16000,39] rows 8.30 -> 6.79; plain
+// sums over [2048,768] and [320,768] rows lose 0.1-0.4.
+constexpr int64_t kSmallLaunchWaves = 4;
+// Rows take blocks of up to kSmallRowThreads threads along them. A row that one default
+// block covers keeps one block (4 items if 2 would not fit), never a split through a
+// cross-block combine (bench's [20,2000] sums: 5.1 us in one block, 5.6 in two); one
+// that the default splits anyway splits more finely (tests/data/ops' selects over
+// [3,16448]: 8.9 -> 5.9 us).
+constexpr int kSmallRowThreads = 512;
+// An all-reduce takes blocks of kSmallAllReduceThreads, to give every SM one, unless one
+// default block already covers it (a cross-block combine would cost more than it gains:
+// a 1280-element sum 4.1 us in one block, 4.6 in ten) or the large all-reduce rule
+// (itemsFor) applies.
+constexpr int kSmallAllReduceThreads = 64;
+
+int pow2AtMost(int64_t n) {
+  int p = 1;
+  while (int64_t{p} * 2 <= n && p < (1 << 30)) p *= 2;
+  return p;
+}
+
+KernelConfig smallLaunchConfig(const KernelConfig& asked, const KernelPlan& plan, const Target& t) {
+  const bool rows = plan.form == CanonicalForm::XReduce, whole = plan.form == CanonicalForm::AllReduce;
+  if (asked.itemsPerThread != KernelConfig::kAuto || !(rows || whole)) return asked;
+  const int64_t wave = static_cast<int64_t>(t.smCount) * kResidentThreadsPerSM;
+  const int64_t limit = kSmallLaunchWaves * wave;
+  const int64_t work = plan.N > limit / std::max<int64_t>(1, plan.M) ? limit : plan.M * plan.N;
+  if (work >= limit) return asked;
+  KernelConfig c = asked;
+  c.itemsPerThread = work < wave ? 2 : 4;
+  if (rows) {
+    const int most = std::max(kSmallRowThreads, asked.threadsPerBlock);
+    const bool oneDefaultBlock = ceilDiv(plan.N, itemsFor(asked, plan.form, plan.N)) <= asked.threadsPerBlock;
+    if (oneDefaultBlock && ceilDiv(plan.N, c.itemsPerThread) > most) c.itemsPerThread = 4;
+    if (oneDefaultBlock && ceilDiv(plan.N, c.itemsPerThread) > most) return asked;
+    c.threadsPerBlock = std::max(asked.threadsPerBlock, pow2AtLeast(ceilDiv(plan.N, c.itemsPerThread), most));
+    return c;
+  }
+  const int64_t oneBlock = int64_t{asked.threadsPerBlock} * itemsFor(asked, plan.form, plan.N);
+  if (work <= oneBlock || plan.N >= kLargeAllReduce) return asked;
+  c.threadsPerBlock = std::min(asked.threadsPerBlock,
+                               std::max(kSmallAllReduceThreads, pow2AtMost(work / (c.itemsPerThread * t.smCount))));
+  return c;
+}
+
 // Blocks along j: the split with the best wave efficiency -- the launch's blocks (this
 // kernel's and `blocksBeside`, those of the other parts of a horizontally fused launch)
 // over the slots their waves occupy -- among those that leave each thread `items`
@@ -254,7 +305,7 @@ Binding chooseBinding(const KernelPlan& plan, const Target& target, const Kernel
   const bool rowResident = plan.passes() > 1 || plan.hasScan();
   const KernelConfig c = plan.hasScan() ? scanConfig(config, plan, target)
                          : rowResident ? rowResidentConfig(config, plan.form, plan.M, plan.N)
-                                       : config;
+                                       : smallLaunchConfig(config, plan, target);
   POLYRED_CHECK(threadsPerBlock == 0 || (threadsPerBlock <= 1024 && (threadsPerBlock & (threadsPerBlock - 1)) == 0),
                 plan.name << ": blocks of " << threadsPerBlock << " threads asked for");
   if (plan.form == CanonicalForm::Elementwise) {

@@ -3,7 +3,9 @@
 // Takes: a KernelPlan and the target GPU. Gives: a Binding that the schedule builder
 // turns into isl constraints. The heuristic (documented in docs/design.md):
 //   x-reduce / all-reduce: threadIdx.x runs along the reduced j (coalesced; a power
-//     of two for N/8 elements per thread, at least a warp once N >= 32, at most 256),
+//     of two for N/8 elements per thread, at least a warp once N >= 32, at most 256;
+//     launches too small to fill the GPU take 4 or 2 elements per thread, rows up to
+//     512 threads, small all-reduces blocks of 64: smallLaunchConfig in binding.cc),
 //     threadIdx.y over BY = 256/BX rows of i; blockIdx.y over row tiles (kept -> outer grid
 //     dimension), blockIdx.x splits j over GX blocks (grid-stride) when rows are few.
 //   y-reduce: threadIdx.x runs along the kept, contiguous i (coalesced), threadIdx.y
