@@ -105,6 +105,42 @@ TEST(Compare, AccumulationLengthIsTheLongestInexactReductionUpstream) {
   EXPECT_EQ(accumulationLength(g, joined.id), 30);
 }
 
+// A float32 output downstream of bfloat16 or float16 values that inexact ops computed
+// takes their precision: a one-ulp difference in such a value (GPU logf against the
+// host's double log) is legitimate. Exact ops (Add, Mul, Cast, movement) in narrow types,
+// and float math in float32, keep the float32 tolerance.
+TEST(Compare, NarrowInexactIntermediatesWidenTheTolerance) {
+  GraphBuilder b("narrow");
+  Value h = b.input("h", DType::BFloat16, {8, 129});
+  Value f = b.input("f", DType::Float32, {8, 129});
+  Value logged = b.unary(OpKind::Log, b.unary(OpKind::Abs, h));               // bfloat16 float math
+  Value viaLog = b.reduceSum(b.cast(logged, DType::Float32), {1});
+  Value viaAdd = b.reduceSum(b.cast(b.add(h, h), DType::Float32), {1});       // exact in float32
+  Value viaF32Math = b.reduceSum(b.unary(OpKind::Exp, f), {1});
+  Value halfDiv = b.binary(OpKind::Div, b.cast(h, DType::Float16), b.cast(h, DType::Float16));  // float16 Div
+  Value viaBoth = b.add(b.reduceSum(b.cast(halfDiv, DType::Float32), {1}), viaLog);
+  for (Value v : {viaLog, viaAdd, viaF32Math, viaBoth}) b.output(v);
+  Graph g = b.build();
+  EXPECT_EQ(inexactlyRoundedUpstream(g, viaLog.id), DType::BFloat16);
+  EXPECT_EQ(inexactlyRoundedUpstream(g, viaAdd.id), std::nullopt);
+  EXPECT_EQ(inexactlyRoundedUpstream(g, viaF32Math.id), std::nullopt);
+  EXPECT_EQ(inexactlyRoundedUpstream(g, viaBoth.id), DType::BFloat16) << "the least precise of the two";
+  const Tolerance plain = toleranceOf(g, viaAdd.id), narrow = toleranceOf(g, viaLog.id);
+  EXPECT_EQ(plain.rtol, toleranceFor(DType::Float32, 129).rtol);
+  EXPECT_EQ(narrow.rtol, toleranceFor(DType::BFloat16, 1).rtol);
+  EXPECT_GE(narrow.atol, 4 * narrow.rtol);
+  // One bfloat16 ulp of a term of about 2 in a sum of about 15 (the GPU's noise case)
+  // passes the widened tolerance and not the plain one; a term of 1 missing fails both.
+  const HostTensor expected = floats(DType::Float32, {15.005859375});
+  const HostTensor offByUlp = floats(DType::Float32, {15.005859375 - 0x1p-6});
+  const HostTensor missing = floats(DType::Float32, {14.005859375});
+  EXPECT_TRUE(compareTensors(offByUlp, expected, narrow).ok);
+  EXPECT_FALSE(compareTensors(offByUlp, expected, plain).ok);
+  EXPECT_FALSE(compareTensors(missing, expected, narrow).ok);
+  // The run's largest error: 0.015625 on a row summing to about 0.44 (3.6% relative).
+  EXPECT_TRUE(compareTensors(floats(DType::Float32, {0.4375 - 0x1p-6}), floats(DType::Float32, {0.4375}), narrow).ok);
+}
+
 TEST(Compare, IdenticalTensorsMatch) {
   HostTensor t = floats(DType::Float32, {1, -2, 3.5});
   CompareResult r = compareTensors(t, t, toleranceFor(DType::Float32, 1));

@@ -110,10 +110,8 @@ Tolerance toleranceFor(DType outputType, int64_t accumulationLength, int64_t pro
 
 namespace {
 
-// The largest elementsPerOutput over the Reduce nodes upstream of t (t's own producer
-// included) that `counts`.
-int64_t longestUpstream(const Graph& g, TensorId t, const std::function<bool(const Reduction&)>& counts) {
-  int64_t longest = 1;
+// Calls `visit` on every node upstream of t (t's own producer included), once each.
+void forEachUpstream(const Graph& g, TensorId t, const std::function<void(const Node&)>& visit) {
   std::vector<bool> seen(g.tensors.size(), false);
   std::vector<TensorId> pending{t};
   while (!pending.empty()) {
@@ -123,9 +121,17 @@ int64_t longestUpstream(const Graph& g, TensorId t, const std::function<bool(con
     seen[static_cast<size_t>(id)] = true;
     const Node* n = g.producer(id);
     if (!n) continue;
-    if (n->kind == OpKind::Reduce && counts(*n->reduction)) longest = std::max(longest, elementsPerOutput(g, *n));
+    visit(*n);
     pending.insert(pending.end(), n->inputs.begin(), n->inputs.end());
   }
+}
+
+// The largest elementsPerOutput over the Reduce nodes upstream of t that `counts`.
+int64_t longestUpstream(const Graph& g, TensorId t, const std::function<bool(const Reduction&)>& counts) {
+  int64_t longest = 1;
+  forEachUpstream(g, t, [&](const Node& n) {
+    if (n.kind == OpKind::Reduce && counts(*n.reduction)) longest = std::max(longest, elementsPerOutput(g, n));
+  });
   return longest;
 }
 
@@ -135,12 +141,31 @@ int64_t accumulationLength(const Graph& g, TensorId t) {
   return longestUpstream(g, t, [](const Reduction& r) { return !isExactCombiner(r); });
 }
 
+std::optional<DType> inexactlyRoundedUpstream(const Graph& g, TensorId t) {
+  std::optional<DType> narrowest;
+  forEachUpstream(g, t, [&](const Node& n) {
+    const bool inexact = isFloatMath(n.kind) || n.kind == OpKind::Div || n.kind == OpKind::Pow ||
+                         n.kind == OpKind::PhiloxNormal;
+    const DType d = g.tensor(n.output).dtype;
+    if (!inexact || (d != DType::Float16 && d != DType::BFloat16)) return;
+    if (!narrowest || relativeTolerance(d) > relativeTolerance(*narrowest)) narrowest = d;
+  });
+  return narrowest;
+}
+
 int64_t productLength(const Graph& g, TensorId t) {
   return longestUpstream(g, t, [](const Reduction& r) { return r.builtin() == BuiltinCombiner::Prod; });
 }
 
 Tolerance toleranceOf(const Graph& g, TensorId t) {
-  return toleranceFor(g.tensor(t).dtype, accumulationLength(g, t), productLength(g, t));
+  Tolerance tol = toleranceFor(g.tensor(t).dtype, accumulationLength(g, t), productLength(g, t));
+  if (tol.rtol == 0) return tol;  // integers and bool: exact
+  if (const std::optional<DType> narrow = inexactlyRoundedUpstream(g, t)) {
+    const double rounding = relativeTolerance(*narrow);
+    tol.rtol = std::max(tol.rtol, rounding);
+    tol.atol = std::max(tol.atol, 4 * rounding);
+  }
+  return tol;
 }
 
 CompareResult compareTensors(const HostTensor& got, const HostTensor& expected, Tolerance tol,

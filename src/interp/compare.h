@@ -24,6 +24,13 @@
 //   bfloat16   1.6e-2   2 ulp (1 ulp <= 2^-7 = 7.8e-3 relative), same reasoning.
 //   products   max(rtol above, 4 sqrt(P) u(acc)) for an output downstream of a product
 //              of P factors (toleranceFor): its relative error grows with P.
+//   narrow     max(rtol above, rtol(N)) and atol at least 4 rtol(N) for an output
+//   intermediates        downstream of a float16/bfloat16 value N that float math, Div,
+//                       Pow or PhiloxNormal computed: the kernel's float32 result and the
+//                       reference's double one may round to neighbouring N values (the
+//                       ulps of logf, sincospif, ...), and an output cannot be more precise
+//                       than its least precise rounding. (Seen: a float32 sum over 129
+//                       bfloat16 normals, 14 of 30001 rows one bfloat16 ulp apart.)
 //   integers   0        exact: integer math wraps identically everywhere.
 //   bool       0        exact.
 //
@@ -56,6 +63,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "interp/host_tensor.h"
@@ -92,6 +100,11 @@ Tolerance toleranceOf(const Graph& g, TensorId t);
 // upstream of `t` (sum, prod and user combiners); 1 if none. Max/min/and/or
 // reductions are exact and count as 1.
 int64_t accumulationLength(const Graph& g, TensorId t);
+
+// The least precise of float16 and bfloat16 among the values upstream of `t` that an
+// inexact op (float math, Div, Pow, PhiloxNormal) produces, if any: toleranceOf widens
+// t's tolerance to that type's.
+std::optional<DType> inexactlyRoundedUpstream(const Graph& g, TensorId t);
 
 // The largest number of factors a product reduction (the built-in prod, of any dtype)
 // upstream of `t` multiplies per output value; 1 if none.
