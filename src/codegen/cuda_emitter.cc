@@ -9,6 +9,7 @@
 #include <sstream>
 #include <utility>
 
+#include "codegen/accumulator_names.h"
 #include "codegen/cross_block.h"
 #include "codegen/exp_range.h"
 #include "codegen/gather_lanes.h"
@@ -36,10 +37,16 @@ std::string indent(int depth) { return std::string(static_cast<size_t>(depth) * 
 // What vector accesses know of vector_ok: checked at run time, or in a loop versioned on it.
 enum class Alignment { Checked, Aligned, Unaligned };
 
-class KernelEmitter {
+// The names of the accumulators come from AccumulatorNames (codegen/accumulator_names.h).
+class KernelEmitter : private AccumulatorNames {
  public:
   KernelEmitter(const Graph& g, const PolyKernel& k, const CodegenOptions& o)
-      : g_(g), k_(k), p_(k.plan), o_(o), fastExp_(fastExps(k.plan)) {
+      : AccumulatorNames(k.plan, k.vector.accumulatorLanes),
+        g_(g),
+        k_(k),
+        p_(k.plan),
+        o_(o),
+        fastExp_(fastExps(k.plan)) {
     idx_ = k.index64 ? "long long" : "int";
     y_ = p_.form == CanonicalForm::YReduce;
     scan_ = p_.hasScan();
@@ -125,64 +132,6 @@ class KernelEmitter {
       throw UnsupportedError(g_.sourceFile, p_.name,
                              "its tuple reductions need " + std::to_string(staticSharedBytes(k_)) +
                                  " bytes of shared memory, more than a block's 48 KiB");
-  }
-
-  bool tuple(size_t r) const { return p_.reductions[r].reduction.isTuple(); }
-  // Whether reduction r has an accumulator of its own (else it reads its holder's).
-  bool owns(size_t r) const { return p_.reductions[r].sharesAccumulatorOf < 0; }
-  size_t holder(size_t r) const { return static_cast<size_t>(p_.reductions[r].holder(static_cast<int>(r))); }
-  std::string accType(size_t r) const {
-    return tuple(r) ? tupleTypeName(static_cast<int>(holder(r))) : computeType(p_.reductions[r].reduction.accType);
-  }
-  std::string identity(size_t r) const {
-    const Reduction& red = p_.reductions[r].reduction;
-    return tuple(r) ? tupleIdentityLiteral(red, static_cast<int>(r)) : emitLiteral(red.identity);
-  }
-  // The accumulator's value as the Reduce node's result type (before its cast).
-  std::string result(size_t r, const std::string& total) const {
-    const ReductionOutput& ro = p_.reductions[r];
-    return emitCast(tuple(r) ? tupleFinalizeCall(static_cast<int>(r), total) : total, ro.reduction.accType, ro.outType);
-  }
-  // Reduction r's total as the later passes and the epilogue read it.
-  std::string total(size_t r) const { return result(r, "acc" + std::to_string(holder(r))); }
-  // What element (value) contributes: the lifted tuple, or the value in accType.
-  // Values are named prefix<number>suffix (suffix "[l]": lane l of a vectorized body).
-  std::string element(size_t r, const std::string& prefix, const std::string& suffix = "") const {
-    const ReductionOutput& ro = p_.reductions[r];
-    if (tuple(r)) {
-      std::vector<std::string> args;
-      for (int v : ro.values) args.push_back(prefix + std::to_string(v) + suffix);
-      return tupleLiftCall(static_cast<int>(r), args);
-    }
-    return emitCast(prefix + std::to_string(ro.value) + suffix, p_.body[static_cast<size_t>(ro.value)].dtype,
-                    ro.reduction.accType);
-  }
-  std::string functor(size_t r) const {
-    const Reduction& red = p_.reductions[r].reduction;
-    BuiltinCombiner c = red.builtin();
-    if (c != BuiltinCombiner::None) return builtinFunctor(c, accType(r));
-    return "Combine" + std::to_string(r);
-  }
-  std::string op(size_t r) const { return functor(r) + "()"; }
-  // The block reduction's tree policy: InOrder for an ordered tuple (whose threads hold
-  // contiguous chunks of j), else AnyOrder, the library's default (butterflies).
-  // treePolicy is the trailing template argument, empty for the default.
-  bool orderedTree(size_t r) const {
-    const Reduction& red = p_.reductions[r].reduction;
-    return red.isTuple() && !red.tuple->commutative;
-  }
-  std::string treeOrder(size_t r) const { return orderedTree(r) ? "polyred_dev::InOrder" : "polyred_dev::AnyOrder"; }
-  std::string treePolicy(size_t r) const { return orderedTree(r) ? ", polyred_dev::InOrder" : ""; }
-  // Accumulator r of lane `lane` (a y-reduce thread owns lanes_ consecutive columns).
-  std::string acc(size_t r, const std::string& lane) const {
-    return "acc" + std::to_string(r) + (lanes_ > 1 ? "[" + lane + "]" : "");
-  }
-  std::string acc(size_t r, int lane) const { return acc(r, std::to_string(lane)); }
-  // The row (column) a Store/Contribute/Final of lane `lane` handles: i counts groups of
-  // lanes_ columns.
-  std::string row(const std::string& i, int lane) const {
-    if (lanes_ == 1) return i;
-    return "(" + std::to_string(lanes_) + " * (" + i + ") + " + std::to_string(lane) + ")";
   }
 
   void emitCombiners(std::ostream& os) {
