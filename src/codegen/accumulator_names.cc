@@ -9,39 +9,39 @@
 namespace polyred {
 
 std::string AccumulatorNames::accType(size_t r) const {
-  return tuple(r) ? tupleTypeName(static_cast<int>(holder(r))) : computeType(plan_.reductions[r].reduction.accType);
+  return tuple(r) ? tupleTypeName(static_cast<int>(holder(r))) : computeType(p_.reductions[r].reduction.accType);
 }
 
 std::string AccumulatorNames::identity(size_t r) const {
-  const Reduction& red = plan_.reductions[r].reduction;
+  const Reduction& red = p_.reductions[r].reduction;
   return tuple(r) ? tupleIdentityLiteral(red, static_cast<int>(r)) : emitLiteral(red.identity);
 }
 
 std::string AccumulatorNames::result(size_t r, const std::string& total) const {
-  const ReductionOutput& ro = plan_.reductions[r];
+  const ReductionOutput& ro = p_.reductions[r];
   return emitCast(tuple(r) ? tupleFinalizeCall(static_cast<int>(r), total) : total, ro.reduction.accType, ro.outType);
 }
 
 std::string AccumulatorNames::element(size_t r, const std::string& prefix, const std::string& suffix) const {
-  const ReductionOutput& ro = plan_.reductions[r];
+  const ReductionOutput& ro = p_.reductions[r];
   if (tuple(r)) {
     std::vector<std::string> args;
     for (int v : ro.values) args.push_back(prefix + std::to_string(v) + suffix);
     return tupleLiftCall(static_cast<int>(r), args);
   }
-  return emitCast(prefix + std::to_string(ro.value) + suffix, plan_.body[static_cast<size_t>(ro.value)].dtype,
+  return emitCast(prefix + std::to_string(ro.value) + suffix, p_.body[static_cast<size_t>(ro.value)].dtype,
                   ro.reduction.accType);
 }
 
 std::string AccumulatorNames::functor(size_t r) const {
-  const Reduction& red = plan_.reductions[r].reduction;
+  const Reduction& red = p_.reductions[r].reduction;
   BuiltinCombiner c = red.builtin();
   if (c != BuiltinCombiner::None) return builtinFunctor(c, accType(r));
   return "Combine" + std::to_string(r);
 }
 
 bool AccumulatorNames::orderedTree(size_t r) const {
-  const Reduction& red = plan_.reductions[r].reduction;
+  const Reduction& red = p_.reductions[r].reduction;
   return red.isTuple() && !red.tuple->commutative;
 }
 

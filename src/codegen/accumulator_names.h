@@ -16,12 +16,12 @@ namespace polyred {
 
 class AccumulatorNames {
  public:
-  AccumulatorNames(const KernelPlan& plan, int lanes) : plan_(plan), lanes_(lanes) {}
+  AccumulatorNames(const KernelPlan& plan, int lanes) : p_(plan), lanes_(lanes) {}
 
-  bool tuple(size_t r) const { return plan_.reductions[r].reduction.isTuple(); }
+  bool tuple(size_t r) const { return p_.reductions[r].reduction.isTuple(); }
   // Whether reduction r has an accumulator of its own (else it reads its holder's).
-  bool owns(size_t r) const { return plan_.reductions[r].sharesAccumulatorOf < 0; }
-  size_t holder(size_t r) const { return static_cast<size_t>(plan_.reductions[r].holder(static_cast<int>(r))); }
+  bool owns(size_t r) const { return p_.reductions[r].sharesAccumulatorOf < 0; }
+  size_t holder(size_t r) const { return static_cast<size_t>(p_.reductions[r].holder(static_cast<int>(r))); }
   std::string accType(size_t r) const;
   std::string identity(size_t r) const;
   // The accumulator's value as the Reduce node's result type (before its cast).
@@ -36,7 +36,6 @@ class AccumulatorNames {
   // The block reduction's tree policy: InOrder for an ordered tuple (whose threads hold
   // contiguous chunks of j), else AnyOrder, the library's default (butterflies).
   // treePolicy is the trailing template argument, empty for the default.
-  bool orderedTree(size_t r) const;
   std::string treeOrder(size_t r) const { return orderedTree(r) ? "polyred_dev::InOrder" : "polyred_dev::AnyOrder"; }
   std::string treePolicy(size_t r) const { return orderedTree(r) ? ", polyred_dev::InOrder" : ""; }
   // Accumulator r of lane `lane` (a y-reduce thread owns lanes_ consecutive columns).
@@ -48,9 +47,12 @@ class AccumulatorNames {
   // lanes_ columns.
   std::string row(const std::string& i, int lane) const;
 
+ protected:
+  const KernelPlan& p_;
+  const int lanes_;  // accumulator lanes (Vectorization::accumulatorLanes)
+
  private:
-  const KernelPlan& plan_;
-  int lanes_;
+  bool orderedTree(size_t r) const;
 };
 
 }  // namespace polyred

@@ -37,20 +37,19 @@ std::string indent(int depth) { return std::string(static_cast<size_t>(depth) * 
 // What vector accesses know of vector_ok: checked at run time, or in a loop versioned on it.
 enum class Alignment { Checked, Aligned, Unaligned };
 
-// The names of the accumulators come from AccumulatorNames (codegen/accumulator_names.h).
+// The names of the accumulators come from AccumulatorNames (codegen/accumulator_names.h),
+// which also holds the plan (p_) and the accumulator lanes (lanes_).
 class KernelEmitter : private AccumulatorNames {
  public:
   KernelEmitter(const Graph& g, const PolyKernel& k, const CodegenOptions& o)
       : AccumulatorNames(k.plan, k.vector.accumulatorLanes),
         g_(g),
         k_(k),
-        p_(k.plan),
         o_(o),
         fastExp_(fastExps(k.plan)) {
     idx_ = k.index64 ? "long long" : "int";
     y_ = p_.form == CanonicalForm::YReduce;
     scan_ = p_.hasScan();
-    lanes_ = k.vector.accumulatorLanes;
     lanesTogether_ = reducesLanesTogether(k);
     // Tuples cannot use atomics: their blocks always combine through the partials, in block order
     // (device/polyred_reduce.cuh, "Protocol"); so do complex products (no atomic multiplies two
@@ -615,12 +614,10 @@ class KernelEmitter : private AccumulatorNames {
 
   const Graph& g_;
   const PolyKernel& k_;
-  const KernelPlan& p_;
   CodegenOptions o_;
   std::string idx_;
   bool y_ = false;
   bool scan_ = false;  // a scan kernel (KernelPlan::hasScan)
-  int lanes_ = 1;  // accumulator lanes (Vectorization::accumulatorLanes)
   Alignment alignment_ = Alignment::Checked;  // of the vector accesses being emitted
   CrossBlockKernel crossBlock_;  // the kernel as the combine across blocks sees it
   bool lanesTogether_ = false;  // a y-reduce's lanes reduce in one block reduction (reducesLanesTogether)

@@ -1,6 +1,7 @@
 #include "poly/binding.h"
 
 #include <algorithm>
+#include <bit>
 
 #include "support/error.h"
 #include "support/int_math.h"
@@ -68,33 +69,30 @@ constexpr int kSmallRowThreads = 512;
 // (itemsFor) applies.
 constexpr int kSmallAllReduceThreads = 64;
 
-int pow2AtMost(int64_t n) {
-  int p = 1;
-  while (int64_t{p} * 2 <= n && p < (1 << 30)) p *= 2;
-  return p;
-}
-
 KernelConfig smallLaunchConfig(const KernelConfig& asked, const KernelPlan& plan, const Target& t) {
   const bool rows = plan.form == CanonicalForm::XReduce, whole = plan.form == CanonicalForm::AllReduce;
   if (asked.itemsPerThread != KernelConfig::kAuto || !(rows || whole)) return asked;
   const int64_t wave = static_cast<int64_t>(t.smCount) * kResidentThreadsPerSM;
   const int64_t limit = kSmallLaunchWaves * wave;
-  const int64_t work = plan.N > limit / std::max<int64_t>(1, plan.M) ? limit : plan.M * plan.N;
+  const int64_t work = productUpTo({plan.M, plan.N}, limit);
   if (work >= limit) return asked;
   KernelConfig c = asked;
   c.itemsPerThread = work < wave ? 2 : 4;
   if (rows) {
     const int most = std::max(kSmallRowThreads, asked.threadsPerBlock);
     const bool oneDefaultBlock = ceilDiv(plan.N, itemsFor(asked, plan.form, plan.N)) <= asked.threadsPerBlock;
-    if (oneDefaultBlock && ceilDiv(plan.N, c.itemsPerThread) > most) c.itemsPerThread = 4;
-    if (oneDefaultBlock && ceilDiv(plan.N, c.itemsPerThread) > most) return asked;
+    if (oneDefaultBlock) {  // stays one block: 2 items, else 4, else the default's
+      if (ceilDiv(plan.N, c.itemsPerThread) > most) c.itemsPerThread = 4;
+      if (ceilDiv(plan.N, c.itemsPerThread) > most) return asked;
+    }
     c.threadsPerBlock = std::max(asked.threadsPerBlock, pow2AtLeast(ceilDiv(plan.N, c.itemsPerThread), most));
     return c;
   }
   const int64_t oneBlock = int64_t{asked.threadsPerBlock} * itemsFor(asked, plan.form, plan.N);
   if (work <= oneBlock || plan.N >= kLargeAllReduce) return asked;
-  c.threadsPerBlock = std::min(asked.threadsPerBlock,
-                               std::max(kSmallAllReduceThreads, pow2AtMost(work / (c.itemsPerThread * t.smCount))));
+  const int64_t perSm = static_cast<int64_t>(std::bit_floor(static_cast<uint64_t>(work / (c.itemsPerThread * t.smCount))));
+  c.threadsPerBlock = static_cast<int>(
+      std::min<int64_t>(asked.threadsPerBlock, std::max<int64_t>(kSmallAllReduceThreads, perSm)));
   return c;
 }
 
