@@ -193,13 +193,19 @@ TEST(NvrtcKernels, WideIndexShapes) {
   do {
     GraphBuilder b("transpose");
     b.output(b.transpose(b.input("x", DType::Float32, {64, 3, 64, 160}), perm));
-    CompiledGraph c = compile(b.build(), false);
+    const Graph g = b.build();
+    CompiledGraph c = compile(g, false);
     std::string what = "transpose [64,3,64,160] perm [" + std::to_string(perm[0]) + "," + std::to_string(perm[1]) +
                        "," + std::to_string(perm[2]) + "," + std::to_string(perm[3]) + "]";
     expectNvrtcCompiles(c, what);
     if (perm == std::vector<int64_t>{2, 0, 3, 1} || perm == std::vector<int64_t>{3, 0, 2, 1}) {
-      EXPECT_TRUE(c.kernels.at(0).index64) << what << ": intermediate terms leave int32";
       expectCpuCheckPasses(c, false, what);
+      // The 1-D loop's offsets (a tiled transpose's stay in int32: poly/transpose_tiling.h).
+      CompiledGraph loop = test_support::compileWithKnobs(g, "transpose=off");
+      EXPECT_TRUE(loop.kernels.at(0).tiling.empty());
+      EXPECT_TRUE(loop.kernels.at(0).index64) << what << ": intermediate terms leave int32";
+      expectNvrtcCompiles(loop, what + ", transpose=off");
+      expectCpuCheckPasses(loop, false, what + ", transpose=off");
     }
   } while (std::next_permutation(perm.begin(), perm.end()));
 

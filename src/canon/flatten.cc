@@ -533,6 +533,7 @@ KernelPlan flattenElementwise(const Graph& g, const std::vector<int>& outputs, c
   KernelPlan plan;
   plan.form = CanonicalForm::Elementwise;
   plan.M = numElements(extents);
+  plan.pointShape = extents;
   plan.why = "elementwise over " + toString(shape) + " coalesced into i < " + std::to_string(plan.M);
 
   IndexExprs idx = rowIndex(shape);
@@ -567,6 +568,8 @@ KernelPlan flattenMaterialized(const Graph& g, int node, const Materialized& mat
   KernelPlan plan;
   plan.form = CanonicalForm::Elementwise;
   plan.M = numElements(shape);
+  for (int64_t d : shape)
+    if (d != 1) plan.pointShape.push_back(d);
   plan.why = "elementwise over " + toString(shape) + " coalesced into i < " + std::to_string(plan.M) + ": " +
              quotedName(n.name) +
              (scatter ? " scattered atomically into a temporary that other ops read"

@@ -120,6 +120,10 @@ struct KernelPlan {
   CanonicalForm form = CanonicalForm::Elementwise;
   int64_t M = 1;  // kept extent
   int64_t N = 1;  // reduced extent
+  // Elementwise kernels: the extents (size-1 axes dropped) whose row-major
+  // linearization is i -- the output's shape, which poly/transpose_tiling reads the
+  // loads' strides along. Empty where unknown.
+  std::vector<int64_t> pointShape;
   std::vector<BodyValue> body;
   std::vector<ReductionOutput> reductions;
   // Body values stored at every point: the outputs of an elementwise kernel, or

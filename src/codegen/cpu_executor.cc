@@ -8,6 +8,7 @@
 
 #include "codegen/cpu_block_sample.h"
 #include "codegen/cpu_scan.h"
+#include "codegen/cpu_shared_tiles.h"
 #include "codegen/cpu_stores.h"
 #include "codegen/exec_ast.h"
 #include "codegen/order_witness.h"
@@ -25,7 +26,7 @@ class BlockMachine {
  public:
   BlockMachine(const Graph& g, const PolyKernel& k, const std::vector<HostTensor>& inputs, CpuStores& stores,
                const CpuExecOptions& o, int slots)
-      : g_(g), k_(k), p_(k.plan), b_(k.binding), inputs_(inputs), stores_(stores), o_(o), slots_(slots) {
+      : g_(g), k_(k), p_(k.plan), b_(k.binding), inputs_(inputs), stores_(stores), o_(o), slots_(slots), tiles_(k.tiling) {
     // Tuples and complex products combine their blocks through the partials, in block
     // order, as do kernels whose binding chose them (as the emitter).
     det_ = o.deterministic || p_.needsBlockOrderCombine() || b_.partials;
@@ -71,6 +72,7 @@ class BlockMachine {
       v[kTy] = t / b_.BX;
     }
     lastBlock_ = false;
+    tiles_.clear();
     exec(root, all);
   }
 
@@ -153,6 +155,11 @@ class BlockMachine {
     if (s == "LookBack") return scanLookBack(n, active);
     if (s == "Init" && lookBack_) takeScanChunk(n, active);  // then the carries, as every Init
     if (s == "Arrive") return arrive(n, active);
+    if (s == "Stage") return stage(n, active);
+    if (s == "Sync") {  // a tiled transpose's barriers (poly/transpose_tiling.h): Sync, then Sync_1 (pass 1)
+      requireWholeBlock(n, active);
+      return n.pass == 0 ? tiles_.publish() : tiles_.clear();
+    }
     for (int t : active) {
       int64_t* v = vars(t);
       if (s == "Init") {
@@ -205,8 +212,12 @@ class BlockMachine {
       }
       switch (b.kind) {
         case BodyValue::Kind::Load: {
-          const HostTensor& in = b.temporary >= 0 ? stores_.temporary(b.temporary) : inputs_[static_cast<size_t>(b.input)];
+          const HostTensor& in = source(b);
           int64_t off = lane < 0 ? eval(n.offsets.at(offset++), v) : laneOffset(n, v, load++, offset, lane, true);
+          if (&dag == &p_.body && !k_.tiling.empty() && k_.tiling.staged[k]) {  // off: its slot
+            values[k] = tiles_.read(k, off);
+            break;
+          }
           if (b.gathers()) {  // + index * stride, or 0 where the index is out of range
             const int64_t at = values[static_cast<size_t>(b.operands[0])].i;
             if (at < 0 || at >= b.gatherExtent) {
@@ -230,6 +241,27 @@ class BlockMachine {
       }
     }
     return values;
+  }
+
+  const HostTensor& source(const BodyValue& b) const {
+    return b.temporary >= 0 ? stores_.temporary(b.temporary) : inputs_[static_cast<size_t>(b.input)];
+  }
+
+  // A tiled transpose's Stage: each thread's staged loads into their slots (the
+  // statement's offsets: the loads', then the slot).
+  void stage(const ExecNode& n, const std::vector<int>& active) {
+    for (int t : active) {
+      const int64_t slot = eval(n.offsets.back(), vars(t));
+      size_t load = 0;
+      for (size_t v = 0; v < p_.body.size(); ++v) {
+        if (!k_.tiling.staged[v]) continue;
+        const HostTensor& in = source(p_.body[v]);
+        const int64_t off = eval(n.offsets.at(load++), vars(t));
+        POLYRED_CHECK(off >= 0 && off < in.size(), "staged load of '" << p_.body[v].label << "' at offset " << off
+                                                                       << " outside [0, " << in.size() << ")");
+        tiles_.write(v, slot, in.get(off));
+      }
+    }
   }
 
   // The offset (or coordinate) of one lane of access number `load` (Vectorization::
@@ -610,6 +642,7 @@ class BlockMachine {
   std::vector<bool> holdsTotal_;
   bool lastBlock_ = false;
   std::optional<OrderWitness> witness_;  // kernels with an ordered tuple (order_witness.h)
+  CpuSharedTiles tiles_;  // a tiled transpose's shared tiles (empty otherwise)
 };
 
 }  // namespace

@@ -32,6 +32,7 @@ int64_t staticSharedBytes(const PolyKernel& k) {
   const int64_t columns = std::max(1, polyred_dev::ColumnsLayout::make(b.BX, b.BY).smem_elements());
   const int64_t slots = y ? std::max(columns, reducesLanesTogether(k) ? laneSlots(k) : 0)
                           : std::max(1, polyred_dev::RowsLayout::make(b.BX, b.BY).partial_slots());
+  if (!k.tiling.empty()) return k.tiling.sharedBytes(p);  // the staged loads' tiles
   int64_t bytes = 0;
   if (p.hasScan()) {  // one block scan (polyred_scan.cuh's scan_smem); over several blocks, the look-back's
     const int64_t acc = dtypeBytes(p.reductions.at(0).reduction.accType);

@@ -1,7 +1,7 @@
 // The static shared memory of a generated kernel.
 //
 // Takes a PolyKernel; gives the bytes its block reductions, row-resident totals and
-// last-block flag declare -- what codegen/cuda_emitter prints, sized with the layout
+// last-block flag (or a tiled transpose's tiles) declare -- what codegen/cuda_emitter prints, sized with the layout
 // functions the device library uses (polyred_reduce_layout.cuh). The pipeline groups
 // launches by it (canon/launch_groups) and the emitter refuses tuple kernels past the
 // static limit.

@@ -17,6 +17,7 @@
 #include "codegen/shared_memory.h"
 #include "driver/artifacts.h"
 #include "poly/binding.h"
+#include "poly/transpose_tiling.h"
 #include "poly/vectorize.h"
 #include "support/error.h"
 
@@ -95,6 +96,7 @@ void redirectStagedOutputs(const KernelPartition& partition, KernelSpec& spec) {
 struct Bound {
   Vectorization vector;
   Binding binding;
+  TransposeTiling tiling;  // an elementwise kernel through shared-memory tiles (one lane)
 };
 
 // The plan as chooseBinding sees it: a vectorized instance covers `width` elements.
@@ -102,6 +104,14 @@ KernelPlan perInstance(KernelPlan plan, const Vectorization& v) {
   int64_t& extent = v.axis == 'i' ? plan.M : plan.N;
   extent = v.vectorsAlong(extent);
   return plan;
+}
+
+// A kernel's binding for blocks of `threads` threads (0: its own choice); see
+// chooseBinding for blocksBeside.
+Binding bindOne(const KernelPlan& plan, const Bound& b, const Target& target, const KernelConfig& config, int threads,
+                int64_t blocksBeside = 0) {
+  if (!b.tiling.empty()) return bindTiles(b.tiling, target, threads ? threads : config.threadsPerBlock);
+  return chooseBinding(perInstance(plan, b.vector), target, config, threads, blocksBeside);
 }
 
 // A launch has one block size: the parts with smaller blocks are bound again with the
@@ -113,7 +123,7 @@ int bindWithOneBlockSize(const KernelPartition& partition, const LaunchGroup& gr
   for (int k : group.kernels) {
     Bound& b = bound[static_cast<size_t>(k)];
     if (b.binding.threadsPerBlock() != threads)
-      b.binding = chooseBinding(perInstance(partition.kernels[static_cast<size_t>(k)], b.vector), target, config, threads);
+      b.binding = bindOne(partition.kernels[static_cast<size_t>(k)], b, target, config, threads);
   }
   return threads;
 }
@@ -132,8 +142,7 @@ void makeRoomInTheWave(const KernelPartition& partition, const LaunchGroup& grou
     if (blocksOf(k) > blocksOf(largest)) largest = k;
   }
   Bound& b = bound[static_cast<size_t>(largest)];
-  b.binding = chooseBinding(perInstance(partition.kernels[static_cast<size_t>(largest)], b.vector), target, config,
-                            threads, total - blocksOf(largest));
+  b.binding = bindOne(partition.kernels[static_cast<size_t>(largest)], b, target, config, threads, total - blocksOf(largest));
 }
 
 // Vector lanes and the natural binding of each kernel; then, in every launch group of
@@ -142,8 +151,11 @@ std::vector<Bound> bindKernels(const KernelPartition& partition, const std::vect
                                const Target& target, const KernelConfig& config) {
   std::vector<Bound> bound;
   for (const KernelPlan& plan : partition.kernels) {
-    Vectorization v = chooseVectorization(plan, config.maxVectorWidth);
-    bound.push_back({v, chooseBinding(perInstance(plan, v), target, config)});
+    Bound b;
+    b.tiling = chooseTransposeTiling(plan, config.transposeTiles);
+    if (b.tiling.empty()) b.vector = chooseVectorization(plan, config.maxVectorWidth);
+    b.binding = bindOne(plan, b, target, config, 0);
+    bound.push_back(std::move(b));
   }
   for (const LaunchGroup& group : groups) {
     if (group.kernels.size() < 2) continue;
@@ -245,8 +257,8 @@ CompiledGraph compileGraph(const Graph& source, const CompileOptions& options) {
                                                   (b.vector.masked() ? " (masked lanes, row shift " + b.vector.shift + ")" : "") +
                                                   (b.vector.strided ? " (strided lanes down each column)" : "")
                                             : "") +
-                        hints.describe(plan));
-    PolyKernel pk = timed(ms, "schedule+ast", [&] { return buildPolyKernel(plan, b.binding, b.vector); });
+                        (b.tiling.empty() ? "" : ", " + b.tiling.describe(plan)) + hints.describe(plan));
+    PolyKernel pk = timed(ms, "schedule+ast", [&] { return buildPolyKernel(plan, b.binding, b.vector, b.tiling); });
     pk.hints = std::move(hints);
     dump("schedule", plan.name + ":\n" + pk.scheduleTree);
     dump("ast", plan.name + ":\n" + pk.islAst);

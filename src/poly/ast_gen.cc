@@ -310,13 +310,17 @@ class IndexRange {
 
 AstExpr takeIslAstExpr(isl_ast_expr* e) { return takeExpr(e); }
 
-PolyKernel buildPolyKernel(const KernelPlan& plan, const Binding& binding, const Vectorization& vector) {
+PolyKernel buildPolyKernel(const KernelPlan& plan, const Binding& binding, const Vectorization& vector,
+                           const TransposeTiling& tiling) {
   IslContext ctx;
-  ScheduleResult sr = buildSchedule(ctx.get(), plan, binding, vector);
+  POLYRED_CHECK(tiling.empty() || vector.width == 1, plan.name << ": a tiled transpose with vector lanes");
+  ScheduleResult sr = tiling.empty() ? buildSchedule(ctx.get(), plan, binding, vector)
+                                     : buildTiledSchedule(ctx.get(), plan, binding, tiling);
   PolyKernel k;
   k.plan = plan;
   k.binding = binding;
   k.vector = vector;
+  k.tiling = tiling;
   k.scheduleTree = takeIslString(isl_schedule_to_str(sr.schedule));
 
   BuildState state{&sr.accesses};

@@ -44,10 +44,6 @@ int pow2AtLeast(int64_t n, int cap) {
   return p;
 }
 
-int64_t residentBlocks(const Target& t, int threadsPerBlock) {
-  return static_cast<int64_t>(t.smCount) * std::max(1, kResidentThreadsPerSM / threadsPerBlock);
-}
-
 // Launches too small to fill the GPU at the default items per thread: a single-pass
 // reduction of less than kSmallLaunchWaves waves of resident threads' work is bound by
 // latency, not bandwidth, and takes fewer items per thread -- 4, or 2 under one wave's
@@ -119,6 +115,10 @@ int64_t splitReduced(int64_t N, int64_t threadsAlongJ, int64_t tilesOfI, int thr
 }
 
 }  // namespace
+
+int64_t residentBlocks(const Target& t, int threadsPerBlock) {
+  return static_cast<int64_t>(t.smCount) * std::max(1, kResidentThreadsPerSM / threadsPerBlock);
+}
 
 int itemsFor(const KernelConfig& c, CanonicalForm form, int64_t N) {
   if (c.itemsPerThread != KernelConfig::kAuto) return c.itemsPerThread;

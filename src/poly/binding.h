@@ -66,6 +66,10 @@ struct Binding {
   std::string toString() const;
 };
 
+// How many blocks of `threadsPerBlock` threads the target holds at once (2048 threads
+// per SM).
+int64_t residentBlocks(const Target& target, int threadsPerBlock);
+
 // The items per thread of `config` for a kernel of this form reducing N elements per
 // row (resolving "auto").
 int itemsFor(const KernelConfig& config, CanonicalForm form, int64_t N);

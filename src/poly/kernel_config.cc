@@ -65,7 +65,8 @@ Mode parseAutoOnOff(const std::string& key, const std::string& value, const std:
 std::string KernelConfig::toString() const {
   return "threads=" + std::to_string(threadsPerBlock) + ",items=" + knob(itemsPerThread) +
          ",vector=" + knob(maxVectorWidth) + (unroll == kAuto ? "" : ",unroll=" + std::to_string(unroll)) +
-         rowCacheText(rowCache) + cacheHintsText(cacheHints) + autoOnOffText("stage", rowStage) + combineText(combine);
+         rowCacheText(rowCache) + cacheHintsText(cacheHints) + autoOnOffText("stage", rowStage) + combineText(combine) +
+         autoOnOffText("transpose", transposeTiles);
 }
 
 namespace {
@@ -100,6 +101,10 @@ KernelConfig KernelConfig::parse(const std::string& text, const std::string& wha
       c.rowStage = parseAutoOnOff<RowStageMode>(key, value, what);
       continue;
     }
+    if (key == "transpose") {
+      c.transposeTiles = parseAutoOnOff<TransposeTileMode>(key, value, what);
+      continue;
+    }
     if (key == "evict") {
       const auto named = std::find_if(std::begin(kCacheHintNames), std::end(kCacheHintNames),
                                       [&](const CacheHintName& n) { return value == n.name; });
@@ -128,7 +133,7 @@ KernelConfig KernelConfig::parse(const std::string& text, const std::string& wha
       if (!automatic && (v < 1 || v > 32)) throw Error(what + ": unroll must be auto or in 1..32");
       c.unroll = v;
     } else {
-      throw Error(what + ": unknown knob '" + key + "' (threads, items, vector, unroll, cache, evict, stage, combine)");
+      throw Error(what + ": unknown knob '" + key + "' (threads, items, vector, unroll, cache, evict, stage, combine, transpose)");
     }
   }
   return c;

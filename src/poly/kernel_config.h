@@ -33,6 +33,10 @@
 //            deterministic protocol, device/polyred_reduce.cuh). auto: partials where a
 //            combiner has no hardware atomic (a compare-and-swap loop: float max/min,
 //            products, user combiners), atomics elsewhere (binding.cc, combineThroughPartials)
+//   transpose on, off or auto: an elementwise kernel whose loads run along another axis
+//            than its stores goes through shared memory a tile at a time
+//            (poly/transpose_tiling.h). auto: stores along rows of at least 32
+//            elements, kernels moving at least 4 MB; on: wherever a load transposes
 #pragma once
 
 #include <string>
@@ -47,6 +51,8 @@ enum class RowStageMode : unsigned char { Auto, On, Off };
 enum class CacheHintMode : unsigned char { Auto, On, Off, Stream };
 // KernelConfig::combine.
 enum class CombineMode : unsigned char { Auto, Atomic, Partials };
+// KernelConfig::transposeTiles.
+enum class TransposeTileMode : unsigned char { Auto, On, Off };
 
 struct KernelConfig {
   static constexpr int kAuto = 0;
@@ -58,6 +64,7 @@ struct KernelConfig {
   CacheHintMode cacheHints = CacheHintMode::Auto;
   RowStageMode rowStage = RowStageMode::Auto;
   CombineMode combine = CombineMode::Auto;
+  TransposeTileMode transposeTiles = TransposeTileMode::Auto;
 
   static constexpr int kDefaultUnroll = 4;
   int unrollFactor() const { return unroll == kAuto ? kDefaultUnroll : unroll; }
@@ -65,7 +72,7 @@ struct KernelConfig {
   bool operator==(const KernelConfig&) const = default;
   bool isDefault() const { return *this == KernelConfig{}; }
   // "threads=256,items=auto,vector=16" (",unroll=8", ",cache=off" / "=regs", ",evict=on", ",stage=off",
-  // ",combine=partials" unless auto)
+  // ",combine=partials", ",transpose=off" unless auto)
   std::string toString() const;
   // Throws polyred::Error naming the bad field; `what` names the source (an option,
   // a database entry) in the message.

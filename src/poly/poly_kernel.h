@@ -13,7 +13,9 @@
 //   Contribute[i]    atomically combine acc into the workspace (multi-block)
 //   Arrive[t]        fence + ticket; tells the last block (all threads; has barriers)
 //   Final[i]         last block only: out[i] = workspace[i], workspace reset
-// An elementwise kernel has one statement, Elem[i].
+// An elementwise kernel has one statement, Elem[i]; a tiled transpose (poly/
+// transpose_tiling.h) has Stage[t,e], Sync[t], Elem[t,e] and, when blocks loop over
+// tiles, Sync_1[t].
 #pragma once
 
 #include <memory>
@@ -24,6 +26,7 @@
 #include "poly/binding.h"
 #include "poly/cache_hints.h"
 #include "poly/loop_ast.h"
+#include "poly/transpose_tiling.h"
 #include "poly/vectorize.h"
 
 namespace polyred {
@@ -32,6 +35,7 @@ struct PolyKernel {
   KernelPlan plan;
   Binding binding;
   Vectorization vector;      // elementwise kernels: lanes per Elem instance (i counts vectors)
+  TransposeTiling tiling;    // elementwise kernels through shared-memory tiles (then one lane)
   bool index64 = false;      // some index reaches 2^31: emit 64-bit index arithmetic
   CacheHints hints;          // accesses that evict first (none unless chooseCacheHints set them)
   std::string scheduleTree;  // isl's schedule tree (YAML), for --dump=schedule
@@ -42,6 +46,8 @@ struct PolyKernel {
 // Builds the isl schedule tree of `plan` under `binding` and generates its loops. With
 // a vector width V > 1 (elementwise kernels), Elem[i] covers elements V*i .. V*i+V-1
 // and `binding` must have been chosen for M/V instances.
-PolyKernel buildPolyKernel(const KernelPlan& plan, const Binding& binding, const Vectorization& vector = {});
+// A non-empty `tiling` (from bindTiles' binding, one lane) builds the tiled schedule.
+PolyKernel buildPolyKernel(const KernelPlan& plan, const Binding& binding, const Vectorization& vector = {},
+                           const TransposeTiling& tiling = {});
 
 }  // namespace polyred

@@ -1,0 +1,381 @@
+#include "poly/transpose_tiling.h"
+
+#include <isl/id.h>
+#include <isl/schedule_node.h>
+#include <isl/set.h>
+#include <isl/union_set.h>
+
+#include <algorithm>
+#include <bit>
+#include <numeric>
+#include <optional>
+
+#include "poly/schedule.h"
+#include "support/error.h"
+#include "support/int_math.h"
+#include "support/isl_support.h"
+
+namespace polyred {
+
+namespace {
+
+// Under auto (H200, 2026-11-28, docs/results.md session 33: the 1-D loop against tiles
+// on 25 transposes), tiles are taken where they were faster:
+//  - the stores' axis a holds at least a warp (kWarpTile) of elements. Shorter rows
+//    (3, 8, 9 or 16 channels) were slower tiled in 2-byte types (f16 [1024,4096,8]
+//    41.5 -> 49.0 us, [512,512,9] 7.3 -> 8.7) and mixed in 4-byte ones ([64,50176,3]
+//    f32 -> f16 24.5 -> 20.6 with 3 x 256 tiles, 22.5 with 3 x 512; f32 [512,512,9]
+//    8.9 -> 10.2): the 1-D loop's warps touch only a few rows there, which the L1
+//    holds, and its vector stores beat the tiles' element-by-element code;
+//  - the kernel moves at least kMinBytes: below it a kernel is launch- and
+//    latency-bound and the barrier adds to it (0.3-1.1 us slower on 0.5-2.4 MB).
+// transpose=on tiles wherever a load transposes.
+constexpr int64_t kMinBytes = int64_t{4} << 20;
+// Tiles hold about kTilePoints points (8 per thread of 256; fewer left a thread one
+// load to keep in flight: H200, vgg16's [512,256,9] -> [512,9,256] in tiles of 32 x 9,
+// 7.46 -> 9.66 us). Along an axis of at least a warp's extent a tile takes kWarpTile
+// points, the rest along the other axis (up to kMaxLongSide): a short a (vgg16's
+// NCHW -> NHWC, 3 channels) gives tiles of 3 x 512, a short b ones of 227.. x 9.
+constexpr int64_t kTilePoints = 2048;
+constexpr int64_t kWarpTile = 32;
+constexpr int64_t kMaxLongSide = 512;
+// Shared memory all of a kernel's tiles may take (a third of the static limit): a
+// kernel with more staged loads than fit stages none.
+constexpr int64_t kMaxTileBytes = 16 * 1024;
+
+std::string str(int64_t v) { return std::to_string(v); }
+
+// The row-major linearization of coordinates c0, c1, ... over `dims`.
+std::string linearIndex(const std::vector<int64_t>& dims, const std::vector<std::string>& coords) {
+  std::string r;
+  int64_t stride = 1;
+  for (size_t k = dims.size(); k-- > 0;) {
+    r += (r.empty() ? "" : " + ") + (stride == 1 ? coords[k] : str(stride) + "*" + coords[k]);
+    stride *= dims[k];
+  }
+  return r;
+}
+
+// The offset (isl text in i) at point i.
+int64_t offsetAt(isl_ctx* ctx, const std::string& offset, int64_t i) {
+  isl_pw_aff* f = isl_pw_aff_read_from_str(ctx, ("{ [i] -> [(" + offset + ")] }").c_str());
+  isl_set* at = isl_set_read_from_str(ctx, ("{ [" + str(i) + "] }").c_str());
+  POLYRED_CHECK(f && at, "isl could not parse offset " << offset);
+  isl_val* v = isl_pw_aff_eval(f, isl_set_sample_point(at));
+  POLYRED_CHECK(v && isl_val_is_int(v), "offset " << offset << " undefined at " << i);
+  const int64_t r = isl_val_get_num_si(v);
+  isl_val_free(v);
+  return r;
+}
+
+// A load's offset as origin + sum strides[k] * c_k over the point's coordinates, when
+// it is affine in them (isl checks the whole box); nullopt otherwise.
+std::optional<std::vector<int64_t>> affineStrides(isl_ctx* ctx, const std::string& offset, const std::vector<int64_t>& dims) {
+  std::vector<std::string> coords;
+  std::string box;
+  for (size_t k = 0; k < dims.size(); ++k) {
+    coords.push_back("c" + str(static_cast<int64_t>(k)));
+    box += (k ? " and " : "") + ("0 <= " + coords[k] + " < " + str(dims[k]));
+  }
+  const std::string tuple = "[" + [&] {
+    std::string t;
+    for (size_t k = 0; k < coords.size(); ++k) t += (k ? ", " : "") + coords[k];
+    return t;
+  }() + "]";
+  const int64_t origin = offsetAt(ctx, offset, 0);
+  std::vector<int64_t> strides(dims.size(), 0);
+  std::string affine = str(origin);
+  int64_t step = 1;
+  for (size_t k = dims.size(); k-- > 0;) {
+    if (dims[k] > 1) strides[k] = offsetAt(ctx, offset, step) - origin;
+    affine += " + " + str(strides[k]) + "*" + coords[k];
+    step *= dims[k];
+  }
+  const std::string substituted = islSubstitute(offset, 'i', linearIndex(dims, coords));
+  if (!islSameFunction(ctx, "{ " + tuple + " -> [(" + substituted + ")] : " + box + " }",
+                       "{ " + tuple + " -> [(" + affine + ")] : " + box + " }"))
+    return std::nullopt;
+  return strides;
+}
+
+// Merges adjacent dims k, k+1 that every affine load reads as one axis (stride of k =
+// stride of k+1 times the extent of k+1); the strides shrink with them.
+void coalesce(std::vector<int64_t>& dims, std::vector<std::vector<int64_t>>& strides) {
+  for (size_t k = dims.size() - 1; k-- > 0;) {
+    const bool mergeable = std::all_of(strides.begin(), strides.end(), [&](const std::vector<int64_t>& s) {
+      return s[k] == s[k + 1] * dims[k + 1];
+    });
+    if (!mergeable) continue;
+    dims[k] *= dims[k + 1];
+    dims.erase(dims.begin() + static_cast<std::ptrdiff_t>(k) + 1);
+    for (std::vector<int64_t>& s : strides) s.erase(s.begin() + static_cast<std::ptrdiff_t>(k));
+  }
+}
+
+// The bytes of a value's compute type in generated code (codegen/cuda_expr's
+// computeType): 16-bit floats and narrow integers compute in 32 bits.
+int64_t computeTypeBytes(DType t) {
+  if (t == DType::Bool) return 1;
+  return std::max<int64_t>(4, dtypeBytes(t));
+}
+
+bool isPlainLoad(const BodyValue& v) { return v.kind == BodyValue::Kind::Load && !v.gathers(); }
+
+// The bytes an elementwise kernel's points load and store (a broadcast load counted
+// at every point).
+int64_t bytesMoved(const KernelPlan& plan) {
+  int64_t perPoint = 0;
+  for (const BodyValue& v : plan.body)
+    if (v.kind == BodyValue::Kind::Load) perPoint += dtypeBytes(v.dtype);
+  for (const ElementwiseOutput& s : plan.stores) perPoint += dtypeBytes(plan.body[static_cast<size_t>(s.value)].dtype);
+  return plan.M * perPoint;
+}
+
+// Whether the kernel is one the tiles can take: elementwise, every point stored once
+// at i (no scatters, temporaries' resets), a shape to tile.
+bool tileable(const KernelPlan& plan) {
+  if (plan.form != CanonicalForm::Elementwise || plan.pointShape.size() < 2 || plan.passes() != 1) return false;
+  if (productUpTo(plan.pointShape, plan.M) != plan.M) return false;  // (a plan rewritten since)
+  if (plan.hasComplexValue()) return false;
+  return std::all_of(plan.stores.begin(), plan.stores.end(), [](const ElementwiseOutput& s) {
+    return s.offset == "i" && !s.scatters() && !s.zeroWhereNonzero;
+  });
+}
+
+// The tile's extents (see kTilePoints): a short axis whole, the other filling the tile.
+void chooseTileShape(TransposeTiling& t) {
+  const int64_t A = t.dims[static_cast<size_t>(t.a)], B = t.dims[static_cast<size_t>(t.b)];
+  auto longSide = [](int64_t shortSide, int64_t extent) {
+    return std::min(extent, std::clamp<int64_t>(static_cast<int64_t>(std::bit_floor(static_cast<uint64_t>(kTilePoints / shortSide))),
+                                                kWarpTile, kMaxLongSide));
+  };
+  if (B < kWarpTile) {
+    t.TB = B;
+    t.TA = longSide(B, A);
+  } else if (A < kWarpTile) {
+    t.TA = A;
+    t.TB = longSide(A, B);
+  } else {
+    t.TA = kWarpTile;
+    t.TB = longSide(kWarpTile, B);
+  }
+}
+
+}  // namespace
+
+int64_t TransposeTiling::tilesAlongA() const { return ceilDiv(dims[static_cast<size_t>(a)], TA); }
+int64_t TransposeTiling::tilesAlongB() const { return ceilDiv(dims[static_cast<size_t>(b)], TB); }
+int64_t TransposeTiling::tiles() const {
+  int64_t others = 1;
+  for (size_t k = 0; k < dims.size(); ++k)
+    if (static_cast<int>(k) != a && static_cast<int>(k) != b) others *= dims[k];
+  return tilesAlongA() * tilesAlongB() * others;
+}
+
+int TransposeTiling::stagedLoads() const { return static_cast<int>(std::count(staged.begin(), staged.end(), true)); }
+
+int64_t TransposeTiling::sharedBytes(const KernelPlan& plan) const {
+  int64_t bytes = 0;
+  for (size_t v = 0; v < staged.size(); ++v)
+    if (staged[v]) bytes += slots() * computeTypeBytes(plan.body[v].dtype);
+  return bytes;
+}
+
+// Tile t = (r * tilesAlongB + tb) * tilesAlongA + ta, r numbering the other dims'
+// coordinates row-major; the point's a = ta * TA + (its a in the tile), likewise b.
+std::string TransposeTiling::pointIndex(bool storeOrder) const {
+  const std::string nA = str(tilesAlongA()), nAB = str(tilesAlongA() * tilesAlongB());
+  const std::string inA = storeOrder ? "(e mod " + str(TA) + ")" : "floor(e/" + str(TB) + ")";
+  const std::string inB = storeOrder ? "floor(e/" + str(TA) + ")" : "(e mod " + str(TB) + ")";
+  std::vector<std::string> coords(dims.size());
+  coords[static_cast<size_t>(a)] = "(" + str(TA) + "*(t mod " + nA + ") + " + inA + ")";
+  coords[static_cast<size_t>(b)] = "(" + str(TB) + "*(floor(t/" + nA + ") mod " + str(tilesAlongB()) + ") + " + inB + ")";
+  int64_t below = 1;  // the other dims after k
+  for (size_t k = dims.size(); k-- > 0;) {
+    if (static_cast<int>(k) == a || static_cast<int>(k) == b) continue;
+    coords[k] = "(floor(floor(t/" + nAB + ")/" + str(below) + ") mod " + str(dims[k]) + ")";
+    below *= dims[k];
+  }
+  return linearIndex(dims, coords);
+}
+
+std::string TransposeTiling::slot(bool storeOrder) const {
+  return storeOrder ? str(pitch()) + "*(e mod " + str(TA) + ") + floor(e/" + str(TA) + ")"
+                    : str(pitch()) + "*floor(e/" + str(TB) + ") + (e mod " + str(TB) + ")";
+}
+
+std::string TransposeTiling::inside(bool storeOrder) const {
+  const std::string inA = storeOrder ? "(e mod " + str(TA) + ")" : "floor(e/" + str(TB) + ")";
+  const std::string inB = storeOrder ? "floor(e/" + str(TA) + ")" : "(e mod " + str(TB) + ")";
+  return str(TA) + "*(t mod " + str(tilesAlongA()) + ") + " + inA + " < " + str(dims[static_cast<size_t>(a)]) + " and " +
+         str(TB) + "*(floor(t/" + str(tilesAlongA()) + ") mod " + str(tilesAlongB()) + ") + " + inB + " < " +
+         str(dims[static_cast<size_t>(b)]);
+}
+
+std::string TransposeTiling::describe(const KernelPlan& plan) const {
+  std::string d = "tiles of " + str(TA) + " x " + str(TB) + " over [";
+  for (size_t k = 0; k < dims.size(); ++k) d += (k ? "," : "") + str(dims[k]);
+  d += "] (stores along dim " + str(a) + ", staged loads along dim " + str(b) + "), " + str(tiles()) +
+       " tiles; staged through shared memory:";
+  for (size_t v = 0; v < staged.size(); ++v)
+    if (staged[v]) d += " v" + str(static_cast<int64_t>(v)) + " (" + plan.body[v].label + ")";
+  return d;
+}
+
+TransposeTiling chooseTransposeTiling(const KernelPlan& plan, TransposeTileMode mode) {
+  if (mode == TransposeTileMode::Off || !tileable(plan)) return {};
+  if (mode == TransposeTileMode::Auto && bytesMoved(plan) < kMinBytes) return {};
+  IslContext ctx;
+  std::vector<int64_t> dims = plan.pointShape;
+  std::vector<int> loads;  // the affine plain loads, and their strides
+  std::vector<std::vector<int64_t>> strides;
+  for (size_t v = 0; v < plan.body.size(); ++v) {
+    if (!isPlainLoad(plan.body[v])) continue;
+    std::optional<std::vector<int64_t>> s = affineStrides(ctx.get(), plan.body[v].offset, dims);
+    if (!s) continue;
+    loads.push_back(static_cast<int>(v));
+    strides.push_back(std::move(*s));
+  }
+  coalesce(dims, strides);
+  if (dims.size() < 2) return {};
+  TransposeTiling t;
+  t.dims = dims;
+  t.a = static_cast<int>(dims.size()) - 1;
+  // b: the dim most transposing loads run along (the first among equals).
+  std::vector<int> votes(dims.size(), 0);
+  auto contiguousDim = [&](const std::vector<int64_t>& s) {
+    if (s[static_cast<size_t>(t.a)] == 1 || s[static_cast<size_t>(t.a)] == 0) return -1;  // along a, or the same along it
+    for (size_t k = 0; k + 1 < s.size(); ++k)
+      if (s[k] == 1) return static_cast<int>(k);
+    return -1;
+  };
+  for (const std::vector<int64_t>& s : strides)
+    if (int k = contiguousDim(s); k >= 0) ++votes[static_cast<size_t>(k)];
+  const auto most = std::max_element(votes.begin(), votes.end());
+  if (*most == 0) return {};
+  t.b = static_cast<int>(most - votes.begin());
+  if (mode == TransposeTileMode::Auto && dims[static_cast<size_t>(t.a)] < kWarpTile) return {};
+  chooseTileShape(t);
+  t.staged.assign(plan.body.size(), false);
+  for (size_t k = 0; k < loads.size(); ++k)
+    if (contiguousDim(strides[k]) == t.b) t.staged[static_cast<size_t>(loads[k])] = true;
+  if (t.sharedBytes(plan) > kMaxTileBytes) return {};
+  return t;
+}
+
+Binding bindTiles(const TransposeTiling& tiling, const Target& target, int threadsPerBlock) {
+  Binding b;
+  b.reduction = false;
+  b.BX = threadsPerBlock > 0 ? threadsPerBlock : KernelConfig{}.threadsPerBlock;
+  b.tiles = tiling.tiles();
+  b.GX = std::min<int64_t>(b.tiles, residentBlocks(target, b.BX) * 4);
+  return b;
+}
+
+namespace {
+
+isl_union_set* readUnionSet(isl_ctx* ctx, const std::string& text) {
+  isl_union_set* s = isl_union_set_read_from_str(ctx, text.c_str());
+  POLYRED_CHECK(s, "isl could not parse " << text);
+  return s;
+}
+
+isl_multi_union_pw_aff* readBand(isl_ctx* ctx, const std::string& text) {
+  isl_multi_union_pw_aff* m = isl_multi_union_pw_aff_read_from_str(ctx, text.c_str());
+  POLYRED_CHECK(m, "isl could not parse " << text);
+  return m;
+}
+
+struct TiledStmt {
+  std::string name;
+  bool point;       // [t, e] (Stage, Elem) or [t] (the barriers)
+  bool storeOrder;  // Elem
+};
+
+std::vector<TiledStmt> tiledStatements(const Binding& b) {
+  std::vector<TiledStmt> s = {{"Stage", true, false}, {"Sync", false, false}, {"Elem", true, true}};
+  if (b.tiles > b.GX) s.push_back({"Sync_1", false, false});  // the block's next tile overwrites the slots
+  return s;
+}
+
+std::string tupleOf(const TiledStmt& s) { return s.name + (s.point ? "[t, e]" : "[t]"); }
+
+std::string unionOf(const std::vector<TiledStmt>& stmts, auto&& piece) {
+  std::string r = "{ ";
+  for (size_t k = 0; k < stmts.size(); ++k) r += (k ? "; " : "") + piece(stmts[k]);
+  return r + " }";
+}
+
+// The plan's offset (an isl expression in i) at Stage[t, e] or Elem[t, e].
+std::string offsetAtPoint(const TiledStmt& s, const TransposeTiling& tiling, const std::string& offset) {
+  return "{ " + tupleOf(s) + " -> [(" + islSubstitute(offset, 'i', tiling.pointIndex(s.storeOrder)) + ")] }";
+}
+
+// Stage: each staged load's offset, then the slot. Elem: each load's offset in body
+// order (a staged one's: its slot), then the stores'.
+std::vector<StatementAccesses> tiledAccesses(const KernelPlan& p, const TransposeTiling& tiling) {
+  const TiledStmt stage{"Stage", true, false}, elem{"Elem", true, true};
+  StatementAccesses staged{"Stage", {}}, point{"Elem", {}};
+  const std::vector<bool> evaluated = p.valuesOfPass(0);
+  for (size_t v = 0; v < p.body.size(); ++v) {
+    if (!p.body[v].hasOffset() || !evaluated[v]) continue;
+    if (tiling.staged[v]) {
+      staged.offsets.push_back(offsetAtPoint(stage, tiling, p.body[v].offset));
+      point.offsets.push_back("{ Elem[t, e] -> [(" + tiling.slot(true) + ")] }");
+    } else {
+      point.offsets.push_back(offsetAtPoint(elem, tiling, p.body[v].offset));
+    }
+  }
+  staged.offsets.push_back("{ Stage[t, e] -> [(" + tiling.slot(false) + ")] }");
+  for (const ElementwiseOutput& s : p.stores) point.offsets.push_back(offsetAtPoint(elem, tiling, s.offset));
+  return {staged, point};
+}
+
+}  // namespace
+
+ScheduleResult buildTiledSchedule(isl_ctx* ctx, const KernelPlan& plan, const Binding& b, const TransposeTiling& tiling) {
+  POLYRED_CHECK(!tiling.empty() && tiling.staged.size() == plan.body.size(), plan.name << ": a tiled schedule without its tiling");
+  const std::vector<TiledStmt> stmts = tiledStatements(b);
+  const std::string tiles = str(b.tiles), points = str(tiling.pointsPerTile());
+  const std::string domain = unionOf(stmts, [&](const TiledStmt& s) {
+    return tupleOf(s) + " : 0 <= t < " + tiles +
+           (s.point ? " and 0 <= e < " + points + " and " + tiling.inside(s.storeOrder) : "");
+  });
+  isl_schedule* sched = isl_schedule_from_domain(readUnionSet(ctx, domain));
+  isl_schedule_node* node = isl_schedule_node_child(isl_schedule_get_root(sched), 0);
+  isl_schedule_free(sched);
+  // The tile loop (a grid stride over t), then the statements in sequence, each point
+  // statement with its loop over the tile's points (a block stride over e).
+  const std::string GX = str(b.GX), BX = str(b.BX);
+  node = isl_schedule_node_insert_partial_schedule(
+      node, readBand(ctx, "[" + unionOf(stmts, [&](const TiledStmt& s) { return tupleOf(s) + " -> [(floor(t/" + GX + "))]"; }) + "]"));
+  node = isl_schedule_node_child(node, 0);
+  isl_union_set_list* filters = isl_union_set_list_alloc(ctx, static_cast<int>(stmts.size()));
+  for (const TiledStmt& s : stmts) filters = isl_union_set_list_add(filters, readUnionSet(ctx, "{ " + tupleOf(s) + " }"));
+  node = isl_schedule_node_insert_sequence(node, filters);
+  for (size_t k = 0; k < stmts.size(); ++k) {
+    if (!stmts[k].point) continue;
+    isl_schedule_node* leaf = isl_schedule_node_child(isl_schedule_node_child(node, static_cast<int>(k)), 0);
+    leaf = isl_schedule_node_insert_partial_schedule(leaf, readBand(ctx, "[{ " + tupleOf(stmts[k]) + " -> [(floor(e/" + BX + "))] }]"));
+    leaf = isl_schedule_node_insert_mark(leaf, isl_id_alloc(ctx, "pointwise", nullptr));
+    node = isl_schedule_node_parent(isl_schedule_node_parent(leaf));  // mark -> filter -> sequence
+  }
+  node = isl_schedule_node_parent(node);  // the tile band
+  node = isl_schedule_node_insert_mark(node, isl_id_alloc(ctx, "kernel", nullptr));
+  const std::string binding = unionOf(stmts, [&](const TiledStmt& s) {
+    return tupleOf(s) + " : t mod " + GX + " = bx" + (s.point ? " and e mod " + BX + " = tx" : "");
+  });
+  node = isl_schedule_node_insert_filter(node, readUnionSet(ctx, "[bx, by, tx, ty] -> " + binding));
+  const std::string ctxText = "[bx, by, tx, ty] -> { [] : 0 <= bx < " + GX + " and by = 0 and 0 <= tx < " + BX + " and ty = 0 }";
+  isl_set* context = isl_set_read_from_str(ctx, ctxText.c_str());
+  POLYRED_CHECK(context, "bad context " << ctxText);
+  node = isl_schedule_node_insert_context(node, context);
+  ScheduleResult r;
+  r.schedule = isl_schedule_node_get_schedule(node);
+  isl_schedule_node_free(node);
+  POLYRED_CHECK(r.schedule, "isl failed to build the tiled schedule of " << plan.name);
+  r.accesses = tiledAccesses(plan, tiling);
+  return r;
+}
+
+}  // namespace polyred
