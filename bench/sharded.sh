@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sharded reductions on a 2-GPU machine: polyred (NCCL) vs PyTorch (torch op + all_reduce,
-# one process per GPU) vs one GPU on the whole tensor. NOT RUN YET (written without a
-# GPU); see bench/sharded.py for the cases and methods, docs/multigpu.md for the design.
+# one process per GPU) vs one GPU on the whole tensor. First run on two H200s on
+# 2026-11-28 (docs/multigpu.md, "Two GPUs"); bench/sharded.py has the cases and methods.
 #   bench/sharded.sh [--polyred build/tools/polyred] [--sizes 1,4,16] [--out FILE] ...
 set -euo pipefail
 cd "$(dirname "$0")/.."
