@@ -104,6 +104,28 @@ TEST(KernelConfig, EveryCandidateLowersCorrectly) {
     }
 }
 
+// A transposing graph that auto leaves to the 1-D loop (rows of 3 stores) gets a tiled
+// candidate, and a graph without a transpose no such configs.
+TEST(ConfigSearch, TransposingGraphsAlsoTryTiles) {
+  GraphBuilder b("nchw_to_nhwc");
+  b.output(b.transpose(b.input("x", DType::Float32, {8, 3, 64, 64}), {0, 2, 3, 1}));
+  const TuneCandidates t = compileTuneCandidates(b.build(), CompileOptions{}, 2);
+  ASSERT_FALSE(t.programs.empty());
+  EXPECT_TRUE(t.programs[0].kernels.at(0).tiling.empty()) << "auto: rows of 3";
+  bool tiled = false;
+  for (size_t k = 0; k < t.programs.size(); ++k)
+    if (!t.programs[k].kernels.at(0).tiling.empty()) {
+      tiled = true;
+      EXPECT_EQ(t.configsOf[k].front().transposeTiles, TransposeTileMode::On);
+    }
+  EXPECT_TRUE(tiled);
+  GraphBuilder plain("plain");
+  Value x = plain.input("x", DType::Float32, {8, 3, 64, 64});
+  plain.output(plain.mul(x, x));
+  for (const std::vector<KernelConfig>& group : compileTuneCandidates(plain.build(), CompileOptions{}, 2).configsOf)
+    for (const KernelConfig& c : group) EXPECT_EQ(c.transposeTiles, TransposeTileMode::Auto);
+}
+
 // The tuner compiles its candidate configs in parallel: any thread count gives the
 // programs and config groups of one thread, in the same order (and compileGraph is
 // safe to run on several threads at once: nothing in the pipeline is shared).
@@ -142,6 +164,12 @@ TEST(ConfigSearch, DefaultFirstAndKeptUnlessClearlyBeaten) {
   EXPECT_EQ(configs[configs.size() - 2].toString(), "threads=256,items=auto,vector=auto,combine=atomic");
   EXPECT_EQ(configs.back().toString(), "threads=256,items=auto,vector=auto,combine=partials");
   EXPECT_EQ(candidateConfigs(false).size(), 5u);  // the default, then block size x lanes
+  // Graphs with a transposing elementwise kernel also try tiles everywhere and nowhere.
+  const std::vector<KernelConfig> transposes = candidateConfigs(false, false, true);
+  ASSERT_EQ(transposes.size(), 7u);
+  EXPECT_EQ(transposes[5].toString(), "threads=256,items=auto,vector=auto,transpose=on");
+  EXPECT_EQ(transposes[6].toString(), "threads=256,items=auto,vector=auto,transpose=off");
+  EXPECT_EQ(KernelConfig::parse(transposes[6].toString(), "t"), transposes[6]);
   // Graphs with a row-resident kernel also try its row cache, with 512 and 1024 threads,
   // the pass loops unrolled by 1, 2 and 4 with the default block, no cache hints, and
   // the row stage off and on, the row in registers and no row cache.

@@ -8,6 +8,7 @@
 
 #include "runtime/kernel_cache.h"
 #include "support/parallel.h"
+#include "poly/transpose_tiling.h"
 #include "tune/config_search.h"
 
 namespace polyred {
@@ -42,6 +43,13 @@ bool hasRowResidentKernel(const CompiledGraph& c) {
   return false;
 }
 
+// Whether an elementwise kernel transposes (tiles could take it: poly/transpose_tiling.h).
+bool hasTransposingKernel(const CompiledGraph& c) {
+  for (const KernelPlan& k : c.partition.kernels)
+    if (!chooseTransposeTiling(k, TransposeTileMode::On).empty()) return true;
+  return false;
+}
+
 }  // namespace
 
 TuningKey tuningKeyOf(const Graph& g, const Target& target, bool deterministic) {
@@ -55,7 +63,7 @@ TuneCandidates compileTuneCandidates(const Graph& g, const CompileOptions& base,
   t.programs.push_back(compileGraph(g, o));
   t.configsOf = {{o.config}};
   const std::vector<KernelConfig> configs =
-      candidateConfigs(hasReduction(t.programs[0]), hasRowResidentKernel(t.programs[0]));
+      candidateConfigs(hasReduction(t.programs[0]), hasRowResidentKernel(t.programs[0]), hasTransposingKernel(t.programs[0]));
   std::vector<std::optional<CompiledGraph>> compiled(configs.size());
   parallelFor(configs.size(), threads, [&](size_t k) {
     CompileOptions ok = base;

@@ -4,7 +4,7 @@
 
 namespace polyred {
 
-std::vector<KernelConfig> candidateConfigs(bool hasReduction, bool rowResident) {
+std::vector<KernelConfig> candidateConfigs(bool hasReduction, bool rowResident, bool transposes) {
   // Each distinct program costs an NVRTC compile (~0.3 s) and a timing: the grid is
   // kept to the knobs that moved times on the H100 (docs/design.md, "Code variants").
   std::vector<KernelConfig> configs = {KernelConfig{}};
@@ -53,6 +53,13 @@ std::vector<KernelConfig> candidateConfigs(bool hasReduction, bool rowResident) 
     for (RowCacheMode cache : {RowCacheMode::Registers, RowCacheMode::Off}) {
       KernelConfig c;
       c.rowCache = cache;
+      add(c);
+    }
+  }
+  if (transposes) {  // tiles everywhere a load transposes, and nowhere (poly/transpose_tiling.h)
+    for (TransposeTileMode mode : {TransposeTileMode::On, TransposeTileMode::Off}) {
+      KernelConfig c;
+      c.transposeTiles = mode;
       add(c);
     }
   }

@@ -17,8 +17,10 @@ namespace polyred {
 // lanes on or off. Reductions also try how many items each thread takes along the
 // reduced axis (4..64: how many blocks split a row or column). Graphs with a
 // row-resident kernel also try its row cache (cache=on, blocks of 512 and 1024 threads),
-// its pass loops unrolled by 1, 2 and 4, and no cache hints (evict=off).
-std::vector<KernelConfig> candidateConfigs(bool hasReduction, bool rowResident = false);
+// its pass loops unrolled by 1, 2 and 4, and no cache hints (evict=off). Graphs with
+// an elementwise kernel that transposes also try it through shared-memory tiles and
+// without (transpose=on, off): auto's rule rests on 25 measured transposes.
+std::vector<KernelConfig> candidateConfigs(bool hasReduction, bool rowResident = false, bool transposes = false);
 
 struct MeasuredConfig {
   KernelConfig config;
