@@ -133,7 +133,7 @@ TEST(TransposeTile, AutoTilesLargeKernelsWhoseStoresRunAlongAWarp) {
 }
 
 TEST(TransposeTile, SmallKernelsTheOffKnobAndPlainLayoutsKeepTheLoop) {
-  // 48 KB moved: under auto's 4 MB.
+  // 48 KB moved: under auto's 2 MB.
   EXPECT_TRUE(onlyKernel(compiledAndChecked(transposed(DType::Float32, {60, 100}, {1, 0}))).tiling.empty());
   EXPECT_FALSE(onlyKernel(compiledAndChecked(transposed(DType::Float32, {60, 100}, {1, 0}), "transpose=on")).tiling.empty());
   EXPECT_TRUE(onlyKernel(compiledAndChecked(transposed(DType::Float32, {1024, 1024}, {1, 0}), "transpose=off")).tiling.empty());
@@ -141,6 +141,29 @@ TEST(TransposeTile, SmallKernelsTheOffKnobAndPlainLayoutsKeepTheLoop) {
   Value x = b.input("x", DType::Float32, {300, 400});
   b.output(b.mul(x, x));
   EXPECT_TRUE(onlyKernel(compiledAndChecked(b.build())).tiling.empty());
+}
+
+TEST(TransposeTile, VectorLanesAlongBothAxesWhereTheyDivide) {
+  // f16 [1024,2048] -> [2048,1024] (8 MB: tiled under auto): 16-byte lanes both ways.
+  const CompiledGraph even = compiledAndChecked(transposed(DType::Float16, {1024, 2048}, {1, 0}));
+  const PolyKernel& k = onlyKernel(even);
+  ASSERT_FALSE(k.tiling.empty());
+  EXPECT_EQ(k.tiling.Va, 8);
+  EXPECT_EQ(k.tiling.Vb, 8);
+  EXPECT_EQ(k.vector.width, 8) << "Elem's lanes are the kernel's";
+  EXPECT_EQ(k.tiling.laneStride(false), 64 / 8);
+  EXPECT_EQ(k.tiling.laneStride(true), k.tiling.pitch() * (32 / 8));
+  EXPECT_NE(even.program.kernels.front().source.find("pr_aligned<8>(in0)"), std::string::npos)
+      << "the staged input's alignment is checked";
+  // [300,1030] -> [1030,300] f16: 300 = 4 * 75 along a, 1030 = 2 * 515 along b.
+  const CompiledGraph odd = compiledAndChecked(transposed(DType::Float16, {300, 1030}, {1, 0}), "transpose=on");
+  EXPECT_EQ(onlyKernel(odd).tiling.Va, 4);
+  EXPECT_EQ(onlyKernel(odd).tiling.Vb, 2);
+  // int8: 16 lanes along b; vector=1 turns every lane off.
+  EXPECT_EQ(onlyKernel(compiledAndChecked(transposed(DType::Int8, {2048, 2048}, {1, 0}))).tiling.Vb, 16);
+  const CompiledGraph scalar = compiledAndChecked(transposed(DType::Float16, {1024, 2048}, {1, 0}), "vector=1");
+  EXPECT_EQ(onlyKernel(scalar).tiling.Va, 1);
+  EXPECT_EQ(onlyKernel(scalar).tiling.Vb, 1);
 }
 
 TEST(TransposeTile, AShortBTakesWideTiles) {

@@ -212,12 +212,14 @@ class BlockMachine {
       }
       switch (b.kind) {
         case BodyValue::Kind::Load: {
-          const HostTensor& in = source(b);
-          int64_t off = lane < 0 ? eval(n.offsets.at(offset++), v) : laneOffset(n, v, load++, offset, lane, true);
-          if (&dag == &p_.body && !k_.tiling.empty() && k_.tiling.staged[k]) {  // off: its slot
-            values[k] = tiles_.read(k, off);
+          if (&dag == &p_.body && !k_.tiling.empty() && k_.tiling.staged[k]) {  // its tile, at lane 0's slot
+            const int64_t slot = eval(n.offsets.at(offset++), v) + (lane < 0 ? 0 : lane * k_.tiling.laneStride(true));
+            if (lane >= 0) ++load;
+            values[k] = tiles_.read(k, slot);
             break;
           }
+          const HostTensor& in = source(b);
+          int64_t off = lane < 0 ? eval(n.offsets.at(offset++), v) : laneOffset(n, v, load++, offset, lane, true);
           if (b.gathers()) {  // + index * stride, or 0 where the index is out of range
             const int64_t at = values[static_cast<size_t>(b.operands[0])].i;
             if (at < 0 || at >= b.gatherExtent) {
@@ -248,8 +250,10 @@ class BlockMachine {
   }
 
   // A tiled transpose's Stage: each thread's staged loads into their slots (the
-  // statement's offsets: the loads', then the slot).
+  // statement's offsets: the loads', then the slot), Vb lanes each: a vector that
+  // starts on a multiple of Vb, its lanes at slots laneStride apart.
   void stage(const ExecNode& n, const std::vector<int>& active) {
+    const int Vb = k_.tiling.Vb;
     for (int t : active) {
       const int64_t slot = eval(n.offsets.back(), vars(t));
       size_t load = 0;
@@ -257,9 +261,10 @@ class BlockMachine {
         if (!k_.tiling.staged[v]) continue;
         const HostTensor& in = source(p_.body[v]);
         const int64_t off = eval(n.offsets.at(load++), vars(t));
-        POLYRED_CHECK(off >= 0 && off < in.size(), "staged load of '" << p_.body[v].label << "' at offset " << off
-                                                                       << " outside [0, " << in.size() << ")");
-        tiles_.write(v, slot, in.get(off));
+        POLYRED_CHECK(off >= 0 && off + Vb <= in.size() && off % Vb == 0,
+                      "staged load of '" << p_.body[v].label << "' at offset " << off << " (" << Vb
+                                         << " lanes) outside [0, " << in.size() << ") or not aligned");
+        for (int l = 0; l < Vb; ++l) tiles_.write(v, slot + l * k_.tiling.laneStride(false), in.get(off + l));
       }
     }
   }

@@ -202,7 +202,7 @@ class KernelEmitter : private AccumulatorNames {
     }
     if (k_.binding.multiBlock()) os << "  bool last_block = false;\n";
     if (k_.vector.strided) os << "  const bool vector_ok = false;  // lanes down a column: element by element\n";
-    else if (k_.vector.width > 1) emitAlignmentCheck(os);
+    else if (k_.vector.width > 1 || k_.tiling.Vb > 1) emitAlignmentCheck(os);
     else if (scan_) os << "  const bool vector_ok = false;  // one lane: element by element\n";
     if (!cache_.empty()) os << cache_.declarations(k_.binding.BX);
     if (!stage_.empty()) os << stage_.declarations();
@@ -223,13 +223,18 @@ class KernelEmitter : private AccumulatorNames {
   void emitAlignmentCheck(std::ostream& os) {
     std::string w = std::to_string(k_.vector.width), cond;
     size_t load = 0;
-    std::set<std::string> pointers;
-    for (const BodyValue& v : p_.body)
-      if (v.hasOffset() && k_.vector.accesses[load++] == LaneAccess::Contiguous && v.kind == BodyValue::Kind::Load)
-        pointers.insert(loadPointer(v));
+    std::set<std::string> pointers, staged;
+    for (size_t v = 0; v < p_.body.size() && k_.vector.width > 1; ++v)
+      if (p_.body[v].hasOffset() && k_.vector.accesses[load++] == LaneAccess::Contiguous &&
+          p_.body[v].kind == BodyValue::Kind::Load)
+        pointers.insert(loadPointer(p_.body[v]));
     for (const ElementwiseOutput& s : p_.stores)  // (a scan's materialized result: a temporary)
-      pointers.insert(storePointer(s));
+      if (k_.vector.width > 1) pointers.insert(storePointer(s));
+    for (size_t v = 0; v < p_.body.size() && k_.tiling.Vb > 1; ++v)  // a tiled transpose's Stage lanes
+      if (isStaged(v)) staged.insert(loadPointer(p_.body[v]));
     for (const std::string& ptr : pointers) cond += (cond.empty() ? "" : " && ") + ("pr_aligned<" + w + ">(" + ptr + ")");
+    for (const std::string& ptr : staged)
+      cond += (cond.empty() ? "" : " && ") + ("pr_aligned<" + std::to_string(k_.tiling.Vb) + ">(" + ptr + ")");
     os << "  const bool vector_ok = " << cond << ";  // else element by element\n";
   }
 
@@ -599,13 +604,26 @@ class KernelEmitter : private AccumulatorNames {
 
   // A tiled transpose's Stage: each staged load's element at the point into its slot
   // (the statement's offsets: the loads', then the slot).
+  // With Vb lanes, one vector load (element by element where vector_ok is false) and
+  // its lanes into slots laneStride apart.
   void emitStage(std::ostream& os, const AstUser& u, int d) {
-    const std::string slot = toC(u.offsets.back());
+    const std::string slot = toC(u.offsets.back()), in = indent(d), Vb = std::to_string(k_.tiling.Vb);
     size_t load = 0;
-    for (size_t v = 0; v < p_.body.size(); ++v)
-      if (isStaged(v))
-        os << indent(d) << "tile" << v << "[" << slot << "] = pr_load(" << loadPointer(p_.body[v]) << ", "
-           << toC(u.offsets.at(load++)) << ");  // " << comment(p_.body[v].label) << "\n";
+    for (size_t v = 0; v < p_.body.size(); ++v) {
+      if (!isStaged(v)) continue;
+      const std::string at = toC(u.offsets.at(load++)), ptr = loadPointer(p_.body[v]), tile = "tile" + std::to_string(v);
+      if (k_.tiling.Vb == 1) {
+        os << in << tile << "[" << slot << "] = pr_load(" << ptr << ", " << at << ");  // " << comment(p_.body[v].label) << "\n";
+        continue;
+      }
+      os << in << "{  // " << comment(p_.body[v].label) << "\n"
+         << in << "  " << computeType(p_.body[v].dtype) << " s[" << Vb << "];\n"
+         << in << "  pr_load_lanes<" << Vb << ">(" << ptr << ", " << at << ", s, " << vectorCondition(false) << ");\n"
+         << in << "  #pragma unroll\n"
+         << in << "  for (int l = 0; l < " << Vb << "; ++l) " << tile << "[" << slot << " + l * " << k_.tiling.laneStride(false)
+         << "] = s[l];\n"
+         << in << "}\n";
+    }
   }
 
   // The fused producers at one point, then the accumulation or the stores of the

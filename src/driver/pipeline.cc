@@ -96,7 +96,7 @@ void redirectStagedOutputs(const KernelPartition& partition, KernelSpec& spec) {
 struct Bound {
   Vectorization vector;
   Binding binding;
-  TransposeTiling tiling;  // an elementwise kernel through shared-memory tiles (one lane)
+  TransposeTiling tiling;  // an elementwise kernel through shared-memory tiles (vector: Elem's lanes)
 };
 
 // The plan as chooseBinding sees it: a vectorized instance covers `width` elements.
@@ -152,8 +152,8 @@ std::vector<Bound> bindKernels(const KernelPartition& partition, const std::vect
   std::vector<Bound> bound;
   for (const KernelPlan& plan : partition.kernels) {
     Bound b;
-    b.tiling = chooseTransposeTiling(plan, config.transposeTiles);
-    if (b.tiling.empty()) b.vector = chooseVectorization(plan, config.maxVectorWidth);
+    b.tiling = chooseTransposeTiling(plan, config);
+    b.vector = chooseVectorization(plan, b.tiling.empty() ? config.maxVectorWidth : b.tiling.Va);
     b.binding = bindOne(plan, b, target, config, 0);
     bound.push_back(std::move(b));
   }

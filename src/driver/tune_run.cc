@@ -46,7 +46,7 @@ bool hasRowResidentKernel(const CompiledGraph& c) {
 // Whether an elementwise kernel transposes (tiles could take it: poly/transpose_tiling.h).
 bool hasTransposingKernel(const CompiledGraph& c) {
   for (const KernelPlan& k : c.partition.kernels)
-    if (!chooseTransposeTiling(k, TransposeTileMode::On).empty()) return true;
+    if (!chooseTransposeTiling(k, KernelConfig::parse("transpose=on", "tune")).empty()) return true;
   return false;
 }
 

@@ -313,9 +313,8 @@ AstExpr takeIslAstExpr(isl_ast_expr* e) { return takeExpr(e); }
 PolyKernel buildPolyKernel(const KernelPlan& plan, const Binding& binding, const Vectorization& vector,
                            const TransposeTiling& tiling) {
   IslContext ctx;
-  POLYRED_CHECK(tiling.empty() || vector.width == 1, plan.name << ": a tiled transpose with vector lanes");
   ScheduleResult sr = tiling.empty() ? buildSchedule(ctx.get(), plan, binding, vector)
-                                     : buildTiledSchedule(ctx.get(), plan, binding, tiling);
+                                     : buildTiledSchedule(ctx.get(), plan, binding, tiling, vector);
   PolyKernel k;
   k.plan = plan;
   k.binding = binding;

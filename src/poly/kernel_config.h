@@ -36,7 +36,7 @@
 //   transpose on, off or auto: an elementwise kernel whose loads run along another axis
 //            than its stores goes through shared memory a tile at a time
 //            (poly/transpose_tiling.h). auto: stores along rows of at least 32
-//            elements, kernels moving at least 4 MB; on: wherever a load transposes
+//            elements, kernels moving at least 2 MB; on: wherever a load transposes
 #pragma once
 
 #include <string>

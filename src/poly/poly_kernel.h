@@ -35,7 +35,7 @@ struct PolyKernel {
   KernelPlan plan;
   Binding binding;
   Vectorization vector;      // elementwise kernels: lanes per Elem instance (i counts vectors)
-  TransposeTiling tiling;    // elementwise kernels through shared-memory tiles (then one lane)
+  TransposeTiling tiling;    // elementwise kernels through shared-memory tiles (`vector`: Elem's lanes)
   bool index64 = false;      // some index reaches 2^31: emit 64-bit index arithmetic
   CacheHints hints;          // accesses that evict first (none unless chooseCacheHints set them)
   std::string scheduleTree;  // isl's schedule tree (YAML), for --dump=schedule
@@ -46,7 +46,8 @@ struct PolyKernel {
 // Builds the isl schedule tree of `plan` under `binding` and generates its loops. With
 // a vector width V > 1 (elementwise kernels), Elem[i] covers elements V*i .. V*i+V-1
 // and `binding` must have been chosen for M/V instances.
-// A non-empty `tiling` (from bindTiles' binding, one lane) builds the tiled schedule.
+// A non-empty `tiling` (from bindTiles' binding; `vector` of width tiling.Va) builds
+// the tiled schedule.
 PolyKernel buildPolyKernel(const KernelPlan& plan, const Binding& binding, const Vectorization& vector = {},
                            const TransposeTiling& tiling = {});
 

@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "poly/schedule.h"
+#include "poly/vectorize.h"
 #include "support/error.h"
 #include "support/int_math.h"
 #include "support/isl_support.h"
@@ -20,17 +21,16 @@ namespace polyred {
 namespace {
 
 // Under auto (H200, 2026-11-28, docs/results.md session 33: the 1-D loop against tiles
-// on 25 transposes), tiles are taken where they were faster:
+// with lanes on 25 transposes), tiles are taken where they were faster:
 //  - the stores' axis a holds at least a warp (kWarpTile) of elements. Shorter rows
-//    (3, 8, 9 or 16 channels) were slower tiled in 2-byte types (f16 [1024,4096,8]
-//    41.5 -> 49.0 us, [512,512,9] 7.3 -> 8.7) and mixed in 4-byte ones ([64,50176,3]
-//    f32 -> f16 24.5 -> 20.6 with 3 x 256 tiles, 22.5 with 3 x 512; f32 [512,512,9]
-//    8.9 -> 10.2): the 1-D loop's warps touch only a few rows there, which the L1
-//    holds, and its vector stores beat the tiles' element-by-element code;
-//  - the kernel moves at least kMinBytes: below it a kernel is launch- and
-//    latency-bound and the barrier adds to it (0.3-1.1 us slower on 0.5-2.4 MB).
+//    (3, 8, 9 or 16 channels) were slower tiled or even (f16 [1024,4096,8] 41.1 ->
+//    49.8 us, [128,65536,3] 36.4 -> 49.4, f32 -> f16 [64,50176,3] 24.4 -> 27.2,
+//    [512,512,9] 7.2 -> 7.5): the 1-D loop's warps touch only a few rows there, which
+//    the L1 holds, and a short a leaves Elem without lanes;
+//  - the kernel moves at least kMinBytes: f16 [8192,64] (2 MB) 7.3 -> 4.5 us,
+//    [64,8192] and [64,9,512] (2-2.4 MB) even; smaller kernels are launch-bound.
 // transpose=on tiles wherever a load transposes.
-constexpr int64_t kMinBytes = int64_t{4} << 20;
+constexpr int64_t kMinBytes = int64_t{2} << 20;
 // Tiles hold about kTilePoints points (8 per thread of 256; fewer left a thread one
 // load to keep in flight: H200, vgg16's [512,256,9] -> [512,9,256] in tiles of 32 x 9,
 // 7.46 -> 9.66 us). Along an axis of at least a warp's extent a tile takes kWarpTile
@@ -68,9 +68,15 @@ int64_t offsetAt(isl_ctx* ctx, const std::string& offset, int64_t i) {
   return r;
 }
 
-// A load's offset as origin + sum strides[k] * c_k over the point's coordinates, when
-// it is affine in them (isl checks the whole box); nullopt otherwise.
-std::optional<std::vector<int64_t>> affineStrides(isl_ctx* ctx, const std::string& offset, const std::vector<int64_t>& dims) {
+// A load's offset as origin + sum strides[k] * c_k over the point's coordinates.
+struct AffineAccess {
+  int64_t origin = 0;
+  std::vector<int64_t> strides;
+};
+
+// The load's offset as an AffineAccess when it is affine in the coordinates (isl checks
+// the whole box); nullopt otherwise.
+std::optional<AffineAccess> affineAccess(isl_ctx* ctx, const std::string& offset, const std::vector<int64_t>& dims) {
   std::vector<std::string> coords;
   std::string box;
   for (size_t k = 0; k < dims.size(); ++k) {
@@ -95,7 +101,7 @@ std::optional<std::vector<int64_t>> affineStrides(isl_ctx* ctx, const std::strin
   if (!islSameFunction(ctx, "{ " + tuple + " -> [(" + substituted + ")] : " + box + " }",
                        "{ " + tuple + " -> [(" + affine + ")] : " + box + " }"))
     return std::nullopt;
-  return strides;
+  return AffineAccess{origin, strides};
 }
 
 // Merges adjacent dims k, k+1 that every affine load reads as one axis (stride of k =
@@ -142,6 +148,36 @@ bool tileable(const KernelPlan& plan) {
   });
 }
 
+// Elem's lanes: the 1-D loop's (poly/vectorize), halved until they divide A and TA.
+// Stage's: 16 bytes of the widest staged load (at most `maxWidth`), halved until they
+// divide B, TB, and every staged load's origin and strides but b's.
+void chooseLanes(TransposeTiling& t, const KernelPlan& plan, int maxWidth, const std::vector<int64_t>& origins,
+                 const std::vector<std::vector<int64_t>>& strides, const std::vector<int>& loads) {
+  const int64_t A = t.dims[static_cast<size_t>(t.a)], B = t.dims[static_cast<size_t>(t.b)];
+  for (int w = chooseVectorization(plan, maxWidth).width; w > 1; w /= 2)
+    if (A % w == 0 && t.TA % w == 0 && chooseVectorization(plan, w).width == w) {
+      t.Va = w;
+      break;
+    }
+  int64_t widest = 1;
+  for (int v : loads)
+    if (t.staged[static_cast<size_t>(v)]) widest = std::max<int64_t>(widest, dtypeBytes(plan.body[static_cast<size_t>(v)].dtype));
+  int64_t w = std::max<int64_t>(1, 16 / widest);
+  if (maxWidth != KernelConfig::kAuto) w = std::min<int64_t>(w, maxWidth);
+  auto fits = [&](int64_t lanes) {
+    if (B % lanes || t.TB % lanes) return false;
+    for (size_t k = 0; k < loads.size(); ++k) {
+      if (!t.staged[static_cast<size_t>(loads[k])]) continue;
+      if (origins[k] % lanes) return false;
+      for (size_t d = 0; d < strides[k].size(); ++d)
+        if (static_cast<int>(d) != t.b && strides[k][d] % lanes) return false;
+    }
+    return true;
+  };
+  while (w > 1 && !fits(w)) w /= 2;
+  t.Vb = static_cast<int>(w);
+}
+
 // The tile's extents (see kTilePoints): a short axis whole, the other filling the tile.
 void chooseTileShape(TransposeTiling& t) {
   const int64_t A = t.dims[static_cast<size_t>(t.a)], B = t.dims[static_cast<size_t>(t.b)];
@@ -181,12 +217,29 @@ int64_t TransposeTiling::sharedBytes(const KernelPlan& plan) const {
   return bytes;
 }
 
+namespace {
+
+// Where (lane 0 of) instance e lies in its tile: Stage's run along b (vectors of Vb),
+// Elem's along a (vectors of Va).
+struct InTile {
+  std::string a, b;
+};
+InTile inTile(const TransposeTiling& t, bool storeOrder) {
+  if (storeOrder) {
+    const std::string along = str(t.TA / t.Va);
+    return {str(t.Va) + "*(e mod " + along + ")", "floor(e/" + along + ")"};
+  }
+  const std::string along = str(t.TB / t.Vb);
+  return {"floor(e/" + along + ")", str(t.Vb) + "*(e mod " + along + ")"};
+}
+
+}  // namespace
+
 // Tile t = (r * tilesAlongB + tb) * tilesAlongA + ta, r numbering the other dims'
 // coordinates row-major; the point's a = ta * TA + (its a in the tile), likewise b.
 std::string TransposeTiling::pointIndex(bool storeOrder) const {
   const std::string nA = str(tilesAlongA()), nAB = str(tilesAlongA() * tilesAlongB());
-  const std::string inA = storeOrder ? "(e mod " + str(TA) + ")" : "floor(e/" + str(TB) + ")";
-  const std::string inB = storeOrder ? "floor(e/" + str(TA) + ")" : "(e mod " + str(TB) + ")";
+  const auto [inA, inB] = inTile(*this, storeOrder);
   std::vector<std::string> coords(dims.size());
   coords[static_cast<size_t>(a)] = "(" + str(TA) + "*(t mod " + nA + ") + " + inA + ")";
   coords[static_cast<size_t>(b)] = "(" + str(TB) + "*(floor(t/" + nA + ") mod " + str(tilesAlongB()) + ") + " + inB + ")";
@@ -199,14 +252,16 @@ std::string TransposeTiling::pointIndex(bool storeOrder) const {
   return linearIndex(dims, coords);
 }
 
+// pitch * row(a) + col(b) (see the header) of lane 0.
 std::string TransposeTiling::slot(bool storeOrder) const {
-  return storeOrder ? str(pitch()) + "*(e mod " + str(TA) + ") + floor(e/" + str(TA) + ")"
-                    : str(pitch()) + "*floor(e/" + str(TB) + ") + (e mod " + str(TB) + ")";
+  const auto [inA, inB] = inTile(*this, storeOrder);
+  const std::string row = "(((" + inA + ") mod " + str(Va) + ")*" + str(TA / Va) + " + floor((" + inA + ")/" + str(Va) + "))";
+  const std::string col = "(((" + inB + ") mod " + str(Vb) + ")*" + str(TB / Vb) + " + floor((" + inB + ")/" + str(Vb) + "))";
+  return str(pitch()) + "*" + row + " + " + col;
 }
 
 std::string TransposeTiling::inside(bool storeOrder) const {
-  const std::string inA = storeOrder ? "(e mod " + str(TA) + ")" : "floor(e/" + str(TB) + ")";
-  const std::string inB = storeOrder ? "floor(e/" + str(TA) + ")" : "(e mod " + str(TB) + ")";
+  const auto [inA, inB] = inTile(*this, storeOrder);
   return str(TA) + "*(t mod " + str(tilesAlongA()) + ") + " + inA + " < " + str(dims[static_cast<size_t>(a)]) + " and " +
          str(TB) + "*(floor(t/" + str(tilesAlongA()) + ") mod " + str(tilesAlongB()) + ") + " + inB + " < " +
          str(dims[static_cast<size_t>(b)]);
@@ -215,26 +270,29 @@ std::string TransposeTiling::inside(bool storeOrder) const {
 std::string TransposeTiling::describe(const KernelPlan& plan) const {
   std::string d = "tiles of " + str(TA) + " x " + str(TB) + " over [";
   for (size_t k = 0; k < dims.size(); ++k) d += (k ? "," : "") + str(dims[k]);
-  d += "] (stores along dim " + str(a) + ", staged loads along dim " + str(b) + "), " + str(tiles()) +
-       " tiles; staged through shared memory:";
+  d += "] (stores along dim " + str(a) + ", staged loads along dim " + str(b) + "), " + str(tiles()) + " tiles, lanes " +
+       str(Va) + " along a and " + str(Vb) + " along b; staged through shared memory:";
   for (size_t v = 0; v < staged.size(); ++v)
     if (staged[v]) d += " v" + str(static_cast<int64_t>(v)) + " (" + plan.body[v].label + ")";
   return d;
 }
 
-TransposeTiling chooseTransposeTiling(const KernelPlan& plan, TransposeTileMode mode) {
+TransposeTiling chooseTransposeTiling(const KernelPlan& plan, const KernelConfig& config) {
+  const TransposeTileMode mode = config.transposeTiles;
   if (mode == TransposeTileMode::Off || !tileable(plan)) return {};
   if (mode == TransposeTileMode::Auto && bytesMoved(plan) < kMinBytes) return {};
   IslContext ctx;
   std::vector<int64_t> dims = plan.pointShape;
-  std::vector<int> loads;  // the affine plain loads, and their strides
+  std::vector<int> loads;  // the affine plain loads, their origins and strides
+  std::vector<int64_t> origins;
   std::vector<std::vector<int64_t>> strides;
   for (size_t v = 0; v < plan.body.size(); ++v) {
     if (!isPlainLoad(plan.body[v])) continue;
-    std::optional<std::vector<int64_t>> s = affineStrides(ctx.get(), plan.body[v].offset, dims);
-    if (!s) continue;
+    std::optional<AffineAccess> access = affineAccess(ctx.get(), plan.body[v].offset, dims);
+    if (!access) continue;
     loads.push_back(static_cast<int>(v));
-    strides.push_back(std::move(*s));
+    origins.push_back(access->origin);
+    strides.push_back(std::move(access->strides));
   }
   coalesce(dims, strides);
   if (dims.size() < 2) return {};
@@ -260,6 +318,7 @@ TransposeTiling chooseTransposeTiling(const KernelPlan& plan, TransposeTileMode 
   for (size_t k = 0; k < loads.size(); ++k)
     if (contiguousDim(strides[k]) == t.b) t.staged[static_cast<size_t>(loads[k])] = true;
   if (t.sharedBytes(plan) > kMaxTileBytes) return {};
+  chooseLanes(t, plan, config.maxVectorWidth, origins, strides, loads);
   return t;
 }
 
@@ -306,40 +365,56 @@ std::string unionOf(const std::vector<TiledStmt>& stmts, auto&& piece) {
   return r + " }";
 }
 
-// The plan's offset (an isl expression in i) at Stage[t, e] or Elem[t, e].
-std::string offsetAtPoint(const TiledStmt& s, const TransposeTiling& tiling, const std::string& offset) {
-  return "{ " + tupleOf(s) + " -> [(" + islSubstitute(offset, 'i', tiling.pointIndex(s.storeOrder)) + ")] }";
+// The plan's offset (an isl expression in i) at lane 0 of Stage[t, e] or Elem[t, e];
+// for Elem, first taken to lane `lane` by the Vectorization (i counting vectors there).
+std::string offsetAtPoint(const TiledStmt& s, const TransposeTiling& tiling, const std::string& offset,
+                          const Vectorization* lanes = nullptr, int lane = 0) {
+  std::string at = tiling.pointIndex(s.storeOrder), text = offset;
+  if (lanes && lanes->width > 1) {
+    text = lanes->laneOffset(offset, lane);
+    at = "floor((" + at + ")/" + str(lanes->width) + ")";  // (lane 0 lies on a multiple of the width)
+  }
+  return "{ " + tupleOf(s) + " -> [(" + islSubstitute(text, 'i', at) + ")] }";
 }
 
-// Stage: each staged load's offset, then the slot. Elem: each load's offset in body
-// order (a staged one's: its slot), then the stores'.
-std::vector<StatementAccesses> tiledAccesses(const KernelPlan& p, const TransposeTiling& tiling) {
+// Stage: each staged load's offset, then the slot (of lane 0). Elem: each load's
+// offsets in body order as the Vectorization lays them out (a staged one's: its slot,
+// once), then the stores'.
+std::vector<StatementAccesses> tiledAccesses(const KernelPlan& p, const TransposeTiling& tiling, const Vectorization& vec) {
   const TiledStmt stage{"Stage", true, false}, elem{"Elem", true, true};
   StatementAccesses staged{"Stage", {}}, point{"Elem", {}};
   const std::vector<bool> evaluated = p.valuesOfPass(0);
+  size_t load = 0;
   for (size_t v = 0; v < p.body.size(); ++v) {
-    if (!p.body[v].hasOffset() || !evaluated[v]) continue;
+    if (!p.body[v].hasOffset()) continue;
+    const bool gathered = vec.width > 1 && vec.accesses.at(load++) == LaneAccess::Gather;
+    if (!evaluated[v]) continue;
     if (tiling.staged[v]) {
       staged.offsets.push_back(offsetAtPoint(stage, tiling, p.body[v].offset));
       point.offsets.push_back("{ Elem[t, e] -> [(" + tiling.slot(true) + ")] }");
-    } else {
-      point.offsets.push_back(offsetAtPoint(elem, tiling, p.body[v].offset));
+      continue;
     }
+    for (int lane = 0; lane < (gathered ? vec.width : 1); ++lane)
+      point.offsets.push_back(offsetAtPoint(elem, tiling, p.body[v].offset, &vec, lane));
   }
   staged.offsets.push_back("{ Stage[t, e] -> [(" + tiling.slot(false) + ")] }");
-  for (const ElementwiseOutput& s : p.stores) point.offsets.push_back(offsetAtPoint(elem, tiling, s.offset));
+  for (const ElementwiseOutput& s : p.stores) point.offsets.push_back(offsetAtPoint(elem, tiling, s.offset, &vec));
   return {staged, point};
 }
 
 }  // namespace
 
-ScheduleResult buildTiledSchedule(isl_ctx* ctx, const KernelPlan& plan, const Binding& b, const TransposeTiling& tiling) {
+ScheduleResult buildTiledSchedule(isl_ctx* ctx, const KernelPlan& plan, const Binding& b, const TransposeTiling& tiling,
+                                  const Vectorization& vector) {
   POLYRED_CHECK(!tiling.empty() && tiling.staged.size() == plan.body.size(), plan.name << ": a tiled schedule without its tiling");
+  POLYRED_CHECK(vector.width == tiling.Va && !vector.strided && !vector.masked(),
+                plan.name << ": a tiled Elem's lanes are not the tiling's");
   const std::vector<TiledStmt> stmts = tiledStatements(b);
-  const std::string tiles = str(b.tiles), points = str(tiling.pointsPerTile());
+  const std::string tiles = str(b.tiles);
   const std::string domain = unionOf(stmts, [&](const TiledStmt& s) {
     return tupleOf(s) + " : 0 <= t < " + tiles +
-           (s.point ? " and 0 <= e < " + points + " and " + tiling.inside(s.storeOrder) : "");
+           (s.point ? " and 0 <= e < " + str(tiling.instancesPerTile(s.storeOrder)) + " and " + tiling.inside(s.storeOrder)
+                    : "");
   });
   isl_schedule* sched = isl_schedule_from_domain(readUnionSet(ctx, domain));
   isl_schedule_node* node = isl_schedule_node_child(isl_schedule_get_root(sched), 0);
@@ -374,7 +449,7 @@ ScheduleResult buildTiledSchedule(isl_ctx* ctx, const KernelPlan& plan, const Bi
   r.schedule = isl_schedule_node_get_schedule(node);
   isl_schedule_node_free(node);
   POLYRED_CHECK(r.schedule, "isl failed to build the tiled schedule of " << plan.name);
-  r.accesses = tiledAccesses(plan, tiling);
+  r.accesses = tiledAccesses(plan, tiling, vector);
   return r;
 }
 

@@ -4,7 +4,7 @@
 // Takes: an elementwise KernelPlan (KernelPlan::pointShape: the extents whose row-major
 // linearization is i) and the config's `transpose` knob. Gives: a TransposeTiling --
 // empty where no load transposes (or, under auto, where tiles were measured slower:
-// rows of stores shorter than a warp, kernels moving less than 4 MB; see
+// rows of stores shorter than a warp, kernels moving less than 2 MB; see
 // transpose_tiling.cc).
 //
 // The analysis asks isl, per load, whether its offset is affine in the point's
@@ -37,6 +37,7 @@
 #include "canon/kernel_plan.h"
 #include "poly/binding.h"
 #include "poly/kernel_config.h"
+#include "poly/vectorize.h"
 
 namespace polyred {
 
@@ -48,12 +49,24 @@ struct TransposeTiling {
   int b = -1;                 // the dim along which the staged loads are contiguous
   int64_t TA = 1, TB = 1;     // tile extents along a and b
   std::vector<bool> staged;   // per body value: a load read through the shared tile
+  // Vector lanes: Elem's along a (PolyKernel::vector, whose lane 0 points are the
+  // multiples of Va: Va divides A and TA), Stage's along b (Vb divides B, TB, and every
+  // stride of each staged load but b's, and its origin). With lanes, the tile's rows
+  // and columns are permuted so that a warp's scalar shared accesses of one lane hit
+  // distinct banks: element (a, b) lies at pitch * row(a) + col(b), row(a) = (a mod
+  // Va) * TA / Va + floor(a / Va), col(b) = (b mod Vb) * TB / Vb + floor(b / Vb).
+  int Va = 1, Vb = 1;
 
   bool empty() const { return a < 0; }
   int64_t tilesAlongA() const;
   int64_t tilesAlongB() const;
   int64_t tiles() const;                         // tilesAlongA * tilesAlongB * the other dims' points
   int64_t pointsPerTile() const { return TA * TB; }
+  // Instances of Stage (storeOrder false: vectors of Vb along b) or Elem (true: of Va
+  // along a) per tile.
+  int64_t instancesPerTile(bool storeOrder) const { return TA * TB / (storeOrder ? Va : Vb); }
+  // Between the slots of consecutive lanes: Stage's (TB / Vb), Elem's (pitch * TA / Va).
+  int64_t laneStride(bool storeOrder) const { return storeOrder ? pitch() * (TA / Va) : TB / Vb; }
   // A tile row's elements: TB, or TB + 1 when even, so that Elem's threads, reading
   // down the rows, hit distinct banks (an odd stride of 4-byte words).
   int64_t pitch() const { return TB % 2 ? TB : TB + 1; }
@@ -61,9 +74,9 @@ struct TransposeTiling {
   int stagedLoads() const;
   // Static shared memory of the tiles (each in its load's compute type).
   int64_t sharedBytes(const KernelPlan& plan) const;
-  // isl text over t and e: the point index i of Stage[t, e] (storeOrder false) or of
-  // Elem[t, e] (true); the slot of the point in a tile; the constraints saying the
-  // point lies inside the tensor (a partial tile at the end of a or b).
+  // isl text over t and e: the point index i of (lane 0 of) Stage[t, e] (storeOrder
+  // false) or Elem[t, e] (true); its slot in a tile; the constraints saying the point
+  // lies inside the tensor (a partial tile at the end of a or b; vectors are whole).
   std::string pointIndex(bool storeOrder) const;
   std::string slot(bool storeOrder) const;
   std::string inside(bool storeOrder) const;
@@ -71,15 +84,17 @@ struct TransposeTiling {
   std::string describe(const KernelPlan& plan) const;
 };
 
-// The tiling of `plan` under `mode`, or an empty one.
-TransposeTiling chooseTransposeTiling(const KernelPlan& plan, TransposeTileMode mode);
+// The tiling of `plan` under the config's `transpose` knob (its `vector` bounds the
+// lanes), or an empty one.
+TransposeTiling chooseTransposeTiling(const KernelPlan& plan, const KernelConfig& config);
 
 // The binding of a tiled kernel: 1-D blocks of `threadsPerBlock` threads (the config's
 // when 0), one tile per block up to four waves of resident blocks, then a grid stride.
 Binding bindTiles(const TransposeTiling& tiling, const Target& target, int threadsPerBlock);
 
 // The schedule tree and accesses of a tiled kernel (see above); `binding` from bindTiles.
+// `vector`: Elem's lanes (width tiling.Va).
 ScheduleResult buildTiledSchedule(isl_ctx* ctx, const KernelPlan& plan, const Binding& binding,
-                                  const TransposeTiling& tiling);
+                                  const TransposeTiling& tiling, const Vectorization& vector);
 
 }  // namespace polyred

@@ -1,8 +1,10 @@
 // GPU half of the tiled-transpose tests (tests/transpose_tile_test.cc is the CPU half):
 // elementwise transposes through shared-memory tiles -- vgg16's cast-transposes, every
-// permutation of a rank-4 tensor in four dtypes, partial tiles, blocks that loop over
-// tiles, a tiled kernel beside a reduction in one launch -- compared with the reference interpreter. Every case must actually be tiled. Without
-// a GPU every test is skipped.
+// permutation of a rank-4 tensor in four dtypes, partial tiles, vector lanes, blocks
+// that loop over tiles, a tiled kernel beside a reduction in one launch -- compared with
+// the reference interpreter, on aligned tensors and on tensors one element into their
+// allocation (the lanes' element-by-element code). Every case must actually be tiled.
+// Without a GPU every test is skipped.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -47,6 +49,9 @@ std::vector<Case> cases() {
       {"vgg16 transpose f16 [512,3,3,512] perm 0312", transposed(DType::Float16, {512, 3, 3, 512}, {0, 3, 1, 2}), ""},
       {"vgg16 transpose f16 [64,512,7,7] perm 0231", transposed(DType::Float16, {64, 512, 7, 7}, {0, 2, 3, 1}), ""},
       {"2-D f32 [4097,1025] (partial tiles both ways)", transposed(DType::Float32, {4097, 1025}, {1, 0}), ""},
+      {"2-D f16 [4096,2048] (8 lanes both ways)", transposed(DType::Float16, {4096, 2048}, {1, 0}), ""},
+      {"2-D int8 [2000,1040] (partial tiles, 16 and 8 lanes)", transposed(DType::Int8, {2000, 1040}, {1, 0}), ""},
+      {"cast f32 -> f16 [1024,3,64,64] NHWC (4 lanes along b, none along a)", castTranspose({1024, 3, 64, 64}, {0, 2, 3, 1}), ""},
       {"blocks looping over tiles: f32 [4000,64,64] perm 021, threads=1024",
        transposed(DType::Float32, {4000, 64, 64}, {0, 2, 1}), "threads=1024"},
       {"beside a row sum (horizontal fusion)", besideARowSum(), ""},
@@ -78,10 +83,15 @@ TEST(TransposeTileGpu, TiledTransposesMatchTheReference) {
                                    [](const PolyKernel& k) { return !k.tiling.empty(); });
     ASSERT_TRUE(tiled) << "no kernel was tiled: the case tests nothing";
     EXPECT_EQ(compiled.program.kernels.size(), 1u);
-    GpuRunOptions run;
-    run.time = false;
-    GpuRunReport r = runOnGpu(compiled, run);
-    EXPECT_TRUE(r.ok) << r.check;
+    // Aligned tensors take the vector lanes; tensors one element into their
+    // allocation (a view with a storage offset) the element-by-element code.
+    for (int misalign : {0, 1}) {
+      GpuRunOptions run;
+      run.time = false;
+      run.misalignElements = misalign;
+      GpuRunReport r = runOnGpu(compiled, run);
+      EXPECT_TRUE(r.ok) << (misalign ? "misaligned: " : "") << r.check;
+    }
   }
 }
 
