@@ -19,9 +19,7 @@ namespace polyred {
 namespace {
 
 CompiledGraph compiledAndChecked(const Graph& g, const std::string& knobs = "") {
-  CompileOptions o;
-  o.config = KernelConfig::parse(knobs, "test");
-  CompiledGraph c = compileGraph(g, o);
+  CompiledGraph c = test_support::compileWithKnobs(g, knobs);
   const CpuCheckReport r = checkOnCpu(c, 7, 1 << 20, false);
   EXPECT_TRUE(r.ok) << g.name << " " << knobs << ": " << r.message;
   return c;

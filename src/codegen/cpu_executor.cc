@@ -212,7 +212,7 @@ class BlockMachine {
       }
       switch (b.kind) {
         case BodyValue::Kind::Load: {
-          if (&dag == &p_.body && !k_.tiling.empty() && k_.tiling.staged[k]) {  // its tile, at lane 0's slot
+          if (&dag == &p_.body && k_.tiling.stages(k)) {  // its tile, at lane 0's slot
             const int64_t slot = eval(n.offsets.at(offset++), v) + (lane < 0 ? 0 : lane * k_.tiling.laneStride(true));
             if (lane >= 0) ++load;
             values[k] = tiles_.read(k, slot);
@@ -258,7 +258,7 @@ class BlockMachine {
       const int64_t slot = eval(n.offsets.back(), vars(t));
       size_t load = 0;
       for (size_t v = 0; v < p_.body.size(); ++v) {
-        if (!k_.tiling.staged[v]) continue;
+        if (!k_.tiling.stages(v)) continue;
         const HostTensor& in = source(p_.body[v]);
         const int64_t off = eval(n.offsets.at(load++), vars(t));
         POLYRED_CHECK(off >= 0 && off + Vb <= in.size() && off % Vb == 0,

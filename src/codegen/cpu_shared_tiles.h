@@ -1,7 +1,7 @@
 // The shared-memory tiles of a tiled transpose (poly/transpose_tiling.h) as one block
 // of the CPU executor sees them.
 //
-// Takes: the kernel's TransposeTiling. Gives: per staged load, TA * (TB + 1) slots with
+// Takes: the kernel's TransposeTiling. Gives: per staged load, its slots() slots with
 // the barrier discipline the GPU needs checked: Stage writes a slot once per tile,
 // Sync makes the written slots readable, Elem reads only those, and Sync_1 (the
 // block's next tile) or a new block empties them. A kernel whose Elem read a slot no

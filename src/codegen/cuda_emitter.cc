@@ -207,8 +207,8 @@ class KernelEmitter : private AccumulatorNames {
     if (!cache_.empty()) os << cache_.declarations(k_.binding.BX);
     if (!stage_.empty()) os << stage_.declarations();
     if (drawsNormals()) os << "  PrPhiloxMemo " << kPhiloxMemo << ";  // the Philox block this thread drew last\n";
-    for (size_t v = 0; v < p_.body.size() && !k_.tiling.empty(); ++v)
-      if (k_.tiling.staged[v])
+    for (size_t v = 0; v < p_.body.size(); ++v)
+      if (k_.tiling.stages(v))
         os << "  __shared__ " << computeType(p_.body[v].dtype) << " tile" << v << "[" << k_.tiling.slots()
            << "];  // " << k_.tiling.TA << " rows of " << k_.tiling.pitch() << "\n";
   }
@@ -231,7 +231,7 @@ class KernelEmitter : private AccumulatorNames {
     for (const ElementwiseOutput& s : p_.stores)  // (a scan's materialized result: a temporary)
       if (k_.vector.width > 1) pointers.insert(storePointer(s));
     for (size_t v = 0; v < p_.body.size() && k_.tiling.Vb > 1; ++v)  // a tiled transpose's Stage lanes
-      if (isStaged(v)) staged.insert(loadPointer(p_.body[v]));
+      if (k_.tiling.stages(v)) staged.insert(loadPointer(p_.body[v]));
     for (const std::string& ptr : pointers) cond += (cond.empty() ? "" : " && ") + ("pr_aligned<" + w + ">(" + ptr + ")");
     for (const std::string& ptr : staged)
       cond += (cond.empty() ? "" : " && ") + ("pr_aligned<" + std::to_string(k_.tiling.Vb) + ">(" + ptr + ")");
@@ -442,7 +442,7 @@ class KernelEmitter : private AccumulatorNames {
             os << gatherScalar(b, loadPointer(b), offset, prefix);
             break;
           }
-          if (evaluated && isStaged(v)) {  // a tiled transpose's Elem: the slot of its tile
+          if (evaluated && k_.tiling.stages(v)) {  // a tiled transpose's Elem: the slot of its tile
             os << "tile" << v << "[" << offset << "]";
             break;
           }
@@ -600,8 +600,6 @@ class KernelEmitter : private AccumulatorNames {
                         indent(d));
   }
 
-  bool isStaged(size_t v) const { return !k_.tiling.empty() && k_.tiling.staged[v]; }
-
   // A tiled transpose's Stage: each staged load's element at the point into its slot
   // (the statement's offsets: the loads', then the slot).
   // With Vb lanes, one vector load (element by element where vector_ok is false) and
@@ -610,7 +608,7 @@ class KernelEmitter : private AccumulatorNames {
     const std::string slot = toC(u.offsets.back()), in = indent(d), Vb = std::to_string(k_.tiling.Vb);
     size_t load = 0;
     for (size_t v = 0; v < p_.body.size(); ++v) {
-      if (!isStaged(v)) continue;
+      if (!k_.tiling.stages(v)) continue;
       const std::string at = toC(u.offsets.at(load++)), ptr = loadPointer(p_.body[v]), tile = "tile" + std::to_string(v);
       if (k_.tiling.Vb == 1) {
         os << in << tile << "[" << slot << "] = pr_load(" << ptr << ", " << at << ");  // " << comment(p_.body[v].label) << "\n";

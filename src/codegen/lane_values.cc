@@ -27,7 +27,7 @@ size_t emitLaneValues(std::ostream& os, const LaneValuesSite& site) {
        << printable(b.label, 400) << "\n" << in << "  ";
     switch (b.kind) {
       case BodyValue::Kind::Load: {
-        if (!k.tiling.empty() && k.tiling.staged[v]) {  // a tiled transpose's tile (poly/transpose_tiling.h)
+        if (k.tiling.stages(v)) {  // a tiled transpose's tile (poly/transpose_tiling.h)
           ++load;
           os << "{ const long long slot = " << toC(u.offsets.at(offset++)) << ";\n" << each << name << "[l] = tile" << v
              << "[slot + l * " << k.tiling.laneStride(true) << "]; }\n";

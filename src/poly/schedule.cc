@@ -146,28 +146,6 @@ std::string unionOf(const std::vector<Stmt>& stmts, auto&& piece) {
 
 const char* kBindingParams = "[bx, by, tx, ty] -> ";
 
-isl_union_set* readUnionSet(isl_ctx* ctx, const std::string& text) {
-  isl_union_set* s = isl_union_set_read_from_str(ctx, text.c_str());
-  POLYRED_CHECK(s, "isl could not parse " << text);
-  return s;
-}
-
-isl_multi_union_pw_aff* readBand(isl_ctx* ctx, const std::string& text) {
-  isl_multi_union_pw_aff* m = isl_multi_union_pw_aff_read_from_str(ctx, text.c_str());
-  POLYRED_CHECK(m, "isl could not parse " << text);
-  return m;
-}
-
-// Adds, under filter number `k` of the sequence `seq` (a point statement), a band for
-// its loop over j and a mark above it. Returns the sequence node.
-isl_schedule_node* addPassBand(isl_schedule_node* seq, int k, isl_ctx* ctx, const std::string& band,
-                               const char* mark) {
-  isl_schedule_node* leaf = isl_schedule_node_child(isl_schedule_node_child(seq, k), 0);
-  leaf = isl_schedule_node_insert_partial_schedule(leaf, readBand(ctx, band));
-  leaf = isl_schedule_node_insert_mark(leaf, isl_id_alloc(ctx, mark, nullptr));
-  return isl_schedule_node_parent(isl_schedule_node_parent(leaf));  // mark -> filter -> sequence
-}
-
 // Offsets of each statement that evaluates the body (Red, Apply, Elem): one per load it
 // evaluates (per lane for a gather, lane 0 for contiguous and invariant loads of a
 // vectorized kernel), then one per store it issues (per lane for strided lanes), then
@@ -225,6 +203,34 @@ std::vector<StatementAccesses> accessesOf(const KernelPlan& p, const std::vector
 
 }  // namespace
 
+isl_union_set* readUnionSet(isl_ctx* ctx, const std::string& text) {
+  isl_union_set* s = isl_union_set_read_from_str(ctx, text.c_str());
+  POLYRED_CHECK(s, "isl could not parse " << text);
+  return s;
+}
+
+isl_multi_union_pw_aff* readBand(isl_ctx* ctx, const std::string& text) {
+  isl_multi_union_pw_aff* m = isl_multi_union_pw_aff_read_from_str(ctx, text.c_str());
+  POLYRED_CHECK(m, "isl could not parse " << text);
+  return m;
+}
+
+isl_schedule_node* addPassBand(isl_schedule_node* seq, int k, isl_ctx* ctx, const std::string& band,
+                               const char* mark) {
+  isl_schedule_node* leaf = isl_schedule_node_child(isl_schedule_node_child(seq, k), 0);
+  leaf = isl_schedule_node_insert_partial_schedule(leaf, readBand(ctx, band));
+  leaf = isl_schedule_node_insert_mark(leaf, isl_id_alloc(ctx, mark, nullptr));
+  return isl_schedule_node_parent(isl_schedule_node_parent(leaf));  // mark -> filter -> sequence
+}
+
+isl_schedule_node* insertBindingContext(isl_schedule_node* node, isl_ctx* ctx, const Binding& b) {
+  const std::string text = "[bx, by, tx, ty] -> { [] : 0 <= bx < " + str(b.GX) + " and 0 <= by < " + str(b.GY) +
+                           " and 0 <= tx < " + str(b.BX) + " and 0 <= ty < " + str(b.BY) + " }";
+  isl_set* context = isl_set_read_from_str(ctx, text.c_str());
+  POLYRED_CHECK(context, "bad context " << text);
+  return isl_schedule_node_insert_context(node, context);
+}
+
 ScheduleResult buildSchedule(isl_ctx* ctx, const KernelPlan& p, const Binding& b, const Vectorization& vec) {
   std::vector<Stmt> stmts = statementsOf(p, b);
   std::string domain = "{ ";
@@ -264,11 +270,7 @@ ScheduleResult buildSchedule(isl_ctx* ctx, const KernelPlan& p, const Binding& b
   node = isl_schedule_node_insert_mark(node, isl_id_alloc(ctx, "kernel", nullptr));
   std::string binding = unionOf(stmts, [&](const Stmt& s) { return bindingOf(s, p, b); });
   node = isl_schedule_node_insert_filter(node, readUnionSet(ctx, kBindingParams + binding));
-  std::string ctxText = "[bx, by, tx, ty] -> { [] : 0 <= bx < " + str(b.GX) + " and 0 <= by < " + str(b.GY) +
-                        " and 0 <= tx < " + str(b.BX) + " and 0 <= ty < " + str(b.BY) + " }";
-  isl_set* context = isl_set_read_from_str(ctx, ctxText.c_str());
-  POLYRED_CHECK(context, "bad context " << ctxText);
-  node = isl_schedule_node_insert_context(node, context);
+  node = insertBindingContext(node, ctx, b);
 
   ScheduleResult r;
   r.schedule = isl_schedule_node_get_schedule(node);

@@ -13,6 +13,8 @@
 #pragma once
 
 #include <isl/schedule.h>
+#include <isl/schedule_node.h>
+#include <isl/union_set.h>
 
 #include <string>
 #include <vector>
@@ -35,5 +37,15 @@ struct ScheduleResult {
 
 ScheduleResult buildSchedule(isl_ctx* ctx, const KernelPlan& plan, const Binding& binding,
                              const Vectorization& vector);
+
+// Schedule-tree pieces from isl text, shared with poly/transpose_tiling (each throws
+// InternalError on text isl cannot parse).
+isl_union_set* readUnionSet(isl_ctx* ctx, const std::string& text);
+isl_multi_union_pw_aff* readBand(isl_ctx* ctx, const std::string& text);
+// Adds, under filter number `k` of the sequence `seq` (a point statement), a band and
+// a mark above it. Returns the sequence node.
+isl_schedule_node* addPassBand(isl_schedule_node* seq, int k, isl_ctx* ctx, const std::string& band, const char* mark);
+// Inserts the context 0 <= bx < GX, 0 <= by < GY, 0 <= tx < BX, 0 <= ty < BY above `node`.
+isl_schedule_node* insertBindingContext(isl_schedule_node* node, isl_ctx* ctx, const Binding& b);
 
 }  // namespace polyred

@@ -154,9 +154,9 @@ bool tileable(const KernelPlan& plan) {
 void chooseLanes(TransposeTiling& t, const KernelPlan& plan, int maxWidth, const std::vector<int64_t>& origins,
                  const std::vector<std::vector<int64_t>>& strides, const std::vector<int>& loads) {
   const int64_t A = t.dims[static_cast<size_t>(t.a)], B = t.dims[static_cast<size_t>(t.b)];
-  for (int w = chooseVectorization(plan, maxWidth).width; w > 1; w /= 2)
-    if (A % w == 0 && t.TA % w == 0 && chooseVectorization(plan, w).width == w) {
-      t.Va = w;
+  for (Vectorization v = chooseVectorization(plan, maxWidth); v.width > 1; v = chooseVectorization(plan, v.width / 2))
+    if (A % v.width == 0 && t.TA % v.width == 0) {
+      t.Va = v.width;
       break;
     }
   int64_t widest = 1;
@@ -325,25 +325,14 @@ TransposeTiling chooseTransposeTiling(const KernelPlan& plan, const KernelConfig
 Binding bindTiles(const TransposeTiling& tiling, const Target& target, int threadsPerBlock) {
   Binding b;
   b.reduction = false;
-  b.BX = threadsPerBlock > 0 ? threadsPerBlock : KernelConfig{}.threadsPerBlock;
+  POLYRED_CHECK(threadsPerBlock > 0, "tiles bound to blocks of " << threadsPerBlock << " threads");
+  b.BX = threadsPerBlock;
   b.tiles = tiling.tiles();
   b.GX = std::min<int64_t>(b.tiles, residentBlocks(target, b.BX) * 4);
   return b;
 }
 
 namespace {
-
-isl_union_set* readUnionSet(isl_ctx* ctx, const std::string& text) {
-  isl_union_set* s = isl_union_set_read_from_str(ctx, text.c_str());
-  POLYRED_CHECK(s, "isl could not parse " << text);
-  return s;
-}
-
-isl_multi_union_pw_aff* readBand(isl_ctx* ctx, const std::string& text) {
-  isl_multi_union_pw_aff* m = isl_multi_union_pw_aff_read_from_str(ctx, text.c_str());
-  POLYRED_CHECK(m, "isl could not parse " << text);
-  return m;
-}
 
 struct TiledStmt {
   std::string name;
@@ -428,23 +417,17 @@ ScheduleResult buildTiledSchedule(isl_ctx* ctx, const KernelPlan& plan, const Bi
   isl_union_set_list* filters = isl_union_set_list_alloc(ctx, static_cast<int>(stmts.size()));
   for (const TiledStmt& s : stmts) filters = isl_union_set_list_add(filters, readUnionSet(ctx, "{ " + tupleOf(s) + " }"));
   node = isl_schedule_node_insert_sequence(node, filters);
-  for (size_t k = 0; k < stmts.size(); ++k) {
-    if (!stmts[k].point) continue;
-    isl_schedule_node* leaf = isl_schedule_node_child(isl_schedule_node_child(node, static_cast<int>(k)), 0);
-    leaf = isl_schedule_node_insert_partial_schedule(leaf, readBand(ctx, "[{ " + tupleOf(stmts[k]) + " -> [(floor(e/" + BX + "))] }]"));
-    leaf = isl_schedule_node_insert_mark(leaf, isl_id_alloc(ctx, "pointwise", nullptr));
-    node = isl_schedule_node_parent(isl_schedule_node_parent(leaf));  // mark -> filter -> sequence
-  }
+  for (size_t k = 0; k < stmts.size(); ++k)
+    if (stmts[k].point)
+      node = addPassBand(node, static_cast<int>(k), ctx, "[{ " + tupleOf(stmts[k]) + " -> [(floor(e/" + BX + "))] }]",
+                         "pointwise");
   node = isl_schedule_node_parent(node);  // the tile band
   node = isl_schedule_node_insert_mark(node, isl_id_alloc(ctx, "kernel", nullptr));
   const std::string binding = unionOf(stmts, [&](const TiledStmt& s) {
     return tupleOf(s) + " : t mod " + GX + " = bx" + (s.point ? " and e mod " + BX + " = tx" : "");
   });
   node = isl_schedule_node_insert_filter(node, readUnionSet(ctx, "[bx, by, tx, ty] -> " + binding));
-  const std::string ctxText = "[bx, by, tx, ty] -> { [] : 0 <= bx < " + GX + " and by = 0 and 0 <= tx < " + BX + " and ty = 0 }";
-  isl_set* context = isl_set_read_from_str(ctx, ctxText.c_str());
-  POLYRED_CHECK(context, "bad context " << ctxText);
-  node = isl_schedule_node_insert_context(node, context);
+  node = insertBindingContext(node, ctx, b);
   ScheduleResult r;
   r.schedule = isl_schedule_node_get_schedule(node);
   isl_schedule_node_free(node);

@@ -61,7 +61,6 @@ struct TransposeTiling {
   int64_t tilesAlongA() const;
   int64_t tilesAlongB() const;
   int64_t tiles() const;                         // tilesAlongA * tilesAlongB * the other dims' points
-  int64_t pointsPerTile() const { return TA * TB; }
   // Instances of Stage (storeOrder false: vectors of Vb along b) or Elem (true: of Va
   // along a) per tile.
   int64_t instancesPerTile(bool storeOrder) const { return TA * TB / (storeOrder ? Va : Vb); }
@@ -72,6 +71,8 @@ struct TransposeTiling {
   int64_t pitch() const { return TB % 2 ? TB : TB + 1; }
   int64_t slots() const { return TA * pitch(); }  // elements of one staged load's tile
   int stagedLoads() const;
+  // Whether body value v is read through a tile (false for an empty tiling).
+  bool stages(size_t v) const { return !empty() && staged[v]; }
   // Static shared memory of the tiles (each in its load's compute type).
   int64_t sharedBytes(const KernelPlan& plan) const;
   // isl text over t and e: the point index i of (lane 0 of) Stage[t, e] (storeOrder
@@ -88,8 +89,8 @@ struct TransposeTiling {
 // lanes), or an empty one.
 TransposeTiling chooseTransposeTiling(const KernelPlan& plan, const KernelConfig& config);
 
-// The binding of a tiled kernel: 1-D blocks of `threadsPerBlock` threads (the config's
-// when 0), one tile per block up to four waves of resident blocks, then a grid stride.
+// The binding of a tiled kernel: 1-D blocks of `threadsPerBlock` threads, one tile
+// per block up to four waves of resident blocks, then a grid stride.
 Binding bindTiles(const TransposeTiling& tiling, const Target& target, int threadsPerBlock);
 
 // The schedule tree and accesses of a tiled kernel (see above); `binding` from bindTiles.
