@@ -43,19 +43,25 @@ Graph transposed(DType t, const Shape& shape, const std::vector<int64_t>& perm) 
   return b.build();
 }
 
-TEST(TransposeTile, CastTransposeStagesItsInputInTilesOfThreeRows) {
-  const CompiledGraph c = compiledAndChecked(castTranspose(4, 40, 41), "transpose=on");
-  const TransposeTiling& t = onlyKernel(c).tiling;
+TEST(TransposeTile, CastTransposeStagesItsInputInFlatTilesOfThreeChannels) {
+  const CompiledGraph c = compiledAndChecked(castTranspose(4, 224, 225), "transpose=on");
+  const PolyKernel& k = onlyKernel(c);
+  const TransposeTiling& t = k.tiling;
   ASSERT_FALSE(t.empty());
-  EXPECT_EQ(t.dims, (std::vector<int64_t>{4, 1640, 3})) << "h and w read as one axis";
+  EXPECT_EQ(t.dims, (std::vector<int64_t>{4, 50400, 3})) << "h and w read as one axis";
   EXPECT_EQ(t.a, 2);
   EXPECT_EQ(t.b, 1);
   EXPECT_EQ(t.TA, 3);
   EXPECT_EQ(t.TB, 512);
-  EXPECT_EQ(t.pitch(), 513);
+  EXPECT_TRUE(t.flat()) << "rows of 3 stores: the tile is one run of 1536 outputs";
   EXPECT_EQ(t.stagedLoads(), 1);
-  EXPECT_EQ(t.tiles(), 4 * 4) << "1640 = 3 * 512 + 104: a partial tile per image";
-  EXPECT_EQ(onlyKernel(c).vector.width, 1);
+  EXPECT_EQ(t.tiles(), 4 * 99) << "50400 = 98 * 512 + 224: a partial tile per image";
+  EXPECT_EQ(t.Va, 8) << "f16 stores: 8 lanes along the run";
+  EXPECT_EQ(t.Vb, 4) << "f32 loads: 4 lanes along b";
+  EXPECT_EQ(k.vector.width, 8);
+  EXPECT_EQ(k.binding.BX, 192) << "3 * 512 / 4 vectors of Stage, 1536 / 8 of Elem: 192 threads, none idle";
+  EXPECT_GE(t.flatPitch, 1536 / 8);
+  EXPECT_EQ(t.slots(), 8 * t.flatPitch);
   const std::string& source = c.program.kernels.front().source;
   EXPECT_EQ(test_support::occurrences(source, "__syncthreads()"), 1u) << "one tile per block: no barrier before a next one";
   EXPECT_NE(source.find("__shared__ float tile"), std::string::npos) << source;
@@ -92,8 +98,9 @@ TEST(TransposeTile, OnlyTheTransposingLoadsAreStaged) {
   EXPECT_EQ(k.tiling.stagedLoads(), 1);
   EXPECT_EQ(k.tiling.TA, 32);
   EXPECT_EQ(k.tiling.TB, 64);
-  for (size_t v = 0; v < k.plan.body.size(); ++v)
+  for (size_t v = 0; v < k.plan.body.size(); ++v) {
     if (k.tiling.staged[v]) EXPECT_EQ(k.plan.body[v].label, "x");
+  }
 }
 
 TEST(TransposeTile, TwoTransposedInputsOfDifferentTypes) {
@@ -113,21 +120,28 @@ TEST(TransposeTile, TwoTransposedInputsOfDifferentTypes) {
 }
 
 TEST(TransposeTile, BlocksThatLoopOverTilesWaitBeforeTheNextTile) {
-  // 1100 tiles of 32 x 32 on blocks of 1024 threads: at most 4 waves of 264 resident
-  // blocks (132 SMs), so blocks take several tiles.
-  const CompiledGraph c = compiledAndChecked(transposed(DType::Float32, {1100, 32, 32}, {0, 2, 1}), "threads=1024");
+  // 1100 tiles of 32 x 32 (scalar: 1024 instances) on blocks of 1024 threads: at most
+  // 4 waves of 264 resident blocks (132 SMs), so blocks take several tiles.
+  const CompiledGraph c =
+      compiledAndChecked(transposed(DType::Float32, {1100, 32, 32}, {0, 2, 1}), "threads=1024,vector=1");
   const PolyKernel& k = onlyKernel(c);
   ASSERT_FALSE(k.tiling.empty());
   EXPECT_LT(k.binding.GX, k.binding.tiles);
   EXPECT_EQ(test_support::occurrences(c.program.kernels.front().source, "__syncthreads()"), 2u);
 }
 
-TEST(TransposeTile, AutoTilesLargeKernelsWhoseStoresRunAlongAWarp) {
+TEST(TransposeTile, AutoTilesLargeKernelsWhoseStoresRunAlongAWarpOrFlat) {
   // 8 MB moved, rows of 1024 stores: tiled.
   EXPECT_FALSE(onlyKernel(compiledAndChecked(transposed(DType::Float32, {1024, 1024}, {1, 0}))).tiling.empty());
-  // 25 MB, but rows of 3 stores (NCHW -> NHWC): the 1-D loop was faster in 2-byte types.
-  EXPECT_TRUE(onlyKernel(compiledAndChecked(castTranspose(16, 224, 224))).tiling.empty());
-  EXPECT_FALSE(onlyKernel(compiledAndChecked(castTranspose(16, 224, 224), "transpose=on")).tiling.empty());
+  // 25 MB in rows of 3 stores (NCHW -> NHWC): a flat tile.
+  EXPECT_TRUE(onlyKernel(compiledAndChecked(castTranspose(16, 224, 224))).tiling.flat());
+  // 3 MB in rows of 3 whose staged loads run along an axis not next to them ([4096,
+  // 64, 3] read from [3, 64, 4096]): no flat run, and rows of 3 were slower tiled.
+  const Graph apart = transposed(DType::Float32, {3, 64, 4096}, {2, 1, 0});
+  EXPECT_TRUE(onlyKernel(compiledAndChecked(apart)).tiling.empty());
+  const TransposeTiling forced = onlyKernel(compiledAndChecked(apart, "transpose=on")).tiling;
+  ASSERT_FALSE(forced.empty());
+  EXPECT_FALSE(forced.flat());
 }
 
 TEST(TransposeTile, SmallKernelsTheOffKnobAndPlainLayoutsKeepTheLoop) {
@@ -149,8 +163,8 @@ TEST(TransposeTile, VectorLanesAlongBothAxesWhereTheyDivide) {
   EXPECT_EQ(k.tiling.Va, 8);
   EXPECT_EQ(k.tiling.Vb, 8);
   EXPECT_EQ(k.vector.width, 8) << "Elem's lanes are the kernel's";
-  EXPECT_EQ(k.tiling.laneStride(false), 64 / 8);
-  EXPECT_EQ(k.tiling.laneStride(true), k.tiling.pitch() * (32 / 8));
+  EXPECT_EQ(k.tiling.elemLaneStride(), k.tiling.pitch() * (32 / 8));
+  EXPECT_EQ(k.tiling.slotOf(0, 1), 64 / 8) << "Stage's lanes 64 / 8 columns apart";
   EXPECT_NE(even.program.kernels.front().source.find("pr_aligned<8>(in0)"), std::string::npos)
       << "the staged input's alignment is checked";
   // [300,1030] -> [1030,300] f16: 300 = 4 * 75 along a, 1030 = 2 * 515 along b.
@@ -176,6 +190,44 @@ TEST(TransposeTile, AShortBTakesWideTiles) {
   EXPECT_EQ(t.pitch(), 9);
 }
 
+TEST(TransposeTile, ShortRowsOfStoresTakeFlatTilesWithoutBankConflictsWhereALayoutHasNone) {
+  // f16 [n, A, 2000] -> [n, 2000, A] for A of 1 to 31 channels: every one a flat tile
+  // (the whole of a, b just outside it), checked against the reference (the CPU model
+  // fails a slot staged twice or read unstaged) -- 8-lane vectors where A * TB and A *
+  // 2000 allow, odd A's partial vectors left to fewer lanes.
+  for (int64_t A = 2; A < 32; ++A) {
+    SCOPED_TRACE("A = " + std::to_string(A));
+    const CompiledGraph c = compiledAndChecked(transposed(DType::Float16, {3, A, 2000}, {0, 2, 1}), "transpose=on");
+    const TransposeTiling& t = onlyKernel(c).tiling;
+    ASSERT_FALSE(t.empty());
+    EXPECT_TRUE(t.flat());
+    EXPECT_EQ(t.TA, A);
+    EXPECT_EQ(onlyKernel(c).vector.width, t.Va);
+    // The layouts of 4 and 8 lanes both ways have a conflict-free pitch for these.
+    if (t.Va == t.Vb && (A == 3 || A == 5 || A == 8)) {
+      EXPECT_EQ(t.stageBankConflicts(4), 0) << t.describe(onlyKernel(c).plan);
+    }
+  }
+  // Rows of 8 and 16 halves stride Stage's stores by a multiple of the banks; the
+  // swizzle spreads them.
+  const TransposeTiling eight = onlyKernel(compiledAndChecked(transposed(DType::Float16, {6, 8, 2048}, {0, 2, 1}), "transpose=on")).tiling;
+  EXPECT_TRUE(eight.flatSwizzle);
+  EXPECT_EQ(eight.stageBankConflicts(4), 0);
+  TransposeTiling plain = eight;
+  plain.flatSwizzle = false;
+  plain.flatPitch = plain.TB * plain.TA / plain.Va;
+  EXPECT_EQ(plain.stageBankConflicts(4), 7 * 64) << "without it: 8 ways on every access";
+  // The slots a tile's points take are distinct and inside the tile.
+  std::vector<bool> used(static_cast<size_t>(eight.slots()), false);
+  for (int64_t b = 0; b < eight.TB; ++b)
+    for (int64_t a = 0; a < eight.TA; ++a) {
+      const int64_t slot = eight.slotOf(a, b);
+      ASSERT_TRUE(slot >= 0 && slot < eight.slots()) << a << ", " << b;
+      EXPECT_FALSE(used[static_cast<size_t>(slot)]) << a << ", " << b;
+      used[static_cast<size_t>(slot)] = true;
+    }
+}
+
 TEST(TransposeTile, LoadsThatAreNotAffineInTheOutputsCoordinatesAreReadDirectly) {
   // A transpose then a reshape that cuts the transposed rows in two: x's offset is not
   // affine over the output's [600, 20] coordinates, so nothing is staged.
@@ -195,8 +247,10 @@ TEST(TransposeTile, LoadsThatAreNotAffineInTheOutputsCoordinatesAreReadDirectly)
 
 TEST(TransposeTile, NvrtcCompilesTiledKernelsAndWideOnes) {
   test_support::expectNvrtcCompiles(compiledAndChecked(castTranspose(4, 40, 41), "transpose=on"), "cast-transpose");
-  test_support::expectNvrtcCompiles(compiledAndChecked(transposed(DType::Float32, {1100, 32, 32}, {0, 2, 1}), "threads=1024"),
-                                    "looping blocks");
+  test_support::expectNvrtcCompiles(
+      compiledAndChecked(transposed(DType::Float32, {1100, 32, 32}, {0, 2, 1}), "threads=1024,vector=1"), "looping blocks");
+  test_support::expectNvrtcCompiles(compiledAndChecked(transposed(DType::Float16, {6, 16, 1000}, {0, 2, 1}), "transpose=on"),
+                                    "a swizzled flat tile");
   // 2^31 + 10 million elements (compiled, not run): offsets need 64 bits.
   CompileOptions on;
   on.config.transposeTiles = TransposeTileMode::On;

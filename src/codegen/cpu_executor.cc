@@ -213,7 +213,7 @@ class BlockMachine {
       switch (b.kind) {
         case BodyValue::Kind::Load: {
           if (&dag == &p_.body && k_.tiling.stages(k)) {  // its tile, at lane 0's slot
-            const int64_t slot = eval(n.offsets.at(offset++), v) + (lane < 0 ? 0 : lane * k_.tiling.laneStride(true));
+            const int64_t slot = eval(n.offsets.at(offset++), v) + (lane < 0 ? 0 : lane * k_.tiling.elemLaneStride());
             if (lane >= 0) ++load;
             values[k] = tiles_.read(k, slot);
             break;
@@ -250,12 +250,12 @@ class BlockMachine {
   }
 
   // A tiled transpose's Stage: each thread's staged loads into their slots (the
-  // statement's offsets: the loads', then the slot), Vb lanes each: a vector that
-  // starts on a multiple of Vb, its lanes at slots laneStride apart.
+  // statement's offsets: the loads', then the slot of each lane), Vb lanes each: a
+  // vector that starts on a multiple of Vb.
   void stage(const ExecNode& n, const std::vector<int>& active) {
     const int Vb = k_.tiling.Vb;
+    const size_t firstSlot = n.offsets.size() - static_cast<size_t>(Vb);
     for (int t : active) {
-      const int64_t slot = eval(n.offsets.back(), vars(t));
       size_t load = 0;
       for (size_t v = 0; v < p_.body.size(); ++v) {
         if (!k_.tiling.stages(v)) continue;
@@ -264,7 +264,8 @@ class BlockMachine {
         POLYRED_CHECK(off >= 0 && off + Vb <= in.size() && off % Vb == 0,
                       "staged load of '" << p_.body[v].label << "' at offset " << off << " (" << Vb
                                          << " lanes) outside [0, " << in.size() << ") or not aligned");
-        for (int l = 0; l < Vb; ++l) tiles_.write(v, slot + l * k_.tiling.laneStride(false), in.get(off + l));
+        for (int l = 0; l < Vb; ++l)
+          tiles_.write(v, eval(n.offsets.at(firstSlot + static_cast<size_t>(l)), vars(t)), in.get(off + l));
       }
     }
   }

@@ -210,7 +210,9 @@ class KernelEmitter : private AccumulatorNames {
     for (size_t v = 0; v < p_.body.size(); ++v)
       if (k_.tiling.stages(v))
         os << "  __shared__ " << computeType(p_.body[v].dtype) << " tile" << v << "[" << k_.tiling.slots()
-           << "];  // " << k_.tiling.TA << " rows of " << k_.tiling.pitch() << "\n";
+           << "];  // " << (k_.tiling.flat() ? std::to_string(k_.tiling.Va) + " lanes of " + std::to_string(k_.tiling.flatPitch)
+                                                : std::to_string(k_.tiling.TA) + " rows of " + std::to_string(k_.tiling.pitch()))
+           << "\n";
   }
 
   bool drawsNormals() const {
@@ -601,27 +603,38 @@ class KernelEmitter : private AccumulatorNames {
   }
 
   // A tiled transpose's Stage: each staged load's element at the point into its slot
-  // (the statement's offsets: the loads', then the slot).
+  // (the statement's offsets: the loads', then the slot of each of the Vb lanes).
   // With Vb lanes, one vector load (element by element where vector_ok is false) and
-  // its lanes into slots laneStride apart.
+  // its lanes into their slots.
   void emitStage(std::ostream& os, const AstUser& u, int d) {
-    const std::string slot = toC(u.offsets.back()), in = indent(d), Vb = std::to_string(k_.tiling.Vb);
+    const int Vb = k_.tiling.Vb;
+    const size_t firstSlot = u.offsets.size() - static_cast<size_t>(Vb);
+    const std::string lanes = std::to_string(Vb);
+    std::string in = indent(d);
+    if (Vb > 1) {
+      os << in << "{\n";
+      in = indent(d + 1);
+      os << in << "const int stage_slot[" << lanes << "] = {";
+      for (int l = 0; l < Vb; ++l) os << (l ? ", " : "") << "(int)(" << toC(u.offsets.at(firstSlot + static_cast<size_t>(l))) << ")";
+      os << "};\n";
+    }
     size_t load = 0;
     for (size_t v = 0; v < p_.body.size(); ++v) {
       if (!k_.tiling.stages(v)) continue;
       const std::string at = toC(u.offsets.at(load++)), ptr = loadPointer(p_.body[v]), tile = "tile" + std::to_string(v);
-      if (k_.tiling.Vb == 1) {
-        os << in << tile << "[" << slot << "] = pr_load(" << ptr << ", " << at << ");  // " << comment(p_.body[v].label) << "\n";
+      if (Vb == 1) {
+        os << in << tile << "[" << toC(u.offsets.at(firstSlot)) << "] = pr_load(" << ptr << ", " << at << ");  // "
+           << comment(p_.body[v].label) << "\n";
         continue;
       }
       os << in << "{  // " << comment(p_.body[v].label) << "\n"
-         << in << "  " << computeType(p_.body[v].dtype) << " s[" << Vb << "];\n"
-         << in << "  pr_load_lanes<" << Vb << ">(" << ptr << ", " << at << ", s, " << vectorCondition(false) << ");\n"
+         << in << "  " << computeType(p_.body[v].dtype) << " s[" << lanes << "];\n"
+         << in << "  pr_load_lanes<" << lanes << ">(" << ptr << ", " << at << ", s, " << vectorCondition(false) << ");\n"
          << in << "  #pragma unroll\n"
-         << in << "  for (int l = 0; l < " << Vb << "; ++l) " << tile << "[" << slot << " + l * " << k_.tiling.laneStride(false)
-         << "] = s[l];\n"
+         << in << "  for (int l = 0; l < " << lanes << "; ++l) " << tile << "[stage_slot[l]] = s[l];\n"
          << in << "}\n";
     }
+    if (Vb > 1) os << indent(d) << "}\n";
   }
 
   // The fused producers at one point, then the accumulation or the stores of the

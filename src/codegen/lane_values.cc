@@ -30,7 +30,7 @@ size_t emitLaneValues(std::ostream& os, const LaneValuesSite& site) {
         if (k.tiling.stages(v)) {  // a tiled transpose's tile (poly/transpose_tiling.h)
           ++load;
           os << "{ const long long slot = " << toC(u.offsets.at(offset++)) << ";\n" << each << name << "[l] = tile" << v
-             << "[slot + l * " << k.tiling.laneStride(true) << "]; }\n";
+             << "[slot + l * " << k.tiling.elemLaneStride() << "]; }\n";
           break;
         }
         if (b.gathers()) {  // codegen/gather_lanes.h

@@ -110,7 +110,7 @@ KernelPlan perInstance(KernelPlan plan, const Vectorization& v) {
 // chooseBinding for blocksBeside.
 Binding bindOne(const KernelPlan& plan, const Bound& b, const Target& target, const KernelConfig& config, int threads,
                 int64_t blocksBeside = 0) {
-  if (!b.tiling.empty()) return bindTiles(b.tiling, target, threads ? threads : config.threadsPerBlock);
+  if (!b.tiling.empty()) return bindTiles(b.tiling, target, threads ? threads : tileBlockSize(b.tiling, config.threadsPerBlock));
   return chooseBinding(perInstance(plan, b.vector), target, config, threads, blocksBeside);
 }
 

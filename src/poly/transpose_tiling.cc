@@ -20,13 +20,13 @@ namespace polyred {
 
 namespace {
 
-// Under auto (H200, 2026-11-28, docs/results.md session 33: the 1-D loop against tiles
-// with lanes on 25 transposes), tiles are taken where they were faster:
-//  - the stores' axis a holds at least a warp (kWarpTile) of elements. Shorter rows
-//    (3, 8, 9 or 16 channels) were slower tiled or even (f16 [1024,4096,8] 41.1 ->
-//    49.8 us, [128,65536,3] 36.4 -> 49.4, f32 -> f16 [64,50176,3] 24.4 -> 27.2,
-//    [512,512,9] 7.2 -> 7.5): the 1-D loop's warps touch only a few rows there, which
-//    the L1 holds, and a short a leaves Elem without lanes;
+// Under auto (H200, 2026-11-28, docs/results.md sessions 33 and 34: the 1-D loop against
+// tiles on 25 transposes), tiles are taken where they were faster:
+//  - the stores' axis a holds at least a warp (kWarpTile) of elements, or the tile is
+//    flat. Shorter rows in Rows tiles were slower or even (f16 [1024,4096,8] 41.1 ->
+//    49.8 us, [128,65536,3] 36.4 -> 49.4, f32 -> f16 [64,50176,3] 24.4 -> 27.2): a
+//    short a leaves Elem without lanes. Flat tiles were faster (the same: 38.2, 29.6
+//    and 18.6 us; [512,512,9] 7.2 -> 6.6);
 //  - the kernel moves at least kMinBytes: f16 [8192,64] (2 MB) 7.3 -> 4.5 us,
 //    [64,8192] and [64,9,512] (2-2.4 MB) even; smaller kernels are launch-bound.
 // transpose=on tiles wherever a load transposes.
@@ -148,14 +148,17 @@ bool tileable(const KernelPlan& plan) {
   });
 }
 
-// Elem's lanes: the 1-D loop's (poly/vectorize), halved until they divide A and TA.
+// Elem's lanes: the 1-D loop's (poly/vectorize), halved until they divide A and TA (a
+// Flat tile: its run TB * A and the B * A outputs of each b-row of tiles, so that every
+// vector, a partial tile's too, is whole).
 // Stage's: 16 bytes of the widest staged load (at most `maxWidth`), halved until they
 // divide B, TB, and every staged load's origin and strides but b's.
 void chooseLanes(TransposeTiling& t, const KernelPlan& plan, int maxWidth, const std::vector<int64_t>& origins,
                  const std::vector<std::vector<int64_t>>& strides, const std::vector<int>& loads) {
   const int64_t A = t.dims[static_cast<size_t>(t.a)], B = t.dims[static_cast<size_t>(t.b)];
+  auto wholeVectors = [&](int64_t w) { return t.flat() ? (B * A) % w == 0 && (t.TB * A) % w == 0 : A % w == 0 && t.TA % w == 0; };
   for (Vectorization v = chooseVectorization(plan, maxWidth); v.width > 1; v = chooseVectorization(plan, v.width / 2))
-    if (A % v.width == 0 && t.TA % v.width == 0) {
+    if (wholeVectors(v.width)) {
       t.Va = v.width;
       break;
     }
@@ -176,6 +179,31 @@ void chooseLanes(TransposeTiling& t, const KernelPlan& plan, int maxWidth, const
   };
   while (w > 1 && !fits(w)) w /= 2;
   t.Vb = static_cast<int>(w);
+}
+
+// A Flat tile's pitch and swizzle: of TB * A / Va and the 31 pitches after it, plain,
+// and of the 32 from it rounded up to 32, swizzled (a swizzled 32-slot group stays
+// whole), the one whose Stage stores meet the fewest bank conflicts (Elem's reads
+// meet none). Ties keep the plain layout and the smaller pitch.
+void chooseFlatPitch(TransposeTiling& t, const KernelPlan& plan) {
+  const int64_t least = t.TB * t.TA / t.Va;
+  int64_t bestPitch = least, fewest = -1;
+  bool bestSwizzle = false;
+  for (bool swizzle : {false, true})
+    for (int64_t q = swizzle ? ceilDiv(least, 32) * 32 : least, last = q + 32; q < last; ++q) {
+      t.flatPitch = q;
+      t.flatSwizzle = swizzle;
+      int64_t conflicts = 0;
+      for (size_t v = 0; v < plan.body.size(); ++v)
+        if (t.staged[v]) conflicts += t.stageBankConflicts(computeTypeBytes(plan.body[v].dtype));
+      if (fewest < 0 || conflicts < fewest) {
+        fewest = conflicts;
+        bestPitch = q;
+        bestSwizzle = swizzle;
+      }
+    }
+  t.flatPitch = bestPitch;
+  t.flatSwizzle = bestSwizzle;
 }
 
 // The tile's extents (see kTilePoints): a short axis whole, the other filling the tile.
@@ -220,17 +248,39 @@ int64_t TransposeTiling::sharedBytes(const KernelPlan& plan) const {
 namespace {
 
 // Where (lane 0 of) instance e lies in its tile: Stage's run along b (vectors of Vb),
-// Elem's along a (vectors of Va).
+// Elem's along a (vectors of Va), or in a Flat tile along the run of outputs.
 struct InTile {
   std::string a, b;
 };
 InTile inTile(const TransposeTiling& t, bool storeOrder) {
+  if (storeOrder && t.flat()) {
+    const std::string f = "(" + str(t.Va) + "*e)", A = str(t.TA);
+    return {"(" + f + " mod " + A + ")", "floor(" + f + "/" + A + ")"};
+  }
   if (storeOrder) {
     const std::string along = str(t.TA / t.Va);
     return {str(t.Va) + "*(e mod " + along + ")", "floor(e/" + along + ")"};
   }
   const std::string along = str(t.TB / t.Vb);
   return {"floor(e/" + along + ")", str(t.Vb) + "*(e mod " + along + ")"};
+}
+
+// A Flat tile's g (see the header) of x, as isl text and as a number.
+std::string swizzled(const TransposeTiling& t, const std::string& x) {
+  if (!t.flatSwizzle) return x;
+  return "32*floor((" + x + ")/32) + ((" + x + ") + floor((" + x + ")/32)) mod 32";
+}
+int64_t swizzled(const TransposeTiling& t, int64_t x) { return t.flatSwizzle ? x / 32 * 32 + (x + x / 32) % 32 : x; }
+
+// isl text of slotOf (see the header) at tile coordinates given as isl text.
+std::string slotText(const TransposeTiling& t, const std::string& inA, const std::string& inB) {
+  if (t.flat()) {
+    const std::string f = "((" + inB + ")*" + str(t.TA) + " + " + inA + ")";
+    return "(" + f + " mod " + str(t.Va) + ")*" + str(t.flatPitch) + " + " + swizzled(t, "floor(" + f + "/" + str(t.Va) + ")");
+  }
+  const std::string row = "(((" + inA + ") mod " + str(t.Va) + ")*" + str(t.TA / t.Va) + " + floor((" + inA + ")/" + str(t.Va) + "))";
+  const std::string col = "(((" + inB + ") mod " + str(t.Vb) + ")*" + str(t.TB / t.Vb) + " + floor((" + inB + ")/" + str(t.Vb) + "))";
+  return str(t.pitch()) + "*" + row + " + " + col;
 }
 
 }  // namespace
@@ -252,12 +302,50 @@ std::string TransposeTiling::pointIndex(bool storeOrder) const {
   return linearIndex(dims, coords);
 }
 
-// pitch * row(a) + col(b) (see the header) of lane 0.
-std::string TransposeTiling::slot(bool storeOrder) const {
-  const auto [inA, inB] = inTile(*this, storeOrder);
-  const std::string row = "(((" + inA + ") mod " + str(Va) + ")*" + str(TA / Va) + " + floor((" + inA + ")/" + str(Va) + "))";
-  const std::string col = "(((" + inB + ") mod " + str(Vb) + ")*" + str(TB / Vb) + " + floor((" + inB + ")/" + str(Vb) + "))";
-  return str(pitch()) + "*" + row + " + " + col;
+std::string TransposeTiling::stageSlot(int lane) const {
+  const auto [inA, inB] = inTile(*this, false);
+  return slotText(*this, inA, lane ? inB + " + " + str(lane) : inB);
+}
+
+// Flat: lane 0 of Elem's vector e is the run's element Va * e, at slot e.
+std::string TransposeTiling::elemSlot() const {
+  if (flat()) return swizzled(*this, "e");
+  const auto [inA, inB] = inTile(*this, true);
+  return slotText(*this, inA, inB);
+}
+
+int64_t TransposeTiling::slotOf(int64_t inA, int64_t inB) const {
+  if (flat()) {
+    const int64_t f = inB * TA + inA;
+    return f % Va * flatPitch + swizzled(*this, f / Va);
+  }
+  return pitch() * (inA % Va * (TA / Va) + inA / Va) + inB % Vb * (TB / Vb) + inB / Vb;
+}
+
+// Stage's instance e stores lane l at point (floor(e / (TB / Vb)), Vb * (e mod (TB /
+// Vb)) + l); a warp's 32 consecutive instances store each lane at once. Shared memory
+// serves a warp's access in as many passes as the most distinct 4-byte words one of
+// its 32 banks holds.
+int64_t TransposeTiling::stageBankConflicts(int64_t elementBytes) const {
+  constexpr int64_t kWarp = 32, kBanks = 32;
+  const int64_t instances = instancesPerTile(false), along = TB / Vb;
+  const int64_t wordsPerElement = std::max<int64_t>(1, elementBytes / 4);
+  int64_t conflicts = 0;
+  for (int64_t first = 0; first < instances; first += kWarp)
+    for (int64_t l = 0; l < Vb; ++l) {
+      std::vector<std::vector<int64_t>> words(kBanks);
+      for (int64_t e = first; e < std::min(instances, first + kWarp); ++e) {
+        const int64_t word = slotOf(e / along, Vb * (e % along) + l) * elementBytes / 4;
+        for (int64_t w = word; w < word + wordsPerElement; ++w) {
+          std::vector<int64_t>& bank = words[static_cast<size_t>(w % kBanks)];
+          if (std::find(bank.begin(), bank.end(), w) == bank.end()) bank.push_back(w);
+        }
+      }
+      size_t most = 0;
+      for (const std::vector<int64_t>& bank : words) most = std::max(most, bank.size());
+      conflicts += static_cast<int64_t>(most) - 1;
+    }
+  return conflicts;
 }
 
 std::string TransposeTiling::inside(bool storeOrder) const {
@@ -271,7 +359,9 @@ std::string TransposeTiling::describe(const KernelPlan& plan) const {
   std::string d = "tiles of " + str(TA) + " x " + str(TB) + " over [";
   for (size_t k = 0; k < dims.size(); ++k) d += (k ? "," : "") + str(dims[k]);
   d += "] (stores along dim " + str(a) + ", staged loads along dim " + str(b) + "), " + str(tiles()) + " tiles, lanes " +
-       str(Va) + " along a and " + str(Vb) + " along b; staged through shared memory:";
+       str(Va) + (flat() ? " along the run of outputs" : " along a") + " and " + str(Vb) + " along b, " +
+       (flat() ? "flat layout (pitch " + str(flatPitch) + (flatSwizzle ? ", swizzled" : "") + ")" : "rows layout (pitch " + str(pitch()) + ")") +
+       "; staged through shared memory:";
   for (size_t v = 0; v < staged.size(); ++v)
     if (staged[v]) d += " v" + str(static_cast<int64_t>(v)) + " (" + plan.body[v].label + ")";
   return d;
@@ -312,14 +402,26 @@ TransposeTiling chooseTransposeTiling(const KernelPlan& plan, const KernelConfig
   const auto most = std::max_element(votes.begin(), votes.end());
   if (*most == 0) return {};
   t.b = static_cast<int>(most - votes.begin());
-  if (mode == TransposeTileMode::Auto && dims[static_cast<size_t>(t.a)] < kWarpTile) return {};
   chooseTileShape(t);
+  if (t.TA == dims[static_cast<size_t>(t.a)] && t.TA < kWarpTile && t.b == t.a - 1) t.layout = TileLayout::Flat;
+  if (mode == TransposeTileMode::Auto && dims[static_cast<size_t>(t.a)] < kWarpTile && !t.flat()) return {};
   t.staged.assign(plan.body.size(), false);
   for (size_t k = 0; k < loads.size(); ++k)
     if (contiguousDim(strides[k]) == t.b) t.staged[static_cast<size_t>(loads[k])] = true;
-  if (t.sharedBytes(plan) > kMaxTileBytes) return {};
   chooseLanes(t, plan, config.maxVectorWidth, origins, strides, loads);
+  if (t.flat()) chooseFlatPitch(t, plan);
+  if (t.sharedBytes(plan) > kMaxTileBytes) return {};
   return t;
+}
+
+int tileBlockSize(const TransposeTiling& tiling, int most) {
+  const int64_t stage = tiling.instancesPerTile(false), elem = tiling.instancesPerTile(true);
+  auto threadSteps = [&](int64_t threads) { return (ceilDiv(stage, threads) + ceilDiv(elem, threads)) * threads; };
+  const int64_t smallest = std::max<int64_t>(32, most / 2 / 32 * 32);
+  int64_t best = smallest;
+  for (int64_t threads = smallest + 32; threads <= most; threads += 32)
+    if (threadSteps(threads) <= threadSteps(best)) best = threads;
+  return static_cast<int>(std::min<int64_t>(best, most));
 }
 
 Binding bindTiles(const TransposeTiling& tiling, const Target& target, int threadsPerBlock) {
@@ -366,7 +468,7 @@ std::string offsetAtPoint(const TiledStmt& s, const TransposeTiling& tiling, con
   return "{ " + tupleOf(s) + " -> [(" + islSubstitute(text, 'i', at) + ")] }";
 }
 
-// Stage: each staged load's offset, then the slot (of lane 0). Elem: each load's
+// Stage: each staged load's offset, then the slot of each of its Vb lanes. Elem: each load's
 // offsets in body order as the Vectorization lays them out (a staged one's: its slot,
 // once), then the stores'.
 std::vector<StatementAccesses> tiledAccesses(const KernelPlan& p, const TransposeTiling& tiling, const Vectorization& vec) {
@@ -380,13 +482,13 @@ std::vector<StatementAccesses> tiledAccesses(const KernelPlan& p, const Transpos
     if (!evaluated[v]) continue;
     if (tiling.staged[v]) {
       staged.offsets.push_back(offsetAtPoint(stage, tiling, p.body[v].offset));
-      point.offsets.push_back("{ Elem[t, e] -> [(" + tiling.slot(true) + ")] }");
+      point.offsets.push_back("{ Elem[t, e] -> [(" + tiling.elemSlot() + ")] }");
       continue;
     }
     for (int lane = 0; lane < (gathered ? vec.width : 1); ++lane)
       point.offsets.push_back(offsetAtPoint(elem, tiling, p.body[v].offset, &vec, lane));
   }
-  staged.offsets.push_back("{ Stage[t, e] -> [(" + tiling.slot(false) + ")] }");
+  for (int lane = 0; lane < tiling.Vb; ++lane) staged.offsets.push_back("{ Stage[t, e] -> [(" + tiling.stageSlot(lane) + ")] }");
   for (const ElementwiseOutput& s : p.stores) point.offsets.push_back(offsetAtPoint(elem, tiling, s.offset, &vec));
   return {staged, point};
 }

@@ -55,6 +55,10 @@ std::vector<Case> cases() {
       {"blocks looping over tiles: f32 [4000,64,64] perm 021, threads=1024",
        transposed(DType::Float32, {4000, 64, 64}, {0, 2, 1}), "threads=1024"},
       {"beside a row sum (horizontal fusion)", besideARowSum(), ""},
+      {"flat tiles, rows of 8 (swizzled): f16 [256,8,2048] perm 021", transposed(DType::Float16, {256, 8, 2048}, {0, 2, 1}), ""},
+      {"flat tiles, rows of 16: f16 [64,16,1000] perm 021", transposed(DType::Float16, {64, 16, 1000}, {0, 2, 1}), ""},
+      {"flat tiles, rows of 9, odd b: f32 [100,9,777] perm 021", transposed(DType::Float32, {100, 9, 777}, {0, 2, 1}), ""},
+      {"flat tiles, rows of 5: int8 [33,5,4099] perm 021", transposed(DType::Int8, {33, 5, 4099}, {0, 2, 1}), ""},
   };
   const DType types[] = {DType::Float32, DType::Float16, DType::Int8, DType::Float64};
   std::vector<int64_t> perm = {0, 1, 2, 3};
