@@ -160,6 +160,40 @@ TEST(NvrtcKernels, ElementwiseEveryDtype) {
   }
 }
 
+// f16 sums, differences and products of f16 operands run on half pairs (codegen/
+// lane_values: bit for bit what float computes and rounds); a product never fuses with
+// the sum after it (--fmad=false's rule for floats), an op of another dtype or kind
+// keeps the float lanes, and one lane (vector=1) keeps them all.
+TEST(NvrtcKernels, HalfChainsRunOnHalfPairs) {
+  GraphBuilder b("half_chain");
+  Value x = b.input("x", DType::Float16, {64, 1024});
+  Value y = b.input("y", DType::Float16, {1024});
+  Value bias = b.input("bias", DType::Float32, {1024});
+  Value t = b.add(b.mul(b.sub(x, y), x), b.constant(Scalar::ofFloat(DType::Float16, 0.5)));
+  Value u = b.mul(b.unary(OpKind::Tanh, t), t);
+  b.output(b.add(b.cast(u, DType::Float32), bias));
+  b.output(u);
+  for (const std::string knobs : {"", "vector=1"}) {
+    SCOPED_TRACE(knobs.empty() ? "default lanes" : knobs);
+    CompiledGraph c = test_support::compileWithKnobs(b.build(), knobs);
+    ASSERT_EQ(c.program.kernels.size(), 1u);
+    const std::string& source = c.program.kernels[0].source;
+    const NvrtcResult r = compileCuda(source, c.program.kernels[0].name, 9, 0);  // (throws CompileError if rejected)
+    if (knobs.empty()) {
+      EXPECT_GT(c.kernels.at(0).vector.width, 1);
+      EXPECT_NE(source.find("__hsub2_rn"), std::string::npos) << source;
+      EXPECT_NE(source.find("__hadd2_rn"), std::string::npos);
+      EXPECT_EQ(test_support::occurrences(source, "__hmul2_rn("), 2 * test_support::occurrences(source, "__hsub2_rn("))
+          << "x * (x - y) and tanh(t) * t in each loop version";
+      EXPECT_NE(r.ptx.find("mul.rn.f16x2"), std::string::npos) << r.ptx;
+      EXPECT_EQ(r.ptx.find("fma.rn.f16x2"), std::string::npos) << "a product fused with a sum: " << r.ptx;
+    } else {
+      EXPECT_EQ(source.find("__half2 hv"), std::string::npos) << source;
+    }
+    expectCpuCheckPasses(c, false, "half chain " + knobs);
+  }
+}
+
 TEST(NvrtcKernels, UserDefinedCombiner) {
   ASSERT_EQ(test_support::maxAbsReduction().builtin(), BuiltinCombiner::None);
   for (DType t : {DType::Float32, DType::Float16}) {

@@ -1,9 +1,56 @@
 #include "codegen/lane_values.h"
 
+#include <algorithm>
+
 #include "codegen/gather_lanes.h"
 #include "support/printable.h"
 
 namespace polyred {
+
+namespace {
+
+// 16-bit float ops computed on half pairs: the sum, difference or product of two
+// halves rounded once to half is what float computes and pr_fit_float16 rounds (float's
+// 24-bit significand is at least 2 * 11 + 2, so rounding twice is as rounding once),
+// bit for bit, NaN, infinities and subnormals included. A pair op is one instruction
+// for two lanes where float costs three per lane (the op and the two conversions of
+// the rounding). The _rn intrinsics are never contracted into a fused multiply-add.
+const char* halfPairOp(OpKind op) {
+  switch (op) {
+    case OpKind::Add: return "__hadd2_rn";
+    case OpKind::Sub: return "__hsub2_rn";
+    case OpKind::Mul: return "__hmul2_rn";
+    default: return nullptr;
+  }
+}
+
+bool packsHalves(const KernelPlan& p, const BodyValue& b, int V) {
+  if (V % 2 || b.dtype != DType::Float16 || !halfPairOp(b.op) || b.operands.size() != 2) return false;
+  return std::all_of(b.operands.begin(), b.operands.end(),
+                     [&](int o) { return p.body[static_cast<size_t>(o)].dtype == DType::Float16; });
+}
+
+// hv<v>[k] = op(pair k of each operand) -- an operand's own pairs where it has them,
+// else its two float lanes packed (exactly: a Float16 value holds a half) -- then the
+// float lanes v<v>[l] every other consumer reads (the compiler drops them when none does).
+void emitPackedHalfOp(std::ostream& os, const BodyValue& b, size_t v, int V, const std::vector<bool>& packed,
+                      const std::string& in) {
+  const std::string pairs = std::to_string(V / 2), name = std::to_string(v);
+  auto pairOf = [&](int o) {
+    const std::string k = std::to_string(o);
+    return packed[static_cast<size_t>(o)] ? "hv" + k + "[k]" : "__floats2half2_rn(v" + k + "[2 * k], v" + k + "[2 * k + 1])";
+  };
+  os << "__half2 hv" << name << "[" << pairs << "];\n"
+     << in << "  #pragma unroll\n"
+     << in << "  for (int k = 0; k < " << pairs << "; ++k) {\n"
+     << in << "    hv" << name << "[k] = " << halfPairOp(b.op) << "(" << pairOf(b.operands[0]) << ", " << pairOf(b.operands[1])
+     << ");\n"
+     << in << "    v" << name << "[2 * k] = __low2float(hv" << name << "[k]);\n"
+     << in << "    v" << name << "[2 * k + 1] = __high2float(hv" << name << "[k]);\n"
+     << in << "  }\n";
+}
+
+}  // namespace
 
 size_t emitLaneValues(std::ostream& os, const LaneValuesSite& site) {
   const PolyKernel& k = site.kernel;
@@ -16,6 +63,7 @@ size_t emitLaneValues(std::ostream& os, const LaneValuesSite& site) {
   const std::string in = site.indent, w = std::to_string(V);
   const std::string each = "#pragma unroll\n" + in + "  for (int l = 0; l < " + w + "; ++l) ";
   size_t load = 0, offset = site.firstOffset;
+  std::vector<bool> packed(p.body.size(), false);  // values with a `hv<k>[V/2]` of half pairs here
   for (size_t v = 0; v < p.body.size(); ++v) {
     const BodyValue& b = p.body[v];
     if (!evaluated[v]) {
@@ -62,6 +110,11 @@ size_t emitLaneValues(std::ostream& os, const LaneValuesSite& site) {
       }
       case BodyValue::Kind::Constant: os << each << name << "[l] = " << emitLiteral(b.value) << ";\n"; break;
       case BodyValue::Kind::Op: {
+        if (packsHalves(p, b, V)) {
+          emitPackedHalfOp(os, b, v, V, packed, in);
+          packed[v] = true;
+          break;
+        }
         std::vector<std::string> a;
         std::vector<DType> ts;
         for (int o : b.operands) {

@@ -6,7 +6,8 @@
 // instance evaluates -- loads one vector access (Contiguous), one scalar for all lanes
 // (Invariant) or one element per lane (Gather); with masked lanes only lanes [lo, hi)
 // load, lo and hi being the emitter's -- and the number of offsets they used (the
-// stores' offsets follow).
+// stores' offsets follow). Sums, differences and products of float16 values are also
+// computed on half pairs, `hv<k>[V/2]` (bit for bit the float op rounded to half).
 // A scan kernel evaluates its body in two calls: the values up to the scan's input,
 // then (from the offsets the first left) those computed from the running fold.
 #pragma once
