@@ -17,6 +17,7 @@
 #include "codegen/row_loads.h"
 #include "codegen/scan_emitter.h"
 #include "codegen/shared_memory.h"
+#include "codegen/tile_code.h"
 #include "codegen/tuple_emitter.h"
 #include "ir/tuple_reduction.h"
 #include "support/error.h"
@@ -207,12 +208,7 @@ class KernelEmitter : private AccumulatorNames {
     if (!cache_.empty()) os << cache_.declarations(k_.binding.BX);
     if (!stage_.empty()) os << stage_.declarations();
     if (drawsNormals()) os << "  PrPhiloxMemo " << kPhiloxMemo << ";  // the Philox block this thread drew last\n";
-    for (size_t v = 0; v < p_.body.size(); ++v)
-      if (k_.tiling.stages(v))
-        os << "  __shared__ " << computeType(p_.body[v].dtype) << " tile" << v << "[" << k_.tiling.slots()
-           << "];  // " << (k_.tiling.flat() ? std::to_string(k_.tiling.Va) + " lanes of " + std::to_string(k_.tiling.flatPitch)
-                                                : std::to_string(k_.tiling.TA) + " rows of " + std::to_string(k_.tiling.pitch()))
-           << "\n";
+    if (!k_.tiling.empty()) os << tileDeclarations(k_, "  ");
   }
 
   bool drawsNormals() const {
@@ -323,7 +319,7 @@ class KernelEmitter : private AccumulatorNames {
   void emitStatement(std::ostream& os, const AstUser& u, int d) {
     const std::string& s = u.statement;
     if (s == "Red" || s == "Apply" || s == "Elem" || s == "Fold") return emitBody(os, u, d);
-    if (s == "Stage") return emitStage(os, u, d);
+    if (s == "Stage") return emitTileStage(os, k_, u, indent(d), vectorCondition(false));
     if (s == "Sync") {  // a tiled transpose's tiles: written, then read (Sync_1: before the next tile's Stage)
       os << indent(d) << "__syncthreads();\n";
       return;
@@ -600,41 +596,6 @@ class KernelEmitter : private AccumulatorNames {
                          .later = p_.reductions[r].reduction.tuple->hasCombineLater(), .tupleType = accType(r),
                          .laneElement = element(r, "v", "[l]"), .identity = identity(r), .accumulator = acc(r, 0)},
                         indent(d));
-  }
-
-  // A tiled transpose's Stage: each staged load's element at the point into its slot
-  // (the statement's offsets: the loads', then the slot of each of the Vb lanes).
-  // With Vb lanes, one vector load (element by element where vector_ok is false) and
-  // its lanes into their slots.
-  void emitStage(std::ostream& os, const AstUser& u, int d) {
-    const int Vb = k_.tiling.Vb;
-    const size_t firstSlot = u.offsets.size() - static_cast<size_t>(Vb);
-    const std::string lanes = std::to_string(Vb);
-    std::string in = indent(d);
-    if (Vb > 1) {
-      os << in << "{\n";
-      in = indent(d + 1);
-      os << in << "const int stage_slot[" << lanes << "] = {";
-      for (int l = 0; l < Vb; ++l) os << (l ? ", " : "") << "(int)(" << toC(u.offsets.at(firstSlot + static_cast<size_t>(l))) << ")";
-      os << "};\n";
-    }
-    size_t load = 0;
-    for (size_t v = 0; v < p_.body.size(); ++v) {
-      if (!k_.tiling.stages(v)) continue;
-      const std::string at = toC(u.offsets.at(load++)), ptr = loadPointer(p_.body[v]), tile = "tile" + std::to_string(v);
-      if (Vb == 1) {
-        os << in << tile << "[" << toC(u.offsets.at(firstSlot)) << "] = pr_load(" << ptr << ", " << at << ");  // "
-           << comment(p_.body[v].label) << "\n";
-        continue;
-      }
-      os << in << "{  // " << comment(p_.body[v].label) << "\n"
-         << in << "  " << computeType(p_.body[v].dtype) << " s[" << lanes << "];\n"
-         << in << "  pr_load_lanes<" << lanes << ">(" << ptr << ", " << at << ", s, " << vectorCondition(false) << ");\n"
-         << in << "  #pragma unroll\n"
-         << in << "  for (int l = 0; l < " << lanes << "; ++l) " << tile << "[stage_slot[l]] = s[l];\n"
-         << in << "}\n";
-    }
-    if (Vb > 1) os << indent(d) << "}\n";
   }
 
   // The fused producers at one point, then the accumulation or the stores of the
