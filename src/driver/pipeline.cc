@@ -152,8 +152,8 @@ std::vector<Bound> bindKernels(const KernelPartition& partition, const std::vect
   std::vector<Bound> bound;
   for (const KernelPlan& plan : partition.kernels) {
     Bound b;
-    b.tiling = chooseTransposeTiling(plan, config);
-    b.vector = chooseVectorization(plan, b.tiling.empty() ? config.maxVectorWidth : b.tiling.Va);
+    b.tiling = chooseTransposeTiling(plan, config, &b.vector);
+    if (b.tiling.empty()) b.vector = chooseVectorization(plan, config.maxVectorWidth);
     b.binding = bindOne(plan, b, target, config, 0);
     bound.push_back(std::move(b));
   }

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <map>
 #include <numeric>
 #include <optional>
 
@@ -153,15 +154,15 @@ bool tileable(const KernelPlan& plan) {
 // vector, a partial tile's too, is whole).
 // Stage's: 16 bytes of the widest staged load (at most `maxWidth`), halved until they
 // divide B, TB, and every staged load's origin and strides but b's.
-void chooseLanes(TransposeTiling& t, const KernelPlan& plan, int maxWidth, const std::vector<int64_t>& origins,
-                 const std::vector<std::vector<int64_t>>& strides, const std::vector<int>& loads) {
+// Returns Elem's Vectorization (width Va).
+Vectorization chooseLanes(TransposeTiling& t, const KernelPlan& plan, int maxWidth, const std::vector<int64_t>& origins,
+                          const std::vector<std::vector<int64_t>>& strides, const std::vector<int>& loads) {
   const int64_t A = t.dims[static_cast<size_t>(t.a)], B = t.dims[static_cast<size_t>(t.b)];
   auto wholeVectors = [&](int64_t w) { return t.flat() ? (B * A) % w == 0 && (t.TB * A) % w == 0 : A % w == 0 && t.TA % w == 0; };
-  for (Vectorization v = chooseVectorization(plan, maxWidth); v.width > 1; v = chooseVectorization(plan, v.width / 2))
-    if (wholeVectors(v.width)) {
-      t.Va = v.width;
-      break;
-    }
+  Vectorization elem = chooseVectorization(plan, maxWidth);
+  while (elem.width > 1 && !wholeVectors(elem.width)) elem = chooseVectorization(plan, elem.width / 2);
+  if (elem.width == 1) elem = chooseVectorization(plan, 1);
+  t.Va = elem.width;
   int64_t widest = 1;
   for (int v : loads)
     if (t.staged[static_cast<size_t>(v)]) widest = std::max<int64_t>(widest, dtypeBytes(plan.body[static_cast<size_t>(v)].dtype));
@@ -179,6 +180,7 @@ void chooseLanes(TransposeTiling& t, const KernelPlan& plan, int maxWidth, const
   };
   while (w > 1 && !fits(w)) w /= 2;
   t.Vb = static_cast<int>(w);
+  return elem;
 }
 
 // A Flat tile's pitch and swizzle: of TB * A / Va and the 31 pitches after it, plain,
@@ -186,6 +188,9 @@ void chooseLanes(TransposeTiling& t, const KernelPlan& plan, int maxWidth, const
 // whole), the one whose Stage stores meet the fewest bank conflicts (Elem's reads
 // meet none). Ties keep the plain layout and the smaller pitch.
 void chooseFlatPitch(TransposeTiling& t, const KernelPlan& plan) {
+  std::map<int64_t, int64_t> tilesOfWidth;  // staged loads per element size (their conflicts are alike)
+  for (size_t v = 0; v < plan.body.size(); ++v)
+    if (t.staged[v]) ++tilesOfWidth[computeTypeBytes(plan.body[v].dtype)];
   const int64_t least = t.TB * t.TA / t.Va;
   int64_t bestPitch = least, fewest = -1;
   bool bestSwizzle = false;
@@ -194,8 +199,7 @@ void chooseFlatPitch(TransposeTiling& t, const KernelPlan& plan) {
       t.flatPitch = q;
       t.flatSwizzle = swizzle;
       int64_t conflicts = 0;
-      for (size_t v = 0; v < plan.body.size(); ++v)
-        if (t.staged[v]) conflicts += t.stageBankConflicts(computeTypeBytes(plan.body[v].dtype));
+      for (const auto& [bytes, tiles] : tilesOfWidth) conflicts += tiles * t.stageBankConflicts(bytes);
       if (fewest < 0 || conflicts < fewest) {
         fewest = conflicts;
         bestPitch = q;
@@ -331,9 +335,10 @@ int64_t TransposeTiling::stageBankConflicts(int64_t elementBytes) const {
   const int64_t instances = instancesPerTile(false), along = TB / Vb;
   const int64_t wordsPerElement = std::max<int64_t>(1, elementBytes / 4);
   int64_t conflicts = 0;
+  std::vector<std::vector<int64_t>> words(kBanks);  // per bank: the distinct words one access touches
   for (int64_t first = 0; first < instances; first += kWarp)
     for (int64_t l = 0; l < Vb; ++l) {
-      std::vector<std::vector<int64_t>> words(kBanks);
+      for (std::vector<int64_t>& bank : words) bank.clear();
       for (int64_t e = first; e < std::min(instances, first + kWarp); ++e) {
         const int64_t word = slotOf(e / along, Vb * (e % along) + l) * elementBytes / 4;
         for (int64_t w = word; w < word + wordsPerElement; ++w) {
@@ -367,7 +372,7 @@ std::string TransposeTiling::describe(const KernelPlan& plan) const {
   return d;
 }
 
-TransposeTiling chooseTransposeTiling(const KernelPlan& plan, const KernelConfig& config) {
+TransposeTiling chooseTransposeTiling(const KernelPlan& plan, const KernelConfig& config, Vectorization* elemLanes) {
   const TransposeTileMode mode = config.transposeTiles;
   if (mode == TransposeTileMode::Off || !tileable(plan)) return {};
   if (mode == TransposeTileMode::Auto && bytesMoved(plan) < kMinBytes) return {};
@@ -408,9 +413,10 @@ TransposeTiling chooseTransposeTiling(const KernelPlan& plan, const KernelConfig
   t.staged.assign(plan.body.size(), false);
   for (size_t k = 0; k < loads.size(); ++k)
     if (contiguousDim(strides[k]) == t.b) t.staged[static_cast<size_t>(loads[k])] = true;
-  chooseLanes(t, plan, config.maxVectorWidth, origins, strides, loads);
+  Vectorization elem = chooseLanes(t, plan, config.maxVectorWidth, origins, strides, loads);
   if (t.flat()) chooseFlatPitch(t, plan);
   if (t.sharedBytes(plan) > kMaxTileBytes) return {};
+  if (elemLanes) *elemLanes = std::move(elem);
   return t;
 }
 
