@@ -122,7 +122,9 @@ TEST(RowCache, InRegistersTheSlotsAreConstantsOfUnrolledPasses) {
 // trips any thread makes, with that bound as its statement's guard, and the slot
 // advances after the guard whether the statement ran or not.
 TEST(RowCache, InRegistersAThreadDependentBoundBecomesAGuard) {
-  CompiledGraph c = test_support::compileWithKnobs(testgraphs::softmax(DType::Float16, {300, 1000}, 1), "cache=regs");
+  // (items=4: the policy would give these few rows 2 items a thread, 64 threads a row.)
+  CompiledGraph c =
+      test_support::compileWithKnobs(testgraphs::softmax(DType::Float16, {300, 1000}, 1), "cache=regs,items=4");
   ASSERT_EQ(c.kernels.size(), 1u);
   const PolyKernel& k = c.kernels[0];
   ASSERT_EQ(k.binding.BX, 32);  // 125 vectors of 8 over 32 threads: 4 trips for the first 29, 3 for the rest

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <bit>
+#include <utility>
+#include <vector>
 
 #include "support/error.h"
 #include "support/int_math.h"
@@ -37,6 +39,15 @@ constexpr int kLongRowThreads = 1024;  // row-resident kernels over long rows
 // 18.34 -> 18.56 and cross-entropy f16 [8192,32000] 230.6 -> 231.9 the only losses
 // (docs/results.md, session 14).
 constexpr int kRowResidentItems = 4;
+// Row-resident x-reduces whose launch at kRowResidentItems would fill less than half a
+// wave of resident threads take kSparseRowResidentItems: twice the threads on each
+// row, to keep more loads in flight. H200, 2026-11-28 (docs/results.md, session 35),
+// 4 -> 2 items: bert's DropoutGrad + ReduceSum over [16,12,128,128]'s rows (36% of a
+// wave) 15.19 -> 12.35 us, softmax f16 [32768,128] (48%) 11.65 -> 9.71, f32
+// [2048,1024] 9.27 -> 8.73; but f32 [8192,512] (97% of a wave) 12.73 -> 12.93, and
+// launches of a few dozen blocks moved either way (a gathered softmax 5.38 -> 4.80, a
+// f16 layer norm 5.96 -> 6.47).
+constexpr int kSparseRowResidentItems = 2;
 
 int pow2AtLeast(int64_t n, int cap) {
   int p = 1;
@@ -92,26 +103,38 @@ KernelConfig smallLaunchConfig(const KernelConfig& asked, const KernelPlan& plan
   return c;
 }
 
-// Blocks along j: the split with the best wave efficiency -- the launch's blocks (this
-// kernel's and `blocksBeside`, those of the other parts of a horizontally fused launch)
-// over the slots their waves occupy -- among those that leave each thread `items`
-// elements; ties go to the fewest blocks (fewer partial results to combine).
+// Blocks along j: the fewest waves whose best split fills at least kFullWaveShare of
+// their slots, else the best wave efficiency overall -- efficiency being the launch's
+// blocks (this kernel's and `blocksBeside`, those of the other parts of a horizontally
+// fused launch) over the slots their waves occupy -- among the splits that leave each
+// thread `items` elements; ties go to the fewest blocks (fewer partial results to
+// combine). One wave of longer blocks beat several of shorter ones that fill their
+// slots better: H200, 2026-11-28 (docs/results.md, session 35), Table 2's sg02 (a
+// y-reduce of 166 column tiles) 3 waves at 99.6% -> 1 at 94%: 39.2 -> 35.3 us;
+// alexnet's [32,64,57,57] channel sums 2 waves at 100% -> 1 at 97%: 16.8 -> 15.4 us.
+constexpr double kFullWaveShare = 0.9;
+
 int64_t splitReduced(int64_t N, int64_t threadsAlongJ, int64_t tilesOfI, int threadsPerBlock, int64_t items,
                      const Target& t, int64_t blocksBeside) {
-  int64_t resident = residentBlocks(t, threadsPerBlock);
-  int64_t useful = std::max<int64_t>(1, ceilDiv(N, threadsAlongJ * items));
-  int64_t limit = std::min(useful, std::max<int64_t>(1, ceilDiv(resident * kMaxWaves, tilesOfI)));
-  int64_t best = 1;
-  double bestEfficiency = 0;
+  const int64_t resident = residentBlocks(t, threadsPerBlock);
+  const int64_t useful = std::max<int64_t>(1, ceilDiv(N, threadsAlongJ * items));
+  const int64_t limit = std::min(useful, std::max<int64_t>(1, ceilDiv(resident * kMaxWaves, tilesOfI)));
+  // The best split of each number of waves (index: waves - 1).
+  std::vector<std::pair<int64_t, double>> bestOfWaves;
   for (int64_t gx = 1; gx <= limit; ++gx) {
-    int64_t blocks = gx * tilesOfI + blocksBeside;
-    double efficiency = static_cast<double>(blocks) / static_cast<double>(ceilDiv(blocks, resident) * resident);
-    if (efficiency > bestEfficiency + 1e-9) {
-      best = gx;
-      bestEfficiency = efficiency;
-    }
+    const int64_t blocks = gx * tilesOfI + blocksBeside, waves = ceilDiv(blocks, resident);
+    const double efficiency = static_cast<double>(blocks) / static_cast<double>(waves * resident);
+    if (bestOfWaves.size() < static_cast<size_t>(waves)) bestOfWaves.resize(static_cast<size_t>(waves), {0, 0.0});
+    auto& [best, bestEfficiency] = bestOfWaves[static_cast<size_t>(waves - 1)];
+    if (efficiency > bestEfficiency + 1e-9) best = gx, bestEfficiency = efficiency;
   }
-  return best;
+  std::pair<int64_t, double> overall{1, 0.0};
+  for (const auto& [gx, efficiency] : bestOfWaves) {
+    if (gx == 0) continue;  // no split gives this many waves
+    if (efficiency >= kFullWaveShare) return gx;
+    if (efficiency > overall.second + 1e-9) overall = {gx, efficiency};
+  }
+  return overall.first;
 }
 
 }  // namespace
@@ -190,6 +213,17 @@ KernelConfig rowResidentConfig(const KernelConfig& asked, CanonicalForm form, in
   const int least = shortRow || asked.rowCache == RowCacheMode::On ? kDefaults.threadsPerBlock : kLongRowThreads;
   c.threadsPerBlock = std::max(asked.threadsPerBlock, least);
   c.itemsPerThread = asked.itemsPerThread != KernelConfig::kAuto ? asked.itemsPerThread : kRowResidentItems;
+  return c;
+}
+
+// The knobs of a row-resident kernel (rowResidentConfig), with kSparseRowResidentItems
+// for x-reduces whose rows would leave more than half of a wave's threads idle.
+KernelConfig sparseRowsConfig(const KernelConfig& asked, const KernelPlan& plan, const Target& t) {
+  KernelConfig c = rowResidentConfig(asked, plan.form, plan.M, plan.N);
+  if (asked.itemsPerThread != KernelConfig::kAuto || plan.form != CanonicalForm::XReduce) return c;
+  const Binding b = blockShapeOf(plan.form, plan.M, plan.N, c);
+  const int64_t wave = static_cast<int64_t>(t.smCount) * kResidentThreadsPerSM;
+  if (2 * productUpTo({b.tiles, int64_t{b.threadsPerBlock()}}, wave) < wave) c.itemsPerThread = kSparseRowResidentItems;
   return c;
 }
 
@@ -302,7 +336,7 @@ Binding chooseBinding(const KernelPlan& plan, const Target& target, const Kernel
   // A scan is row-resident too: the running fold crosses its row's tiles in order.
   const bool rowResident = plan.passes() > 1 || plan.hasScan();
   const KernelConfig c = plan.hasScan() ? scanConfig(config, plan, target)
-                         : rowResident ? rowResidentConfig(config, plan.form, plan.M, plan.N)
+                         : rowResident ? sparseRowsConfig(config, plan, target)
                                        : smallLaunchConfig(config, plan, target);
   POLYRED_CHECK(threadsPerBlock == 0 || (threadsPerBlock <= 1024 && (threadsPerBlock & (threadsPerBlock - 1)) == 0),
                 plan.name << ": blocks of " << threadsPerBlock << " threads asked for");

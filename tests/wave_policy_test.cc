@@ -1,0 +1,98 @@
+// The binding policy's wave rules (poly/binding.cc): blocks that split the reduced axis
+// fill the fewest waves that reach 90% of their slots (one wave of longer blocks rather
+// than several of shorter ones), and row-resident x-reduces that would leave more than
+// half of a wave's threads idle take 2 items per thread instead of 4. Each case is also
+// checked against the reference on the CPU.
+#include <gtest/gtest.h>
+
+#include "driver/cpu_check.h"
+#include "driver/pipeline.h"
+#include "frontend/builder.h"
+#include "poly/binding.h"
+#include "row_resident_graphs.h"
+
+namespace polyred {
+namespace {
+
+Graph columnSums(DType t, int64_t rows, int64_t cols) {
+  GraphBuilder b("column_sums");
+  b.output(b.reduceSum(b.input("x", t, {rows, cols}), {0}));
+  return b.build();
+}
+
+CompiledGraph compiledAndChecked(const Graph& g, const char* knobs = "") {
+  CompileOptions o;
+  o.config = KernelConfig::parse(knobs, "test");
+  CompiledGraph c = compileGraph(g, o);
+  const CpuCheckReport r = checkOnCpu(c, 3, 1 << 16, false);
+  EXPECT_TRUE(r.ok) << g.name << " " << knobs << ": " << r.message;
+  return c;
+}
+
+const Binding& onlyBinding(const CompiledGraph& c) {
+  EXPECT_EQ(c.kernels.size(), 1u);
+  return c.kernels.at(0).binding;
+}
+
+double waveShare(const Binding& b, const Target& t) {
+  const int64_t resident = residentBlocks(t, b.threadsPerBlock());
+  const int64_t blocks = b.GX * b.GY, waves = (blocks + resident - 1) / resident;
+  return static_cast<double>(blocks) / static_cast<double>(waves * resident);
+}
+
+TEST(WavePolicy, ColumnsSplitIntoOneWaveOfLongerBlocks) {
+  // f32 [3000,4096] over its rows: 128 column tiles of (32,8). 33 blocks a column would
+  // fill four waves exactly; 8 fill one to 97% and give each thread 47 rows.
+  const CompiledGraph c = compiledAndChecked(columnSums(DType::Float32, 3000, 4096), "vector=1");
+  const Binding& b = onlyBinding(c);
+  const Target target;
+  EXPECT_EQ(b.tiles, 128);
+  EXPECT_EQ(b.GX, 8);
+  EXPECT_LE(b.GX * b.GY, residentBlocks(target, b.threadsPerBlock())) << "one wave";
+  EXPECT_GE(waveShare(b, target), 0.9);
+}
+
+TEST(WavePolicy, FewestWavesThatFillNinetyPercent) {
+  // f32 [16384,cols] over its rows, column tiles of (32,8), 1056 slots a wave: 40 tiles
+  // take 26 blocks a column (1040 slots, 98%) rather than 132 (five full waves), 100
+  // tiles 10 (95%) rather than 21, 520 tiles 2 (98%).
+  for (const auto& [cols, gx] : {std::pair<int64_t, int64_t>{1280, 26}, {3200, 10}, {16640, 2}}) {
+    const CompiledGraph c = compiledAndChecked(columnSums(DType::Float32, 16384, cols), "vector=1");
+    const Binding& b = onlyBinding(c);
+    EXPECT_EQ(b.GX, gx) << cols << " columns";
+    EXPECT_GE(waveShare(b, Target{}), 0.9) << cols << " columns";
+  }
+  // 1500 tiles ([1024,48000]): one block a column takes two waves at 71%, under the
+  // share; two take three waves at 95%.
+  const CompiledGraph wide = compiledAndChecked(columnSums(DType::Float32, 1024, 48000), "vector=1");
+  EXPECT_EQ(onlyBinding(wide).GX, 2);
+}
+
+TEST(WavePolicy, SplitsStillLeaveEachThreadItsItems) {
+  // [32,256,13,13] over (0,2,3): rows of 5408 give each 256-thread block at most three
+  // blocks' worth of 8 items, 73% of a wave, under the 90% share: the best split stays.
+  GraphBuilder g("channel_sums");
+  g.output(g.reduceSum(g.input("x", DType::Float32, {32, 256, 13, 13}), {0, 2, 3}));
+  const CompiledGraph c = compiledAndChecked(g.build());
+  const Binding& b = onlyBinding(c);
+  EXPECT_EQ(b.BX, 256);
+  EXPECT_EQ(b.GX, 3);
+}
+
+TEST(WavePolicy, SparseRowResidentRowsTakeTwoItems) {
+  // softmax f16 [32768,128]: 16 vectors of 8 a row; at 4 items, 4 threads a row and
+  // 131072 threads in all, under half a wave (270336 on 132 SMs): 2 items, 8 threads.
+  const CompiledGraph sparse = compiledAndChecked(testgraphs::softmax(DType::Float16, {32768, 128}, 1));
+  EXPECT_EQ(onlyBinding(sparse).BX, 8);
+  EXPECT_EQ(onlyBinding(sparse).GX, 1);
+  // f32 [8192,512] (128 vectors a row, 32 threads at 4 items): 262144 threads, most of
+  // a wave: 4 items stay.
+  const CompiledGraph full = compiledAndChecked(testgraphs::softmax(DType::Float32, {8192, 512}, 1));
+  EXPECT_EQ(onlyBinding(full).BX, 32);
+  // `items` given: the configured shape.
+  const CompiledGraph set = compiledAndChecked(testgraphs::softmax(DType::Float16, {32768, 128}, 1), "items=4");
+  EXPECT_EQ(onlyBinding(set).BX, 4);
+}
+
+}  // namespace
+}  // namespace polyred
