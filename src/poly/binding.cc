@@ -110,8 +110,8 @@ KernelConfig smallLaunchConfig(const KernelConfig& asked, const KernelPlan& plan
 // thread `items` elements; ties go to the fewest blocks (fewer partial results to
 // combine). One wave of longer blocks beat several of shorter ones that fill their
 // slots better: H200, 2026-11-28 (docs/results.md, session 35), Table 2's sg02 (a
-// y-reduce of 166 column tiles) 3 waves at 99.6% -> 1 at 94%: 39.2 -> 35.3 us;
-// alexnet's [32,64,57,57] channel sums 2 waves at 100% -> 1 at 97%: 16.8 -> 15.4 us.
+// y-reduce of 166 column tiles) 3 waves at 99.6% -> 1 at 94%: 39.3 -> 35.4 us;
+// alexnet's [32,64,57,57] channel sums 2 waves at 100% -> 1 at 97%: 16.8 -> 15.3 us.
 constexpr double kFullWaveShare = 0.9;
 
 int64_t splitReduced(int64_t N, int64_t threadsAlongJ, int64_t tilesOfI, int threadsPerBlock, int64_t items,
