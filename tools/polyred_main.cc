@@ -31,6 +31,7 @@
 #include "driver/shard_run.h"
 #include "driver/tune_run.h"
 #include "frontend/composite_reader.h"
+#include "runtime/cubin_info.h"
 #include "runtime/executor.h"
 #include "runtime/kernel_cache.h"
 #include "runtime/nvrtc.h"
@@ -170,6 +171,18 @@ void printLaunch(const CompiledGraph& c) {
   }
 }
 
+// ", N registers a thread (B blocks of T threads per SM by registers)" from the CUBIN's
+// own record (runtime/cubin_info.h), or nothing if it has none.
+std::string registersNote(const std::vector<char>& cubin, const KernelSpec& s) {
+  const auto counts = cubinRegisterCounts(cubin);
+  const auto found = counts.find(s.name);
+  if (found == counts.end()) return "";
+  const int threads = static_cast<int>(s.launch.block[0] * s.launch.block[1] * s.launch.block[2]);
+  return ", " + std::to_string(found->second) + " registers a thread (" +
+         std::to_string(residentBlocksByRegisters(found->second, threads)) + " blocks of " + std::to_string(threads) +
+         " per SM by registers)";
+}
+
 Exit cmdCompile(const Args& a) {
   Exit worst = Exit::Ok;
   Target target = targetFromFlags(a);
@@ -197,7 +210,8 @@ Exit cmdCompile(const Args& a) {
       if (a.has("nvrtc"))
         for (const KernelSpec& s : c.program.kernels) {
           NvrtcResult r = timings.measure("nvrtc", [&] { return compileCuda(s.source, s.name, target.ccMajor, target.ccMinor); });
-          std::cout << "// NVRTC: " << s.name << " -> " << r.cubin.size() << " bytes of CUBIN for " << target.name << "\n";
+          std::cout << "// NVRTC: " << s.name << " -> " << r.cubin.size() << " bytes of CUBIN for " << target.name
+                    << registersNote(r.cubin, s) << "\n";
         }
       timings.print(file);
       return Exit::Ok;

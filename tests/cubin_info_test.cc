@@ -1,0 +1,74 @@
+// The CUBIN reader (runtime/cubin_info.h): register counts of NVRTC-compiled kernels by
+// name, the resident blocks they allow, and no crash on files that are not CUBINs.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "runtime/cubin_info.h"
+#include "runtime/nvrtc.h"
+
+namespace polyred {
+namespace {
+
+// Two kernels: one that needs few registers, one that keeps 24 independent sums live.
+const char* kTwoKernels = R"(
+extern "C" __global__ void copy_one(const float* in, float* out) { out[threadIdx.x] = in[threadIdx.x]; }
+extern "C" __global__ void many_sums(const float* in, float* out, int n) {
+  float s[24];
+  #pragma unroll
+  for (int k = 0; k < 24; ++k) s[k] = 0.0f;
+  for (int i = threadIdx.x; i < n; i += 24 * blockDim.x) {
+    #pragma unroll
+    for (int k = 0; k < 24; ++k) s[k] += in[i + k * blockDim.x] * (k + 1);
+  }
+  #pragma unroll
+  for (int k = 0; k < 24; ++k) out[threadIdx.x * 24 + k] = s[k];
+}
+)";
+
+TEST(CubinInfo, RegisterCountsOfEveryKernelByName) {
+  const NvrtcResult r = compileCuda(kTwoKernels, "two_kernels.cu", 9, 0);
+  const auto counts = cubinRegisterCounts(r.cubin);
+  ASSERT_EQ(counts.size(), 2u);
+  ASSERT_TRUE(counts.count("copy_one"));
+  ASSERT_TRUE(counts.count("many_sums"));
+  EXPECT_GE(counts.at("copy_one"), 1);
+  EXPECT_GT(counts.at("many_sums"), 24) << "24 sums live in registers";
+  EXPECT_LE(counts.at("many_sums"), 255);
+  EXPECT_LT(counts.at("copy_one"), counts.at("many_sums"));
+}
+
+TEST(CubinInfo, WhatIsNotACubinHasNoCounts) {
+  const NvrtcResult r = compileCuda(kTwoKernels, "two_kernels.cu", 9, 0);
+  EXPECT_TRUE(cubinRegisterCounts({}).empty());
+  for (size_t keep : {size_t{4}, size_t{64}, r.cubin.size() / 2, r.cubin.size() - 1}) {
+    const std::vector<char> cut(r.cubin.begin(), r.cubin.begin() + static_cast<std::ptrdiff_t>(keep));
+    const auto counts = cubinRegisterCounts(cut);  // may keep what lies before the cut
+    for (const auto& [name, registers] : counts) EXPECT_EQ(registers, cubinRegisterCounts(r.cubin).at(name)) << name;
+  }
+  std::mt19937 random(7);
+  for (int trial = 0; trial < 200; ++trial) {
+    std::vector<char> noise = r.cubin;  // an ELF header, then corrupted bytes anywhere
+    for (int k = 0; k < 16; ++k) noise[random() % noise.size()] = static_cast<char>(random());
+    for (const auto& [name, registers] : cubinRegisterCounts(noise)) {
+      EXPECT_GE(registers, 1) << name;
+      EXPECT_LE(registers, 255) << name;
+    }
+  }
+  std::vector<char> text(4096, 'x');
+  EXPECT_TRUE(cubinRegisterCounts(text).empty());
+}
+
+TEST(CubinInfo, ResidentBlocksByRegisters) {
+  EXPECT_EQ(residentBlocksByRegisters(32, 256), 8);  // 64K registers: 8 x 256 x 32
+  EXPECT_EQ(residentBlocksByRegisters(34, 256), 6);  // 34 x 32 = 1088 -> 1280 a warp
+  EXPECT_EQ(residentBlocksByRegisters(48, 256), 5);
+  EXPECT_EQ(residentBlocksByRegisters(21, 256), 8);  // the threads bound it first
+  EXPECT_EQ(residentBlocksByRegisters(16, 32), 32);  // at most 32 blocks
+  EXPECT_EQ(residentBlocksByRegisters(64, 1024), 1);
+  EXPECT_EQ(residentBlocksByRegisters(255, 1024), 0);  // does not fit
+  EXPECT_EQ(residentBlocksByRegisters(0, 256), 0);
+}
+
+}  // namespace
+}  // namespace polyred
