@@ -1,8 +1,11 @@
-// The CUBIN reader (runtime/cubin_info.h): register counts of NVRTC-compiled kernels by
-// name, the resident blocks they allow, and no crash on files that are not CUBINs.
+// The CUBIN reader (runtime/cubin_info.h): register counts and stack frames of
+// NVRTC-compiled kernels by name, the resident blocks the registers allow, and no crash
+// on files that are not CUBINs.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <random>
+#include <string>
 
 #include "runtime/cubin_info.h"
 #include "runtime/nvrtc.h"
@@ -26,37 +29,56 @@ extern "C" __global__ void many_sums(const float* in, float* out, int n) {
 }
 )";
 
+std::map<std::string, int> registersOf(const std::vector<char>& cubin) {
+  std::map<std::string, int> counts;
+  for (const auto& [name, k] : cubinKernelResources(cubin)) counts[name] = k.registers;
+  return counts;
+}
+
 TEST(CubinInfo, RegisterCountsOfEveryKernelByName) {
   const NvrtcResult r = compileCuda(kTwoKernels, "two_kernels.cu", 9, 0);
-  const auto counts = cubinRegisterCounts(r.cubin);
-  ASSERT_EQ(counts.size(), 2u);
-  ASSERT_TRUE(counts.count("copy_one"));
-  ASSERT_TRUE(counts.count("many_sums"));
-  EXPECT_GE(counts.at("copy_one"), 1);
-  EXPECT_GT(counts.at("many_sums"), 24) << "24 sums live in registers";
-  EXPECT_LE(counts.at("many_sums"), 255);
-  EXPECT_LT(counts.at("copy_one"), counts.at("many_sums"));
+  const auto kernels = cubinKernelResources(r.cubin);
+  ASSERT_EQ(kernels.size(), 2u);
+  ASSERT_TRUE(kernels.count("copy_one"));
+  ASSERT_TRUE(kernels.count("many_sums"));
+  EXPECT_GE(kernels.at("copy_one").registers, 1);
+  EXPECT_GT(kernels.at("many_sums").registers, 24) << "24 sums live in registers";
+  EXPECT_LE(kernels.at("many_sums").registers, 255);
+  EXPECT_LT(kernels.at("copy_one").registers, kernels.at("many_sums").registers);
+  EXPECT_EQ(kernels.at("copy_one").stackBytes, 0);
+  EXPECT_EQ(kernels.at("many_sums").stackBytes, 0);
+}
+
+TEST(CubinInfo, SpillsShowAsStack) {
+  // The 24 sums held to 32 registers (8 blocks of 256 per SM) spill.
+  std::string capped = kTwoKernels;
+  const std::string plain = "__global__ void many_sums";
+  capped.replace(capped.find(plain), plain.size(), "__global__ void __launch_bounds__(256, 8) many_sums");
+  const NvrtcResult r = compileCuda(capped, "capped.cu", 9, 0);
+  const KernelResources k = cubinKernelResources(r.cubin).at("many_sums");
+  EXPECT_LE(k.registers, 32);
+  EXPECT_GT(k.stackBytes, 0);
 }
 
 TEST(CubinInfo, WhatIsNotACubinHasNoCounts) {
   const NvrtcResult r = compileCuda(kTwoKernels, "two_kernels.cu", 9, 0);
-  EXPECT_TRUE(cubinRegisterCounts({}).empty());
+  EXPECT_TRUE(cubinKernelResources({}).empty());
   for (size_t keep : {size_t{4}, size_t{64}, r.cubin.size() / 2, r.cubin.size() - 1}) {
     const std::vector<char> cut(r.cubin.begin(), r.cubin.begin() + static_cast<std::ptrdiff_t>(keep));
-    const auto counts = cubinRegisterCounts(cut);  // may keep what lies before the cut
-    for (const auto& [name, registers] : counts) EXPECT_EQ(registers, cubinRegisterCounts(r.cubin).at(name)) << name;
+    const auto counts = registersOf(cut);  // may keep what lies before the cut
+    for (const auto& [name, registers] : counts) EXPECT_EQ(registers, registersOf(r.cubin).at(name)) << name;
   }
   std::mt19937 random(7);
   for (int trial = 0; trial < 200; ++trial) {
     std::vector<char> noise = r.cubin;  // an ELF header, then corrupted bytes anywhere
     for (int k = 0; k < 16; ++k) noise[random() % noise.size()] = static_cast<char>(random());
-    for (const auto& [name, registers] : cubinRegisterCounts(noise)) {
+    for (const auto& [name, registers] : registersOf(noise)) {
       EXPECT_GE(registers, 1) << name;
       EXPECT_LE(registers, 255) << name;
     }
   }
   std::vector<char> text(4096, 'x');
-  EXPECT_TRUE(cubinRegisterCounts(text).empty());
+  EXPECT_TRUE(cubinKernelResources(text).empty());
 }
 
 TEST(CubinInfo, ResidentBlocksByRegisters) {

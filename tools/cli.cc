@@ -32,7 +32,7 @@ const Option kOptions[] = {
     {"dump", Takes::Value, "STAGES", "print the IR after stages: all, or a comma list of graph,rewrite,partition,binding,schedule,ast,cuda,launches"},
     {"no-horizontal-fusion", Takes::Nothing, "", "launch independent kernels one after another instead of as one kernel"},
     {"fast-exp", Takes::Nothing, "", "every f32 exp on the GPU's approximate exp2 unit, 2 + 1.173|x| ulp (default: only where that cannot show, docs/design.md)"},
-    {"nvrtc", Takes::Nothing, "", "also compile every kernel to CUBIN through NVRTC (compile: with its registers a thread)"},
+    {"nvrtc", Takes::Nothing, "", "also compile every kernel to CUBIN through NVRTC (compile: with its registers and stack a thread)"},
     {"config", Takes::Value, "KNOBS", "the policy's knobs for every kernel, e.g. threads=512,items=16,vector=1,unroll=8 (default: tuned, else analytic)"},
     {"no-tune-db", Takes::Nothing, "", "ignore the tuning database (use the analytic policy or --config)"},
     {"output", Takes::Value, "DIR", "write the artifacts: CUDA, CUBIN, manifest.json (also -o DIR; one subdirectory per file if several)"},

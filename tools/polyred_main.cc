@@ -171,16 +171,17 @@ void printLaunch(const CompiledGraph& c) {
   }
 }
 
-// ", N registers a thread (B blocks of T threads per SM by registers)" from the CUBIN's
-// own record (runtime/cubin_info.h), or nothing if it has none.
-std::string registersNote(const std::vector<char>& cubin, const KernelSpec& s) {
-  const auto counts = cubinRegisterCounts(cubin);
-  const auto found = counts.find(s.name);
-  if (found == counts.end()) return "";
+// ", N registers a thread (B blocks of T threads per SM by registers), S bytes of
+// stack" from the CUBIN's own records (runtime/cubin_info.h), or nothing if it has none.
+std::string resourcesNote(const std::vector<char>& cubin, const KernelSpec& s) {
+  const auto kernels = cubinKernelResources(cubin);
+  const auto found = kernels.find(s.name);
+  if (found == kernels.end()) return "";
+  const KernelResources& k = found->second;
   const int threads = static_cast<int>(s.launch.block[0] * s.launch.block[1] * s.launch.block[2]);
-  return ", " + std::to_string(found->second) + " registers a thread (" +
-         std::to_string(residentBlocksByRegisters(found->second, threads)) + " blocks of " + std::to_string(threads) +
-         " per SM by registers)";
+  return ", " + std::to_string(k.registers) + " registers a thread (" +
+         std::to_string(residentBlocksByRegisters(k.registers, threads)) + " blocks of " + std::to_string(threads) +
+         " per SM by registers)" + (k.stackBytes >= 0 ? ", " + std::to_string(k.stackBytes) + " bytes of stack" : "");
 }
 
 Exit cmdCompile(const Args& a) {
@@ -211,7 +212,7 @@ Exit cmdCompile(const Args& a) {
         for (const KernelSpec& s : c.program.kernels) {
           NvrtcResult r = timings.measure("nvrtc", [&] { return compileCuda(s.source, s.name, target.ccMajor, target.ccMinor); });
           std::cout << "// NVRTC: " << s.name << " -> " << r.cubin.size() << " bytes of CUBIN for " << target.name
-                    << registersNote(r.cubin, s) << "\n";
+                    << resourcesNote(r.cubin, s) << "\n";
         }
       timings.print(file);
       return Exit::Ok;

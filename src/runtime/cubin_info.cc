@@ -11,13 +11,14 @@ namespace {
 
 // ELF64 field offsets (System V ABI) and NVIDIA's .nv.info encoding: records of
 // (format byte, attribute byte, then by format: nothing, a byte, a 16-bit value, or a
-// 16-bit size and that many bytes); EIATTR_REGCOUNT's payload is (symbol index, count).
+// 16-bit size and that many bytes); EIATTR_REGCOUNT's and EIATTR_FRAME_SIZE's payloads
+// are (symbol index, value).
 constexpr size_t kSectionTableOffset = 0x28, kSectionEntrySize = 0x3A, kSectionCount = 0x3C, kNamesIndex = 0x3E;
 constexpr size_t kSectionHeaderBytes = 64;
 constexpr uint32_t kSymbolTableType = 2;
 constexpr size_t kSymbolBytes = 24;
 constexpr uint8_t kFormatNone = 1, kFormatByte = 2, kFormatHalf = 3, kFormatSized = 4;
-constexpr uint8_t kRegisterCount = 0x2f;
+constexpr uint8_t kRegisterCount = 0x2f, kFrameSize = 0x11;
 constexpr uint32_t kMostRegisters = 255;  // a thread's registers on every sm_50+ GPU
 
 class Reader {
@@ -85,12 +86,13 @@ std::optional<std::string> symbolName(const Reader& r, const std::vector<Section
 
 }  // namespace
 
-std::map<std::string, int> cubinRegisterCounts(const std::vector<char>& cubin) {
-  std::map<std::string, int> counts;
+std::map<std::string, KernelResources> cubinKernelResources(const std::vector<char>& cubin) {
+  std::map<std::string, KernelResources> kernels;
+  std::map<std::string, int64_t> frames;
   const Reader r(cubin);
-  if (cubin.size() < kSectionHeaderBytes || std::memcmp(cubin.data(), "\x7f" "ELF\x02\x01", 6) != 0) return counts;
+  if (cubin.size() < kSectionHeaderBytes || std::memcmp(cubin.data(), "\x7f" "ELF\x02\x01", 6) != 0) return kernels;
   const auto sections = sectionsOf(r);
-  if (!sections) return counts;
+  if (!sections) return kernels;
   for (const Section& s : *sections) {
     if (s.name != ".nv.info") continue;
     for (uint64_t p = s.offset; p + 2 <= s.offset + s.size;) {
@@ -103,11 +105,12 @@ std::map<std::string, int> cubinRegisterCounts(const std::vector<char>& cubin) {
       } else if (*format == kFormatSized) {
         const auto size = r.at<uint16_t>(p + 2);
         if (!size) break;
-        if (*attribute == kRegisterCount && *size == 8) {
-          const auto symbol = r.at<uint32_t>(p + 4), registers = r.at<uint32_t>(p + 8);
+        if ((*attribute == kRegisterCount || *attribute == kFrameSize) && *size == 8) {
+          const auto symbol = r.at<uint32_t>(p + 4), value = r.at<uint32_t>(p + 8);
           const auto name = symbol ? symbolName(r, *sections, *symbol) : std::nullopt;
-          if (name && registers && *registers >= 1 && *registers <= kMostRegisters)
-            counts[*name] = static_cast<int>(*registers);
+          if (name && value && *attribute == kRegisterCount && *value >= 1 && *value <= kMostRegisters)
+            kernels[*name].registers = static_cast<int>(*value);
+          if (name && value && *attribute == kFrameSize) frames[*name] = *value;
         }
         p += 4 + uint64_t{*size};
       } else {
@@ -115,7 +118,9 @@ std::map<std::string, int> cubinRegisterCounts(const std::vector<char>& cubin) {
       }
     }
   }
-  return counts;
+  for (const auto& [name, bytes] : frames)
+    if (kernels.count(name)) kernels[name].stackBytes = bytes;
+  return kernels;
 }
 
 int residentBlocksByRegisters(int registers, int threadsPerBlock) {

@@ -1,6 +1,7 @@
 // What a CUBIN says about its kernels without a GPU: the registers per thread ptxas
-// gave each one, read from the ELF's .nv.info section (attribute EIATTR_REGCOUNT,
-// keyed by the kernel's symbol). `polyred compile --nvrtc` prints it with the
+// gave each one and its local-memory frame (spills), read from the ELF's .nv.info
+// section (attributes EIATTR_REGCOUNT and EIATTR_FRAME_SIZE, keyed by the kernel's
+// symbol). `polyred compile --nvrtc` prints it with the
 // resident blocks those registers allow, because the registers decide occupancy: the
 // Welford var_mean kernel unrolled by 4 took 34 registers (6 blocks of 256 per SM),
 // unrolled by 2 or 8 32 (8 blocks), and ran 19.3 against 15.5 us on the H200
@@ -10,15 +11,21 @@
 // an empty answer, never a crash.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
 
 namespace polyred {
 
-// Registers per thread of each kernel in `cubin` (an ELF64 little-endian CUBIN), by
-// kernel name; empty if the file is not such a CUBIN or has no register counts.
-std::map<std::string, int> cubinRegisterCounts(const std::vector<char>& cubin);
+struct KernelResources {
+  int registers = 0;        // a thread's registers (EIATTR_REGCOUNT)
+  int64_t stackBytes = -1;  // a thread's local-memory frame: spills, local arrays (EIATTR_FRAME_SIZE); -1 unknown
+};
+
+// The resources of each kernel in `cubin` (an ELF64 little-endian CUBIN), by kernel
+// name; empty if the file is not such a CUBIN or has no register counts.
+std::map<std::string, KernelResources> cubinKernelResources(const std::vector<char>& cubin);
 
 // Blocks of `threadsPerBlock` threads that one SM of compute capability 9.0 holds at
 // `registers` per thread: 64K registers, allocated per warp in units of 256, at most
