@@ -9,15 +9,16 @@ namespace polyred {
 
 namespace {
 
-// ELF64 field offsets (System V ABI) and NVIDIA's .nv.info encoding: records of
-// (format byte, attribute byte, then by format: nothing, a byte, a 16-bit value, or a
-// 16-bit size and that many bytes); EIATTR_REGCOUNT's and EIATTR_FRAME_SIZE's payloads
-// are (symbol index, value).
+// ELF64 field offsets (System V ABI) and NVIDIA's .nv.info encoding: records of a
+// format byte and an attribute byte, then a 16-bit value (format 3) or a 16-bit size
+// and that many bytes (format 4, the only one NVRTC 13's .nv.info holds);
+// EIATTR_REGCOUNT's and EIATTR_FRAME_SIZE's payloads are (symbol index, value). The
+// walk stops at any other format rather than guess its length.
 constexpr size_t kSectionTableOffset = 0x28, kSectionEntrySize = 0x3A, kSectionCount = 0x3C, kNamesIndex = 0x3E;
 constexpr size_t kSectionHeaderBytes = 64;
 constexpr uint32_t kSymbolTableType = 2;
 constexpr size_t kSymbolBytes = 24;
-constexpr uint8_t kFormatNone = 1, kFormatByte = 2, kFormatHalf = 3, kFormatSized = 4;
+constexpr uint8_t kFormatHalf = 3, kFormatSized = 4;
 constexpr uint8_t kRegisterCount = 0x2f, kFrameSize = 0x11;
 constexpr uint32_t kMostRegisters = 255;  // a thread's registers on every sm_50+ GPU
 
@@ -98,9 +99,7 @@ std::map<std::string, KernelResources> cubinKernelResources(const std::vector<ch
     for (uint64_t p = s.offset; p + 2 <= s.offset + s.size;) {
       const auto format = r.at<uint8_t>(p), attribute = r.at<uint8_t>(p + 1);
       if (!format || !attribute) break;
-      if (*format == kFormatNone) {
-        p += 2;
-      } else if (*format == kFormatByte || *format == kFormatHalf) {
+      if (*format == kFormatHalf) {
         p += 4;
       } else if (*format == kFormatSized) {
         const auto size = r.at<uint16_t>(p + 2);
