@@ -5,8 +5,10 @@
 
 #include <map>
 #include <random>
+#include <sstream>
 #include <string>
 
+#include "driver/corpus.h"
 #include "runtime/cubin_info.h"
 #include "runtime/nvrtc.h"
 
@@ -90,6 +92,23 @@ TEST(CubinInfo, ResidentBlocksByRegisters) {
   EXPECT_EQ(residentBlocksByRegisters(64, 1024), 1);
   EXPECT_EQ(residentBlocksByRegisters(255, 1024), 0);  // does not fit
   EXPECT_EQ(residentBlocksByRegisters(0, 256), 0);
+}
+
+TEST(CubinInfo, CorpusWithNvrtcCountsRegisterLimitedKernels) {
+  CorpusOptions o;
+  o.nvrtc = true;
+  o.maxPoints = 1 << 12;
+  std::ostringstream progress;
+  const CorpusSummary s = runCorpus(std::string(POLYRED_SOURCE_DIR) + "/tests/data/akg/lstm", o, progress);
+  ASSERT_TRUE(s.failures.empty()) << s.toString();
+  int launches = 0;
+  for (const auto& [count, files] : s.launchesPerGraph) launches += count * files;
+  EXPECT_EQ(s.cubins, launches) << "one CUBIN per launched kernel";
+  for (const auto& [file, what] : s.registerLimited) EXPECT_NE(what.find(" registers, "), std::string::npos) << file;
+  EXPECT_NE(s.toString().find("CUBINs (--nvrtc): " + std::to_string(launches) + ", below full occupancy by registers: " +
+                              std::to_string(s.registerLimited.size())),
+            std::string::npos)
+      << s.toString();
 }
 
 }  // namespace

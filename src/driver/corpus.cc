@@ -10,6 +10,7 @@
 #include "driver/gpu_run.h"
 #include "driver/pipeline.h"
 #include "frontend/composite_reader.h"
+#include "runtime/cubin_info.h"
 #include "runtime/nvrtc.h"
 #include "support/error.h"
 #include "support/printable.h"
@@ -37,6 +38,23 @@ std::string reasonKey(const Error& e) {
   std::string r = (e.op().empty() ? "" : e.op() + ": ") + e.reason();
   if (auto p = r.find(" ("); p != std::string::npos) r = r.substr(0, p);
   return r;
+}
+
+// Records kernel `k`'s occupancy by registers and its stack from its CUBIN.
+void noteResources(CorpusSummary& s, const std::string& file, const KernelSpec& k, const std::vector<char>& cubin) {
+  ++s.cubins;
+  const auto kernels = cubinKernelResources(cubin);
+  const auto found = kernels.find(k.name);
+  if (found == kernels.end()) return;
+  const KernelResources& r = found->second;
+  const int threads = static_cast<int>(k.launch.block[0] * k.launch.block[1] * k.launch.block[2]);
+  // (At one register a thread only the limits of threads and blocks per SM bind.)
+  const int byThreads = residentBlocksByRegisters(1, threads), byRegisters = residentBlocksByRegisters(r.registers, threads);
+  if (byRegisters < byThreads)
+    s.registerLimited.emplace_back(file, k.name + ": " + std::to_string(r.registers) + " registers, " +
+                                             std::to_string(byRegisters) + " of " + std::to_string(byThreads) +
+                                             " blocks of " + std::to_string(threads) + " per SM");
+  if (r.stackBytes > 0) s.withStack.emplace_back(file, k.name + ": " + std::to_string(r.stackBytes) + " bytes of stack");
 }
 
 }  // namespace
@@ -72,7 +90,8 @@ CorpusSummary runCorpus(const std::string& dir, const CorpusOptions& o, std::ost
                                            std::to_string(o.maxLaunches) + " (and not in --launch-exceptions)");
       }
       if (o.nvrtc)
-        for (const KernelSpec& k : c.program.kernels) compileCuda(k.source, k.name, o.target.ccMajor, o.target.ccMinor);
+        for (const KernelSpec& k : c.program.kernels)
+          noteResources(s, rel, k, compileCuda(k.source, k.name, o.target.ccMajor, o.target.ccMinor).cubin);
       CpuCheckReport cpu = checkOnCpu(c, 1, o.maxPoints, o.deterministic);
       if (!cpu.ok) {
         s.failures.emplace_back(rel, "CPU check: " + cpu.message);
@@ -136,6 +155,12 @@ std::string CorpusSummary::toString() const {
   if (!multiLaunch.empty()) {
     os << "sub-graphs with more than one launch:\n";
     for (const auto& [f, why] : multiLaunch) os << "  " << f << "\n" << why;
+  }
+  if (cubins > 0) {
+    os << "CUBINs (--nvrtc): " << cubins << ", below full occupancy by registers: " << registerLimited.size()
+       << ", with a stack frame: " << withStack.size() << "\n";
+    for (const auto& [f, what] : registerLimited) os << "  " << f << ": " << what << "\n";
+    for (const auto& [f, what] : withStack) os << "  " << f << ": " << what << "\n";
   }
   os << "failures: " << failures.size() << "\n";
   for (const auto& [f, what] : failures) os << "  " << f << ": " << what << "\n";

@@ -38,6 +38,11 @@ struct CorpusSummary {
   std::map<std::string, int> forms;           // canonical form -> kernels
   std::vector<std::pair<std::string, std::string>> multiLaunch;  // file, why
   std::vector<std::pair<std::string, std::string>> failures;     // file, what went wrong
+  // With --nvrtc: the CUBINs compiled, and the kernels among them whose registers hold
+  // fewer blocks per SM than their threads would (file, "kernel: N registers, B of F
+  // blocks of T"), or that have a stack frame (spills or local arrays).
+  int cubins = 0;
+  std::vector<std::pair<std::string, std::string>> registerLimited, withStack;
   std::string toString() const;
 };
 
