@@ -8,6 +8,7 @@
 #include "driver/cpu_check.h"
 #include "driver/pipeline.h"
 #include "frontend/builder.h"
+#include "lowering_helpers.h"
 #include "poly/binding.h"
 #include "row_resident_graphs.h"
 
@@ -21,9 +22,7 @@ Graph columnSums(DType t, int64_t rows, int64_t cols) {
 }
 
 CompiledGraph compiledAndChecked(const Graph& g, const char* knobs = "") {
-  CompileOptions o;
-  o.config = KernelConfig::parse(knobs, "test");
-  CompiledGraph c = compileGraph(g, o);
+  CompiledGraph c = test_support::compileWithKnobs(g, knobs);
   const CpuCheckReport r = checkOnCpu(c, 3, 1 << 16, false);
   EXPECT_TRUE(r.ok) << g.name << " " << knobs << ": " << r.message;
   return c;

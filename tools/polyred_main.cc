@@ -174,14 +174,12 @@ void printLaunch(const CompiledGraph& c) {
 // ", N registers a thread (B blocks of T threads per SM by registers), S bytes of
 // stack" from the CUBIN's own records (runtime/cubin_info.h), or nothing if it has none.
 std::string resourcesNote(const std::vector<char>& cubin, const KernelSpec& s) {
-  const auto kernels = cubinKernelResources(cubin);
-  const auto found = kernels.find(s.name);
-  if (found == kernels.end()) return "";
-  const KernelResources& k = found->second;
-  const int threads = static_cast<int>(s.launch.block[0] * s.launch.block[1] * s.launch.block[2]);
-  return ", " + std::to_string(k.registers) + " registers a thread (" +
-         std::to_string(residentBlocksByRegisters(k.registers, threads)) + " blocks of " + std::to_string(threads) +
-         " per SM by registers)" + (k.stackBytes >= 0 ? ", " + std::to_string(k.stackBytes) + " bytes of stack" : "");
+  const std::optional<KernelResources> k = cubinKernelResources(cubin, s.name);
+  if (!k) return "";
+  const int threads = s.launch.threadsPerBlock();
+  return ", " + std::to_string(k->registers) + " registers a thread (" +
+         std::to_string(residentBlocksByRegisters(k->registers, threads)) + " blocks of " + std::to_string(threads) +
+         " per SM by registers)" + (k->stackBytes >= 0 ? ", " + std::to_string(k->stackBytes) + " bytes of stack" : "");
 }
 
 Exit cmdCompile(const Args& a) {

@@ -15,6 +15,7 @@ struct LaunchConfig {
   std::array<uint32_t, 3> grid{1, 1, 1};
   std::array<uint32_t, 3> block{1, 1, 1};
   uint32_t dynamicSharedBytes = 0;
+  int threadsPerBlock() const { return static_cast<int>(block[0] * block[1] * block[2]); }
 };
 
 // Scratch memory owned by the runtime, one allocation per (kernel, stream). It is

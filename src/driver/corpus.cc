@@ -43,18 +43,15 @@ std::string reasonKey(const Error& e) {
 // Records kernel `k`'s occupancy by registers and its stack from its CUBIN.
 void noteResources(CorpusSummary& s, const std::string& file, const KernelSpec& k, const std::vector<char>& cubin) {
   ++s.cubins;
-  const auto kernels = cubinKernelResources(cubin);
-  const auto found = kernels.find(k.name);
-  if (found == kernels.end()) return;
-  const KernelResources& r = found->second;
-  const int threads = static_cast<int>(k.launch.block[0] * k.launch.block[1] * k.launch.block[2]);
-  // (At one register a thread only the limits of threads and blocks per SM bind.)
-  const int byThreads = residentBlocksByRegisters(1, threads), byRegisters = residentBlocksByRegisters(r.registers, threads);
+  const std::optional<KernelResources> r = cubinKernelResources(cubin, k.name);
+  if (!r) return;
+  const int threads = k.launch.threadsPerBlock();
+  const int byThreads = residentBlocksByThreads(threads), byRegisters = residentBlocksByRegisters(r->registers, threads);
   if (byRegisters < byThreads)
-    s.registerLimited.emplace_back(file, k.name + ": " + std::to_string(r.registers) + " registers, " +
+    s.registerLimited.emplace_back(file, k.name + ": " + std::to_string(r->registers) + " registers, " +
                                              std::to_string(byRegisters) + " of " + std::to_string(byThreads) +
                                              " blocks of " + std::to_string(threads) + " per SM");
-  if (r.stackBytes > 0) s.withStack.emplace_back(file, k.name + ": " + std::to_string(r.stackBytes) + " bytes of stack");
+  if (r->stackBytes > 0) s.withStack.emplace_back(file, k.name + ": " + std::to_string(r->stackBytes) + " bytes of stack");
 }
 
 }  // namespace

@@ -89,7 +89,6 @@ std::optional<std::string> symbolName(const Reader& r, const std::vector<Section
 
 std::map<std::string, KernelResources> cubinKernelResources(const std::vector<char>& cubin) {
   std::map<std::string, KernelResources> kernels;
-  std::map<std::string, int64_t> frames;
   const Reader r(cubin);
   if (cubin.size() < kSectionHeaderBytes || std::memcmp(cubin.data(), "\x7f" "ELF\x02\x01", 6) != 0) return kernels;
   const auto sections = sectionsOf(r);
@@ -109,7 +108,7 @@ std::map<std::string, KernelResources> cubinKernelResources(const std::vector<ch
           const auto name = symbol ? symbolName(r, *sections, *symbol) : std::nullopt;
           if (name && value && *attribute == kRegisterCount && *value >= 1 && *value <= kMostRegisters)
             kernels[*name].registers = static_cast<int>(*value);
-          if (name && value && *attribute == kFrameSize) frames[*name] = *value;
+          if (name && value && *attribute == kFrameSize) kernels[*name].stackBytes = *value;
         }
         p += 4 + uint64_t{*size};
       } else {
@@ -117,17 +116,28 @@ std::map<std::string, KernelResources> cubinKernelResources(const std::vector<ch
       }
     }
   }
-  for (const auto& [name, bytes] : frames)
-    if (kernels.count(name)) kernels[name].stackBytes = bytes;
+  std::erase_if(kernels, [](const auto& entry) { return entry.second.registers == 0; });  // a frame without a count
   return kernels;
 }
 
+std::optional<KernelResources> cubinKernelResources(const std::vector<char>& cubin, const std::string& name) {
+  const auto kernels = cubinKernelResources(cubin);
+  const auto found = kernels.find(name);
+  if (found == kernels.end()) return std::nullopt;
+  return found->second;
+}
+
+int residentBlocksByThreads(int threadsPerBlock) {
+  constexpr int kMaxBlocks = 32, kMaxWarps = 64, kWarp = 32;
+  return threadsPerBlock <= 0 ? 0 : std::min(kMaxBlocks, kMaxWarps / ((threadsPerBlock + kWarp - 1) / kWarp));
+}
+
 int residentBlocksByRegisters(int registers, int threadsPerBlock) {
-  constexpr int kRegistersPerSm = 65536, kAllocationUnit = 256, kMaxBlocks = 32, kMaxThreads = 2048, kWarp = 32;
+  constexpr int kRegistersPerSm = 65536, kAllocationUnit = 256, kWarp = 32;
   if (registers <= 0 || threadsPerBlock <= 0) return 0;
   const int warps = (threadsPerBlock + kWarp - 1) / kWarp;
   const int perWarp = (registers * kWarp + kAllocationUnit - 1) / kAllocationUnit * kAllocationUnit;
-  return std::min({kRegistersPerSm / (perWarp * warps), kMaxBlocks, kMaxThreads / (warps * kWarp)});
+  return std::min(kRegistersPerSm / (perWarp * warps), residentBlocksByThreads(threadsPerBlock));
 }
 
 }  // namespace polyred

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,9 +28,15 @@ struct KernelResources {
 // name; empty if the file is not such a CUBIN or has no register counts.
 std::map<std::string, KernelResources> cubinKernelResources(const std::vector<char>& cubin);
 
-// Blocks of `threadsPerBlock` threads that one SM of compute capability 9.0 holds at
-// `registers` per thread: 64K registers, allocated per warp in units of 256, at most
-// 32 blocks and 2048 threads. 0 if a block does not fit.
+// The resources of kernel `name` in `cubin`, if it records them.
+std::optional<KernelResources> cubinKernelResources(const std::vector<char>& cubin, const std::string& name);
+
+// Blocks of `threadsPerBlock` threads that one SM of compute capability 9.0 holds by
+// its limits of 32 blocks and 64 warps (2048 threads) alone.
+int residentBlocksByThreads(int threadsPerBlock);
+
+// The same with `registers` per thread as well: 64K registers, allocated per warp in
+// units of 256. 0 if a block does not fit.
 int residentBlocksByRegisters(int registers, int threadsPerBlock);
 
 }  // namespace polyred
