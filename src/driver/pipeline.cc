@@ -246,10 +246,10 @@ CompiledGraph compileGraph(const Graph& source, const CompileOptions& options) {
     const KernelPlan& plan = c.partition.kernels[k];
     const Bound& b = bound[k];
     // Only lane loads and stores (pr_load_lanes, pr_store_lanes) carry hints: a scalar
-    // kernel, one of strided lanes (every access scalar) or a y-reduce's column pairs
-    // (poly/vectorize.h) keeps plain accesses, and its dump says so.
-    CacheHintMode hintMode = b.vector.width > 1 && !b.vector.strided ? options.config.cacheHints : CacheHintMode::Off;
-    if (hintMode == CacheHintMode::Auto && !lanesTakeCacheHints(plan, b.vector)) hintMode = CacheHintMode::Off;
+    // kernel or one of strided lanes (every access scalar) keeps plain accesses, and its
+    // dump says so.
+    const CacheHintMode hintMode =
+        b.vector.width > 1 && !b.vector.strided ? options.config.cacheHints : CacheHintMode::Off;
     CacheHints hints =
         chooseCacheHints(plan, hintMode, kernelReads(c.partition, k, g), options.target.l2Bytes);
     dump("binding", plan.name + ": " + b.binding.toString() +

@@ -135,8 +135,9 @@ bool classifyAccesses(isl_ctx* ctx, const KernelPlan& p, Vectorization& vec) {
 constexpr int64_t kMinColumnsForLanes = 1024;
 constexpr int64_t kMinRowsForNarrowLanes = 8192;
 // Kept axes of 512 to 1023 columns of 8- and 16-bit data, in columns of at least 8192
-// rows, take column pairs (2- or 4-byte loads) without cache hints
-// (`--config=vector=2,evict=off`, H100, 2026-11-27, docs/results.md session 29), scalar
+// rows, take column pairs (2- or 4-byte loads) (`--config=vector=2,evict=off`, H100,
+// 2026-11-27, docs/results.md session 29; with the cache hints of every single-pass
+// kernel since session 36: sum f16 [21128,768] 17.38 -> 15.86 us on the H200), scalar
 // -> pairs: sum f16 [21128,768] over its rows 25.60 -> 21.38 us, and_bool 18.35 ->
 // 16.38, sum f16 [8192,768] 13.44 -> 12.50, Table 2's sg10 13.39 -> 12.45, wide_deep's
 // f16 [16000,512] 15.92 -> 14.83; wider data lost (max f32 [8192,768] 19.94 -> 24.10,
@@ -221,10 +222,6 @@ int laneLimitFor(int maxWidth, const KernelPlan& plan) {
   if (plan.M >= kMinColumnsForLanes) return plan.hasCompareAndSwapCombine() ? kColumnPairLanes : kNarrowColumnLanes;
   const bool pairs = plan.M >= kMinColumnsForPairs && widestLoadBytes(plan) <= kMaxColumnPairBytes;
   return pairs ? kColumnPairLanes : 1;
-}
-
-bool lanesTakeCacheHints(const KernelPlan& plan, const Vectorization& v) {
-  return !(plan.form == CanonicalForm::YReduce && plan.M < kMinColumnsForLanes && v.width == kColumnPairLanes);
 }
 
 // A row-resident kernel with masked lanes ran faster without unrolling its pass loops

@@ -78,10 +78,6 @@ struct Vectorization {
 // of at least 8192 rows, else none).
 Vectorization chooseVectorization(const KernelPlan& plan, int maxWidth = KernelConfig::kAuto);
 int laneLimitFor(int maxWidth, const KernelPlan& plan);
-// Whether the policy (`evict` auto) gives a kernel's lane loads and stores L2 hints
-// (poly/cache_hints.h): not a y-reduce's column pairs below 1024 columns (measured only
-// without hints: docs/results.md, session 29).
-bool lanesTakeCacheHints(const KernelPlan& plan, const Vectorization& v);
 
 // How far the kernel's accumulation and pointwise loops are unrolled: `requested`
 // (KernelConfig::unroll) unless auto; auto is KernelConfig::kDefaultUnroll, except for
