@@ -105,8 +105,12 @@ TEST(CubinInfo, CorpusWithNvrtcCountsRegisterLimitedKernels) {
   for (const auto& [count, files] : s.launchesPerGraph) launches += count * files;
   EXPECT_EQ(s.cubins, launches) << "one CUBIN per launched kernel";
   for (const auto& [file, what] : s.registerLimited) EXPECT_NE(what.find(" registers, "), std::string::npos) << file;
-  EXPECT_NE(s.toString().find("CUBINs (--nvrtc): " + std::to_string(launches) + ", below full occupancy by registers: " +
-                              std::to_string(s.registerLimited.size())),
+  // lstm's Reshape_Transpose 1513731845463005129 takes 36 registers unbounded and 32,
+  // with no spills, bound to 8 blocks (runtime/register_fit.h).
+  EXPECT_GE(s.registersFitted, 1);
+  EXPECT_NE(s.toString().find("CUBINs (--nvrtc): " + std::to_string(launches) +
+                              ", registers fitted: " + std::to_string(s.registersFitted) +
+                              ", below full occupancy by registers: " + std::to_string(s.registerLimited.size())),
             std::string::npos)
       << s.toString();
 }

@@ -31,10 +31,10 @@
 #include "driver/shard_run.h"
 #include "driver/tune_run.h"
 #include "frontend/composite_reader.h"
-#include "runtime/cubin_info.h"
 #include "runtime/executor.h"
 #include "runtime/kernel_cache.h"
 #include "runtime/nvrtc.h"
+#include "runtime/register_fit.h"
 #include "support/budget.h"
 #include "support/error.h"
 #include "support/printable.h"
@@ -171,17 +171,6 @@ void printLaunch(const CompiledGraph& c) {
   }
 }
 
-// ", N registers a thread (B blocks of T threads per SM by registers), S bytes of
-// stack" from the CUBIN's own records (runtime/cubin_info.h), or nothing if it has none.
-std::string resourcesNote(const std::vector<char>& cubin, const KernelSpec& s) {
-  const std::optional<KernelResources> k = cubinKernelResources(cubin, s.name);
-  if (!k) return "";
-  const int threads = s.launch.threadsPerBlock();
-  return ", " + std::to_string(k->registers) + " registers a thread (" +
-         std::to_string(residentBlocksByRegisters(k->registers, threads)) + " blocks of " + std::to_string(threads) +
-         " per SM by registers)" + (k->stackBytes >= 0 ? ", " + std::to_string(k->stackBytes) + " bytes of stack" : "");
-}
-
 Exit cmdCompile(const Args& a) {
   Exit worst = Exit::Ok;
   Target target = targetFromFlags(a);
@@ -208,9 +197,12 @@ Exit cmdCompile(const Args& a) {
       }
       if (a.has("nvrtc"))
         for (const KernelSpec& s : c.program.kernels) {
-          NvrtcResult r = timings.measure("nvrtc", [&] { return compileCuda(s.source, s.name, target.ccMajor, target.ccMinor); });
-          std::cout << "// NVRTC: " << s.name << " -> " << r.cubin.size() << " bytes of CUBIN for " << target.name
-                    << resourcesNote(r.cubin, s) << "\n";
+          const RegisterFit fit = timings.measure("nvrtc", [&] {
+            return fitRegisters(s, {s.name, s.source, target.ccMajor, target.ccMinor, {}}, uncachedNvrtc());
+          });
+          const std::string resources = fit.describe(s.launch.threadsPerBlock());
+          std::cout << "// NVRTC: " << s.name << " -> " << fit.cubin->size() << " bytes of CUBIN for " << target.name
+                    << (resources.empty() ? "" : ", " + resources) << "\n";
         }
       timings.print(file);
       return Exit::Ok;

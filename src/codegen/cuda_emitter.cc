@@ -80,8 +80,14 @@ class KernelEmitter : private AccumulatorNames {
     if (!cache_.empty()) os << "#include \"polyred_row_cache.cuh\"\n\n";
     if (!stage_.empty()) os << "#include \"polyred_row_stage.cuh\"\n\n";
     emitCombiners(os);
-    os << "extern \"C\" __global__ void __launch_bounds__(" << k_.binding.threadsPerBlock()
-       << (stage_.empty() ? "" : ", " + std::to_string(stage_.blocksPerSM)) << ") " << p_.name << "(";
+    // A row stage sets its own blocks per SM; other kernels leave them to the runtime.
+    spec.registerFit = stage_.empty() ? o_.registerFit : RegisterFitMode::Off;
+    if (spec.registerFit != RegisterFitMode::Off)
+      os << "extern \"C\" __global__ void POLYRED_LAUNCH_BOUNDS(" << k_.binding.threadsPerBlock() << ") ";
+    else
+      os << "extern \"C\" __global__ void __launch_bounds__(" << k_.binding.threadsPerBlock()
+         << (stage_.empty() ? "" : ", " + std::to_string(stage_.blocksPerSM)) << ") ";
+    os << p_.name << "(";
     std::vector<KernelPart::Param> params = emitParams(spec.workspaces);
     for (size_t k = 0; k < params.size(); ++k) {
       os << (k ? ",\n    " : "\n    ") << params[k].declaration;

@@ -37,6 +37,9 @@ struct CodegenOptions {
   // (codegen/row_stage.h; KernelConfig's `stage` knob), on sm_90 and later.
   RowStageMode rowStage = RowStageMode::Auto;
   int ccMajor = 9;
+  // How kernels without a launch bound of their own (a row stage's) let the runtime
+  // fit their registers (KernelSpec::registerFit; KernelConfig's `regfit` knob).
+  RegisterFitMode registerFit = RegisterFitMode::Auto;
 };
 
 // What every generated translation unit starts with: the precision macros `options`

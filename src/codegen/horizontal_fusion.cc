@@ -77,7 +77,9 @@ KernelSpec fuseHorizontally(const Graph& g, const std::vector<const PolyKernel*>
      << deviceLibraryPrelude(options, std::any_of(parts.begin(), parts.end(),
                                                   [](const PolyKernel* k) { return k->plan.hasScan(); }))
      << code.str();
-  os << "extern \"C\" __global__ void __launch_bounds__(" << threads << ") " << name << "(";
+  spec.registerFit = options.registerFit;
+  os << "extern \"C\" __global__ void "
+     << (spec.registerFit != RegisterFitMode::Off ? "POLYRED_LAUNCH_BOUNDS(" : "__launch_bounds__(") << threads << ") " << name << "(";
   for (size_t d = 0; d < declarations.size(); ++d) os << (d ? ",\n    " : "\n    ") << declarations[d];
   os << ") {\n  const unsigned b = blockIdx.x;\n" << dispatch.str() << "}\n";
   spec.source = os.str();

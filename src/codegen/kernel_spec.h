@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "poly/kernel_config.h"
+
 namespace polyred {
 
 struct LaunchConfig {
@@ -66,6 +68,10 @@ struct KernelSpec {
   std::vector<WorkspaceSpec> workspaces;
   std::vector<LaunchPart> parts;  // empty unless several kernels share this launch
   std::vector<OutputInit> initFirst;
+  // Unless Off, the kernel's launch bound is POLYRED_LAUNCH_BOUNDS(threads) (the device
+  // library): the runtime may compile it asking for more blocks per SM
+  // (runtime/register_fit.h; KernelConfig's `regfit` knob).
+  RegisterFitMode registerFit = RegisterFitMode::Off;
 };
 
 // After the last launch: `bytes` of temporary `temporary` copied into graph output

@@ -10,6 +10,15 @@
 
 #include "polyred_division.cuh"
 
+// A generated kernel's launch bound: its threads per block and, when the runtime fits
+// its registers (runtime/register_fit.h, NVRTC option -DPOLYRED_MIN_BLOCKS_PER_SM=n),
+// the blocks per SM ptxas must leave room for.
+#ifdef POLYRED_MIN_BLOCKS_PER_SM
+#define POLYRED_LAUNCH_BOUNDS(threads) __launch_bounds__(threads, POLYRED_MIN_BLOCKS_PER_SM)
+#else
+#define POLYRED_LAUNCH_BOUNDS(threads) __launch_bounds__(threads)
+#endif
+
 // Integer negation that ptxas cannot miscompile. ptxas of CUDA 13.0 (V13.0.88, sm_90)
 // drops the negation of a 32-bit value that feeds two same-kind integer min or max:
 // min(min(-a, b), c) comes out as min(-max(a, b), c), an unrolled min/max reduction of

@@ -9,6 +9,7 @@
 #include "interp/random_inputs.h"
 #include "interp/reference.h"
 #include "runtime/kernel_cache.h"
+#include "runtime/register_fit.h"
 #include "support/error.h"
 
 namespace polyred {
@@ -151,7 +152,8 @@ void writeArtifacts(const CompiledGraph& c, const CompileOptions& options, const
     writeFile(dir / (k.name + ".cu"), k.source);
     if (!artifacts.cubin) continue;
     CompileRequest request{k.name, k.source, options.target.ccMajor, options.target.ccMinor, {}};
-    KernelCache::Cubin cubin = KernelCache::global().cubin(request);
+    KernelCache& cache = KernelCache::global();
+    KernelCache::Cubin cubin = fitRegisters(k, request, [&](const CompileRequest& r) { return cache.cubin(r); }).cubin;
     writeFile(dir / (k.name + ".cubin"), cubin->data(), cubin->size());
   }
   Json manifest = manifestJson(c, options);

@@ -12,6 +12,7 @@
 #include "frontend/composite_reader.h"
 #include "runtime/cubin_info.h"
 #include "runtime/nvrtc.h"
+#include "runtime/register_fit.h"
 #include "support/error.h"
 #include "support/printable.h"
 
@@ -41,16 +42,19 @@ std::string reasonKey(const Error& e) {
 }
 
 // Records kernel `k`'s occupancy by registers and its stack from its CUBIN.
-void noteResources(CorpusSummary& s, const std::string& file, const KernelSpec& k, const std::vector<char>& cubin) {
+void noteResources(CorpusSummary& s, const std::string& file, const KernelSpec& k, const Target& target) {
   ++s.cubins;
-  const std::optional<KernelResources> r = cubinKernelResources(cubin, k.name);
+  const RegisterFit fit = fitRegisters(k, {k.name, k.source, target.ccMajor, target.ccMinor, {}}, uncachedNvrtc());
+  if (fit.keptBlocks > 0) ++s.registersFitted;
+  const std::optional<KernelResources> r = cubinKernelResources(*fit.cubin, k.name);
   if (!r) return;
   const int threads = k.launch.threadsPerBlock();
   const int byThreads = residentBlocksByThreads(threads), byRegisters = residentBlocksByRegisters(r->registers, threads);
   if (byRegisters < byThreads)
     s.registerLimited.emplace_back(file, k.name + ": " + std::to_string(r->registers) + " registers, " +
                                              std::to_string(byRegisters) + " of " + std::to_string(byThreads) +
-                                             " blocks of " + std::to_string(threads) + " per SM");
+                                             " blocks of " + std::to_string(threads) + " per SM" +
+                                             (fit.keptBlocks > 0 ? " (fitted)" : ""));
   if (r->stackBytes > 0) s.withStack.emplace_back(file, k.name + ": " + std::to_string(r->stackBytes) + " bytes of stack");
 }
 
@@ -88,7 +92,7 @@ CorpusSummary runCorpus(const std::string& dir, const CorpusOptions& o, std::ost
       }
       if (o.nvrtc)
         for (const KernelSpec& k : c.program.kernels)
-          noteResources(s, rel, k, compileCuda(k.source, k.name, o.target.ccMajor, o.target.ccMinor).cubin);
+          noteResources(s, rel, k, o.target);
       CpuCheckReport cpu = checkOnCpu(c, 1, o.maxPoints, o.deterministic);
       if (!cpu.ok) {
         s.failures.emplace_back(rel, "CPU check: " + cpu.message);
@@ -154,7 +158,8 @@ std::string CorpusSummary::toString() const {
     for (const auto& [f, why] : multiLaunch) os << "  " << f << "\n" << why;
   }
   if (cubins > 0) {
-    os << "CUBINs (--nvrtc): " << cubins << ", below full occupancy by registers: " << registerLimited.size()
+    os << "CUBINs (--nvrtc): " << cubins << ", registers fitted: " << registersFitted
+       << ", below full occupancy by registers: " << registerLimited.size()
        << ", with a stack frame: " << withStack.size() << "\n";
     for (const auto& [f, what] : registerLimited) os << "  " << f << ": " << what << "\n";
     for (const auto& [f, what] : withStack) os << "  " << f << ": " << what << "\n";

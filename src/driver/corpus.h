@@ -42,6 +42,7 @@ struct CorpusSummary {
   // fewer blocks per SM than their threads would (file, "kernel: N registers, B of F
   // blocks of T"), or that have a stack frame (spills or local arrays).
   int cubins = 0;
+  int registersFitted = 0;  // CUBINs compiled under a bound that won blocks per SM (runtime/register_fit.h)
   std::vector<std::pair<std::string, std::string>> registerLimited, withStack;
   std::string toString() const;
 };

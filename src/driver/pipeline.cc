@@ -267,7 +267,8 @@ CompiledGraph compileGraph(const Graph& source, const CompileOptions& options) {
   const CodegenOptions codegen{options.deterministic,          options.config.unroll,
                                options.fastExp,                options.config.rowCache,
                                options.target.sharedBytesPerBlock(), options.config.rowStage,
-                               options.target.ccMajor};
+                               options.target.ccMajor,
+                               options.config.registerFit};
   for (const LaunchGroup& group : groups)
     for (const std::vector<int>& members : splitBySharedMemory(group, c.kernels)) {
       KernelSpec spec = timed(ms, "cuda", [&] {

@@ -47,6 +47,9 @@ std::string combineText(CombineMode m) {
     if (n.mode == m) return std::string(",combine=") + n.name;
   return "";
 }
+std::string registerFitText(RegisterFitMode m) {
+  return m == RegisterFitMode::Off ? ",regfit=off" : m == RegisterFitMode::Force ? ",regfit=force" : "";
+}
 std::string rowCacheText(RowCacheMode m) {
   return m == RowCacheMode::Registers ? ",cache=regs" : autoOnOffText("cache", m);
 }
@@ -66,7 +69,7 @@ std::string KernelConfig::toString() const {
   return "threads=" + std::to_string(threadsPerBlock) + ",items=" + knob(itemsPerThread) +
          ",vector=" + knob(maxVectorWidth) + (unroll == kAuto ? "" : ",unroll=" + std::to_string(unroll)) +
          rowCacheText(rowCache) + cacheHintsText(cacheHints) + autoOnOffText("stage", rowStage) + combineText(combine) +
-         autoOnOffText("transpose", transposeTiles);
+         autoOnOffText("transpose", transposeTiles) + registerFitText(registerFit);
 }
 
 namespace {
@@ -119,6 +122,13 @@ KernelConfig KernelConfig::parse(const std::string& text, const std::string& wha
       c.combine = named->mode;
       continue;
     }
+    if (key == "regfit") {
+      if (value == "auto") c.registerFit = RegisterFitMode::Auto;
+      else if (value == "off") c.registerFit = RegisterFitMode::Off;
+      else if (value == "force") c.registerFit = RegisterFitMode::Force;
+      else throw Error(what + ": regfit must be auto, off or force");
+      continue;
+    }
     const int v = automatic ? kAuto : parseField(key, value, what);
     if (key == "threads") {
       if (!isPow2(v) || v < 32 || v > 1024) throw Error(what + ": threads must be a power of two in 32..1024");
@@ -133,7 +143,7 @@ KernelConfig KernelConfig::parse(const std::string& text, const std::string& wha
       if (!automatic && (v < 1 || v > 32)) throw Error(what + ": unroll must be auto or in 1..32");
       c.unroll = v;
     } else {
-      throw Error(what + ": unknown knob '" + key + "' (threads, items, vector, unroll, cache, evict, stage, combine, transpose)");
+      throw Error(what + ": unknown knob '" + key + "' (threads, items, vector, unroll, cache, evict, stage, combine, transpose, regfit)");
     }
   }
   return c;

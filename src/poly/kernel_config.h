@@ -37,6 +37,11 @@
 //            than its stores goes through shared memory a tile at a time
 //            (poly/transpose_tiling.h). auto: stores along rows of at least 32
 //            elements, kernels moving at least 2 MB; on: wherever a load transposes
+//   regfit   auto, off or force: a kernel whose registers hold fewer blocks per SM
+//            than its threads and shared memory allow is compiled again under a launch
+//            bound asking for those blocks, kept where that adds no stack frame (no
+//            spills; runtime/register_fit.h). off: the registers ptxas picks on its
+//            own; force: the bound for all those blocks, spills or not
 #pragma once
 
 #include <string>
@@ -53,6 +58,8 @@ enum class CacheHintMode : unsigned char { Auto, On, Off, Stream };
 enum class CombineMode : unsigned char { Auto, Atomic, Partials };
 // KernelConfig::transposeTiles.
 enum class TransposeTileMode : unsigned char { Auto, On, Off };
+// KernelConfig::registerFit.
+enum class RegisterFitMode : unsigned char { Auto, Off, Force };
 
 struct KernelConfig {
   static constexpr int kAuto = 0;
@@ -65,6 +72,7 @@ struct KernelConfig {
   RowStageMode rowStage = RowStageMode::Auto;
   CombineMode combine = CombineMode::Auto;
   TransposeTileMode transposeTiles = TransposeTileMode::Auto;
+  RegisterFitMode registerFit = RegisterFitMode::Auto;
 
   static constexpr int kDefaultUnroll = 4;
   int unrollFactor() const { return unroll == kAuto ? kDefaultUnroll : unroll; }
@@ -72,7 +80,7 @@ struct KernelConfig {
   bool operator==(const KernelConfig&) const = default;
   bool isDefault() const { return *this == KernelConfig{}; }
   // "threads=256,items=auto,vector=16" (",unroll=8", ",cache=off" / "=regs", ",evict=on", ",stage=off",
-  // ",combine=partials", ",transpose=off" unless auto)
+  // ",combine=partials", ",transpose=off", ",regfit=off" unless auto)
   std::string toString() const;
   // Throws polyred::Error naming the bad field; `what` names the source (an option,
   // a database entry) in the message.

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstring>
 #include <optional>
+#include <string_view>
 
 namespace polyred {
 
@@ -21,6 +22,13 @@ constexpr size_t kSymbolBytes = 24;
 constexpr uint8_t kFormatHalf = 3, kFormatSized = 4;
 constexpr uint8_t kRegisterCount = 0x2f, kFrameSize = 0x11;
 constexpr uint32_t kMostRegisters = 255;  // a thread's registers on every sm_50+ GPU
+// A kernel's static shared memory is the size of its section .nv.shared.<kernel>.
+constexpr std::string_view kSharedPrefix = ".nv.shared.";
+constexpr uint64_t kMostSharedBytes = 1 << 30;  // caps a corrupt size
+// An sm_90 SM: 64K registers, allocated per warp in units of 256; 228 KiB of shared
+// memory, of which each block takes 1 KiB more than it asks for.
+constexpr int kRegistersPerSm = 65536, kRegisterUnit = 256, kWarp = 32;
+constexpr int64_t kSharedBytesPerSm = 228 * 1024, kSharedBytesReservedPerBlock = 1024;
 
 class Reader {
  public:
@@ -117,6 +125,12 @@ std::map<std::string, KernelResources> cubinKernelResources(const std::vector<ch
     }
   }
   std::erase_if(kernels, [](const auto& entry) { return entry.second.registers == 0; });  // a frame without a count
+  for (const Section& s : *sections) {
+    const auto kernel = kernels.find(s.name.substr(std::min(s.name.size(), kSharedPrefix.size())));
+    if (s.name.starts_with(kSharedPrefix) && kernel != kernels.end() && s.size >= kSharedBytesReservedPerBlock)
+      kernel->second.staticSharedBytes =
+          static_cast<int64_t>(std::min<uint64_t>(s.size, kMostSharedBytes)) - kSharedBytesReservedPerBlock;
+  }
   return kernels;
 }
 
@@ -128,16 +142,28 @@ std::optional<KernelResources> cubinKernelResources(const std::vector<char>& cub
 }
 
 int residentBlocksByThreads(int threadsPerBlock) {
-  constexpr int kMaxBlocks = 32, kMaxWarps = 64, kWarp = 32;
+  constexpr int kMaxBlocks = 32, kMaxWarps = 64;
   return threadsPerBlock <= 0 ? 0 : std::min(kMaxBlocks, kMaxWarps / ((threadsPerBlock + kWarp - 1) / kWarp));
 }
 
 int residentBlocksByRegisters(int registers, int threadsPerBlock) {
-  constexpr int kRegistersPerSm = 65536, kAllocationUnit = 256, kWarp = 32;
   if (registers <= 0 || threadsPerBlock <= 0) return 0;
   const int warps = (threadsPerBlock + kWarp - 1) / kWarp;
-  const int perWarp = (registers * kWarp + kAllocationUnit - 1) / kAllocationUnit * kAllocationUnit;
+  const int perWarp = (registers * kWarp + kRegisterUnit - 1) / kRegisterUnit * kRegisterUnit;
   return std::min(kRegistersPerSm / (perWarp * warps), residentBlocksByThreads(threadsPerBlock));
+}
+
+int residentBlocksBySharedMemory(int64_t sharedBytes, int threadsPerBlock) {
+  if (sharedBytes < 0 || threadsPerBlock <= 0) return 0;
+  const int64_t blocks = kSharedBytesPerSm / (sharedBytes + kSharedBytesReservedPerBlock);
+  return static_cast<int>(std::min<int64_t>(blocks, residentBlocksByThreads(threadsPerBlock)));
+}
+
+int registerBudget(int blocks, int threadsPerBlock) {
+  if (blocks <= 0 || threadsPerBlock <= 0) return 0;
+  const int warps = (threadsPerBlock + kWarp - 1) / kWarp;
+  const int perWarp = kRegistersPerSm / (blocks * warps) / kRegisterUnit * kRegisterUnit;
+  return std::min(perWarp / kWarp / 8 * 8, static_cast<int>(kMostRegisters));
 }
 
 }  // namespace polyred

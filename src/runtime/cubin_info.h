@@ -22,6 +22,10 @@ namespace polyred {
 struct KernelResources {
   int registers = 0;        // a thread's registers (EIATTR_REGCOUNT)
   int64_t stackBytes = -1;  // a thread's local-memory frame: spills, local arrays (EIATTR_FRAME_SIZE); -1 unknown
+  // A block's own __shared__ arrays: the size of section .nv.shared.<kernel>, less the
+  // 1 KiB that section also counts on sm_90 (the system's per-block reservation:
+  // an array of 46 KiB makes a section of 47 KiB, NVRTC and nvcc 13.0).
+  int64_t staticSharedBytes = 0;
 };
 
 // The resources of each kernel in `cubin` (an ELF64 little-endian CUBIN), by kernel
@@ -38,5 +42,14 @@ int residentBlocksByThreads(int threadsPerBlock);
 // The same with `registers` per thread as well: 64K registers, allocated per warp in
 // units of 256. 0 if a block does not fit.
 int residentBlocksByRegisters(int registers, int threadsPerBlock);
+
+// The same with `sharedBytes` of shared memory per block (static and dynamic) instead
+// of registers: 228 KiB an SM, of which each block takes 1 KiB more than it asks for.
+int residentBlocksBySharedMemory(int64_t sharedBytes, int threadsPerBlock);
+
+// The most registers a thread may have for `blocks` blocks of `threadsPerBlock` threads
+// to fit one SM (a multiple of 8, at most 255): what ptxas holds a kernel to under
+// __launch_bounds__(threadsPerBlock, blocks). 0 if no count does.
+int registerBudget(int blocks, int threadsPerBlock);
 
 }  // namespace polyred

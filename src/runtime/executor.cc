@@ -11,7 +11,9 @@
 
 #include "runtime/cuda_driver.h"
 #include "runtime/kernel_cache.h"
+#include "runtime/register_fit.h"
 #include "support/error.h"
+#include "support/parallel.h"
 
 namespace polyred {
 namespace {
@@ -253,7 +255,7 @@ struct StreamResources {
 };
 
 LoadedKernel loadKernel(const KernelSpec& spec, const DeviceInfo& device) {
-  KernelCache::Cubin cubin = KernelCache::global().cubin(compileRequest(spec, device));
+  KernelCache::Cubin cubin = fittedCubin(spec, device);
   LoadedKernel kernel{spec.launch, spec.params, spec.workspaces, spec.initFirst, nullptr, nullptr};
   CUmodule module = nullptr;
   check(driver().cuModuleLoadData(&module, cubin->data()), "cuModuleLoadData(" + spec.name + ")");
@@ -280,11 +282,22 @@ CompileRequest compileRequest(const KernelSpec& spec, const DeviceInfo& device) 
   return CompileRequest{spec.name, spec.source, device.ccMajor, device.ccMinor, {}};
 }
 
+KernelCache::Cubin fittedCubin(const KernelSpec& spec, const DeviceInfo& device) {
+  KernelCache& cache = KernelCache::global();
+  return fitRegisters(spec, compileRequest(spec, device), [&](const CompileRequest& r) { return cache.cubin(r); }).cubin;
+}
+
 void warmKernelCache(std::span<const Program* const> programs, const DeviceInfo& device) {
-  std::vector<CompileRequest> requests;
+  if (!KernelCache::global().config().enabled) return;  // every load compiles again
+  std::vector<const KernelSpec*> specs;
   for (const Program* p : programs)
-    for (const KernelSpec& spec : p->kernels) requests.push_back(compileRequest(spec, device));
-  KernelCache::global().warm(requests, std::thread::hardware_concurrency());
+    for (const KernelSpec& spec : p->kernels) specs.push_back(&spec);
+  parallelFor(specs.size(), std::thread::hardware_concurrency(), [&](size_t k) {
+    try {
+      fittedCubin(*specs[k], device);
+    } catch (const std::exception&) {  // reported when the kernel is loaded
+    }
+  });
 }
 
 struct CompiledProgram::State {

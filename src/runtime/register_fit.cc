@@ -1,0 +1,76 @@
+// Register fitting: compile, read the registers from the CUBIN, and compile again under
+// a launch bound where the registers cost blocks per SM.
+#include "runtime/register_fit.h"
+
+#include <algorithm>
+
+#include "runtime/nvrtc.h"
+
+namespace polyred {
+
+namespace {
+
+// A bounded CUBIN is kept when ptxas needed no more local memory for it than for the
+// free one: the bound cost no spills.
+bool spillsNothing(const KernelResources& bounded, const KernelResources& free) {
+  return bounded.stackBytes >= 0 && bounded.stackBytes <= std::max<int64_t>(free.stackBytes, 0);
+}
+
+std::string resourcesText(const KernelResources& r) {
+  return std::to_string(r.registers) + " registers, " +
+         (r.stackBytes > 0 ? std::to_string(r.stackBytes) + " bytes of stack" : std::string("no stack"));
+}
+
+}  // namespace
+
+CubinCompiler uncachedNvrtc() {
+  return [](const CompileRequest& r) {
+    return std::make_shared<const std::vector<char>>(
+        compileCuda(r.source, r.name, r.ccMajor, r.ccMinor, r.options).cubin);
+  };
+}
+
+CompileRequest withMinBlocksPerSM(CompileRequest request, int blocks) {
+  request.options.push_back("-DPOLYRED_MIN_BLOCKS_PER_SM=" + std::to_string(blocks));
+  return request;
+}
+
+RegisterFit fitRegisters(const KernelSpec& spec, const CompileRequest& request, const CubinCompiler& compile) {
+  RegisterFit fit;
+  fit.cubin = compile(request);
+  if (spec.registerFit == RegisterFitMode::Off) return fit;
+  fit.free = cubinKernelResources(*fit.cubin, spec.name);
+  if (!fit.free) return fit;
+  const int threads = spec.launch.threadsPerBlock();
+  fit.freeBlocks = residentBlocksByRegisters(fit.free->registers, threads);
+  const int64_t sharedBytes = fit.free->staticSharedBytes + spec.launch.dynamicSharedBytes;
+  fit.targetBlocks = std::min(residentBlocksByThreads(threads), residentBlocksBySharedMemory(sharedBytes, threads));
+  // Each count of blocks that allows more registers than the next larger one, from the
+  // target down (256 threads: 8, 6, 5 blocks for 32, 40, 48 registers).
+  for (int blocks = fit.targetBlocks; blocks > fit.freeBlocks; --blocks) {
+    if (blocks < fit.targetBlocks && registerBudget(blocks, threads) == registerBudget(blocks + 1, threads)) continue;
+    KernelCache::Cubin bounded = compile(withMinBlocksPerSM(request, blocks));
+    const std::optional<KernelResources> resources = cubinKernelResources(*bounded, spec.name);
+    fit.attempts.push_back({blocks, resources});
+    if (resources && (spec.registerFit == RegisterFitMode::Force || spillsNothing(*resources, *fit.free))) {
+      fit.cubin = std::move(bounded);
+      fit.keptBlocks = blocks;
+      break;
+    }
+  }
+  return fit;
+}
+
+std::string RegisterFit::describe(int threadsPerBlock) const {
+  if (!free) return "";
+  std::string text = resourcesText(*free) + " (" + std::to_string(freeBlocks) + " blocks of " +
+                     std::to_string(threadsPerBlock) + " per SM by registers";
+  text += freeBlocks < targetBlocks ? ", " + std::to_string(targetBlocks) + " by threads and shared memory)" : ")";
+  for (const Attempt& a : attempts)
+    text += "; bound to " + std::to_string(a.blocks) + " blocks: " +
+            (a.resources ? resourcesText(*a.resources) : std::string("no counts in the CUBIN")) +
+            (a.blocks == keptBlocks ? " -- kept" : "");
+  return text;
+}
+
+}  // namespace polyred

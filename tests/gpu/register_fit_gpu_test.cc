@@ -1,0 +1,50 @@
+// Kernels whose registers the runtime fit under a launch bound (runtime/register_fit.h)
+// run on the GPU and match the reference, launch after launch. Each file is one whose
+// kernel NVRTC 13.0 fits (tests/register_fit_test.cc checks the fit itself); the test
+// asserts that the CUBIN launched is the bounded one, so it cannot pass on the free one.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "driver/gpu_run.h"
+#include "frontend/composite_reader.h"
+#include "gpu/gpu_compile.h"
+#include "runtime/executor.h"
+#include "runtime/register_fit.h"
+
+using namespace polyred;
+
+namespace {
+
+const char* const kFittedFiles[] = {
+    "tests/data/register_fit/welford_var_mean_32x64x56x56.json",
+    "tests/data/akg/lstm/level0/Fused_Reshape_Transpose_fusion_1513731845463005129.info",
+    "tests/data/akg/wide_deep/level0/Fused_Reshape_Mul_ReduceSum_InplaceAssign_atomic_add_10912282530351876356.info",
+    "tests/data/akg/bert_base/level1_1/"
+    "Fused_Sub_Mul_Cast_Add_Mul_Mul_Cast_ReduceSum_Cast_Mul_Mul_Mul_Cast_Cast_split_2064822437108558077.info",
+};
+
+}  // namespace
+
+TEST(RegisterFitGpu, FittedKernelsMatchTheReference) {
+  std::string why;
+  if (!gpuAvailable(&why)) GTEST_SKIP() << "no GPU: " << why;
+  const Target target = currentTarget();
+  for (const char* file : kFittedFiles) {
+    const CompiledGraph c = test_support::compileForGpu(readCompositeFile(std::string(POLYRED_SOURCE_DIR) + "/" + file));
+    int bounded = 0;
+    KernelCache& cache = KernelCache::global();
+    for (const KernelSpec& spec : c.program.kernels) {
+      const CompileRequest request{spec.name, spec.source, target.ccMajor, target.ccMinor, {}};
+      const RegisterFit fit = fitRegisters(spec, request, [&](const CompileRequest& r) { return cache.cubin(r); });
+      if (fit.keptBlocks > 0) ++bounded;
+    }
+    EXPECT_GE(bounded, 1) << file << ": no kernel was bound, so the test would run the free CUBIN";
+    GpuRunOptions o;
+    o.time = false;
+    o.repeatChecks = 3;
+    const GpuRunReport r = runOnGpu(c, o);
+    EXPECT_TRUE(r.ok) << file << "\n" << r.check;
+    EXPECT_TRUE(r.bitwiseRepeatable) << file;
+  }
+}

@@ -1,0 +1,154 @@
+// Register fitting (runtime/register_fit.h): a kernel whose registers cost blocks per
+// SM is compiled again under a launch bound, and the bounded CUBIN is kept only where
+// ptxas fit it without spilling. Compiled by NVRTC; no GPU needed.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "driver/pipeline.h"
+#include "frontend/composite_reader.h"
+#include "lowering_helpers.h"
+#include "runtime/register_fit.h"
+
+namespace polyred {
+namespace {
+
+RegisterFit fitted(const KernelSpec& spec) {
+  return fitRegisters(spec, {spec.name, spec.source, 9, 0, {}}, uncachedNvrtc());
+}
+
+// A handmade kernel of 256 threads that leaves its bound to the runtime.
+KernelSpec handmade(const std::string& name, const std::string& body, uint32_t dynamicSharedBytes = 0) {
+  KernelSpec spec;
+  spec.name = name;
+  spec.source = "#include \"polyred_elementwise.cuh\"\nextern \"C\" __global__ void POLYRED_LAUNCH_BOUNDS(256) " +
+                name + body;
+  spec.launch.block = {256, 1, 1};
+  spec.launch.dynamicSharedBytes = dynamicSharedBytes;
+  spec.registerFit = RegisterFitMode::Auto;
+  return spec;
+}
+
+// `sums` independent accumulators live across a loop: more than 32 registers unbounded.
+std::string manySums(int sums, const std::string& sharedArray = "") {
+  const std::string n = std::to_string(sums);
+  return "(const float* in, float* out, int n) {\n" + sharedArray + "  float s[" + n +
+         "];\n#pragma unroll\n  for (int k = 0; k < " + n + "; ++k) s[k] = 0.0f;\n  for (int i = threadIdx.x; i < n; i += " +
+         n + " * blockDim.x) {\n#pragma unroll\n    for (int k = 0; k < " + n +
+         "; ++k) s[k] += in[i + k * blockDim.x] * (k + 1);\n  }\n#pragma unroll\n  for (int k = 0; k < " + n +
+         "; ++k) out[threadIdx.x * " + n + " + k] = s[k];\n" +
+         (sharedArray.empty() ? "" : "  out[0] += tile[threadIdx.x];\n") + "}\n";
+}
+
+// #13's var_mean shape with Welford declared in the composite file (bench/make_tuple_workloads.py).
+Graph welfordVarMean() {
+  return readCompositeFile(std::string(POLYRED_SOURCE_DIR) + "/tests/data/register_fit/welford_var_mean_32x64x56x56.json");
+}
+
+TEST(RegisterFit, WelfordVarMeanIsBoundToFullOccupancyWithoutSpills) {
+  // 34 registers unbounded under NVRTC 13.0 (6 blocks of 256 per SM), 32 bound to 8
+  // blocks, no stack either way (docs/results.md, session 35).
+  const CompiledGraph c = test_support::compileWithKnobs(welfordVarMean(), "");
+  ASSERT_EQ(c.program.kernels.size(), 1u);
+  const KernelSpec& spec = c.program.kernels[0];
+  ASSERT_EQ(spec.registerFit, RegisterFitMode::Auto);
+  EXPECT_NE(spec.source.find("POLYRED_LAUNCH_BOUNDS(256)"), std::string::npos);
+  const RegisterFit fit = fitted(spec);
+  ASSERT_TRUE(fit.free.has_value());
+  ASSERT_LT(fit.freeBlocks, 8) << fit.describe(256) << " (the fit has nothing to do: a new NVRTC?)";
+  EXPECT_EQ(fit.targetBlocks, 8);
+  EXPECT_EQ(fit.keptBlocks, 8) << fit.describe(256);
+  const KernelResources kept = cubinKernelResources(*fit.cubin, spec.name).value();
+  EXPECT_LE(kept.registers, 32);
+  EXPECT_EQ(kept.stackBytes, 0);
+  EXPECT_NE(fit.describe(256).find("bound to 8 blocks: 32 registers, no stack -- kept"), std::string::npos)
+      << fit.describe(256);
+}
+
+TEST(RegisterFit, TheKnobTurnsItOff) {
+  const CompiledGraph c = test_support::compileWithKnobs(welfordVarMean(), "regfit=off");
+  const KernelSpec& spec = c.program.kernels.at(0);
+  EXPECT_EQ(spec.registerFit, RegisterFitMode::Off);
+  EXPECT_NE(spec.source.find("__launch_bounds__(256) "), std::string::npos);
+  const RegisterFit fit = fitted(spec);
+  EXPECT_TRUE(fit.attempts.empty());
+  EXPECT_EQ(fit.keptBlocks, 0);
+  EXPECT_EQ(KernelConfig::parse("regfit=off", "test").toString(), "threads=256,items=auto,vector=auto,regfit=off");
+  EXPECT_EQ(KernelConfig::parse("regfit=force", "test").registerFit, RegisterFitMode::Force);
+  EXPECT_THROW(KernelConfig::parse("regfit=on", "test"), Error);
+}
+
+TEST(RegisterFit, ABoundThatSpillsIsNotKept) {
+  // 24 sums need more than 32 registers: bound to 8 blocks, ptxas spills; the fit goes on
+  // to 6 blocks (40 registers), and keeps a bound only where nothing spilled.
+  const KernelSpec spec = handmade("many_sums", manySums(24));
+  const RegisterFit fit = fitted(spec);
+  ASSERT_TRUE(fit.free.has_value());
+  ASSERT_LT(fit.freeBlocks, 8) << fit.describe(256);
+  ASSERT_FALSE(fit.attempts.empty());
+  EXPECT_EQ(fit.attempts[0].blocks, 8);
+  ASSERT_TRUE(fit.attempts[0].resources.has_value());
+  EXPECT_GT(fit.attempts[0].resources->stackBytes, 0) << "24 sums in 32 registers spill";
+  EXPECT_NE(fit.keptBlocks, 8);
+  for (size_t k = 1; k < fit.attempts.size(); ++k) {
+    EXPECT_LT(fit.attempts[k].blocks, fit.attempts[k - 1].blocks);
+    EXPECT_GT(registerBudget(fit.attempts[k].blocks, 256), registerBudget(fit.attempts[k - 1].blocks, 256))
+        << "each attempt allows more registers than the one before";
+    EXPECT_GT(fit.attempts[k].blocks, fit.freeBlocks);
+  }
+  const KernelResources loaded = cubinKernelResources(*fit.cubin, spec.name).value();
+  EXPECT_EQ(loaded.stackBytes, 0) << fit.describe(256);
+  if (fit.keptBlocks == 0) EXPECT_EQ(loaded.registers, fit.free->registers);
+
+  // regfit=force keeps the first bound, spills and all.
+  KernelSpec forced = spec;
+  forced.registerFit = RegisterFitMode::Force;
+  const RegisterFit force = fitted(forced);
+  EXPECT_EQ(force.keptBlocks, 8);
+  ASSERT_EQ(force.attempts.size(), 1u);
+  EXPECT_GT(cubinKernelResources(*force.cubin, spec.name).value().stackBytes, 0);
+}
+
+TEST(RegisterFit, SharedMemoryThatLimitsBlocksLeavesTheRegistersAlone) {
+  // 46 KiB of static shared memory hold 4 blocks an SM: registers for 5 would win nothing.
+  const KernelSpec spec = handmade("sums_and_tile", manySums(24, "  __shared__ float tile[46 * 256];\n  tile[threadIdx.x] = n;\n  __syncthreads();\n"));
+  const RegisterFit fit = fitted(spec);
+  ASSERT_TRUE(fit.free.has_value());
+  EXPECT_EQ(fit.free->staticSharedBytes, 46 * 1024);
+  EXPECT_EQ(fit.targetBlocks, 4);
+  EXPECT_GE(fit.freeBlocks, 4) << fit.describe(256);
+  EXPECT_LT(fit.freeBlocks, 8) << "the registers alone would call for a bound";
+  EXPECT_TRUE(fit.attempts.empty()) << fit.describe(256);
+  // Dynamic shared memory counts the same way.
+  const RegisterFit dynamic = fitted(handmade("many_sums", manySums(24), 100 * 1024));
+  EXPECT_EQ(dynamic.targetBlocks, 2);
+  EXPECT_TRUE(dynamic.attempts.empty());
+}
+
+TEST(RegisterFit, KernelsWithTheirOwnBoundAreLeftAlone) {
+  KernelSpec spec = handmade("many_sums", manySums(24));
+  spec.registerFit = RegisterFitMode::Off;
+  const RegisterFit fit = fitted(spec);
+  EXPECT_FALSE(fit.free.has_value());
+  EXPECT_TRUE(fit.attempts.empty());
+  EXPECT_EQ(fit.keptBlocks, 0);
+}
+
+TEST(RegisterFit, Budgets) {
+  EXPECT_EQ(registerBudget(8, 256), 32);
+  EXPECT_EQ(registerBudget(7, 256), 32);
+  EXPECT_EQ(registerBudget(6, 256), 40);
+  EXPECT_EQ(registerBudget(5, 256), 48);
+  EXPECT_EQ(registerBudget(4, 256), 64);
+  EXPECT_EQ(registerBudget(2, 1024), 32);
+  EXPECT_EQ(registerBudget(1, 256), 255);
+  EXPECT_EQ(registerBudget(0, 256), 0);
+  for (int blocks = 1; blocks <= 8; ++blocks)
+    EXPECT_GE(residentBlocksByRegisters(registerBudget(blocks, 256), 256), blocks) << blocks;
+  EXPECT_EQ(residentBlocksBySharedMemory(0, 256), 8);
+  EXPECT_EQ(residentBlocksBySharedMemory(46 * 1024, 256), 4);
+  EXPECT_EQ(residentBlocksBySharedMemory(100 * 1024, 1024), 2);
+}
+
+}  // namespace
+}  // namespace polyred
