@@ -14,7 +14,7 @@ namespace polyred {
 namespace {
 
 RegisterFit fitted(const KernelSpec& spec) {
-  return fitRegisters(spec, {spec.name, spec.source, 9, 0, {}}, uncachedNvrtc());
+  return fitRegisters(spec, 9, 0, uncachedNvrtc());
 }
 
 // A handmade kernel of 256 threads that leaves its bound to the runtime.

@@ -14,6 +14,7 @@
 
 #include "runtime/executor.h"
 #include "runtime/kernel_cache.h"
+#include "runtime/register_fit.h"
 #include "support/error.h"
 #include "support/parallel.h"
 
@@ -215,9 +216,11 @@ TEST(KernelCacheDisk, CompileErrorsPropagateAndCacheNothing) {
   EXPECT_TRUE(filesIn(dir.path()).empty());
 }
 
-// warm() compiles on several threads: each missing request once, nothing already
-// cached; a request that fails is left for the cubin() call that needs it.
-TEST(KernelCacheWarm, CompilesEachMissingRequestOnce) {
+// warmFittedCubins (runtime/register_fit.h) compiles on several threads: each missing
+// kernel once, nothing already cached; a kernel that fails is left for the cubin()
+// call that needs it. (The counting compiler's "cubins" hold no register counts, so no
+// kernel is compiled a second time under a bound.)
+TEST(KernelCacheWarm, CompilesEachMissingKernelOnce) {
   TempDir dir;
   std::atomic<int> calls{0};
   Compiler counting{"counting", [&](const CompileRequest& r) {
@@ -227,15 +230,19 @@ TEST(KernelCacheWarm, CompilesEachMissingRequestOnce) {
                       return std::vector<char>(text.begin(), text.end());
                     }};
   KernelCache cache(counting, onDisk(dir.path()));
+  std::vector<KernelSpec> specs(40);
   std::vector<CompileRequest> requests;
   for (int k = 0; k < 40; ++k) {
-    CompileRequest r = addOneRequest();
-    r.name = (k == 17 ? "bad" : "k") + std::to_string(k);
-    requests.push_back(r);
+    specs[k].name = (k == 17 ? "bad" : "k") + std::to_string(k);
+    specs[k].source = addOneRequest().source;
+    specs[k].registerFit = RegisterFitMode::Auto;
+    requests.push_back(compileRequest(specs[k], 9, 0));
   }
+  std::vector<const KernelSpec*> pointers;
+  for (const KernelSpec& spec : specs) pointers.push_back(&spec);
   cache.cubin(requests[0]);
   EXPECT_EQ(calls, 1);
-  EXPECT_NO_THROW(cache.warm(requests, 8));
+  EXPECT_NO_THROW(warmFittedCubins(cache, pointers, 9, 0, 8));
   EXPECT_EQ(calls, 40);
   for (const CompileRequest& r : requests)
     if (r.name != "bad17") EXPECT_EQ(asString(cache.cubin(r)), "cubin:" + r.name);

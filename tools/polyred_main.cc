@@ -198,7 +198,7 @@ Exit cmdCompile(const Args& a) {
       if (a.has("nvrtc"))
         for (const KernelSpec& s : c.program.kernels) {
           const RegisterFit fit = timings.measure("nvrtc", [&] {
-            return fitRegisters(s, {s.name, s.source, target.ccMajor, target.ccMinor, {}}, uncachedNvrtc());
+            return fitRegisters(s, target.ccMajor, target.ccMinor, uncachedNvrtc());
           });
           const std::string resources = fit.describe(s.launch.threadsPerBlock());
           std::cout << "// NVRTC: " << s.name << " -> " << fit.cubin->size() << " bytes of CUBIN for " << target.name

@@ -151,9 +151,8 @@ void writeArtifacts(const CompiledGraph& c, const CompileOptions& options, const
   for (const KernelSpec& k : c.program.kernels) {
     writeFile(dir / (k.name + ".cu"), k.source);
     if (!artifacts.cubin) continue;
-    CompileRequest request{k.name, k.source, options.target.ccMajor, options.target.ccMinor, {}};
-    KernelCache& cache = KernelCache::global();
-    KernelCache::Cubin cubin = fitRegisters(k, request, [&](const CompileRequest& r) { return cache.cubin(r); }).cubin;
+    KernelCache::Cubin cubin =
+        fitRegisters(k, options.target.ccMajor, options.target.ccMinor, through(KernelCache::global())).cubin;
     writeFile(dir / (k.name + ".cubin"), cubin->data(), cubin->size());
   }
   Json manifest = manifestJson(c, options);

@@ -44,7 +44,7 @@ std::string reasonKey(const Error& e) {
 // Records kernel `k`'s occupancy by registers and its stack from its CUBIN.
 void noteResources(CorpusSummary& s, const std::string& file, const KernelSpec& k, const Target& target) {
   ++s.cubins;
-  const RegisterFit fit = fitRegisters(k, {k.name, k.source, target.ccMajor, target.ccMinor, {}}, uncachedNvrtc());
+  const RegisterFit fit = fitRegisters(k, target.ccMajor, target.ccMinor, uncachedNvrtc());
   if (fit.keptBlocks > 0) ++s.registersFitted;
   const std::optional<KernelResources> r = cubinKernelResources(*fit.cubin, k.name);
   if (!r) return;

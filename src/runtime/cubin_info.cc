@@ -126,8 +126,9 @@ std::map<std::string, KernelResources> cubinKernelResources(const std::vector<ch
   }
   std::erase_if(kernels, [](const auto& entry) { return entry.second.registers == 0; });  // a frame without a count
   for (const Section& s : *sections) {
-    const auto kernel = kernels.find(s.name.substr(std::min(s.name.size(), kSharedPrefix.size())));
-    if (s.name.starts_with(kSharedPrefix) && kernel != kernels.end() && s.size >= kSharedBytesReservedPerBlock)
+    if (!s.name.starts_with(kSharedPrefix) || s.size < kSharedBytesReservedPerBlock) continue;
+    const auto kernel = kernels.find(s.name.substr(kSharedPrefix.size()));
+    if (kernel != kernels.end())
       kernel->second.staticSharedBytes =
           static_cast<int64_t>(std::min<uint64_t>(s.size, kMostSharedBytes)) - kSharedBytesReservedPerBlock;
   }

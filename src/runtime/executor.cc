@@ -13,7 +13,6 @@
 #include "runtime/kernel_cache.h"
 #include "runtime/register_fit.h"
 #include "support/error.h"
-#include "support/parallel.h"
 
 namespace polyred {
 namespace {
@@ -255,7 +254,7 @@ struct StreamResources {
 };
 
 LoadedKernel loadKernel(const KernelSpec& spec, const DeviceInfo& device) {
-  KernelCache::Cubin cubin = fittedCubin(spec, device);
+  KernelCache::Cubin cubin = fitRegisters(spec, device.ccMajor, device.ccMinor, through(KernelCache::global())).cubin;
   LoadedKernel kernel{spec.launch, spec.params, spec.workspaces, spec.initFirst, nullptr, nullptr};
   CUmodule module = nullptr;
   check(driver().cuModuleLoadData(&module, cubin->data()), "cuModuleLoadData(" + spec.name + ")");
@@ -278,26 +277,11 @@ LoadedKernel loadKernel(const KernelSpec& spec, const DeviceInfo& device) {
 
 }  // namespace
 
-CompileRequest compileRequest(const KernelSpec& spec, const DeviceInfo& device) {
-  return CompileRequest{spec.name, spec.source, device.ccMajor, device.ccMinor, {}};
-}
-
-KernelCache::Cubin fittedCubin(const KernelSpec& spec, const DeviceInfo& device) {
-  KernelCache& cache = KernelCache::global();
-  return fitRegisters(spec, compileRequest(spec, device), [&](const CompileRequest& r) { return cache.cubin(r); }).cubin;
-}
-
 void warmKernelCache(std::span<const Program* const> programs, const DeviceInfo& device) {
-  if (!KernelCache::global().config().enabled) return;  // every load compiles again
   std::vector<const KernelSpec*> specs;
   for (const Program* p : programs)
     for (const KernelSpec& spec : p->kernels) specs.push_back(&spec);
-  parallelFor(specs.size(), std::thread::hardware_concurrency(), [&](size_t k) {
-    try {
-      fittedCubin(*specs[k], device);
-    } catch (const std::exception&) {  // reported when the kernel is loaded
-    }
-  });
+  warmFittedCubins(KernelCache::global(), specs, device.ccMajor, device.ccMinor, std::thread::hardware_concurrency());
 }
 
 struct CompiledProgram::State {

@@ -65,16 +65,9 @@ class DeviceBuffer {
   CUcontext context_ = nullptr;
 };
 
-// The kernel cache's request for `spec`'s cubin on `device`.
-CompileRequest compileRequest(const KernelSpec& spec, const DeviceInfo& device);
-
-// The CUBIN `spec` runs as on `device`: compiled through the kernel cache, its
-// registers fitted (runtime/register_fit.h).
-KernelCache::Cubin fittedCubin(const KernelSpec& spec, const DeviceInfo& device);
-
-// Compiles every kernel of `programs` for `device` into the kernel cache, on all the
-// host's cores at once, so that loading them one by one finds them compiled: the tuner
-// loads each candidate in turn.
+// Compiles every kernel of `programs` for `device` into the kernel cache, registers
+// fitted (runtime/register_fit.h), on all the host's cores at once, so that loading
+// them one by one finds them compiled: the tuner loads each candidate in turn.
 void warmKernelCache(std::span<const Program* const> programs, const DeviceInfo& device);
 
 // A Program compiled (through the kernel cache) and loaded into the current context.

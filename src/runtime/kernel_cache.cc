@@ -15,7 +15,6 @@
 #include "codegen/device_sources.h"
 #include "runtime/nvrtc.h"
 #include "support/error.h"
-#include "support/parallel.h"
 
 namespace polyred {
 namespace {
@@ -232,16 +231,6 @@ KernelCache::Cubin KernelCache::cubin(const CompileRequest& request) {
   }
   std::lock_guard lock(mutex_);
   return memory_.try_emplace(entryKey, found).first->second;
-}
-
-void KernelCache::warm(const std::vector<CompileRequest>& requests, unsigned threads) {
-  if (!config_.enabled) return;
-  parallelFor(requests.size(), threads, [&](size_t k) {
-    try {
-      cubin(requests[k]);
-    } catch (const std::exception&) {  // reported by the cubin() call that needs it
-    }
-  });
 }
 
 KernelCache::Cubin KernelCache::findInMemory(const std::string& key) {

@@ -86,13 +86,6 @@ class KernelCache {
   // both). Thread-safe; compiler errors propagate.
   Cubin cubin(const CompileRequest& request);
 
-  // Brings the cubins of `requests` into the cache as cubin() would, on up to `threads`
-  // threads at once (NVRTC compiles one program per call: the tuner's candidates, about
-  // half of `polyred tune`'s time when compiled one by one). A request that fails to
-  // compile is left out: cubin() reports its error when it is asked for. Nothing to do
-  // with the cache disabled (every cubin() compiles again).
-  void warm(const std::vector<CompileRequest>& requests, unsigned threads);
-
   const KernelCacheConfig& config() const { return config_; }
 
   // The entries on disk under `config.directory` (files polyred wrote: <64 hex>.cubin).

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "runtime/nvrtc.h"
+#include "support/parallel.h"
 
 namespace polyred {
 
@@ -35,7 +36,27 @@ CompileRequest withMinBlocksPerSM(CompileRequest request, int blocks) {
   return request;
 }
 
-RegisterFit fitRegisters(const KernelSpec& spec, const CompileRequest& request, const CubinCompiler& compile) {
+CompileRequest compileRequest(const KernelSpec& spec, int ccMajor, int ccMinor) {
+  return CompileRequest{spec.name, spec.source, ccMajor, ccMinor, {}};
+}
+
+CubinCompiler through(KernelCache& cache) {
+  return [&cache](const CompileRequest& r) { return cache.cubin(r); };
+}
+
+void warmFittedCubins(KernelCache& cache, const std::vector<const KernelSpec*>& specs, int ccMajor, int ccMinor,
+                      unsigned threads) {
+  if (!cache.config().enabled) return;
+  parallelFor(specs.size(), threads, [&](size_t k) {
+    try {
+      fitRegisters(*specs[k], ccMajor, ccMinor, through(cache));
+    } catch (const std::exception&) {  // reported when the kernel is loaded
+    }
+  });
+}
+
+RegisterFit fitRegisters(const KernelSpec& spec, int ccMajor, int ccMinor, const CubinCompiler& compile) {
+  const CompileRequest request = compileRequest(spec, ccMajor, ccMinor);
   RegisterFit fit;
   fit.cubin = compile(request);
   if (spec.registerFit == RegisterFitMode::Off) return fit;

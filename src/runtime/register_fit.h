@@ -47,12 +47,24 @@ struct RegisterFit {
 
 using CubinCompiler = std::function<KernelCache::Cubin(const CompileRequest&)>;
 
-// `request` is `spec`'s compile request without the bound.
-RegisterFit fitRegisters(const KernelSpec& spec, const CompileRequest& request, const CubinCompiler& compile);
+// `spec`'s compile request for compute capability ccMajor.ccMinor, without a bound.
+CompileRequest compileRequest(const KernelSpec& spec, int ccMajor, int ccMinor);
+
+RegisterFit fitRegisters(const KernelSpec& spec, int ccMajor, int ccMinor, const CubinCompiler& compile);
 
 // NVRTC itself, no cache (what `polyred compile --nvrtc` and `polyred corpus --nvrtc`
 // report on).
 CubinCompiler uncachedNvrtc();
+// Through `cache` (what the runtime loads).
+CubinCompiler through(KernelCache& cache);
+
+// Brings the fitted CUBINs of `specs` into `cache` as fitRegisters would, on up to
+// `threads` threads at once (NVRTC compiles one program per call: the tuner's candidates,
+// about half of `polyred tune`'s time when compiled one by one). A kernel that fails to
+// compile is left out: loading it reports the error. Nothing to do with the cache
+// disabled (every load compiles again).
+void warmFittedCubins(KernelCache& cache, const std::vector<const KernelSpec*>& specs, int ccMajor, int ccMinor,
+                      unsigned threads);
 
 // `request` asking for `blocks` blocks per SM.
 CompileRequest withMinBlocksPerSM(CompileRequest request, int blocks);
