@@ -82,12 +82,9 @@ class KernelEmitter : private AccumulatorNames {
     emitCombiners(os);
     // A row stage sets its own blocks per SM; other kernels leave them to the runtime.
     spec.registerFit = stage_.empty() ? o_.registerFit : RegisterFitMode::Off;
-    if (spec.registerFit != RegisterFitMode::Off)
-      os << "extern \"C\" __global__ void POLYRED_LAUNCH_BOUNDS(" << k_.binding.threadsPerBlock() << ") ";
-    else
-      os << "extern \"C\" __global__ void __launch_bounds__(" << k_.binding.threadsPerBlock()
-         << (stage_.empty() ? "" : ", " + std::to_string(stage_.blocksPerSM)) << ") ";
-    os << p_.name << "(";
+    os << "extern \"C\" __global__ void "
+       << launchBounds(k_.binding.threadsPerBlock(), spec.registerFit, stage_.empty() ? 0 : stage_.blocksPerSM) << " "
+       << p_.name << "(";
     std::vector<KernelPart::Param> params = emitParams(spec.workspaces);
     for (size_t k = 0; k < params.size(); ++k) {
       os << (k ? ",\n    " : "\n    ") << params[k].declaration;
@@ -657,6 +654,11 @@ std::string deviceLibraryPrelude(const CodegenOptions& options, bool scans) {
   return std::string(options.fastExp ? "#define POLYRED_FAST_EXP 1\n" : "") +
          "#include \"polyred_elementwise.cuh\"\n#include \"polyred_reduce.cuh\"\n" +
          (scans ? "#include \"polyred_scan.cuh\"\n" : "") + "\n";
+}
+
+std::string launchBounds(int threads, RegisterFitMode fit, int64_t minBlocksPerSM) {
+  if (minBlocksPerSM > 0) return "__launch_bounds__(" + std::to_string(threads) + ", " + std::to_string(minBlocksPerSM) + ")";
+  return (fit == RegisterFitMode::Off ? "__launch_bounds__(" : "POLYRED_LAUNCH_BOUNDS(") + std::to_string(threads) + ")";
 }
 
 KernelSpec emitCuda(const Graph& g, const PolyKernel& k, const CodegenOptions& options) {

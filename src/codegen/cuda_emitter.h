@@ -46,6 +46,11 @@ struct CodegenOptions {
 // ask for, then the device library (with its block scans where the unit has a scan).
 std::string deviceLibraryPrelude(const CodegenOptions& options, bool scans);
 
+// A kernel's launch bound: `threads` per block, and `minBlocksPerSM` when it sets its
+// own (a row stage's); otherwise, unless `fit` is Off, POLYRED_LAUNCH_BOUNDS, which
+// leaves the minimum to the runtime's register fitting (runtime/register_fit.h).
+std::string launchBounds(int threads, RegisterFitMode fit, int64_t minBlocksPerSM = 0);
+
 KernelSpec emitCuda(const Graph& g, const PolyKernel& k, const CodegenOptions& options);
 
 

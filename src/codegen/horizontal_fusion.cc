@@ -78,8 +78,7 @@ KernelSpec fuseHorizontally(const Graph& g, const std::vector<const PolyKernel*>
                                                   [](const PolyKernel* k) { return k->plan.hasScan(); }))
      << code.str();
   spec.registerFit = options.registerFit;
-  os << "extern \"C\" __global__ void "
-     << (spec.registerFit != RegisterFitMode::Off ? "POLYRED_LAUNCH_BOUNDS(" : "__launch_bounds__(") << threads << ") " << name << "(";
+  os << "extern \"C\" __global__ void " << launchBounds(threads, spec.registerFit) << " " << name << "(";
   for (size_t d = 0; d < declarations.size(); ++d) os << (d ? ",\n    " : "\n    ") << declarations[d];
   os << ") {\n  const unsigned b = blockIdx.x;\n" << dispatch.str() << "}\n";
   spec.source = os.str();

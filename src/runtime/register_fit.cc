@@ -22,6 +22,12 @@ std::string resourcesText(const KernelResources& r) {
          (r.stackBytes > 0 ? std::to_string(r.stackBytes) + " bytes of stack" : std::string("no stack"));
 }
 
+// `request` asking for `blocks` blocks per SM (POLYRED_LAUNCH_BOUNDS reads it).
+CompileRequest withMinBlocksPerSM(CompileRequest request, int blocks) {
+  request.options.push_back("-DPOLYRED_MIN_BLOCKS_PER_SM=" + std::to_string(blocks));
+  return request;
+}
+
 }  // namespace
 
 CubinCompiler uncachedNvrtc() {
@@ -29,11 +35,6 @@ CubinCompiler uncachedNvrtc() {
     return std::make_shared<const std::vector<char>>(
         compileCuda(r.source, r.name, r.ccMajor, r.ccMinor, r.options).cubin);
   };
-}
-
-CompileRequest withMinBlocksPerSM(CompileRequest request, int blocks) {
-  request.options.push_back("-DPOLYRED_MIN_BLOCKS_PER_SM=" + std::to_string(blocks));
-  return request;
 }
 
 CompileRequest compileRequest(const KernelSpec& spec, int ccMajor, int ccMinor) {

@@ -40,8 +40,9 @@ struct RegisterFit {
   std::vector<Attempt> attempts;
   int keptBlocks = 0;  // the bound kept; 0: none (the free CUBIN is loaded)
 
-  // "40 registers (6 of 8 blocks of 256 per SM); bound to 8 blocks: 32 registers, no
-  // stack -- kept" and the like, for `polyred compile --nvrtc`.
+  // "40 registers, no stack (6 blocks of 256 per SM by registers, 8 by threads and
+  // shared memory); bound to 8 blocks: 32 registers, no stack -- kept" and the like,
+  // for `polyred compile --nvrtc`; empty without counts.
   std::string describe(int threadsPerBlock) const;
 };
 
@@ -65,8 +66,5 @@ CubinCompiler through(KernelCache& cache);
 // disabled (every load compiles again).
 void warmFittedCubins(KernelCache& cache, const std::vector<const KernelSpec*>& specs, int ccMajor, int ccMinor,
                       unsigned threads);
-
-// `request` asking for `blocks` blocks per SM.
-CompileRequest withMinBlocksPerSM(CompileRequest request, int blocks);
 
 }  // namespace polyred
