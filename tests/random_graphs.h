@@ -161,7 +161,11 @@ class GraphGenerator {
   // (the gather moves below either).
   Value computedTable(DType t, const Shape& table) {
     const size_t how = rng_.below(8);
-    if (how < 4) return freshInput(t, table);
+    if (how < 4) {
+      const Value in = freshInput(t, table);
+      inPlace_.noteGatherTable(in);
+      return in;
+    }
     if (how < 6) return chain(freshInput(t, table), t, 1 + rng_.below(3));
     if (how == 6) {
       std::vector<int64_t> perm(table.size());

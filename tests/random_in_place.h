@@ -22,6 +22,9 @@ class InPlaceOutputs {
 
   void noteInput(Value in) { inputs_.push_back(in); }
   void noteWritten(Value in) { written_.insert(in.id); }  // an output the generator writes in place itself
+  // A Gather's table: polyred refuses outputs written in place of it (other points'
+  // writes would race with the gather's reads: ir/graph.cc), so none goes there.
+  void noteGatherTable(Value in) { written_.insert(in.id); }
 
   // b.output(v), or b.outputInto(v, some input); true for the latter.
   bool emit(GraphBuilder& b, Value v) {
