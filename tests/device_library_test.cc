@@ -8,7 +8,8 @@
 //    instructions in the PTX; unsupported uses fail with the library's static_assert;
 //  - Nvrtc: the wrapper itself;
 //  - DeviceDivision: pr_div_invariant (polyred_division.cuh), run on the CPU: within an
-//    ulp of IEEE division on ordinary values, bit for bit on special ones.
+//    ulp of IEEE division on ordinary values, bit for bit on special ones; its vector
+//    form pr_div_invariant_lanes bit for bit pr_div_invariant of each lane.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -691,6 +692,58 @@ TEST(DeviceDivision, SpecialValuesDivideAsIeeeBitForBit) {
       else
         EXPECT_EQ(qi, ii) << a << " / " << b << ": " << q << " against " << ieee;
     }
+}
+
+TEST(DeviceDivision, QuotientsAtTheEdgesOfTheRangeAreWithinAnUlp) {
+  // Where a * (1/b) alone underflows to 0 or overflows to infinity the product is the
+  // quotient (no branch): a / b is then at most the next float (the smallest subnormal,
+  // the largest float). Quotients swept across both edges, each within an ulp (the
+  // infinity counted as the float after the largest), zeros and infinities bit for bit.
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> spread(0.5, 2.0);
+  int underflows = 0, overflows = 0;
+  for (int k = 0; k < 200000; ++k) {
+    const float b = static_cast<float>((k % 2 ? 3.0 : 0.37) * spread(rng));
+    const bool high = k % 4 < 2;
+    const double target = high ? 3.4028234663852886e38 : 1.401298464324817e-45;  // FLT_MAX, 2^-149
+    const float a = static_cast<float>(target * b * spread(rng) * (k % 3 ? 1.0 : -1.0));
+    if (!std::isfinite(a)) continue;
+    const float ieee = a / b, q = pr_div_invariant(a, b);
+    ASSERT_LE(ulpsApart(q, ieee), 1) << a << " / " << b << ": " << q << " against " << ieee;
+    if (ieee == 0.0f || std::isinf(ieee)) ASSERT_EQ(std::signbit(q), std::signbit(ieee)) << a << " / " << b;
+    (high ? overflows : underflows) += std::isinf(ieee) || ieee == 0.0f;
+  }
+  EXPECT_GT(underflows, 1000);
+  EXPECT_GT(overflows, 1000);
+}
+
+TEST(DeviceDivision, LanesDivideAsEachLaneAlone) {
+  // Ordinary vectors take the one-test path; a vector with one special lane (a zero or
+  // underflowing product, an infinity, NaN, a subnormal) or a special divisor takes
+  // each lane's own division -- either way every lane is pr_div_invariant's, bit for bit.
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  const float specials[] = {0.0f, -0.0f, inf, -inf, nan, std::numeric_limits<float>::denorm_min(), 1e-40f, 3e38f};
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> unit(0.0f, 1.0f);
+  int ordinary = 0, special = 0;
+  for (int k = 0; k < 20000; ++k) {
+    float a[8], q[8];
+    const float divisor = k % 97 == 0 ? specials[k % 8] : 1.0f + 50000.0f * unit(rng);
+    for (int l = 0; l < 8; ++l) a[l] = unit(rng) * (k % 3 ? 1.0f : -1e30f);
+    const bool withSpecial = k % 5 == 0;
+    if (withSpecial) a[k % 8] = specials[(k / 5) % 8];
+    pr_div_invariant_lanes<8>(q, a, divisor);
+    for (int l = 0; l < 8; ++l) {
+      const float one = pr_div_invariant(a[l], divisor);
+      uint32_t qi, oi;
+      std::memcpy(&qi, &q[l], 4);
+      std::memcpy(&oi, &one, 4);
+      ASSERT_EQ(qi, oi) << "lane " << l << ": " << a[l] << " / " << divisor;
+    }
+    (withSpecial || k % 97 == 0 ? special : ordinary)++;
+  }
+  EXPECT_GT(ordinary, 10000);
+  EXPECT_GT(special, 4000);
 }
 
 }  // namespace

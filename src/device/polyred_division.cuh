@@ -5,11 +5,21 @@
 //
 // pr_div_invariant(a, b) is a / b for a b the loop does not change (a row's total,
 // softmax's denominator): the reciprocal r = 1/b, correctly rounded, once (the compiler
-// hoists it out of the loop), then q = a * r and one Newton step on the exact residual
-// a - q * b (Markstein) -- three instructions where a division is a sequence with a
-// slow-path branch. A divisor whose reciprocal is 0, infinite or NaN, and a product that
-// is 0 or not finite (zeros keep their sign, underflows and overflows round as IEEE),
-// take the IEEE division, so every special value divides exactly as a / b does.
+// hoists it out of the loop), then p = a * r and one Newton step on the exact residual
+// a - p * b (Markstein) -- three instructions where a division is a sequence with a
+// slow-path branch. A divisor whose reciprocal is 0, infinite or NaN takes the IEEE
+// division; a product p that is 0 or not finite is the quotient itself, selected
+// without a branch: zeros (with their sign), infinities and NaN of `a` divide exactly
+// as a / b does. Within an ulp of the IEEE quotient everywhere: p is a / b to within
+// 2^-24 relative, so where p alone underflows to 0 or overflows to infinity a / b is at
+// most the next float (the smallest subnormal, the largest float) -- the only quotients
+// that differ from before session 37, which took the IEEE division there. That branch,
+// once per element with the convergence barriers the compiler puts around it, was half
+// of a staged softmax's instructions per element in its last pass (SASS, sm_90,
+// 2026-11-29).
+//
+// pr_div_invariant_lanes(q, a, b) is pr_div_invariant(a[l], b) for the V lanes of one
+// vector, bit for bit, with the divisor's test once for the vector.
 #pragma once
 
 #if defined(__CUDACC__)
@@ -27,7 +37,34 @@ POLYRED_DIV_HD inline float pr_div_invariant(float a, float b) {
   using std::fmaf;
   using std::isfinite;
 #endif
-  const float q = a * r;
-  if (!(isfinite(r) && r != 0.f && isfinite(q) && q != 0.f)) return a / b;
-  return fmaf(fmaf(-q, b, a), r, q);
+  if (!(isfinite(r) && r != 0.f)) return a / b;
+  const float p = a * r;
+  const float f = fmaf(fmaf(-p, b, a), r, p);
+  return (isfinite(p) & (p != 0.f)) ? f : p;
+}
+
+template <int V>
+POLYRED_DIV_HD inline void pr_div_invariant_lanes(float (&q)[V], const float (&a)[V], float b) {
+#if defined(__CUDA_ARCH__)
+  const float r = __frcp_rn(b);
+#else
+  using std::fmaf;
+  using std::isfinite;
+  const float r = 1.0f / b;
+#endif
+  if (isfinite(r) & (r != 0.f)) {
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+    for (int l = 0; l < V; ++l) {
+      const float p = a[l] * r;
+      const float f = fmaf(fmaf(-p, b, a[l]), r, p);
+      q[l] = (isfinite(p) & (p != 0.f)) ? f : p;
+    }
+  } else {
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+    for (int l = 0; l < V; ++l) q[l] = a[l] / b;
+  }
 }
