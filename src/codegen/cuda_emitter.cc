@@ -12,6 +12,7 @@
 #include "codegen/accumulator_names.h"
 #include "codegen/cross_block.h"
 #include "codegen/exp_range.h"
+#include "codegen/store_rounding.h"
 #include "codegen/gather_lanes.h"
 #include "codegen/lane_values.h"
 #include "codegen/row_loads.h"
@@ -47,7 +48,8 @@ class KernelEmitter : private AccumulatorNames {
         g_(g),
         k_(k),
         o_(o),
-        fastExp_(fastExps(k.plan)) {
+        fastExp_(fastExps(k.plan)),
+        roundedByStore_(roundedByStores(k.plan, g)) {
     idx_ = k.index64 ? "long long" : "int";
     y_ = p_.form == CanonicalForm::YReduce;
     scan_ = p_.hasScan();
@@ -580,7 +582,7 @@ class KernelEmitter : private AccumulatorNames {
     const BodyValue& b = p_.body[v];
     const bool invariant = !stage_.empty() && b.kind == BodyValue::Kind::Op && b.op == OpKind::Div &&
                            ofTotalsOnly(static_cast<size_t>(b.operands[1]));
-    return {fastExp_[v], invariant};
+    return {fastExp_[v], invariant, roundedByStore_[v]};
   }
   // Whether body value v is computed from earlier passes' totals and constants alone.
   bool ofTotalsOnly(size_t v) const {
@@ -646,6 +648,7 @@ class KernelEmitter : private AccumulatorNames {
   int guards_ = -1;  // the Ifs around the node being emitted inside a pass's loops (-1: outside)
   RowStage stage_;  // likewise
   std::vector<bool> fastExp_;  // per body value: an Exp computed fast (codegen/exp_range.h)
+  std::vector<bool> roundedByStore_;  // per body value: its rounding left to its stores (codegen/store_rounding.h)
 };
 
 }  // namespace

@@ -213,11 +213,14 @@ std::string emitElementwise(OpKind op, const std::vector<std::string>& a, const 
                             DType result, OperandFacts facts) {
   if (op == OpKind::Complex || (op != OpKind::Select && op != OpKind::Cast && !types.empty() && isComplex(types[0])))
     return emitComplexOp(op, a);
-  if (op == OpKind::Cast) return emitCast(a[0], types[0], result);
+  // The result's rounding to its dtype, left to the store where it is the only reader.
+  auto fitResult = [&](const std::string& e) { return facts.roundedByStore ? e : fit(result, e); };
+  if (op == OpKind::Cast)
+    return facts.roundedByStore ? emitCast(a[0], types[0], DType::Float32) : emitCast(a[0], types[0], result);
   if (op == OpKind::PhiloxNormal)
-    return fit(result, std::string(isDouble(result) ? "pr_philox_normal_double(" : "pr_philox_normal_float(") +
-                           kPhiloxMemo + ", " + a[0] + ", " + a[1] + ")");
-  if (op == OpKind::Select) return fit(result, "(" + a[0] + " ? " + a[1] + " : " + a[2] + ")");
+    return fitResult(std::string(isDouble(result) ? "pr_philox_normal_double(" : "pr_philox_normal_float(") +
+                     kPhiloxMemo + ", " + a[0] + ", " + a[1] + ")");
+  if (op == OpKind::Select) return fitResult("(" + a[0] + " ? " + a[1] + " : " + a[2] + ")");
   if (isComparison(op)) return "(" + a[0] + " " + comparison(op) + " " + a[1] + ")";
   if (op == OpKind::LogicalNot) return "(" + a[0] + " == 0)";
   // && and || (not & and |): in argmax's combine they let nvcc skip the NaN and tie
@@ -229,7 +232,7 @@ std::string emitElementwise(OpKind op, const std::vector<std::string>& a, const 
   std::string e = isFloat(in) ? emitFloatOp(op, a, in, facts) : emitIntOp(op, a, in);
   POLYRED_CHECK(!e.empty(), "no CUDA for op " << opName(op));
   if (isPredicate(op)) return e;
-  return fit(result, e);
+  return fitResult(e);
 }
 
 std::string scalarExprToCuda(const ScalarExpr& e, DType t) {

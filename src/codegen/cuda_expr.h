@@ -33,6 +33,9 @@ struct OperandFacts {
   // (f32 Div) the divisor is the same for every element of a loop (a row's total):
   // pr_div_invariant, whose reciprocal the loop computes once.
   bool invariantDivisor = false;
+  // (a float16/bfloat16 result) only stores read it: left in float, as the store rounds
+  // it (codegen/store_rounding.h)
+  bool roundedByStore = false;
 };
 // The per-thread PrPhiloxMemo (device/polyred_elementwise.cuh) that PhiloxNormal's
 // device function reads and fills; a kernel using the op declares it (cuda_emitter).
