@@ -127,8 +127,9 @@ TEST(PipelineProperty, RandomReductionGraphsMatchTheReference) {
   EXPECT_TRUE(stats.failedSeeds.empty()) << "failing seeds:" << seedList(stats.failedSeeds);
   // The generator only builds graphs polyred supports; a high skip rate would mean the
   // test silently checks little.
-  EXPECT_LT(stats.skipped * 10, kReductionGraphs) << stats.skipped << " graphs rejected as unsupported";
-  EXPECT_EQ(stats.checked + stats.skipped + static_cast<int>(stats.failedSeeds.size()), kReductionGraphs);
+  const int drawnGraphs = seedsFrom("POLYRED_RANDOM_SEEDS", kReductionGraphs).count;  // CI's or the environment's
+  EXPECT_LT(stats.skipped * 10, drawnGraphs) << stats.skipped << " graphs rejected as unsupported";
+  EXPECT_EQ(stats.checked + stats.skipped + static_cast<int>(stats.failedSeeds.size()), drawnGraphs);
   std::printf("%d random reduction graphs checked, %d fused launches compiled by NVRTC\n", stats.checked,
               stats.fusedLaunches);
 }

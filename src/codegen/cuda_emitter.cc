@@ -576,8 +576,10 @@ class KernelEmitter : private AccumulatorNames {
   }
 
   // What codegen knows of body value v's operands: an Exp in range (exp_range.h); in a
-  // staged kernel, a division by an earlier pass's total. (Unstaged, the IEEE division
-  // was faster: softmax f16 [4096,50257] 346 us against 352, H100, docs/results.md.)
+  // staged kernel, a division by an earlier pass's total; a 16-bit value only stores
+  // read (store_rounding.h). (Unstaged, pr_div_invariant gained nothing on the kernels
+  // it would change: H100, session 17; H200 with its vector form, session 37 --
+  // docs/results.md.)
   OperandFacts factsOf(size_t v) const {
     const BodyValue& b = p_.body[v];
     const bool invariant = !stage_.empty() && b.kind == BodyValue::Kind::Op && b.op == OpKind::Div &&
