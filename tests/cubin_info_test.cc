@@ -83,17 +83,6 @@ TEST(CubinInfo, WhatIsNotACubinHasNoCounts) {
   EXPECT_TRUE(cubinKernelResources(text).empty());
 }
 
-TEST(CubinInfo, ResidentBlocksByRegisters) {
-  EXPECT_EQ(residentBlocksByRegisters(32, 256), 8);  // 64K registers: 8 x 256 x 32
-  EXPECT_EQ(residentBlocksByRegisters(34, 256), 6);  // 34 x 32 = 1088 -> 1280 a warp
-  EXPECT_EQ(residentBlocksByRegisters(48, 256), 5);
-  EXPECT_EQ(residentBlocksByRegisters(21, 256), 8);  // the threads bound it first
-  EXPECT_EQ(residentBlocksByRegisters(16, 32), 32);  // at most 32 blocks
-  EXPECT_EQ(residentBlocksByRegisters(64, 1024), 1);
-  EXPECT_EQ(residentBlocksByRegisters(255, 1024), 0);  // does not fit
-  EXPECT_EQ(residentBlocksByRegisters(0, 256), 0);
-}
-
 TEST(CubinInfo, CorpusWithNvrtcCountsRegisterLimitedKernels) {
   CorpusOptions o;
   o.nvrtc = true;

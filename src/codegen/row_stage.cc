@@ -8,6 +8,7 @@
 #include "ir/dtype.h"
 #include "poly/row_access.h"
 #include "support/int_math.h"
+#include "support/sm_occupancy.h"
 
 namespace polyred {
 
@@ -20,8 +21,6 @@ namespace {
 // cost 323.5 and 344.7 where 16 KiB took 312.0.
 constexpr int kChunkShift = 16;
 constexpr int64_t kChunkBytes = int64_t{1} << kChunkShift;
-constexpr int64_t kReservedPerBlock = 1024;  // shared memory the hardware keeps per block
-constexpr int64_t kThreadsPerSM = 2048;
 
 const AstUser* firstPointUser(const AstNode& n) {
   if (n.kind == AstNode::Kind::User)
@@ -184,9 +183,8 @@ RowStage planRowStage(const PolyKernel& k, int64_t sharedPerBlock, int64_t stati
   const int64_t limit = mode == RowStageMode::On ? sharedLimit : sharedLimit / 2;
   if (stage.empty() || stage.bytes > limit) return {};
   // An SM has a block's limit plus the 1 KiB it reserves per block (sm_80, sm_90).
-  const int64_t perBlock = stage.bytes + staticBytes + kReservedPerBlock;
-  stage.blocksPerSM = std::max<int64_t>(1, std::min<int64_t>(kThreadsPerSM / b.threadsPerBlock(),
-                                                              (sharedPerBlock + kReservedPerBlock) / perBlock));
+  stage.blocksPerSM = std::max(1, residentBlocksBySharedMemory(stage.bytes + staticBytes, b.threadsPerBlock(),
+                                                               sharedPerBlock + kSharedBytesReservedPerBlock));
   return stage;
 }
 

@@ -15,6 +15,7 @@
 #include "runtime/register_fit.h"
 #include "support/error.h"
 #include "support/printable.h"
+#include "support/sm_occupancy.h"
 
 namespace polyred {
 

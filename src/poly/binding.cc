@@ -7,12 +7,12 @@
 
 #include "support/error.h"
 #include "support/int_math.h"
+#include "support/sm_occupancy.h"
 
 namespace polyred {
 
 namespace {
 
-constexpr int kResidentThreadsPerSM = 2048;
 constexpr int kMaxWaves = 8;             // look no further than this many waves
 constexpr int64_t kMaxGridY = 65535;
 const KernelConfig kDefaults;
@@ -140,7 +140,7 @@ int64_t splitReduced(int64_t N, int64_t threadsAlongJ, int64_t tilesOfI, int thr
 }  // namespace
 
 int64_t residentBlocks(const Target& t, int threadsPerBlock) {
-  return static_cast<int64_t>(t.smCount) * std::max(1, kResidentThreadsPerSM / threadsPerBlock);
+  return static_cast<int64_t>(t.smCount) * std::max(1, residentBlocksByThreads(threadsPerBlock));
 }
 
 int itemsFor(const KernelConfig& c, CanonicalForm form, int64_t N) {

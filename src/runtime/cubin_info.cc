@@ -6,6 +6,8 @@
 #include <optional>
 #include <string_view>
 
+#include "support/sm_occupancy.h"
+
 namespace polyred {
 
 namespace {
@@ -21,14 +23,9 @@ constexpr uint32_t kSymbolTableType = 2;
 constexpr size_t kSymbolBytes = 24;
 constexpr uint8_t kFormatHalf = 3, kFormatSized = 4;
 constexpr uint8_t kRegisterCount = 0x2f, kFrameSize = 0x11;
-constexpr uint32_t kMostRegisters = 255;  // a thread's registers on every sm_50+ GPU
 // A kernel's static shared memory is the size of its section .nv.shared.<kernel>.
 constexpr std::string_view kSharedPrefix = ".nv.shared.";
 constexpr uint64_t kMostSharedBytes = 1 << 30;  // caps a corrupt size
-// An sm_90 SM: 64K registers, allocated per warp in units of 256; 228 KiB of shared
-// memory, of which each block takes 1 KiB more than it asks for.
-constexpr int kRegistersPerSm = 65536, kRegisterUnit = 256, kWarp = 32;
-constexpr int64_t kSharedBytesPerSm = 228 * 1024, kSharedBytesReservedPerBlock = 1024;
 
 class Reader {
  public:
@@ -114,7 +111,8 @@ std::map<std::string, KernelResources> cubinKernelResources(const std::vector<ch
         if ((*attribute == kRegisterCount || *attribute == kFrameSize) && *size == 8) {
           const auto symbol = r.at<uint32_t>(p + 4), value = r.at<uint32_t>(p + 8);
           const auto name = symbol ? symbolName(r, *sections, *symbol) : std::nullopt;
-          if (name && value && *attribute == kRegisterCount && *value >= 1 && *value <= kMostRegisters)
+          if (name && value && *attribute == kRegisterCount && *value >= 1 &&
+              *value <= static_cast<uint32_t>(kMostRegistersPerThread))
             kernels[*name].registers = static_cast<int>(*value);
           if (name && value && *attribute == kFrameSize) kernels[*name].stackBytes = *value;
         }
@@ -140,31 +138,6 @@ std::optional<KernelResources> cubinKernelResources(const std::vector<char>& cub
   const auto found = kernels.find(name);
   if (found == kernels.end()) return std::nullopt;
   return found->second;
-}
-
-int residentBlocksByThreads(int threadsPerBlock) {
-  constexpr int kMaxBlocks = 32, kMaxWarps = 64;
-  return threadsPerBlock <= 0 ? 0 : std::min(kMaxBlocks, kMaxWarps / ((threadsPerBlock + kWarp - 1) / kWarp));
-}
-
-int residentBlocksByRegisters(int registers, int threadsPerBlock) {
-  if (registers <= 0 || threadsPerBlock <= 0) return 0;
-  const int warps = (threadsPerBlock + kWarp - 1) / kWarp;
-  const int perWarp = (registers * kWarp + kRegisterUnit - 1) / kRegisterUnit * kRegisterUnit;
-  return std::min(kRegistersPerSm / (perWarp * warps), residentBlocksByThreads(threadsPerBlock));
-}
-
-int residentBlocksBySharedMemory(int64_t sharedBytes, int threadsPerBlock) {
-  if (sharedBytes < 0 || threadsPerBlock <= 0) return 0;
-  const int64_t blocks = kSharedBytesPerSm / (sharedBytes + kSharedBytesReservedPerBlock);
-  return static_cast<int>(std::min<int64_t>(blocks, residentBlocksByThreads(threadsPerBlock)));
-}
-
-int registerBudget(int blocks, int threadsPerBlock) {
-  if (blocks <= 0 || threadsPerBlock <= 0) return 0;
-  const int warps = (threadsPerBlock + kWarp - 1) / kWarp;
-  const int perWarp = kRegistersPerSm / (blocks * warps) / kRegisterUnit * kRegisterUnit;
-  return std::min(perWarp / kWarp / 8 * 8, static_cast<int>(kMostRegisters));
 }
 
 }  // namespace polyred

@@ -35,21 +35,4 @@ std::map<std::string, KernelResources> cubinKernelResources(const std::vector<ch
 // The resources of kernel `name` in `cubin`, if it records them.
 std::optional<KernelResources> cubinKernelResources(const std::vector<char>& cubin, const std::string& name);
 
-// Blocks of `threadsPerBlock` threads that one SM of compute capability 9.0 holds by
-// its limits of 32 blocks and 64 warps (2048 threads) alone.
-int residentBlocksByThreads(int threadsPerBlock);
-
-// The same with `registers` per thread as well: 64K registers, allocated per warp in
-// units of 256. 0 if a block does not fit.
-int residentBlocksByRegisters(int registers, int threadsPerBlock);
-
-// The same with `sharedBytes` of shared memory per block (static and dynamic) instead
-// of registers: 228 KiB an SM, of which each block takes 1 KiB more than it asks for.
-int residentBlocksBySharedMemory(int64_t sharedBytes, int threadsPerBlock);
-
-// The most registers a thread may have for `blocks` blocks of `threadsPerBlock` threads
-// to fit one SM (a multiple of 8, at most 255): what ptxas holds a kernel to under
-// __launch_bounds__(threadsPerBlock, blocks). 0 if no count does.
-int registerBudget(int blocks, int threadsPerBlock);
-
 }  // namespace polyred

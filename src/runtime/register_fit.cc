@@ -6,6 +6,7 @@
 
 #include "runtime/nvrtc.h"
 #include "support/parallel.h"
+#include "support/sm_occupancy.h"
 
 namespace polyred {
 
