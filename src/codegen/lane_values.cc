@@ -52,7 +52,7 @@ void emitPackedHalfOp(std::ostream& os, const BodyValue& b, size_t v, int V, con
 
 // A float quotient by a divisor the loop does not change (OperandFacts::invariantDivisor)
 // divides the whole vector in one call, pr_div_invariant_lanes (device/polyred_division.cuh):
-// bit for bit pr_div_invariant of each lane, with one branch per vector, not per lane.
+// bit for bit pr_div_invariant of each lane, the divisor tested once for the vector.
 bool dividesLanesByInvariant(const KernelPlan& p, const BodyValue& b, OperandFacts facts) {
   if (b.op != OpKind::Div || !facts.invariantDivisor || b.operands.size() != 2) return false;
   const DType a = p.body[static_cast<size_t>(b.operands[0])].dtype, d = p.body[static_cast<size_t>(b.operands[1])].dtype;

@@ -66,8 +66,8 @@ struct Binding {
   std::string toString() const;
 };
 
-// How many blocks of `threadsPerBlock` threads the target holds at once (2048 threads
-// per SM).
+// How many blocks of `threadsPerBlock` threads the target holds at once (by threads
+// alone: 2048 an SM, at most 32 blocks; support/sm_occupancy.h).
 int64_t residentBlocks(const Target& target, int threadsPerBlock);
 
 // The items per thread of `config` for a kernel of this form reducing N elements per
