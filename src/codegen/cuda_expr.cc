@@ -114,7 +114,7 @@ std::string emitFloatOp(OpKind op, const std::vector<std::string>& a, DType t, O
     case OpKind::Sub: return "(" + a[0] + " - " + a[1] + ")";
     case OpKind::Mul: return "(" + a[0] + " * " + a[1] + ")";
     case OpKind::Div:
-      if (facts.invariantDivisor && t != DType::Float64) return "pr_div_invariant(" + a[0] + ", " + a[1] + ")";
+      if (dividesByInvariant(t, facts)) return "pr_div_invariant(" + a[0] + ", " + a[1] + ")";
       return "(" + a[0] + " / " + a[1] + ")";
     // The quotient rounded as Div rounds it (never the invariant-divisor form), then floored.
     case OpKind::FloorDiv: return mathFn("floor", t, "(" + a[0] + " / " + a[1] + ")");

@@ -37,6 +37,12 @@ struct OperandFacts {
   // it (codegen/store_rounding.h)
   bool roundedByStore = false;
 };
+// Whether a Div of `operand`-typed values takes pr_div_invariant (a float divisor the
+// loop does not change; float64 keeps the IEEE division): the scalar form and codegen's
+// lanes (pr_div_invariant_lanes) decide alike.
+inline bool dividesByInvariant(DType operand, OperandFacts facts) {
+  return facts.invariantDivisor && isFloat(operand) && operand != DType::Float64;
+}
 // The per-thread PrPhiloxMemo (device/polyred_elementwise.cuh) that PhiloxNormal's
 // device function reads and fills; a kernel using the op declares it (cuda_emitter).
 inline constexpr const char* kPhiloxMemo = "pr_philox_memo";

@@ -50,22 +50,21 @@ void emitPackedHalfOp(std::ostream& os, const BodyValue& b, size_t v, int V, con
      << in << "  }\n";
 }
 
-// A float quotient by a divisor the loop does not change (OperandFacts::invariantDivisor)
-// divides the whole vector in one call, pr_div_invariant_lanes (device/polyred_division.cuh):
+// A float quotient by a divisor the loop does not change (dividesByInvariant) divides
+// the whole vector in one call, pr_div_invariant_lanes (device/polyred_division.cuh):
 // bit for bit pr_div_invariant of each lane, the divisor tested once for the vector.
 bool dividesLanesByInvariant(const KernelPlan& p, const BodyValue& b, OperandFacts facts) {
-  if (b.op != OpKind::Div || !facts.invariantDivisor || b.operands.size() != 2) return false;
-  const DType a = p.body[static_cast<size_t>(b.operands[0])].dtype, d = p.body[static_cast<size_t>(b.operands[1])].dtype;
-  const bool floatCompute = a == DType::Float32 || a == DType::Float16 || a == DType::BFloat16;
-  return floatCompute && a == d;
+  return b.op == OpKind::Div && dividesByInvariant(p.body[static_cast<size_t>(b.operands[0])].dtype, facts);
 }
 
-// v<v> = v<a> / v<d> lane by lane, then rounded to a 16-bit result's dtype.
-void emitInvariantDivision(std::ostream& os, const BodyValue& b, size_t v, int V, const std::string& in) {
+// v<v> = v<a> / v<d> lane by lane, then rounded to a 16-bit result's dtype unless only
+// stores read it (OperandFacts::roundedByStore), as emitElementwise's quotient.
+void emitInvariantDivision(std::ostream& os, const BodyValue& b, size_t v, int V, OperandFacts facts,
+                           const std::string& in) {
   const std::string name = "v" + std::to_string(v);
   // The divisor is computed from totals and constants only: the same in every lane.
   os << "pr_div_invariant_lanes<" << V << ">(" << name << ", v" << b.operands[0] << ", v" << b.operands[1] << "[0]);\n";
-  if (b.dtype != DType::Float32)  // computed in float, as emitElementwise's quotient
+  if (b.dtype != DType::Float32 && !facts.roundedByStore)
     os << in << "  #pragma unroll\n" << in << "  for (int l = 0; l < " << V << "; ++l) " << name
        << "[l] = " << emitCast(name + "[l]", DType::Float32, b.dtype) << ";\n";
 }
@@ -136,7 +135,7 @@ size_t emitLaneValues(std::ostream& os, const LaneValuesSite& site) {
           break;
         }
         if (dividesLanesByInvariant(p, b, site.facts(v))) {
-          emitInvariantDivision(os, b, v, V, in);
+          emitInvariantDivision(os, b, v, V, site.facts(v), in);
           break;
         }
         std::vector<std::string> a;

@@ -28,43 +28,54 @@
 #include <cmath>
 #define POLYRED_DIV_HD
 #endif
-
-POLYRED_DIV_HD inline float pr_div_invariant(float a, float b) {
 #if defined(__CUDA_ARCH__)
-  const float r = __frcp_rn(b);
+#define POLYRED_DIV_UNROLL _Pragma("unroll")
 #else
-  const float r = 1.0f / b;
+#define POLYRED_DIV_UNROLL
+#endif
+
+// 1/b correctly rounded: the reciprocal both forms divide by.
+POLYRED_DIV_HD inline float pr_reciprocal_rn(float b) {
+#if defined(__CUDA_ARCH__)
+  return __frcp_rn(b);
+#else
+  return 1.0f / b;
+#endif
+}
+
+// Whether a / b may go through the reciprocal r = 1/b: r is finite and not 0.
+POLYRED_DIV_HD inline bool pr_usable_reciprocal(float r) {
+#if !defined(__CUDA_ARCH__)
+  using std::isfinite;
+#endif
+  return isfinite(r) & (r != 0.f);
+}
+
+// a / b from a usable reciprocal r: the product p, then one Newton step on the exact
+// residual, unless p is 0 or not finite (then p is the quotient, without a branch).
+POLYRED_DIV_HD inline float pr_div_by_reciprocal(float a, float b, float r) {
+#if !defined(__CUDA_ARCH__)
   using std::fmaf;
   using std::isfinite;
 #endif
-  if (!(isfinite(r) && r != 0.f)) return a / b;
   const float p = a * r;
   const float f = fmaf(fmaf(-p, b, a), r, p);
   return (isfinite(p) & (p != 0.f)) ? f : p;
 }
 
+POLYRED_DIV_HD inline float pr_div_invariant(float a, float b) {
+  const float r = pr_reciprocal_rn(b);
+  return pr_usable_reciprocal(r) ? pr_div_by_reciprocal(a, b, r) : a / b;
+}
+
 template <int V>
 POLYRED_DIV_HD inline void pr_div_invariant_lanes(float (&q)[V], const float (&a)[V], float b) {
-#if defined(__CUDA_ARCH__)
-  const float r = __frcp_rn(b);
-#else
-  using std::fmaf;
-  using std::isfinite;
-  const float r = 1.0f / b;
-#endif
-  if (isfinite(r) & (r != 0.f)) {
-#if defined(__CUDA_ARCH__)
-#pragma unroll
-#endif
-    for (int l = 0; l < V; ++l) {
-      const float p = a[l] * r;
-      const float f = fmaf(fmaf(-p, b, a[l]), r, p);
-      q[l] = (isfinite(p) & (p != 0.f)) ? f : p;
-    }
+  const float r = pr_reciprocal_rn(b);
+  if (pr_usable_reciprocal(r)) {
+    POLYRED_DIV_UNROLL
+    for (int l = 0; l < V; ++l) q[l] = pr_div_by_reciprocal(a[l], b, r);
   } else {
-#if defined(__CUDA_ARCH__)
-#pragma unroll
-#endif
+    POLYRED_DIV_UNROLL
     for (int l = 0; l < V; ++l) q[l] = a[l] / b;
   }
 }
