@@ -6,10 +6,9 @@
 //  - DeviceLibraryCompile: every (accumulator type, combiner) pair through every
 //    building block compiles with NVRTC to a CUBIN for sm_90, with the expected atomic
 //    instructions in the PTX; unsupported uses fail with the library's static_assert;
-//  - Nvrtc: the wrapper itself;
-//  - DeviceDivision: pr_div_invariant (polyred_division.cuh), run on the CPU: within an
-//    ulp of IEEE division on ordinary values, bit for bit on special ones; its vector
-//    form pr_div_invariant_lanes bit for bit pr_div_invariant of each lane.
+//  - Nvrtc: the wrapper itself.
+// The division by an invariant (polyred_division.cuh) has its own file,
+// device_division_test.cc.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -27,7 +26,6 @@
 #include <string>
 #include <vector>
 
-#include "device/polyred_division.cuh"
 #include "device/polyred_reduce_layout.cuh"
 #include "runtime/nvrtc.h"
 
@@ -635,115 +633,3 @@ TEST(DeviceLibraryCompile, UnsupportedUsesFailWithTheLibrarysMessage) {
     }
   }
 }
-
-namespace {
-
-// Distance in ulps between two finite floats of the same sign (or zeros).
-int64_t ulpsApart(float x, float y) {
-  auto ordered = [](float f) {
-    int32_t i;
-    std::memcpy(&i, &f, sizeof i);
-    return i < 0 ? int64_t{INT32_MIN} - i : int64_t{i};
-  };
-  return std::llabs(ordered(x) - ordered(y));
-}
-
-TEST(DeviceDivision, WithinAnUlpOfIeeeDivisionOnOrdinaryValues) {
-  std::mt19937_64 rng(11);
-  std::uniform_real_distribution<float> unit(0.0f, 1.0f), mantissa(1.0f, 2.0f);
-  std::uniform_int_distribution<int> exponent(-140, 120), sign(0, 1);
-  auto anyFloat = [&] { return std::ldexp(mantissa(rng), exponent(rng)) * (sign(rng) ? -1.0f : 1.0f); };
-  int64_t exact = 0, total = 0, worst = 0;
-  for (int k = 0; k < 2000000; ++k) {
-    // softmax's case (a in [0, 1], b a sum of such terms), then any exponents
-    const bool softmax = k % 2 == 0;
-    const float a = softmax ? unit(rng) : anyFloat();
-    const float b = softmax ? 1.0f + 50000.0f * unit(rng) : anyFloat();
-    const float ieee = a / b, q = pr_div_invariant(a, b);
-    if (!std::isfinite(ieee)) continue;
-    ASSERT_EQ(std::signbit(q), std::signbit(ieee)) << a << " / " << b;
-    const int64_t d = ulpsApart(q, ieee);
-    ASSERT_LE(d, 1) << a << " / " << b << ": " << q << " against " << ieee;
-    worst = std::max(worst, d);
-    exact += d == 0;
-    ++total;
-  }
-  std::printf("pr_div_invariant: %lld of %lld quotients bit for bit, worst %lld ulp\n", static_cast<long long>(exact),
-              static_cast<long long>(total), static_cast<long long>(worst));
-  EXPECT_GT(exact, total * 99 / 100);
-}
-
-TEST(DeviceDivision, SpecialValuesDivideAsIeeeBitForBit) {
-  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
-  const float tiny = std::numeric_limits<float>::denorm_min(), big = std::numeric_limits<float>::max();
-  const float values[] = {0.0f, -0.0f, 1.0f, -3.5f, inf, -inf, nan, tiny, -tiny, 1e-38f, big, -big, 7e-46f, 3e38f};
-  for (float a : values)
-    for (float b : values) {
-      const float ieee = a / b, q = pr_div_invariant(a, b);
-      if (std::isnan(ieee)) {
-        EXPECT_TRUE(std::isnan(q)) << a << " / " << b;
-        continue;
-      }
-      uint32_t qi, ii;
-      std::memcpy(&qi, &q, 4);
-      std::memcpy(&ii, &ieee, 4);
-      if (std::isfinite(ieee) && ieee != 0.0f)
-        EXPECT_LE(ulpsApart(q, ieee), 1) << a << " / " << b;
-      else
-        EXPECT_EQ(qi, ii) << a << " / " << b << ": " << q << " against " << ieee;
-    }
-}
-
-TEST(DeviceDivision, QuotientsAtTheEdgesOfTheRangeAreWithinAnUlp) {
-  // Where a * (1/b) alone underflows to 0 or overflows to infinity the product is the
-  // quotient (no branch): a / b is then at most the next float (the smallest subnormal,
-  // the largest float). Quotients swept across both edges, each within an ulp (the
-  // infinity counted as the float after the largest), zeros and infinities bit for bit.
-  std::mt19937_64 rng(5);
-  std::uniform_real_distribution<double> spread(0.5, 2.0);
-  int underflows = 0, overflows = 0;
-  for (int k = 0; k < 200000; ++k) {
-    const float b = static_cast<float>((k % 2 ? 3.0 : 0.37) * spread(rng));
-    const bool high = k % 4 < 2;
-    const double target = high ? 3.4028234663852886e38 : 1.401298464324817e-45;  // FLT_MAX, 2^-149
-    const float a = static_cast<float>(target * b * spread(rng) * (k % 3 ? 1.0 : -1.0));
-    if (!std::isfinite(a)) continue;
-    const float ieee = a / b, q = pr_div_invariant(a, b);
-    ASSERT_LE(ulpsApart(q, ieee), 1) << a << " / " << b << ": " << q << " against " << ieee;
-    if (ieee == 0.0f || std::isinf(ieee)) ASSERT_EQ(std::signbit(q), std::signbit(ieee)) << a << " / " << b;
-    (high ? overflows : underflows) += std::isinf(ieee) || ieee == 0.0f;
-  }
-  EXPECT_GT(underflows, 1000);
-  EXPECT_GT(overflows, 1000);
-}
-
-TEST(DeviceDivision, LanesDivideAsEachLaneAlone) {
-  // Ordinary vectors take the one-test path; a vector with one special lane (a zero or
-  // underflowing product, an infinity, NaN, a subnormal) or a special divisor takes
-  // each lane's own division -- either way every lane is pr_div_invariant's, bit for bit.
-  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
-  const float specials[] = {0.0f, -0.0f, inf, -inf, nan, std::numeric_limits<float>::denorm_min(), 1e-40f, 3e38f};
-  std::mt19937 rng(11);
-  std::uniform_real_distribution<float> unit(0.0f, 1.0f);
-  int ordinary = 0, special = 0;
-  for (int k = 0; k < 20000; ++k) {
-    float a[8], q[8];
-    const float divisor = k % 97 == 0 ? specials[k % 8] : 1.0f + 50000.0f * unit(rng);
-    for (int l = 0; l < 8; ++l) a[l] = unit(rng) * (k % 3 ? 1.0f : -1e30f);
-    const bool withSpecial = k % 5 == 0;
-    if (withSpecial) a[k % 8] = specials[(k / 5) % 8];
-    pr_div_invariant_lanes<8>(q, a, divisor);
-    for (int l = 0; l < 8; ++l) {
-      const float one = pr_div_invariant(a[l], divisor);
-      uint32_t qi, oi;
-      std::memcpy(&qi, &q[l], 4);
-      std::memcpy(&oi, &one, 4);
-      ASSERT_EQ(qi, oi) << "lane " << l << ": " << a[l] << " / " << divisor;
-    }
-    (withSpecial || k % 97 == 0 ? special : ordinary)++;
-  }
-  EXPECT_GT(ordinary, 10000);
-  EXPECT_GT(special, 4000);
-}
-
-}  // namespace
