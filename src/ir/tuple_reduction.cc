@@ -270,7 +270,11 @@ std::shared_ptr<const TupleReduction> argExtremumTuple(bool max, DType in, DType
     ScalarExprPtr nanWins = op(OpKind::LogicalAnd, {aNan, op(OpKind::LogicalNot, {bNan})});
     tie = op(OpKind::LogicalOr, {tie, op(OpKind::LogicalAnd, {aNan, bNan})});
     pickA = op(OpKind::LogicalOr, {op(OpKind::LogicalOr, {nanWins, better}), op(OpKind::LogicalAnd, {tie, first})});
-    laterWins = op(OpKind::LogicalAnd, {op(OpKind::LogicalNot, {aNan}), op(OpKind::LogicalOr, {laterWins, bNan})});
+    // "b better or NaN" as one unordered compare, not (b <= a) for max, where "b > a or b
+    // is NaN" took two (a NaN a is ruled out first). The whole-vector tree runs it V - 1
+    // times per vector. (The same form in the combine made its PTX longer.)
+    ScalarExprPtr betterOrNan = op(OpKind::LogicalNot, {op(max ? OpKind::LessEqual : OpKind::GreaterEqual, {bv, av})});
+    laterWins = op(OpKind::LogicalAnd, {op(OpKind::LogicalNot, {aNan}), betterOrNan});
   } else {
     pickA = op(OpKind::LogicalOr, {better, op(OpKind::LogicalAnd, {tie, first})});
   }

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <random>
 #include <string>
@@ -53,6 +54,48 @@ HostTensor tiesAndNaNs(DType t, const Shape& s) {
   return h;
 }
 
+// Rows at the edges of argmax/argmin's order (the lane trees, the later-combine of
+// whole vectors, the block and cross-block combines): row r of a [rows, n] float tensor is
+//   0  all -inf                      (argmax: index 0, though -inf is the identity's value)
+//   1  all +inf                      (argmin: index 0)
+//   2  all NaN                       (index 0 for both)
+//   3  -0 then +0 later, else -inf   (argmax: the -0, value -0; equal keys keep the first)
+//   4  a NaN in the last element, +inf and -inf earlier (both: the NaN)
+//   5  the maximum twice, in different vectors, the second at the row's end
+//   6  a NaN, then a different NaN payload, then numbers (the first NaN, its bits)
+//   7+ seeded uniform values in [-4, 4] rounded to t (rarely a new extreme per vector)
+HostTensor extremeKeyRows(DType t, int64_t rows, int64_t n, unsigned seed) {
+  HostTensor h = HostTensor::zeros(t, {rows, n});
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> uniform(-4, 4);
+  const double inf = INFINITY, nan = std::nan("");
+  auto set = [&](int64_t r, int64_t c, double v) { h.set(r * n + c, Scalar::ofFloat(DType::Float64, v)); };
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < n; ++c) {
+      double v = uniform(rng);
+      switch (r) {
+        case 0: v = -inf; break;
+        case 1: v = inf; break;
+        case 2: v = nan; break;
+        case 3: v = c == n / 3 ? -0.0 : c == n / 3 + 17 ? 0.0 : -inf; break;
+        case 4: v = c == n - 1 ? nan : c == 5 ? inf : c == 9 ? -inf : v; break;
+        case 5: v = c == 11 || c == n - 1 ? 9.0 : v; break;
+        default: break;
+      }
+      set(r, c, v);
+    }
+  if (rows > 6 && n > 40) {  // row 6: two NaN payloads; the first must win with its own bits
+    for (int64_t c = 0; c < n; ++c) set(6, c, uniform(rng));
+    const uint32_t quiet = 0x7fc00001u, other = 0xffc00002u;
+    float a, b;
+    std::memcpy(&a, &quiet, 4);
+    std::memcpy(&b, &other, 4);
+    h.set(6 * n + 21, Scalar::convert(static_cast<double>(a), t));
+    h.set(6 * n + 37, Scalar::convert(static_cast<double>(b), t));
+  }
+  return h;
+}
+
 // Normally distributed values (seeded), rounded to t.
 HostTensor normalValues(DType t, const Shape& s, unsigned seed, double mean, double stddev) {
   std::mt19937 rng(seed);
@@ -92,6 +135,35 @@ TEST(TupleGpu, ArgExtremaAgreeWithTheReferenceBitForBit) {
                           << ", reference " << want[o].get(k).toString();
             break;
           }
+    }
+}
+
+// argmax/argmin of the edge rows above against the reference, bit for bit: rows equal
+// to the identity's value, infinities, signed zeros, NaN payloads, late ties; rows whose
+// length is a multiple of the vector (every vector whole) and rows that start inside a
+// vector (masked vectors).
+TEST(TupleGpu, ArgExtremaOfEdgeRowsAgreeBitForBit) {
+  std::string why;
+  if (!gpuAvailable(&why)) GTEST_SKIP() << "no GPU: " << why;
+  for (int64_t n : {int64_t{40000}, int64_t{40003}, int64_t{4103}})
+    for (DType t : {DType::Float32, DType::Float16, DType::BFloat16, DType::Float64}) {
+      GraphBuilder b("arg_edges");
+      Value x = b.input("x", t, {12, n});
+      auto [imax, vmax] = b.argmaxWithValue(x, 1);
+      auto [imin, vmin] = b.argminWithValue(x, 1, DType::Int64);
+      b.output(imax);
+      b.output(vmax);
+      b.output(imin);
+      b.output(vmin);
+      const Graph g = b.build();
+      const std::vector<HostTensor> inputs = {extremeKeyRows(t, 12, n, static_cast<unsigned>(n))};
+      const std::vector<HostTensor> want = evaluateReference(g, inputs);
+      const std::vector<HostTensor> got = launchOnGpu(compileForGpu(g), inputs);
+      for (size_t o = 0; o < want.size(); ++o)
+        for (int64_t k = 0; k < want[o].size(); ++k)
+          EXPECT_TRUE(got[o].get(k).identical(want[o].get(k)))
+              << "n " << n << " " << dtypeName(t) << " output " << o << " row " << k << ": GPU "
+              << got[o].get(k).toString() << ", reference " << want[o].get(k).toString();
     }
 }
 
