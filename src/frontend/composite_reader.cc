@@ -55,6 +55,7 @@
 #include "frontend/composite_descs.h"
 #include "frontend/composite_tuple_ops.h"
 #include "frontend/composite_names.h"
+#include "frontend/composite_plain_attrs.h"
 #include "support/error.h"
 #include "support/printable.h"
 #include "support/suggest.h"
@@ -273,30 +274,17 @@ class Reader : public ExpansionSink, CompositeAttrAccess {
     return descs_.readDesc(outs.front());
   }
 
+  // Attributes by frontend/composite_plain_attrs; the inputs' checks here.
   void readPlain(OpKind kind, const Attrs& attrs, const std::vector<TensorId>& ins,
                  const TensorDesc& out) {
     Node n;
     n.kind = kind;
     n.inputs = ins;
-    switch (kind) {
-      case OpKind::Cast: checkDstType(attrs, out.dtype); break;
-      case OpKind::Reshape:
-      case OpKind::BroadcastTo: checkShapeAttr(attrs, out.shape); break;
-      case OpKind::Transpose: n.perm = readPerm(attrs); break;
-      case OpKind::Assign: arity(ins, 2, "destination, value"); break;
-      case OpKind::Window:
-        n.begin = readIntList(required(attrs, "begin"), "begin");
-        if (const Json* v = attr(attrs, "steps")) n.steps = readIntList(*v, "steps");
-        break;
-      case OpKind::Iota: n.axes = {readInt(required(attrs, "axis"), "axis")}; break;
-      case OpKind::Gather: readGather(attrs, n); break;
-      case OpKind::ScatterAdd:
-        if (ins.size() != 2 && ins.size() != 3)
-          fail("takes 2 or 3 inputs (values, indices, optionally a base), got " + std::to_string(ins.size()));
-        if (const Json* k = attr(attrs, "indexed_axes")) n.axes = {readInt(*k, "indexed_axes")};
-        break;
-      default: break;
-    }
+    readPlainOpAttrs(kind, attrs, out, descs_, n, file_, op_);
+    if (kind == OpKind::Assign) arity(ins, 2, "destination, value");
+    if (kind == OpKind::Gather) readGather(attrs, n);
+    if (kind == OpKind::ScatterAdd && ins.size() != 2 && ins.size() != 3)
+      fail("takes 2 or 3 inputs (values, indices, optionally a base), got " + std::to_string(ins.size()));
     TensorId result = addNode(std::move(n), out);
     if (kind == OpKind::Assign) writes_.emplace_back(result, ins[0]);
   }
@@ -319,49 +307,6 @@ class Reader : public ExpansionSink, CompositeAttrAccess {
     const auto rank = static_cast<int64_t>(g_.tensor(n.inputs[0]).shape.size());
     if (axis < -rank || axis >= rank) fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
     n.axes = {axis < 0 ? axis + rank : axis};
-  }
-
-  void checkDstType(const Attrs& attrs, DType declared) const {
-    const Json* dst = attr(attrs, "dst_type");
-    if (!dst) return;
-    DType t = descs_.dtypeNamed(readString(*dst, "dst_type"));
-    if (t != declared)
-      fail("dst_type is " + std::string(dtypeName(t)) + " but the output is declared " +
-           std::string(dtypeName(declared)));
-  }
-
-  // MindSpore writes -1 for a dimension left to inference, and [] for a scalar that
-  // the output declares as [1]; otherwise the attribute must equal the output shape.
-  void checkShapeAttr(const Attrs& attrs, const Shape& declared) const {
-    const Json* s = attr(attrs, "shape");
-    if (!s) return;
-    std::vector<int64_t> want = readIntList(*s, "attribute shape");
-    bool scalarAsOne = want.empty() && declared == Shape{1};
-    bool matches = want.size() == declared.size() &&
-                   std::equal(want.begin(), want.end(), declared.begin(),
-                              [](int64_t w, int64_t d) { return w == -1 || w == d; });
-    if (!scalarAsOne && !matches)
-      fail("attribute shape " + toString(want) + " disagrees with the declared output shape " +
-           toString(declared));
-  }
-
-  std::vector<int64_t> readPerm(const Attrs& attrs) const {
-    const Json* perm = attr(attrs, "perm");
-    if (!perm) fail("Transpose needs a \"perm\" attribute");
-    return readIntList(*perm, "perm");
-  }
-
-  // "axis": an int, a list, or absent/empty (every axis).
-  std::vector<int64_t> readAxes(const Attrs& attrs, size_t rank) const {
-    std::vector<int64_t> axes;
-    if (const Json* axis = attr(attrs, "axis"))
-      axes = axis->is_number_integer() ? std::vector<int64_t>{readInt(*axis, "axis")}
-                                       : readIntList(*axis, "axis (an integer or a list)");
-    try {
-      return normalizeAxes(std::move(axes), rank, op_);
-    } catch (const Error& e) {
-      throw e.inFile(file_);
-    }
   }
 
   // UserReduce's "reduction": a scalar reduction declared under "reductions".
@@ -397,7 +342,7 @@ class Reader : public ExpansionSink, CompositeAttrAccess {
     const Tensor& x = g_.tensor(ins[0]);
     Node n;
     n.inputs = ins;
-    n.axes = readAxes(attrs, x.shape.size());
+    n.axes = readReductionAxes(attrs, x.shape.size(), file_, op_);
     const Json* keep = attr(attrs, "keep_dims");
     n.keepDims = keep && readBool(*keep, "keep_dims");
     if (n.axes.empty()) {
@@ -539,7 +484,7 @@ class Reader : public ExpansionSink, CompositeAttrAccess {
       auto t = tuples_.find(which);
       if (t == tuples_.end()) fail("no tuple reduction " + quotedName(which) + " is declared under \"tuple_reductions\"");
       if (ins.empty()) fail("needs at least one input");
-      const std::vector<int64_t> axes = readAxes(attrs, g_.tensor(ins[0]).shape.size());
+      const std::vector<int64_t> axes = readReductionAxes(attrs, g_.tensor(ins[0]).shape.size(), file_, op_);
       try {
         results = expandDeclaredTuple(t->second, ins, axes, a.keepDims, *this, op_);
       } catch (const Error& err) {
@@ -580,7 +525,7 @@ class Reader : public ExpansionSink, CompositeAttrAccess {
     if (!ins.empty()) {
       const Json* axis = attr(attrs, "axis");
       e.axisGiven = axis && !(axis->is_array() && axis->empty());
-      e.axes = readAxes(attrs, g_.tensor(ins[0]).shape.size());
+      e.axes = readReductionAxes(attrs, g_.tensor(ins[0]).shape.size(), file_, op_);
     }
     const Json* keep = attr(attrs, "keep_dims");
     e.keepDims = keep && readBool(*keep, "keep_dims");
