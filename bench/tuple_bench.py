@@ -282,6 +282,9 @@ def polyred_runs(run, cases):
                      bytes=got.get("bytes"), device=doc.get("device"))
         except (OSError, ValueError, KeyError, IndexError) as e:
             r["error"] = f"no result (exit {rc}; see logs/polyred.log): {type(e).__name__}"
+            if rc == 124:  # the limit comes from what --budget-s leaves after the 150 s kept for the peers
+                r["error"] += (f"; stopped at its {max(5, timeout):.0f} s limit -- raise --budget-s "
+                               f"(150 s of it are kept for the peers and the meter)")
         if r.get("ok") is False:
             run.wrong = True
         if "error" in r:
