@@ -280,11 +280,11 @@ class Reader : public ExpansionSink, CompositeAttrAccess {
     Node n;
     n.kind = kind;
     n.inputs = ins;
-    readPlainOpAttrs(kind, attrs, out, descs_, n, file_, op_);
     if (kind == OpKind::Assign) arity(ins, 2, "destination, value");
-    if (kind == OpKind::Gather) readGather(attrs, n);
     if (kind == OpKind::ScatterAdd && ins.size() != 2 && ins.size() != 3)
       fail("takes 2 or 3 inputs (values, indices, optionally a base), got " + std::to_string(ins.size()));
+    readPlainOpAttrs(kind, attrs, out, descs_, n, file_, op_);
+    if (kind == OpKind::Gather) readGather(attrs, n);
     TensorId result = addNode(std::move(n), out);
     if (kind == OpKind::Assign) writes_.emplace_back(result, ins[0]);
   }
