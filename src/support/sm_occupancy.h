@@ -16,22 +16,24 @@ inline constexpr int kResidentThreadsPerSM = 2048;  // 64 warps
 inline constexpr int kMostRegistersPerThread = 255;  // every sm_50+ GPU
 inline constexpr int64_t kSharedBytesPerSM = 228 * 1024;
 inline constexpr int64_t kSharedBytesReservedPerBlock = 1024;
+inline constexpr int kRegistersPerSM = 65536;
+inline constexpr int kRegisterUnit = 256;  // registers are allocated per warp in these
+
+constexpr int warpsPerBlock(int threadsPerBlock) { return (threadsPerBlock + kWarpThreads - 1) / kWarpThreads; }
 
 // Blocks of `threadsPerBlock` threads by the limits of 32 blocks and 64 warps (2048
 // threads) alone; 0 for no threads.
 constexpr int residentBlocksByThreads(int threadsPerBlock) {
   constexpr int kMostBlocks = 32, kMostWarps = kResidentThreadsPerSM / kWarpThreads;
   if (threadsPerBlock <= 0) return 0;
-  return std::min(kMostBlocks, kMostWarps / ((threadsPerBlock + kWarpThreads - 1) / kWarpThreads));
+  return std::min(kMostBlocks, kMostWarps / warpsPerBlock(threadsPerBlock));
 }
 
 // The same with `registers` per thread as well; 0 if a block does not fit.
 constexpr int residentBlocksByRegisters(int registers, int threadsPerBlock) {
-  constexpr int kRegistersPerSM = 65536, kRegisterUnit = 256;
   if (registers <= 0 || threadsPerBlock <= 0) return 0;
-  const int warps = (threadsPerBlock + kWarpThreads - 1) / kWarpThreads;
   const int perWarp = (registers * kWarpThreads + kRegisterUnit - 1) / kRegisterUnit * kRegisterUnit;
-  return std::min(kRegistersPerSM / (perWarp * warps), residentBlocksByThreads(threadsPerBlock));
+  return std::min(kRegistersPerSM / (perWarp * warpsPerBlock(threadsPerBlock)), residentBlocksByThreads(threadsPerBlock));
 }
 
 // The same with `sharedBytes` of shared memory per block (static and dynamic) instead
@@ -48,10 +50,8 @@ constexpr int residentBlocksBySharedMemory(int64_t sharedBytes, int threadsPerBl
 // to fit one SM (a multiple of 8, at most 255): what ptxas holds a kernel to under
 // __launch_bounds__(threadsPerBlock, blocks). 0 if no count does.
 constexpr int registerBudget(int blocks, int threadsPerBlock) {
-  constexpr int kRegistersPerSM = 65536, kRegisterUnit = 256;
   if (blocks <= 0 || threadsPerBlock <= 0) return 0;
-  const int warps = (threadsPerBlock + kWarpThreads - 1) / kWarpThreads;
-  const int perWarp = kRegistersPerSM / (blocks * warps) / kRegisterUnit * kRegisterUnit;
+  const int perWarp = kRegistersPerSM / (blocks * warpsPerBlock(threadsPerBlock)) / kRegisterUnit * kRegisterUnit;
   return std::min(perWarp / kWarpThreads / 8 * 8, kMostRegistersPerThread);
 }
 
