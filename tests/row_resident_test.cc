@@ -122,7 +122,10 @@ TEST(RowResident, ManyLongRowsStayOneKernelOfOneBlockPerRow) {
     EXPECT_EQ(k.form, form);
     EXPECT_EQ(k.passes(), 3);
     EXPECT_EQ(c.kernels[0].binding.GX, 1);
-    EXPECT_EQ(c.kernels[0].binding.threadsPerBlock(), 1024);  // so that re-read rows stay in the L2
+    // Blocks of 512 threads keep 528 rows of 50 KB resident (26 MB), which the L2 holds:
+    // half the 1024 threads of longer rows (LongRowsTakeHalfBlocksWhileTheirRowsFitTheL2).
+    // Columns keep blocks of 1024, so that re-read columns stay in the L2.
+    EXPECT_EQ(c.kernels[0].binding.threadsPerBlock(), form == CanonicalForm::XReduce ? 512 : 1024);
     CpuCheckReport r = checkOnCpu(c, /*seed=*/5, /*maxPoints=*/100000, false);
     EXPECT_TRUE(r.ok) << r.message;
   }
@@ -154,13 +157,14 @@ TEST(RowResident, LongRowsStayWholeFromAQuarterWaveOfOneRowBlocks) {
 
 // A row-resident kernel takes 4 items per thread along the row (poly/binding.cc,
 // kRowResidentItems): a softmax over rows of 30522 halves (3816 vectors) gets one row
-// per block of 1024 threads, where 8 items would give blocks of two rows of 512; the
-// `items` knob reaches row-resident kernels and gives that shape back.
+// per block (of 512 threads: its resident rows fit the L2), where 8 items would give
+// blocks of two rows of 512; the `items` knob reaches row-resident kernels and gives
+// that shape back (a tuned variant keeps the shape it was timed in).
 TEST(RowResident, LongRowsTakeOneRowPerBlockAndTheItemsKnob) {
   Graph g = softmax(DType::Float16, {2113, 30522}, 1);
   CompiledGraph automatic = compile(g);
   ASSERT_EQ(onlyKernel(automatic).passes(), 3);
-  EXPECT_EQ(automatic.kernels[0].binding.BX, 1024);
+  EXPECT_EQ(automatic.kernels[0].binding.BX, 512);  // 528 resident rows of 60 KB fit the L2
   EXPECT_EQ(automatic.kernels[0].binding.BY, 1);
   CompileOptions eight;
   eight.config = KernelConfig::parse("items=8", "test");
@@ -172,6 +176,44 @@ TEST(RowResident, LongRowsTakeOneRowPerBlockAndTheItemsKnob) {
     CpuCheckReport r = checkOnCpu(*c, /*seed=*/5, /*maxPoints=*/100000, false);
     EXPECT_TRUE(r.ok) << r.message;
   }
+}
+
+// Long rows take blocks of 512 threads instead of 1024 where the rows those blocks keep
+// resident (4 blocks on each of 132 SMs: 528 rows) fit the L2 and make a wave
+// (poly/binding.cc, kLongRowHalfThreads); the bytes counted per row are those of the
+// loads that vary along the row and across rows, not a weight every row shares.
+TEST(RowResident, LongRowsTakeHalfBlocksWhileTheirRowsFitTheL2) {
+  auto threadsOf = [](const Graph& g, int64_t l2Bytes) {
+    CompileOptions options;
+    options.target.l2Bytes = l2Bytes;
+    CompiledGraph c = compileGraph(g, options);
+    EXPECT_EQ(c.kernels.size(), 1u);
+    EXPECT_GT(onlyKernel(c).passes(), 1);
+    return c.kernels.at(0).binding.threadsPerBlock();
+  };
+  const int64_t MB = int64_t{1} << 20;
+  // f16 rows of 25001: 528 x 50 KB = 25 MB.
+  const Graph halves = softmax(DType::Float16, {2113, 25001}, 1);
+  EXPECT_EQ(threadsOf(halves, 50 * MB), 512);
+  EXPECT_EQ(threadsOf(halves, 25 * MB), 1024);
+  // f32 rows of 40000: 528 x 160 KB = 84 MB.
+  EXPECT_EQ(threadsOf(softmax(DType::Float32, {2113, 40000}, 1), 50 * MB), 1024);
+  // Fewer rows than 528: blocks of 512 would not make a wave.
+  EXPECT_EQ(threadsOf(softmax(DType::Float16, {400, 25001}, 1), 50 * MB), 1024);
+  // x / sum(x * w) over rows of f16 x with an f32 weight w that every row shares: 2
+  // bytes per element count (25 MB resident, 512 threads), not 6 (76 MB).
+  GraphBuilder b("weighted_rows");
+  Value x = b.cast(b.input("x", DType::Float16, {2113, 25001}), DType::Float32);
+  Value w = b.input("w", DType::Float32, {25001});
+  Value xw = b.mul(x, w);
+  b.output(b.binary(OpKind::Div, xw, b.reduceSum(xw, {1}, true)));
+  const Graph weighted = b.build();
+  EXPECT_EQ(threadsOf(weighted, 50 * MB), 512);
+  EXPECT_EQ(threadsOf(weighted, 40 * MB), 512);
+  EXPECT_EQ(threadsOf(weighted, 20 * MB), 1024);
+  CompiledGraph c = compile(weighted);
+  CpuCheckReport r = checkOnCpu(c, /*seed=*/5, /*maxPoints=*/100000, false);
+  EXPECT_TRUE(r.ok) << r.message;
 }
 
 TEST(RowResident, LongRowsFallBackToAKernelSequence) {

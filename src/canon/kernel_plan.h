@@ -120,6 +120,9 @@ struct KernelPlan {
   CanonicalForm form = CanonicalForm::Elementwise;
   int64_t M = 1;  // kept extent
   int64_t N = 1;  // reduced extent
+  // Elements that one unit of N stands for: 1, or the vector width where the plan is
+  // bound per vector instance (the driver divides N by it before binding).
+  int64_t elementsPerN = 1;
   // Elementwise kernels: the extents (size-1 axes dropped) whose row-major
   // linearization is i -- the output's shape, which poly/transpose_tiling reads the
   // loads' strides along. Empty where unknown.

@@ -103,6 +103,7 @@ struct Bound {
 KernelPlan perInstance(KernelPlan plan, const Vectorization& v) {
   int64_t& extent = v.axis == 'i' ? plan.M : plan.N;
   extent = v.vectorsAlong(extent);
+  if (v.axis == 'j') plan.elementsPerN = v.width;
   return plan;
 }
 

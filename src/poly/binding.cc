@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <bit>
+#include <cctype>
+#include <limits>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -29,6 +32,18 @@ constexpr int64_t kRowResidentWaves = 2;
 // 100000 19.4 -> 29.2 (docs/results.md, session 15).
 constexpr int64_t kLongRowWaveDivisor = 4;
 constexpr int kLongRowThreads = 1024;  // row-resident kernels over long rows
+// ... or half as many where the rows that blocks of kLongRowHalfThreads keep resident
+// at once still fit the L2 for the later passes' re-reads, and make at least a wave:
+// twice the elements per thread halve what the block reductions and the loops' set-up
+// cost each element. H200 (60 MB of L2), 2026-11-29 (docs/results.md, session 39),
+// 1024 -> 512 threads (us): logsumexp f16 [8192,32000] (64 KB rows, 34 MB resident)
+// 162.3 -> 149.0, cross-entropy f16 [8192,32000] 217.4 -> 180.0, a staged softmax f16
+// [8192,32000] 311.8 -> 260.3; rows of f16 50257 (53 MB resident): logsumexp 177.9 ->
+// 171.0, cross-entropy 202.5 -> 182.3, softmax 291.7 -> 290.6; f32 [4096,16384] (34 MB):
+// logsumexp 82.0 -> 84.5 but cross-entropy 98.5 -> 91.4. Rows whose resident set would
+// exceed the L2 lost: f32 [4096,32000] (68 MB) logsumexp 160.5 -> 203.9, softmax 276.7
+// -> 468.5; f16 [1024,131072] (135 MB) logsumexp 112.4 -> 122.9.
+constexpr int kLongRowHalfThreads = kLongRowThreads / 2;
 // Items per thread along j in row-resident kernels (the default's half): more threads
 // on a row, fewer rows in a block, fewer rows resident for the later passes to find in
 // the L2. H100, 2026-11-26, softmax `polyred run --config=items=4` against the default
@@ -216,10 +231,47 @@ KernelConfig rowResidentConfig(const KernelConfig& asked, CanonicalForm form, in
   return c;
 }
 
+// The bytes of a row that each later pass of a row-resident kernel reads again: its
+// elements times the bytes of every load that varies along both i and j (a weight every
+// row shares, or a label per row, is not re-read per row). Dependence is read off the
+// offset's isl expression, which polyred writes in the names i and j; naming one that
+// does not matter only counts more bytes, which keeps the larger blocks.
+int64_t rowBytesReread(const KernelPlan& plan) {
+  auto names = [](const std::string& offset, char axis) {
+    for (size_t k = 0; k < offset.size(); ++k) {
+      if (offset[k] != axis) continue;
+      const bool before = k > 0 && (std::isalnum(static_cast<unsigned char>(offset[k - 1])) || offset[k - 1] == '_');
+      const bool after =
+          k + 1 < offset.size() && (std::isalnum(static_cast<unsigned char>(offset[k + 1])) || offset[k + 1] == '_');
+      if (!before && !after) return true;
+    }
+    return false;
+  };
+  int64_t bytesPerElement = 0;
+  for (const BodyValue& v : plan.body)
+    if (v.kind == BodyValue::Kind::Load && names(v.offset, 'i') && names(v.offset, 'j'))
+      bytesPerElement += dtypeBytes(v.dtype);
+  return productUpTo({plan.N, plan.elementsPerN, bytesPerElement}, std::numeric_limits<int64_t>::max());
+}
+
+// Whether blocks of kLongRowHalfThreads suit the long rows of an x-reduce (the rule at
+// kLongRowHalfThreads): the rows they keep resident fit the L2, and they make a wave.
+bool halfBlocksKeepRowsInL2(const KernelPlan& plan, const Target& t) {
+  if (plan.form != CanonicalForm::XReduce || plan.hasScan()) return false;
+  const int64_t residentRows = residentBlocks(t, kLongRowHalfThreads);
+  if (plan.M < residentRows) return false;
+  const int64_t bytes = productUpTo({residentRows, rowBytesReread(plan)}, std::numeric_limits<int64_t>::max());
+  return bytes <= t.l2Bytes;
+}
+
 // The knobs of a row-resident kernel (rowResidentConfig), with kSparseRowResidentItems
 // for x-reduces whose rows would leave more than half of a wave's threads idle.
 KernelConfig sparseRowsConfig(const KernelConfig& asked, const KernelPlan& plan, const Target& t) {
   KernelConfig c = rowResidentConfig(asked, plan.form, plan.M, plan.N);
+  // (A tuned variant that asks for its items per thread keeps the shape it was timed in.)
+  if (c.threadsPerBlock == kLongRowThreads && asked.threadsPerBlock < kLongRowThreads &&
+      asked.itemsPerThread == KernelConfig::kAuto && halfBlocksKeepRowsInL2(plan, t))
+    c.threadsPerBlock = kLongRowHalfThreads;
   if (asked.itemsPerThread != KernelConfig::kAuto || plan.form != CanonicalForm::XReduce) return c;
   const Binding b = blockShapeOf(plan.form, plan.M, plan.N, c);
   const int64_t wave = static_cast<int64_t>(t.smCount) * kResidentThreadsPerSM;
