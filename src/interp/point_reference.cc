@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "interp/scan_fold.h"
+#include "ir/tuple_fold.h"
 #include "ir/tuple_reduction.h"
 #include "support/error.h"
 #include "support/printable.h"
@@ -345,6 +346,7 @@ struct PointReference::Impl {
     const ReduceWalk& w = walks[n];
     const int64_t base = w.base(k);
     TupleValue acc = tupleIdentity(t, true);
+    TupleFolder folder(t, /*widen=*/true);  // combineTuples(acc, liftTuple(element)), flattened
     std::vector<Scalar> element(node.inputs.size());
     std::vector<int64_t> digit(w.reducedExtents.size(), 0);
     for (int64_t step = 0; step < w.length; ++step) {
@@ -352,7 +354,7 @@ struct PointReference::Impl {
       int64_t offset = base;
       for (size_t d = 0; d < digit.size(); ++d) offset += digit[d] * w.reducedStrides[d];
       for (size_t m = 0; m < element.size(); ++m) element[m] = at(node.inputs[m], offset).value;
-      acc = combineTuples(t, acc, liftTuple(t, element, true), true);
+      folder.fold(acc, element);
       for (size_t d = digit.size(); d-- > 0;) {
         if (++digit[d] < w.reducedExtents[d]) break;
         digit[d] = 0;

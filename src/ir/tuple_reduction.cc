@@ -141,8 +141,8 @@ DType promoteTupleTypes(DType a, DType b, bool widen) {
   return DType::Int32;
 }
 
-TupleOpTyping tupleOpTyping(OpKind op, std::span<const DType> types) {
-  OpTyping t = typeOp(op, types, false);
+TupleOpTyping tupleOpTyping(OpKind op, std::span<const DType> types, bool widen) {
+  OpTyping t = typeOp(op, types, widen);
   return {t.result, t.operand};
 }
 

@@ -82,13 +82,14 @@ DType tupleResultType(const TupleReduction& t, int result);
 // The type rules above, shared with the CUDA emitter: the promoted operand type of two
 // dtypes, and the type an expression gives for given field and input types.
 DType promoteTupleTypes(DType a, DType b, bool widen = false);
-// An op's result type over operands of `types`, and the type its operands are
+// An op's result type over operands of `types` (with `widen`, float32 computed as
+// float64, as the reference does), and the type its operands are
 // converted to (Select: that of its branches; its condition is converted to bool).
 struct TupleOpTyping {
   DType result;
   DType operand;
 };
-TupleOpTyping tupleOpTyping(OpKind op, std::span<const DType> types);
+TupleOpTyping tupleOpTyping(OpKind op, std::span<const DType> types, bool widen = false);
 DType tupleExprType(const ScalarExpr& e, std::span<const DType> a, std::span<const DType> b,
                     std::span<const DType> in);
 
