@@ -28,7 +28,7 @@ const Option kOptions[] = {
     {"deterministic", Takes::Nothing, "", "bitwise-reproducible multi-block reductions (still one launch)"},
     {"arch", Takes::Value, "sm_XY", "target architecture when no GPU is queried (default sm_90)"},
     {"sms", Takes::Value, "N", "number of SMs the binding assumes (default 132)"},
-    {"l2-mib", Takes::Value, "N", "L2 size in MiB the cache hints assume (default 50)"},
+    {"l2-mib", Takes::Value, "N", "L2 size in MiB the binding and the cache hints assume (default 50)"},
     {"dump", Takes::Value, "STAGES", "print the IR after stages: all, or a comma list of graph,rewrite,partition,binding,schedule,ast,cuda,launches"},
     {"no-horizontal-fusion", Takes::Nothing, "", "launch independent kernels one after another instead of as one kernel"},
     {"fast-exp", Takes::Nothing, "", "every f32 exp on the GPU's approximate exp2 unit, 2 + 1.173|x| ulp (default: only where that cannot show, docs/design.md)"},
