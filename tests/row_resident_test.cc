@@ -122,10 +122,9 @@ TEST(RowResident, ManyLongRowsStayOneKernelOfOneBlockPerRow) {
     EXPECT_EQ(k.form, form);
     EXPECT_EQ(k.passes(), 3);
     EXPECT_EQ(c.kernels[0].binding.GX, 1);
-    // Blocks of 512 threads keep 528 rows of 50 KB resident (26 MB), which the L2 holds:
-    // half the 1024 threads of longer rows (LongRowsTakeHalfBlocksWhileTheirRowsFitTheL2).
-    // Columns keep blocks of 1024, so that re-read columns stay in the L2.
-    EXPECT_EQ(c.kernels[0].binding.threadsPerBlock(), form == CanonicalForm::XReduce ? 512 : 1024);
+    // So that re-read rows stay in the L2 (2113 rows would take a wave more in blocks of
+    // 512 threads: LongRowsTakeHalfBlocksWhileTheirRowsFitTheL2).
+    EXPECT_EQ(c.kernels[0].binding.threadsPerBlock(), 1024);
     CpuCheckReport r = checkOnCpu(c, /*seed=*/5, /*maxPoints=*/100000, false);
     EXPECT_TRUE(r.ok) << r.message;
   }
@@ -157,14 +156,13 @@ TEST(RowResident, LongRowsStayWholeFromAQuarterWaveOfOneRowBlocks) {
 
 // A row-resident kernel takes 4 items per thread along the row (poly/binding.cc,
 // kRowResidentItems): a softmax over rows of 30522 halves (3816 vectors) gets one row
-// per block (of 512 threads: its resident rows fit the L2), where 8 items would give
-// blocks of two rows of 512; the `items` knob reaches row-resident kernels and gives
-// that shape back (a tuned variant keeps the shape it was timed in).
+// per block of 1024 threads, where 8 items would give blocks of two rows of 512; the
+// `items` knob reaches row-resident kernels and gives that shape back.
 TEST(RowResident, LongRowsTakeOneRowPerBlockAndTheItemsKnob) {
   Graph g = softmax(DType::Float16, {2113, 30522}, 1);
   CompiledGraph automatic = compile(g);
   ASSERT_EQ(onlyKernel(automatic).passes(), 3);
-  EXPECT_EQ(automatic.kernels[0].binding.BX, 512);  // 528 resident rows of 60 KB fit the L2
+  EXPECT_EQ(automatic.kernels[0].binding.BX, 1024);
   EXPECT_EQ(automatic.kernels[0].binding.BY, 1);
   CompileOptions eight;
   eight.config = KernelConfig::parse("items=8", "test");
@@ -179,31 +177,36 @@ TEST(RowResident, LongRowsTakeOneRowPerBlockAndTheItemsKnob) {
 }
 
 // Long rows take blocks of 512 threads instead of 1024 where the rows those blocks keep
-// resident (4 blocks on each of 132 SMs: 528 rows) fit the L2 and make a wave
-// (poly/binding.cc, kLongRowHalfThreads); the bytes counted per row are those of the
-// loads that vary along the row and across rows, not a weight every row shares.
+// resident (4 blocks on each of 132 SMs: 528 rows) fit the L2, make a wave and take no
+// more waves than blocks of 1024 (poly/binding.cc, kLongRowHalfThreads); the bytes
+// counted per row are those of the loads that vary along the row and across rows, not
+// a weight every row shares. A tuned variant that asks for `items` keeps its shape.
 TEST(RowResident, LongRowsTakeHalfBlocksWhileTheirRowsFitTheL2) {
-  auto threadsOf = [](const Graph& g, int64_t l2Bytes) {
+  auto threadsOf = [](const Graph& g, int64_t l2Bytes, const std::string& knobs = "") {
     CompileOptions options;
     options.target.l2Bytes = l2Bytes;
+    if (!knobs.empty()) options.config = KernelConfig::parse(knobs, "test");
     CompiledGraph c = compileGraph(g, options);
     EXPECT_EQ(c.kernels.size(), 1u);
     EXPECT_GT(onlyKernel(c).passes(), 1);
     return c.kernels.at(0).binding.threadsPerBlock();
   };
   const int64_t MB = int64_t{1} << 20;
-  // f16 rows of 25001: 528 x 50 KB = 25 MB.
-  const Graph halves = softmax(DType::Float16, {2113, 25001}, 1);
+  // f16 rows of 25001: 528 x 50 KB = 25 MB; 4224 rows are 8 waves of 528 (16 of 264).
+  const Graph halves = softmax(DType::Float16, {4224, 25001}, 1);
   EXPECT_EQ(threadsOf(halves, 50 * MB), 512);
   EXPECT_EQ(threadsOf(halves, 25 * MB), 1024);
-  // f32 rows of 40000: 528 x 160 KB = 84 MB.
-  EXPECT_EQ(threadsOf(softmax(DType::Float32, {2113, 40000}, 1), 50 * MB), 1024);
+  EXPECT_EQ(threadsOf(halves, 50 * MB, "items=8"), 1024);
+  // 2113 rows: 9 waves of 264 blocks of 1024, 5 of 528 blocks of 512 (the time of 10).
+  EXPECT_EQ(threadsOf(softmax(DType::Float16, {2113, 25001}, 1), 50 * MB), 1024);
   // Fewer rows than 528: blocks of 512 would not make a wave.
   EXPECT_EQ(threadsOf(softmax(DType::Float16, {400, 25001}, 1), 50 * MB), 1024);
+  // f32 rows of 40000: 528 x 160 KB = 84 MB.
+  EXPECT_EQ(threadsOf(softmax(DType::Float32, {4224, 40000}, 1), 50 * MB), 1024);
   // x / sum(x * w) over rows of f16 x with an f32 weight w that every row shares: 2
   // bytes per element count (25 MB resident, 512 threads), not 6 (76 MB).
   GraphBuilder b("weighted_rows");
-  Value x = b.cast(b.input("x", DType::Float16, {2113, 25001}), DType::Float32);
+  Value x = b.cast(b.input("x", DType::Float16, {4224, 25001}), DType::Float32);
   Value w = b.input("w", DType::Float32, {25001});
   Value xw = b.mul(x, w);
   b.output(b.binary(OpKind::Div, xw, b.reduceSum(xw, {1}, true)));
@@ -211,9 +214,10 @@ TEST(RowResident, LongRowsTakeHalfBlocksWhileTheirRowsFitTheL2) {
   EXPECT_EQ(threadsOf(weighted, 50 * MB), 512);
   EXPECT_EQ(threadsOf(weighted, 40 * MB), 512);
   EXPECT_EQ(threadsOf(weighted, 20 * MB), 1024);
-  CompiledGraph c = compile(weighted);
-  CpuCheckReport r = checkOnCpu(c, /*seed=*/5, /*maxPoints=*/100000, false);
-  EXPECT_TRUE(r.ok) << r.message;
+  for (const Graph* g : {&halves, &weighted}) {
+    CpuCheckReport r = checkOnCpu(compile(*g), /*seed=*/5, /*maxPoints=*/100000, false);
+    EXPECT_TRUE(r.ok) << r.message;
+  }
 }
 
 TEST(RowResident, LongRowsFallBackToAKernelSequence) {

@@ -33,7 +33,8 @@ constexpr int64_t kRowResidentWaves = 2;
 constexpr int64_t kLongRowWaveDivisor = 4;
 constexpr int kLongRowThreads = 1024;  // row-resident kernels over long rows
 // ... or half as many where the rows that blocks of kLongRowHalfThreads keep resident
-// at once still fit the L2 for the later passes' re-reads, and make at least a wave:
+// at once still fit the L2 for the later passes' re-reads, and make at least a wave
+// without adding one (halfBlocksSuitLongRows):
 // twice the elements per thread halve what the block reductions and the loops' set-up
 // cost each element. H200 (60 MB of L2), 2026-11-29 (docs/results.md, session 39),
 // 1024 -> 512 threads (us): logsumexp f16 [8192,32000] (64 KB rows, 34 MB resident)
@@ -231,37 +232,41 @@ KernelConfig rowResidentConfig(const KernelConfig& asked, CanonicalForm form, in
   return c;
 }
 
+// Whether an offset, an isl expression that polyred writes in the names i and j, names
+// `axis`.
+bool offsetNames(const std::string& offset, char axis) {
+  auto identifierChar = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (size_t k = 0; k < offset.size(); ++k)
+    if (offset[k] == axis && (k == 0 || !identifierChar(offset[k - 1])) &&
+        (k + 1 == offset.size() || !identifierChar(offset[k + 1])))
+      return true;
+  return false;
+}
+
 // The bytes of a row that each later pass of a row-resident kernel reads again: its
-// elements times the bytes of every load that varies along both i and j (a weight every
-// row shares, or a label per row, is not re-read per row). Dependence is read off the
-// offset's isl expression, which polyred writes in the names i and j; naming one that
+// elements times the bytes of every load whose offset names both i and j (a weight
+// every row shares, or a label per row, is not re-read per row). Naming an axis that
 // does not matter only counts more bytes, which keeps the larger blocks.
 int64_t rowBytesReread(const KernelPlan& plan) {
-  auto names = [](const std::string& offset, char axis) {
-    for (size_t k = 0; k < offset.size(); ++k) {
-      if (offset[k] != axis) continue;
-      const bool before = k > 0 && (std::isalnum(static_cast<unsigned char>(offset[k - 1])) || offset[k - 1] == '_');
-      const bool after =
-          k + 1 < offset.size() && (std::isalnum(static_cast<unsigned char>(offset[k + 1])) || offset[k + 1] == '_');
-      if (!before && !after) return true;
-    }
-    return false;
-  };
   int64_t bytesPerElement = 0;
   for (const BodyValue& v : plan.body)
-    if (v.kind == BodyValue::Kind::Load && names(v.offset, 'i') && names(v.offset, 'j'))
+    if (v.kind == BodyValue::Kind::Load && offsetNames(v.offset, 'i') && offsetNames(v.offset, 'j'))
       bytesPerElement += dtypeBytes(v.dtype);
   return productUpTo({plan.N, plan.elementsPerN, bytesPerElement}, std::numeric_limits<int64_t>::max());
 }
 
-// Whether blocks of kLongRowHalfThreads suit the long rows of an x-reduce (the rule at
-// kLongRowHalfThreads): the rows they keep resident fit the L2, and they make a wave.
-bool halfBlocksKeepRowsInL2(const KernelPlan& plan, const Target& t) {
+// Whether the long rows of an x-reduce take blocks of kLongRowHalfThreads (the rule
+// there): the rows those blocks keep resident fit the L2, they make at least a wave,
+// and they take no more waves than blocks of kLongRowThreads, counted in the time of
+// those (a block of half the threads takes about twice as long over its row): 2113 rows
+// are 9 waves of 264 blocks of 1024 but 5 of 528 blocks of 512, the time of 10.
+// (Measured at 4096 and 8192 rows, where the two counts agree; not where they differ.)
+bool halfBlocksSuitLongRows(const KernelPlan& plan, const Target& t) {
   if (plan.form != CanonicalForm::XReduce || plan.hasScan()) return false;
-  const int64_t residentRows = residentBlocks(t, kLongRowHalfThreads);
-  if (plan.M < residentRows) return false;
-  const int64_t bytes = productUpTo({residentRows, rowBytesReread(plan)}, std::numeric_limits<int64_t>::max());
-  return bytes <= t.l2Bytes;
+  const int64_t halfResident = residentBlocks(t, kLongRowHalfThreads);
+  const int64_t fullResident = residentBlocks(t, kLongRowThreads);
+  if (plan.M < halfResident || 2 * ceilDiv(plan.M, halfResident) > ceilDiv(plan.M, fullResident)) return false;
+  return productUpTo({halfResident, rowBytesReread(plan)}, std::numeric_limits<int64_t>::max()) <= t.l2Bytes;
 }
 
 // The knobs of a row-resident kernel (rowResidentConfig), with kSparseRowResidentItems
@@ -270,7 +275,7 @@ KernelConfig sparseRowsConfig(const KernelConfig& asked, const KernelPlan& plan,
   KernelConfig c = rowResidentConfig(asked, plan.form, plan.M, plan.N);
   // (A tuned variant that asks for its items per thread keeps the shape it was timed in.)
   if (c.threadsPerBlock == kLongRowThreads && asked.threadsPerBlock < kLongRowThreads &&
-      asked.itemsPerThread == KernelConfig::kAuto && halfBlocksKeepRowsInL2(plan, t))
+      asked.itemsPerThread == KernelConfig::kAuto && halfBlocksSuitLongRows(plan, t))
     c.threadsPerBlock = kLongRowHalfThreads;
   if (asked.itemsPerThread != KernelConfig::kAuto || plan.form != CanonicalForm::XReduce) return c;
   const Binding b = blockShapeOf(plan.form, plan.M, plan.N, c);
