@@ -12,6 +12,7 @@
 #include "codegen/cpu_stores.h"
 #include "codegen/exec_ast.h"
 #include "codegen/order_witness.h"
+#include "ir/tuple_program.h"
 #include "ir/tuple_reduction.h"
 #include "poly/vectorize.h"
 #include "support/error.h"
@@ -45,6 +46,8 @@ class BlockMachine {
       workspace_.emplace_back(static_cast<size_t>(p_.M), r.reduction.identity);
       partials_.emplace_back(det_ && !r.reduction.isTuple() ? static_cast<size_t>(p_.M * b_.GX) : 0, r.reduction.identity);
       tuplePartials_.emplace_back(r.reduction.isTuple() ? static_cast<size_t>(p_.M * b_.GX) : 0);
+      tuplePrograms_.emplace_back();
+      if (r.reduction.isTuple()) tuplePrograms_.back().emplace(*r.reduction.tuple, /*widen=*/false);
     }
     if (p_.hasTupleReduction()) tupleAcc_.assign(acc_.size(), TupleValue{});
     tickets_.assign(static_cast<size_t>(b_.tiles), 0);
@@ -98,6 +101,10 @@ class BlockMachine {
   TupleValue& tupleAcc(int t, size_t r, int lane = 0) { return tupleAcc_[accIndex(t, r, lane)]; }
   bool isTuple(size_t r) const { return p_.reductions[r].reduction.isTuple(); }
   const TupleReduction& tupleOf(size_t r) const { return *p_.reductions[r].reduction.tuple; }
+  // Tuple reduction r's lift and combines, as the kernel computes them (not widened).
+  TuplePrograms& programsOf(size_t r) { return *tuplePrograms_[r]; }
+  // a = combine(a, b) of tuple reduction r.
+  void combineInto(size_t r, TupleValue& a, const TupleValue& b) { programsOf(r).combine.run(a, b); }
   // Thread t's accumulator r as the Reduce node's result (a tuple is finalized; the
   // caller casts to the output type).
   Scalar total(int t, size_t r, int lane = 0) {
@@ -319,7 +326,7 @@ class BlockMachine {
         if (!inPass(r)) continue;
         const auto& ro = p_.reductions[r];
         if (isTuple(r)) {
-          laneTuples_[r * static_cast<size_t>(V) + static_cast<size_t>(lane)] = liftElement(r, values);
+          programsOf(r).lift.run(laneTuples_[r * static_cast<size_t>(V) + static_cast<size_t>(lane)], elementInputs(r, values));
           continue;
         }
         Scalar& a = acc(t, r, lanes_ > 1 ? lane : 0);
@@ -336,13 +343,12 @@ class BlockMachine {
     const bool whole = !masked || (position >= 0 && position + V <= p_.N);
     for (size_t r = 0; r < p_.reductions.size(); ++r) {
       if (!isTuple(r) || !inPass(r)) continue;
-      const TupleReduction& tuple = tupleOf(r);
-      const bool later = whole && tuple.hasCombineLater();
+      const bool later = whole && tupleOf(r).hasCombineLater();
       TupleValue* lane = &laneTuples_[r * static_cast<size_t>(V)];
+      TupleProgram& tree = later ? *programsOf(r).later : programsOf(r).combine;
       for (int step = 1; step < V; step *= 2)
-        for (int l = 0; l + step < V; l += 2 * step)
-          lane[l] = later ? combineLaterTuples(tuple, lane[l], lane[l + step]) : combineTuples(tuple, lane[l], lane[l + step]);
-      tupleAcc(t, r) = combineTuples(tuple, tupleAcc(t, r), lane[0]);
+        for (int l = 0; l + step < V; l += 2 * step) tree.run(lane[l], lane[l + step]);
+      combineInto(r, tupleAcc(t, r), lane[0]);
     }
   }
 
@@ -440,13 +446,13 @@ class BlockMachine {
     }
   }
 
-  // The lifted tuple of reduction r at the point whose body values are `values`.
-  TupleValue liftElement(size_t r, const std::vector<Scalar>& values) const {
+  // The element inputs of tuple reduction r at the point whose body values are
+  // `values` (a view valid until the next call).
+  std::span<const Scalar> elementInputs(size_t r, const std::vector<Scalar>& values) {
     const auto& ro = p_.reductions[r];
-    std::array<Scalar, 8> element;
-    POLYRED_CHECK(ro.values.size() <= element.size(), "a tuple with " << ro.values.size() << " element inputs");
-    for (size_t k = 0; k < ro.values.size(); ++k) element[k] = values[static_cast<size_t>(ro.values[k])];
-    return liftTuple(tupleOf(r), std::span<const Scalar>(element.data(), ro.values.size()));
+    POLYRED_CHECK(ro.values.size() <= elementInputs_.size(), "a tuple with " << ro.values.size() << " element inputs");
+    for (size_t k = 0; k < ro.values.size(); ++k) elementInputs_[k] = values[static_cast<size_t>(ro.values[k])];
+    return {elementInputs_.data(), ro.values.size()};
   }
 
   // Row i is complete: store the reduction outputs and the epilogue's (of accumulator
@@ -493,7 +499,7 @@ class BlockMachine {
       const auto& ro = p_.reductions[r];
       if (ro.stage != n.pass || !owns(r)) continue;
       if (isTuple(r)) {
-        tupleAcc(t, r) = combineTuples(tupleOf(r), tupleAcc(t, r), liftElement(r, values));
+        programsOf(r).fold.run(tupleAcc(t, r), elementInputs(r, values));
         continue;
       }
       Scalar x = values[static_cast<size_t>(ro.value)].castTo(ro.reduction.accType);
@@ -539,7 +545,7 @@ class BlockMachine {
           auto thread = [&](int lane) { return y ? lane * b_.BX + g : g * b_.BX + lane; };
           if (isTuple(r)) {
             TupleValue sum = tupleAcc(thread(0), r, l);
-            for (int lane = 1; lane < lanes; ++lane) sum = combineTuples(tupleOf(r), sum, tupleAcc(thread(lane), r, l));
+            for (int lane = 1; lane < lanes; ++lane) combineInto(r, sum, tupleAcc(thread(lane), r, l));
             for (int lane = 0; lane < (everyThread ? lanes : 1); ++lane) {
               tupleAcc(thread(lane), r, l) = sum;
               holdsTotal(thread(lane), r, l) = true;
@@ -604,7 +610,7 @@ class BlockMachine {
       if (isTuple(r)) {
         const std::vector<TupleValue>& parts = tuplePartials_[holder(r)];
         TupleValue sum = parts[static_cast<size_t>(i * b_.GX)];
-        for (int64_t b = 1; b < b_.GX; ++b) sum = combineTuples(tupleOf(r), sum, parts[static_cast<size_t>(i * b_.GX + b)]);
+        for (int64_t b = 1; b < b_.GX; ++b) combineInto(r, sum, parts[static_cast<size_t>(i * b_.GX + b)]);
         totals.push_back(finalizeTuple(tupleOf(r), sum, ro.reduction.result));
         continue;
       }
@@ -636,6 +642,8 @@ class BlockMachine {
   std::vector<TupleValue> tupleAcc_;                    // like acc_, for tuple reductions
   std::vector<TupleValue> laneTuples_;                  // per reduction: the V lifted lanes of a vector
   std::vector<std::vector<TupleValue>> tuplePartials_;  // per reduction: M * GX partials of tuples
+  std::vector<std::optional<TuplePrograms>> tuplePrograms_;  // per reduction (tuples only)
+  std::array<Scalar, 8> elementInputs_;                  // elementInputs()' view
   bool det_ = false;  // the partials protocol (asked for, needed, or the binding's choice)
   std::vector<unsigned> tickets_;
   std::optional<ScanLookBackState> lookBack_;  // a scan whose rows span several blocks

@@ -6,7 +6,7 @@
 #include <unordered_map>
 
 #include "interp/scan_fold.h"
-#include "ir/tuple_fold.h"
+#include "ir/tuple_program.h"
 #include "ir/tuple_reduction.h"
 #include "support/error.h"
 #include "support/printable.h"
@@ -346,7 +346,7 @@ struct PointReference::Impl {
     const ReduceWalk& w = walks[n];
     const int64_t base = w.base(k);
     TupleValue acc = tupleIdentity(t, true);
-    TupleFolder folder(t, /*widen=*/true);  // combineTuples(acc, liftTuple(element)), flattened
+    TupleProgram fold(t, TupleProgram::Kind::Fold, /*widen=*/true);  // combineTuples(acc, liftTuple(element))
     std::vector<Scalar> element(node.inputs.size());
     std::vector<int64_t> digit(w.reducedExtents.size(), 0);
     for (int64_t step = 0; step < w.length; ++step) {
@@ -354,7 +354,7 @@ struct PointReference::Impl {
       int64_t offset = base;
       for (size_t d = 0; d < digit.size(); ++d) offset += digit[d] * w.reducedStrides[d];
       for (size_t m = 0; m < element.size(); ++m) element[m] = at(node.inputs[m], offset).value;
-      folder.fold(acc, element);
+      fold.run(acc, element);
       for (size_t d = digit.size(); d-- > 0;) {
         if (++digit[d] < w.reducedExtents[d]) break;
         digit[d] = 0;

@@ -14,7 +14,7 @@
 
 #include "interp/float_formulas.h"
 #include "interp/scan_fold.h"
-#include "ir/tuple_fold.h"
+#include "ir/tuple_program.h"
 #include "ir/tuple_reduction.h"
 #include "support/error.h"
 #include "support/printable.h"
@@ -562,11 +562,11 @@ Values reduceTuple(const Node& n, const std::vector<const Values*>& ins, DType t
   const size_t outCount = static_cast<size_t>(numElements(s)), m = ins.size();
   std::vector<TupleValue> acc(outCount, tupleIdentity(tuple, true));
   std::vector<Scalar> element(m);
-  TupleFolder folder(tuple, /*widen=*/true);  // combineTuples(a, liftTuple(element)), flattened
+  TupleProgram fold(tuple, TupleProgram::Kind::Fold, /*widen=*/true);  // combineTuples(a, liftTuple(element))
   walk.forEachRow([&](const int64_t* offset, int64_t len) {
     for (int64_t j = 0; j < len; ++j) {
       for (size_t k = 0; k < m; ++k) element[k] = ins[k]->at(offset[k] + j * walk.inner(k));
-      folder.fold(acc[static_cast<size_t>(offset[m] + j * walk.inner(m))], element);
+      fold.run(acc[static_cast<size_t>(offset[m] + j * walk.inner(m))], element);
     }
   });
   Values out = Values::make(t, s, false);

@@ -1,4 +1,4 @@
-#include "ir/tuple_fold.h"
+#include "ir/tuple_program.h"
 
 #include <unordered_map>
 
@@ -13,21 +13,22 @@ DType widened(DType t, bool widen) { return widen && t == DType::Float32 ? DType
 
 // Appends the steps of one phase (the lift, or the combine) to the program. Each phase
 // has its own memo: the tree evaluation shares values within one evaluation only.
-struct TupleFolder::Builder {
-  TupleFolder& f;
+struct TupleProgram::Builder {
+  TupleProgram& p;
+  bool liftPhase = true;
   std::vector<DType> slotType;
-  std::vector<uint32_t> lifted;  // the combine's side 1: the lifted field values
+  std::vector<uint32_t> lifted;  // Fold: the combine's side 1, the lifted field values
   std::unordered_map<const ScalarExpr*, uint32_t> memo;
 
   uint32_t newSlot(DType t) {
     slotType.push_back(t);
-    f.slots_.emplace_back();
+    p.slots_.emplace_back();
     return static_cast<uint32_t>(slotType.size() - 1);
   }
 
   uint32_t step(Step s) {
     s.out = newSlot(s.result);
-    f.steps_.push_back(s);
+    p.steps_.push_back(s);
     return s.out;
   }
 
@@ -46,18 +47,13 @@ struct TupleFolder::Builder {
   // An operand as the tree evaluation reads it: converted to its widened type.
   uint32_t arg(const ScalarExpr& e) {
     const size_t field = static_cast<size_t>(e.field);
+    const int side = e.arg;
+    POLYRED_CHECK(liftPhase ? side == 2 : side == 0 || side == 1,
+                  "tuple " << p.t_.name << ": operand of side " << side << " in its " << (liftPhase ? "lift" : "combine"));
+    if (side == 1 && p.kind_ == Kind::Fold) return convert(lifted.at(field), widened(slotType[lifted.at(field)], p.widen_));
     Step s;
-    switch (e.arg) {
-      case 0:
-        s.kind = Step::Kind::Accumulator;
-        s.result = widened(f.accTypes_.at(field), f.widen_);
-        break;
-      case 1: return convert(lifted.at(field), widened(slotType[lifted.at(field)], f.widen_));
-      default:
-        s.kind = Step::Kind::Element;
-        s.result = widened(f.elementTypes_.at(field), f.widen_);
-        break;
-    }
+    s.kind = side == 0 ? Step::Kind::A : Step::Kind::Other;
+    s.result = widened(side == 0 ? p.aTypes_.at(field) : p.otherTypes_.at(field), p.widen_);
     s.in[0] = static_cast<uint32_t>(field);
     return step(s);
   }
@@ -68,8 +64,8 @@ struct TupleFolder::Builder {
     switch (e.kind) {
       case ScalarExpr::Kind::Arg: slot = arg(e); break;
       case ScalarExpr::Kind::Const:
-        slot = newSlot(widened(e.value.type, f.widen_));
-        f.slots_[slot] = e.value.castTo(slotType[slot]);
+        slot = newSlot(widened(e.value.type, p.widen_));
+        p.slots_[slot] = e.value.castTo(slotType[slot]);
         break;
       case ScalarExpr::Kind::Op: {
         POLYRED_CHECK(e.operands.size() <= 3, "tuple expression op with " << e.operands.size() << " operands");
@@ -81,7 +77,7 @@ struct TupleFolder::Builder {
           s.in[k] = emit(*e.operands[k]);
           types[k] = slotType[s.in[k]];
         }
-        const TupleOpTyping typing = tupleOpTyping(e.op, std::span<const DType>(types.data(), s.arity), f.widen_);
+        const TupleOpTyping typing = tupleOpTyping(e.op, std::span<const DType>(types.data(), s.arity), p.widen_);
         for (size_t k = 0; k < s.arity; ++k) {
           s.operandType[k] = e.op == OpKind::Select && k == 0 ? DType::Bool : typing.operand;
           if (types[k] != s.operandType[k]) s.convertOperand |= static_cast<uint8_t>(1u << k);  // (see convert())
@@ -94,45 +90,61 @@ struct TupleFolder::Builder {
     memo.emplace(&e, slot);
     return slot;
   }
+
+  // Each field's expression (lift, combine or later-combine), converted to the field's
+  // (widened) dtype as liftTuple and combineTuples convert it.
+  std::vector<uint32_t> fields(ScalarExprPtr TupleField::*expr) {
+    memo.clear();
+    std::vector<uint32_t> out;
+    for (const TupleField& x : p.t_.fields) out.push_back(convert(emit(*(x.*expr)), widened(x.dtype, p.widen_)));
+    return out;
+  }
 };
 
-TupleFolder::TupleFolder(const TupleReduction& t, bool widen) : t_(t), widen_(widen) {}
+TupleProgram::TupleProgram(const TupleReduction& t, Kind kind, bool widen) : t_(t), kind_(kind), widen_(widen) {
+  POLYRED_CHECK(kind != Kind::CombineLater || t.hasCombineLater(), "tuple " << t.name << " has no later-combine");
+}
 
-bool TupleFolder::builtFor(const TupleValue& acc, std::span<const Scalar> element) const {
-  if (acc.size() != accTypes_.size() || element.size() != elementTypes_.size()) return false;
-  for (size_t k = 0; k < acc.size(); ++k)
-    if (acc[k].type != accTypes_[k]) return false;
-  for (size_t m = 0; m < element.size(); ++m)
-    if (element[m].type != elementTypes_[m]) return false;
+bool TupleProgram::builtFor(const TupleValue& a, std::span<const Scalar> other) const {
+  if (other.size() != otherTypes_.size()) return false;
+  for (size_t m = 0; m < other.size(); ++m)
+    if (other[m].type != otherTypes_[m]) return false;
+  if (kind_ == Kind::Lift) return true;
+  if (a.size() != aTypes_.size()) return false;
+  for (size_t k = 0; k < a.size(); ++k)
+    if (a[k].type != aTypes_[k]) return false;
   return true;
 }
 
-void TupleFolder::build(const TupleValue& acc, std::span<const Scalar> element) {
-  POLYRED_CHECK(acc.size() == t_.fields.size(), "tuple " << t_.name << ": an accumulator of " << acc.size()
-                                                          << " values for " << t_.fields.size() << " fields");
-  accTypes_.clear();
-  elementTypes_.clear();
-  for (const Scalar& v : acc) accTypes_.push_back(v.type);
-  for (const Scalar& v : element) elementTypes_.push_back(v.type);
+void TupleProgram::build(const TupleValue& a, std::span<const Scalar> other) {
+  POLYRED_CHECK(kind_ == Kind::Lift || a.size() == t_.fields.size(),
+                "tuple " << t_.name << ": " << a.size() << " values for " << t_.fields.size() << " fields");
+  aTypes_.clear();
+  otherTypes_.clear();
+  if (kind_ != Kind::Lift)
+    for (const Scalar& v : a) aTypes_.push_back(v.type);
+  for (const Scalar& v : other) otherTypes_.push_back(v.type);
   steps_.clear();
   slots_.clear();
-  resultSlots_.clear();
-  Builder b{*this, {}, {}, {}};
-  // liftTuple: each field's lift, converted to the field's (widened) dtype.
-  for (const TupleField& x : t_.fields) b.lifted.push_back(b.convert(b.emit(*x.lift), widened(x.dtype, widen_)));
-  // combineTuples(acc, lifted): each field's combine, converted likewise.
-  b.memo.clear();
-  for (const TupleField& x : t_.fields) resultSlots_.push_back(b.convert(b.emit(*x.combine), widened(x.dtype, widen_)));
+  Builder b{*this, true, {}, {}, {}};
+  if (kind_ == Kind::Lift || kind_ == Kind::Fold) b.lifted = b.fields(&TupleField::lift);
+  b.liftPhase = false;
+  switch (kind_) {
+    case Kind::Lift: resultSlots_ = b.lifted; break;
+    case Kind::Fold:
+    case Kind::Combine: resultSlots_ = b.fields(&TupleField::combine); break;
+    case Kind::CombineLater: resultSlots_ = b.fields(&TupleField::combineLater); break;
+  }
   built_ = true;
 }
 
-void TupleFolder::fold(TupleValue& acc, std::span<const Scalar> element) {
-  if (!built_ || !builtFor(acc, element)) build(acc, element);
+void TupleProgram::run(TupleValue& a, std::span<const Scalar> other) {
+  if (!built_ || !builtFor(a, other)) build(a, other);
   for (const Step& s : steps_) {
     Scalar& out = slots_[s.out];
     switch (s.kind) {
-      case Step::Kind::Accumulator: out = acc[s.in[0]].castTo(s.result); break;
-      case Step::Kind::Element: out = element[s.in[0]].castTo(s.result); break;
+      case Step::Kind::A: out = a[s.in[0]].castTo(s.result); break;
+      case Step::Kind::Other: out = other[s.in[0]].castTo(s.result); break;
       case Step::Kind::Convert: out = slots_[s.in[0]].castTo(s.result); break;
       case Step::Kind::Op: {
         std::array<Scalar, 3> operands;
@@ -148,7 +160,8 @@ void TupleFolder::fold(TupleValue& acc, std::span<const Scalar> element) {
       }
     }
   }
-  for (size_t k = 0; k < resultSlots_.size(); ++k) acc[k] = slots_[resultSlots_[k]];
+  a.resize(resultSlots_.size());
+  for (size_t k = 0; k < resultSlots_.size(); ++k) a[k] = slots_[resultSlots_[k]];
 }
 
 }  // namespace polyred

@@ -1,7 +1,8 @@
-// The reference's fast tuple fold (ir/tuple_fold) against the tree evaluation it
-// replaces: TupleFolder::fold(acc, element) must give combineTuples(acc,
-// liftTuple(element)) bit for bit (NaN payloads aside: Scalar::identical), step after
-// step, for the built-in tuples in every input type, the ordered test tuples, and
+// The host evaluators' tuple programs (ir/tuple_program) against the tree evaluation
+// they replace: each kind must give what liftTuple, combineTuples(acc, liftTuple(x)),
+// combineTuples and combineLaterTuples give, bit for bit (NaN payloads aside:
+// Scalar::identical), step after step, for the built-in tuples in every input type, the
+// ordered test tuples, and
 // random tuple declarations over every field and input type and most elementwise ops,
 // on elements drawn heavily from edge values (NaN, infinities, signed zeros, integer
 // extremes), with and without the reference's widening of float32.
@@ -9,9 +10,10 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <random>
 
-#include "ir/tuple_fold.h"
+#include "ir/tuple_program.h"
 #include "ir/tuple_reduction.h"
 #include "ordered_tuples.h"
 #include "support/error.h"
@@ -35,52 +37,92 @@ Scalar drawValue(std::mt19937_64& rng, DType t) {
   return Scalar::convert(kInts[rng() % std::size(kInts)], t);
 }
 
-// Folds `steps` random elements both ways from the identity; every step must agree.
-void expectFoldsAgree(const TupleReduction& t, uint64_t seed, int steps, bool widen) {
+void expectIdentical(const TupleValue& tree, const TupleValue& fast, const char* what, int step) {
+  ASSERT_EQ(tree.size(), fast.size()) << what;
+  for (size_t k = 0; k < tree.size(); ++k)
+    ASSERT_TRUE(tree[k].identical(fast[k])) << what << ", step " << step << ", field " << k << ": tree "
+                                            << dtypeName(tree[k].type) << " " << tree[k].toString() << ", program "
+                                            << dtypeName(fast[k].type) << " " << fast[k].toString();
+}
+
+// Folds `steps` random elements both ways from the identity; at every step the lift,
+// the fold, the combine of the accumulator with the lifted element and (where the tuple
+// has one) the later-combine must agree.
+void expectProgramsAgree(const TupleReduction& t, uint64_t seed, int steps, bool widen) {
   SCOPED_TRACE(t.toString() + (widen ? " (widened)" : ""));
   std::mt19937_64 rng(seed);
-  TupleFolder folder(t, widen);
+  TupleProgram lift(t, TupleProgram::Kind::Lift, widen), fold(t, TupleProgram::Kind::Fold, widen),
+      combine(t, TupleProgram::Kind::Combine, widen);
+  std::optional<TupleProgram> later;
+  if (t.hasCombineLater()) later.emplace(t, TupleProgram::Kind::CombineLater, widen);
   TupleValue tree = tupleIdentity(t, widen), fast = tree;
   std::vector<Scalar> element(t.inputs.size());
   for (int s = 0; s < steps; ++s) {
     for (size_t m = 0; m < element.size(); ++m) element[m] = drawValue(rng, t.inputs[m]);
-    bool treeThrew = false, fastThrew = false;
-    try {
-      tree = combineTuples(t, tree, liftTuple(t, element, widen), widen);
-    } catch (const Error&) {
-      treeThrew = true;
-    }
-    try {
-      folder.fold(fast, element);
-    } catch (const Error&) {
-      fastThrew = true;
-    }
-    ASSERT_EQ(treeThrew, fastThrew) << "step " << s;
-    if (treeThrew) return;
-    ASSERT_EQ(tree.size(), fast.size());
-    for (size_t k = 0; k < tree.size(); ++k)
-      ASSERT_TRUE(tree[k].identical(fast[k]))
-          << "step " << s << " field " << k << ": tree " << dtypeName(tree[k].type) << " " << tree[k].toString()
-          << ", fold " << dtypeName(fast[k].type) << " " << fast[k].toString();
+    // Every kind, both ways; an evaluation that throws must throw both ways.
+    auto both = [&](const char* what, auto treeWay, auto programWay) {
+      std::optional<TupleValue> a, b;
+      try {
+        a = treeWay();
+      } catch (const Error&) {
+      }
+      try {
+        b = programWay();
+      } catch (const Error&) {
+      }
+      EXPECT_EQ(a.has_value(), b.has_value()) << what << " threw one way only, step " << s;
+      if (a && b) expectIdentical(*a, *b, what, s);
+      return a && b ? a : std::nullopt;
+    };
+    std::optional<TupleValue> lifted = both(
+        "lift", [&] { return liftTuple(t, element, widen); },
+        [&] {
+          TupleValue v;
+          lift.run(v, element);
+          return v;
+        });
+    if (!lifted) return;
+    if (!both("combine", [&] { return combineTuples(t, tree, *lifted, widen); },
+              [&] {
+                TupleValue v = tree;
+                combine.run(v, *lifted);
+                return v;
+              }))
+      return;
+    if (later && !both("later-combine", [&] { return combineLaterTuples(t, tree, *lifted, widen); },
+                       [&] {
+                         TupleValue v = tree;
+                         later->run(v, *lifted);
+                         return v;
+                       }))
+      return;
+    std::optional<TupleValue> folded = both(
+        "fold", [&] { return combineTuples(t, tree, liftTuple(t, element, widen), widen); },
+        [&] {
+          fold.run(fast, element);
+          return fast;
+        });
+    if (!folded || ::testing::Test::HasFailure()) return;
+    tree = *folded;
   }
 }
 
-TEST(TupleFold, BuiltInTuplesFoldAsTheTreeEvaluation) {
+TEST(TupleProgram, BuiltInTuplesAsTheTreeEvaluation) {
   uint64_t seed = 1;
   for (bool widen : {true, false}) {
     for (DType in : {DType::Float16, DType::BFloat16, DType::Float32, DType::Float64, DType::Int8, DType::Int32,
                      DType::Int64, DType::UInt8, DType::Bool})
       for (bool max : {true, false})
         for (DType index : {DType::Int32, DType::Int64})
-          expectFoldsAgree(*argExtremumTuple(max, in, index, 1000), seed++, 300, widen);
+          expectProgramsAgree(*argExtremumTuple(max, in, index, 1000), seed++, 300, widen);
     for (DType in : {DType::Float16, DType::Float32, DType::Float64}) {
-      expectFoldsAgree(*welfordTuple(in, 1), seed++, 300, widen);
-      expectFoldsAgree(*logSumExpTuple(in), seed++, 300, widen);
+      expectProgramsAgree(*welfordTuple(in, 1), seed++, 300, widen);
+      expectProgramsAgree(*logSumExpTuple(in), seed++, 300, widen);
     }
-    expectFoldsAgree(*ordered_tuples::affineTuple(), seed++, 300, widen);
-    expectFoldsAgree(*ordered_tuples::hashTuple(), seed++, 300, widen);
-    expectFoldsAgree(*ordered_tuples::pickTuple(true), seed++, 300, widen);
-    expectFoldsAgree(*ordered_tuples::pickTuple(false), seed++, 300, widen);
+    expectProgramsAgree(*ordered_tuples::affineTuple(), seed++, 300, widen);
+    expectProgramsAgree(*ordered_tuples::hashTuple(), seed++, 300, widen);
+    expectProgramsAgree(*ordered_tuples::pickTuple(true), seed++, 300, widen);
+    expectProgramsAgree(*ordered_tuples::pickTuple(false), seed++, 300, widen);
   }
 }
 
@@ -149,7 +191,7 @@ class RandomTuples {
   std::vector<ScalarExprPtr> shared_;  // subtrees a later operand may reuse
 };
 
-TEST(TupleFold, RandomTupleDeclarationsFoldAsTheTreeEvaluation) {
+TEST(TupleProgram, RandomTupleDeclarationsAsTheTreeEvaluation) {
   RandomTuples draw(20261129);
   int checked = 0;
   for (int n = 0; n < 3000 && checked < 600; ++n) {
@@ -159,7 +201,7 @@ TEST(TupleFold, RandomTupleDeclarationsFoldAsTheTreeEvaluation) {
     } catch (const Error&) {
       continue;
     }
-    expectFoldsAgree(*t, static_cast<uint64_t>(n), 40, n % 2 == 0);
+    expectProgramsAgree(*t, static_cast<uint64_t>(n), 40, n % 2 == 0);
     ++checked;
   }
   EXPECT_GE(checked, 300) << "too few random declarations typed";
@@ -167,20 +209,20 @@ TEST(TupleFold, RandomTupleDeclarationsFoldAsTheTreeEvaluation) {
 
 // A program is built for the types of its first call's values; values of other types
 // (an accumulator the caller converted) build it again instead of misreading them.
-TEST(TupleFold, ValuesOfOtherTypesRebuildTheProgram) {
+TEST(TupleProgram, ValuesOfOtherTypesRebuildTheProgram) {
   const std::shared_ptr<const TupleReduction> t = welfordTuple(DType::Float32, 0);
-  TupleFolder folder(*t, /*widen=*/false);
+  TupleProgram fold(*t, TupleProgram::Kind::Fold, /*widen=*/false);
   TupleValue fast = tupleIdentity(*t, false), tree = fast;
   const std::vector<Scalar> x{Scalar::ofFloat(DType::Float32, 2.5)};
-  folder.fold(fast, x);
+  fold.run(fast, x);
   tree = combineTuples(*t, tree, liftTuple(*t, x, false), false);
   TupleValue wideFast = fast, wideTree = tree;
   for (Scalar& v : wideFast) v = v.castTo(DType::Float64);
   for (Scalar& v : wideTree) v = v.castTo(DType::Float64);
   const std::vector<Scalar> y{Scalar::ofFloat(DType::Float64, 1.0 / 3.0)};
-  folder.fold(wideFast, y);
+  fold.run(wideFast, y);
   wideTree = combineTuples(*t, wideTree, liftTuple(*t, y, false), false);
-  for (size_t k = 0; k < wideTree.size(); ++k) EXPECT_TRUE(wideTree[k].identical(wideFast[k])) << k;
+  expectIdentical(wideTree, wideFast, "fold of float64 values", 1);
 }
 
 }  // namespace
