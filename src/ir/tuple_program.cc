@@ -117,6 +117,7 @@ bool TupleProgram::builtFor(const TupleValue& a, std::span<const Scalar> other) 
 }
 
 void TupleProgram::build(const TupleValue& a, std::span<const Scalar> other) {
+  built_ = false;  // until the whole program is there
   POLYRED_CHECK(kind_ == Kind::Lift || a.size() == t_.fields.size(),
                 "tuple " << t_.name << ": " << a.size() << " values for " << t_.fields.size() << " fields");
   aTypes_.clear();
