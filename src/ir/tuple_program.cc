@@ -7,10 +7,6 @@
 
 namespace polyred {
 
-namespace {
-DType widened(DType t, bool widen) { return widen && t == DType::Float32 ? DType::Float64 : t; }
-}  // namespace
-
 // Appends the steps of one phase (the lift, or the combine) to the program. Each phase
 // has its own memo: the tree evaluation shares values within one evaluation only.
 struct TupleProgram::Builder {
@@ -50,10 +46,10 @@ struct TupleProgram::Builder {
     const int side = e.arg;
     POLYRED_CHECK(liftPhase ? side == 2 : side == 0 || side == 1,
                   "tuple " << p.t_.name << ": operand of side " << side << " in its " << (liftPhase ? "lift" : "combine"));
-    if (side == 1 && p.kind_ == Kind::Fold) return convert(lifted.at(field), widened(slotType[lifted.at(field)], p.widen_));
+    if (side == 1 && p.kind_ == Kind::Fold) return convert(lifted.at(field), widenedTupleType(slotType[lifted.at(field)], p.widen_));
     Step s;
     s.kind = side == 0 ? Step::Kind::A : Step::Kind::Other;
-    s.result = widened(side == 0 ? p.aTypes_.at(field) : p.otherTypes_.at(field), p.widen_);
+    s.result = widenedTupleType(side == 0 ? p.aTypes_.at(field) : p.otherTypes_.at(field), p.widen_);
     s.in[0] = static_cast<uint32_t>(field);
     return step(s);
   }
@@ -64,7 +60,7 @@ struct TupleProgram::Builder {
     switch (e.kind) {
       case ScalarExpr::Kind::Arg: slot = arg(e); break;
       case ScalarExpr::Kind::Const:
-        slot = newSlot(widened(e.value.type, p.widen_));
+        slot = newSlot(widenedTupleType(e.value.type, p.widen_));
         p.slots_[slot] = e.value.castTo(slotType[slot]);
         break;
       case ScalarExpr::Kind::Op: {
@@ -96,7 +92,7 @@ struct TupleProgram::Builder {
   std::vector<uint32_t> fields(ScalarExprPtr TupleField::*expr) {
     memo.clear();
     std::vector<uint32_t> out;
-    for (const TupleField& x : p.t_.fields) out.push_back(convert(emit(*(x.*expr)), widened(x.dtype, p.widen_)));
+    for (const TupleField& x : p.t_.fields) out.push_back(convert(emit(*(x.*expr)), widenedTupleType(x.dtype, p.widen_)));
     return out;
   }
 };

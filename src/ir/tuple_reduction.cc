@@ -17,8 +17,6 @@ bool allowedFieldType(DType t) {
   return t == DType::Bool || t == DType::Int32 || t == DType::Int64 || t == DType::Float32 || t == DType::Float64;
 }
 
-DType widened(DType t, bool widen) { return widen && t == DType::Float32 ? DType::Float64 : t; }
-
 // The result type of `op` over operands of `types`, and the type its operands are
 // converted to (Select: that of its branches; its condition is bool).
 struct OpTyping {
@@ -66,9 +64,9 @@ Scalar eval(const ScalarExpr& e, Env& env) {
   switch (e.kind) {
     case ScalarExpr::Kind::Arg: {
       const Scalar& v = env.side[e.arg][static_cast<size_t>(e.field)];
-      return v.castTo(widened(v.type, env.widen));
+      return v.castTo(widenedTupleType(v.type, env.widen));
     }
-    case ScalarExpr::Kind::Const: return e.value.castTo(widened(e.value.type, env.widen));
+    case ScalarExpr::Kind::Const: return e.value.castTo(widenedTupleType(e.value.type, env.widen));
     case ScalarExpr::Kind::Op: {
       std::array<Scalar, 3> vals;
       std::array<DType, 3> types;
@@ -205,14 +203,14 @@ std::string TupleReduction::toString() const {
 
 TupleValue tupleIdentity(const TupleReduction& t, bool widen) {
   TupleValue v;
-  for (const TupleField& x : t.fields) v.push_back(x.identity.castTo(widened(x.dtype, widen)));
+  for (const TupleField& x : t.fields) v.push_back(x.identity.castTo(widenedTupleType(x.dtype, widen)));
   return v;
 }
 
 TupleValue liftTuple(const TupleReduction& t, std::span<const Scalar> inputs, bool widen) {
   Env env{{{}, {}, inputs}, widen, {}};
   TupleValue v;
-  for (const TupleField& x : t.fields) v.push_back(eval(*x.lift, env).castTo(widened(x.dtype, widen)));
+  for (const TupleField& x : t.fields) v.push_back(eval(*x.lift, env).castTo(widenedTupleType(x.dtype, widen)));
   return v;
 }
 
@@ -220,7 +218,7 @@ TupleValue combineTuples(const TupleReduction& t, const TupleValue& a, const Tup
   Env env{{a, b, {}}, widen, {}};
   TupleValue v;
   v.reserve(t.fields.size());
-  for (const TupleField& x : t.fields) v.push_back(eval(*x.combine, env).castTo(widened(x.dtype, widen)));
+  for (const TupleField& x : t.fields) v.push_back(eval(*x.combine, env).castTo(widenedTupleType(x.dtype, widen)));
   return v;
 }
 
@@ -229,7 +227,7 @@ TupleValue combineLaterTuples(const TupleReduction& t, const TupleValue& a, cons
   Env env{{a, b, {}}, widen, {}};
   TupleValue v;
   v.reserve(t.fields.size());
-  for (const TupleField& x : t.fields) v.push_back(eval(*x.combineLater, env).castTo(widened(x.dtype, widen)));
+  for (const TupleField& x : t.fields) v.push_back(eval(*x.combineLater, env).castTo(widenedTupleType(x.dtype, widen)));
   return v;
 }
 

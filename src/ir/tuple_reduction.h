@@ -82,6 +82,8 @@ DType tupleResultType(const TupleReduction& t, int result);
 // The type rules above, shared with the CUDA emitter: the promoted operand type of two
 // dtypes, and the type an expression gives for given field and input types.
 DType promoteTupleTypes(DType a, DType b, bool widen = false);
+// The type a value of dtype `t` is computed in: float64 for float32 with `widen`.
+inline DType widenedTupleType(DType t, bool widen) { return widen && t == DType::Float32 ? DType::Float64 : t; }
 // An op's result type over operands of `types` (with `widen`, float32 computed as
 // float64, as the reference does), and the type its operands are
 // converted to (Select: that of its branches; its condition is converted to bool).

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <bit>
-#include <cctype>
 #include <limits>
 #include <string>
 #include <utility>
@@ -10,6 +9,7 @@
 
 #include "support/error.h"
 #include "support/int_math.h"
+#include "support/isl_support.h"
 #include "support/sm_occupancy.h"
 
 namespace polyred {
@@ -232,25 +232,15 @@ KernelConfig rowResidentConfig(const KernelConfig& asked, CanonicalForm form, in
   return c;
 }
 
-// Whether an offset, an isl expression that polyred writes in the names i and j, names
-// `axis`.
-bool offsetNames(const std::string& offset, char axis) {
-  auto identifierChar = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
-  for (size_t k = 0; k < offset.size(); ++k)
-    if (offset[k] == axis && (k == 0 || !identifierChar(offset[k - 1])) &&
-        (k + 1 == offset.size() || !identifierChar(offset[k + 1])))
-      return true;
-  return false;
-}
-
 // The bytes of a row that each later pass of a row-resident kernel reads again: its
-// elements times the bytes of every load whose offset names both i and j (a weight
+// elements times the bytes of every load whose offset (isl text in i and j) names both
+// (a weight
 // every row shares, or a label per row, is not re-read per row). Naming an axis that
 // does not matter only counts more bytes, which keeps the larger blocks.
 int64_t rowBytesReread(const KernelPlan& plan) {
   int64_t bytesPerElement = 0;
   for (const BodyValue& v : plan.body)
-    if (v.kind == BodyValue::Kind::Load && offsetNames(v.offset, 'i') && offsetNames(v.offset, 'j'))
+    if (v.kind == BodyValue::Kind::Load && islNamesVariable(v.offset, 'i') && islNamesVariable(v.offset, 'j'))
       bytesPerElement += dtypeBytes(v.dtype);
   return productUpTo({plan.N, plan.elementsPerN, bytesPerElement}, std::numeric_limits<int64_t>::max());
 }
@@ -262,7 +252,7 @@ int64_t rowBytesReread(const KernelPlan& plan) {
 // are 9 waves of 264 blocks of 1024 but 5 of 528 blocks of 512, the time of 10.
 // (Measured at 4096 and 8192 rows, where the two counts agree; not where they differ.)
 bool halfBlocksSuitLongRows(const KernelPlan& plan, const Target& t) {
-  if (plan.form != CanonicalForm::XReduce || plan.hasScan()) return false;
+  if (plan.form != CanonicalForm::XReduce) return false;  // (scans take scanConfig)
   const int64_t halfResident = residentBlocks(t, kLongRowHalfThreads);
   const int64_t fullResident = residentBlocks(t, kLongRowThreads);
   if (plan.M < halfResident || 2 * ceilDiv(plan.M, halfResident) > ceilDiv(plan.M, fullResident)) return false;

@@ -62,15 +62,24 @@ inline bool isSamePoint(const std::string& a, const std::string& b, int64_t M, i
   return islSameFunction(ctx.get(), "{ [i, j] -> [(" + a + ")]" + dom, "{ [i, j] -> [(" + b + ")]" + dom);
 }
 
+// Whether expr[k] is the one-letter variable `var` (isl text), not part of a longer name.
+inline bool islVariableAt(const std::string& expr, size_t k, char var) {
+  auto nameChar = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  return expr[k] == var && (k == 0 || !nameChar(expr[k - 1])) && (k + 1 == expr.size() || !nameChar(expr[k + 1]));
+}
+
 // `expr` (isl text) with every occurrence of the variable `var` replaced by `with`.
 inline std::string islSubstitute(const std::string& expr, char var, const std::string& with) {
   std::string out;
-  for (size_t k = 0; k < expr.size(); ++k) {
-    bool standalone = expr[k] == var && (k == 0 || !(std::isalnum(static_cast<unsigned char>(expr[k - 1])) || expr[k - 1] == '_')) &&
-                      (k + 1 == expr.size() || !(std::isalnum(static_cast<unsigned char>(expr[k + 1])) || expr[k + 1] == '_'));
-    out += standalone ? "(" + with + ")" : std::string(1, expr[k]);
-  }
+  for (size_t k = 0; k < expr.size(); ++k) out += islVariableAt(expr, k, var) ? "(" + with + ")" : std::string(1, expr[k]);
   return out;
+}
+
+// Whether `expr` (isl text) names the variable `var`.
+inline bool islNamesVariable(const std::string& expr, char var) {
+  for (size_t k = 0; k < expr.size(); ++k)
+    if (islVariableAt(expr, k, var)) return true;
+  return false;
 }
 
 // Whether the set (isl text) has no point.
