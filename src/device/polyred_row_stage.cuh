@@ -46,6 +46,9 @@ struct PrRowStage {
   unsigned shift;            // buffer byte of element 0
   unsigned mid;              // buffer byte where the bulk copies start (16-byte aligned)
   unsigned parity;           // the phase the current row's copies complete
+  unsigned bias;             // shift - row * sizeof(S), mod 2^32: element k is at byte bias + k * sizeof(S)
+  unsigned landedLo;         // bytes [landedLo, landedHi) of the current row have landed, as far as
+  unsigned landedHi;         //   this thread has waited (the first pass's chunks it last waited for)
 };
 
 __device__ __forceinline__ unsigned pr_smem_addr(const void* p) {
@@ -69,7 +72,7 @@ __device__ __forceinline__ PrRowStage pr_stage_init(unsigned char* buf, unsigned
       asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(pr_smem_addr(bars + c)) : "memory");
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
-  return PrRowStage{buf, bars, chunks, chunkShift, 0, 0, 0, 1};  // parity 1: the first row flips it to 0
+  return PrRowStage{buf, bars, chunks, chunkShift, 0, 0, 0, 1, 0, 0, 0};  // parity 1: the first row flips it to 0
 }
 
 // Stages `n` elements from p + row. Every thread of the block calls it (`threads` of
@@ -86,6 +89,12 @@ __device__ __forceinline__ void pr_stage_row(PrRowStage& st, const S* p, long lo
   st.shift = static_cast<unsigned>(start % 16);
   st.mid = st.shift + static_cast<unsigned>(a0 - start);
   st.parity ^= 1u;
+  st.bias = st.shift - static_cast<unsigned>(row) * static_cast<unsigned>(sizeof(S));
+  // Computed here, once a row: without the opaque step the compiler recomputed the bias
+  // (and the row's start address it comes from) in every iteration of the pass loops.
+  // Volatile asm is the one thing it may not rematerialize.
+  asm volatile("" : "+r"(st.bias));
+  st.landedLo = st.landedHi = 0;  // nothing of this row has been waited for
   if (thread == 0) {
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");  // after the generic reads of the last row
     for (unsigned c = 0; c < st.chunks; ++c) {
@@ -109,17 +118,38 @@ __device__ __forceinline__ void pr_stage_row(PrRowStage& st, const S* p, long lo
   __syncthreads();
 }
 
-// The buffer byte of global element k of the staged row.
+// The buffer byte of global element k of the staged row: shift + (k - row) * sizeof(S),
+// which is below 2^32, so the low 32 bits of k and of the row suffice (one multiply-add;
+// the 64-bit form took a dozen instructions a vector).
 template <class S>
 __device__ __forceinline__ unsigned pr_stage_byte(const PrRowStage& st, long long k) {
-  return st.shift + static_cast<unsigned>((k - st.row) * static_cast<long long>(sizeof(S)));
+  return st.bias + static_cast<unsigned>(k) * static_cast<unsigned>(sizeof(S));
 }
 
-// Waits for the chunk that holds the byte (the head's bytes count as chunk 0's, the
-// tail's as the last's: threads loaded them before pr_stage_row's barrier).
-__device__ __forceinline__ void pr_stage_wait(const PrRowStage& st, unsigned byte) {
-  const unsigned c = byte < st.mid ? 0u : min(st.chunks - 1, (byte - st.mid) >> st.chunkShift);
-  pr_mbar_wait(st.bars + c, st.parity);
+// The chunk that holds the byte (the head's bytes count as chunk 0's, the tail's as the
+// last's: threads loaded them before pr_stage_row's barrier), and the bytes it covers.
+__device__ __forceinline__ unsigned pr_stage_chunk(const PrRowStage& st, unsigned byte) {
+  return byte < st.mid ? 0u : min(st.chunks - 1, (byte - st.mid) >> st.chunkShift);
+}
+__device__ __forceinline__ unsigned pr_stage_chunk_begin(const PrRowStage& st, unsigned c) {
+  return c == 0 ? 0u : st.mid + (c << st.chunkShift);
+}
+__device__ __forceinline__ unsigned pr_stage_chunk_end(const PrRowStage& st, unsigned c) {
+  return c + 1 >= st.chunks ? ~0u : st.mid + ((c + 1) << st.chunkShift);
+}
+
+// Waits until bytes [b0, b1] have landed. A thread's first pass walks its row forward,
+// so most vectors lie in the chunks it waited for last: two compares, no barrier. (The
+// chunk's barrier found and waited on for every vector, with the 64-bit byte arithmetic,
+// were 55 of the 83 instructions a vector of softmax f16 [4096,50257]'s first pass took;
+// now the pass takes 48 with its half-pair maximum. SASS, sm_90, session 40.)
+__device__ __forceinline__ void pr_stage_wait(PrRowStage& st, unsigned b0, unsigned b1) {
+  if (b0 >= st.landedLo && b1 < st.landedHi) return;
+  const unsigned c0 = pr_stage_chunk(st, b0), c1 = pr_stage_chunk(st, b1);
+  pr_mbar_wait(st.bars + c0, st.parity);
+  if (c1 != c0) pr_mbar_wait(st.bars + c1, st.parity);
+  st.landedLo = pr_stage_chunk_begin(st, c0);
+  st.landedHi = pr_stage_chunk_end(st, c1);
 }
 
 __device__ __forceinline__ void pr_stage_wait_all(const PrRowStage& st) {
@@ -130,12 +160,9 @@ __device__ __forceinline__ void pr_stage_wait_all(const PrRowStage& st) {
 // A whole vector (16-byte aligned) lies in one chunk; lanes read one by one (a tensor
 // off the 16-byte boundary) may straddle two, so their first and last lanes both wait.
 template <int V, bool Wait, class S, class C>
-__device__ __forceinline__ void pr_load_lanes_staged(const PrRowStage& st, const S*, long long k, C (&out)[V],
+__device__ __forceinline__ void pr_load_lanes_staged(PrRowStage& st, const S*, long long k, C (&out)[V],
                                                      bool vector, int lo = 0, int hi = V) {
-  if (Wait) {
-    pr_stage_wait(st, pr_stage_byte<S>(st, k + lo));
-    if (!vector && hi > lo) pr_stage_wait(st, pr_stage_byte<S>(st, k + hi - 1));
-  }
+  if (Wait && hi > lo) pr_stage_wait(st, pr_stage_byte<S>(st, k + lo), pr_stage_byte<S>(st, k + hi - 1));
   if (vector) {
     const PrPack<V, S> pack = *reinterpret_cast<const PrPack<V, S>*>(st.buf + pr_stage_byte<S>(st, k));
 #pragma unroll
@@ -148,8 +175,8 @@ __device__ __forceinline__ void pr_load_lanes_staged(const PrRowStage& st, const
 }
 
 template <bool Wait, class S>
-__device__ __forceinline__ auto pr_load_staged(const PrRowStage& st, const S*, long long k) {
+__device__ __forceinline__ auto pr_load_staged(PrRowStage& st, const S*, long long k) {
   const unsigned byte = pr_stage_byte<S>(st, k);
-  if (Wait) pr_stage_wait(st, byte);
+  if (Wait) pr_stage_wait(st, byte, byte);
   return pr_value(*reinterpret_cast<const S*>(st.buf + byte));
 }
