@@ -49,7 +49,7 @@ def _integer_division_edge(name, args, poly, torch_value):
 # concern, which differing elements they explain -- explains(case name, the element's
 # operands by input name ("x", "y"), polyred's value, PyTorch's) -- and why.
 CHOICES = [
-    (lambda n: n.startswith(("Maximum/", "Minimum/", "ReduceMaxMin/")) and n.split("/")[1] in FLOATS,
+    (lambda n: n.startswith(("Maximum/", "Minimum/", "ReduceMaxMin/", "ReduceMaxMin64/")) and n.split("/")[1] in FLOATS,
      lambda name, args, p, t: p == 0 and t == 0,  # the two zeros, whatever their signs
      "Maximum/Minimum of -0 and +0 give +0 / -0 in either order; PyTorch returns one operand"),
     (_float_to_int, _outside_int_range,

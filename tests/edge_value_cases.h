@@ -126,6 +126,17 @@ inline std::vector<EdgeCase> edgeCases() {
       b.output(b.reduce(v, Reduction::max(t), {1}));
       b.output(b.reduce(v, Reduction::min(t), {1}));
       cases.push_back({"ReduceMaxMin/" + type, b.build(), {pairs}});
+      // Rows of 64 repeating x, y, y, x: vectorized rows fold whole vectors, float16
+      // ones as half pairs (pr_fold_max_pairs: the pair maximum of (x, y) with (y, x),
+      // NaN and signed zeros in either order).
+      HostTensor rows = HostTensor::zeros(t, {n * n, 64});
+      for (int64_t k = 0; k < n * n; ++k)
+        for (int64_t l = 0; l < 64; ++l) rows.set(64 * k + l, l % 4 == 0 || l % 4 == 3 ? x.get(k) : y.get(k));
+      GraphBuilder r("extrema_rows");
+      Value w = r.input("x", t, rows.shape);
+      r.output(r.reduce(w, Reduction::max(t), {1}));
+      r.output(r.reduce(w, Reduction::min(t), {1}));
+      cases.push_back({"ReduceMaxMin64/" + type, r.build(), {rows}});
     }
   }
   return cases;

@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "codegen/row_stage.h"
 #include "codegen/shared_memory.h"
@@ -54,8 +56,15 @@ TEST(RowStage, SoftmaxRowsAreStagedWhereTheLastPassStores) {
   const KernelSpec& spec = c.program.kernels[0];
   EXPECT_EQ(spec.launch.dynamicSharedBytes, static_cast<uint32_t>(stage.bytes));
   EXPECT_EQ(occurrences(spec.source, "pr_stage_row("), 1u) << spec.source;
-  EXPECT_EQ(occurrences(spec.source, "pr_load_lanes_staged<8, true>"), 1u) << spec.source;   // pass 0 waits
-  EXPECT_EQ(occurrences(spec.source, "pr_load_lanes_staged<8, false>"), 2u) << spec.source;  // passes 1, 2
+  // Pass 0 waits, and its maximum folds the row's half pairs (codegen/lane_values.h).
+  EXPECT_EQ(occurrences(spec.source, "pr_load_pairs_staged<8, true>"), 1u) << spec.source;
+  EXPECT_EQ(occurrences(spec.source, "pr_fold_max_pairs<8>(acc0, hv0);"), 1u) << spec.source;          // whole vectors
+  EXPECT_EQ(occurrences(spec.source, "pr_fold_max_pairs<8>(acc0, hv0, lo, hi);"), 1u) << spec.source;  // the row's ends
+  // Passes 1 and 2 (as floats, or as pairs where a half-pair op reads them).
+  EXPECT_EQ(occurrences(spec.source, "pr_load_lanes_staged<8, false>") +
+                occurrences(spec.source, "pr_load_pairs_staged<8, false>"),
+            2u)
+      << spec.source;
   EXPECT_EQ(occurrences(spec.source, "pr_stage_wait_all("), 1u) << spec.source;
   EXPECT_EQ(occurrences(spec.source, "pr_div_invariant_lanes<8>("), 1u) << spec.source;  // x / its row's sum
   EXPECT_NE(spec.source.find("__launch_bounds__(" + std::to_string(k.binding.threadsPerBlock()) + ", " +
@@ -66,6 +75,35 @@ TEST(RowStage, SoftmaxRowsAreStagedWhereTheLastPassStores) {
   NvrtcResult r = compileCuda(spec.source, spec.name, 9, 0);
   EXPECT_NE(r.ptx.find("cp.async.bulk.shared::cluster.global"), std::string::npos);
   EXPECT_NE(r.ptx.find("mbarrier.try_wait.parity"), std::string::npos);
+}
+
+// A Min (Max) of float16 rows read from the stage folds whole vectors on half pairs and
+// the row's ends lane by lane from them (codegen/lane_values.h, pairFoldSource); the
+// same rows unstaged fold float lanes.
+TEST(RowStage, HalfRowsFoldTheirExtremaOnPairs) {
+  for (const auto& [minimum, width] : std::vector<std::pair<bool, int>>{{true, 8}, {false, 8}, {true, 4}, {false, 2}}) {
+    SCOPED_TRACE(std::string(minimum ? "min" : "max") + " of vectors of " + std::to_string(width));
+    GraphBuilder b("shift_by_extremum");
+    Value x = b.input("x", DType::Float16, {100, 20001});
+    const Reduction r = minimum ? Reduction::min(DType::Float16) : Reduction::max(DType::Float16);
+    b.output(b.sub(x, b.reduce(x, r, {1}, true)));
+    const Graph g = b.build();
+    const std::string V = std::to_string(width);
+    const std::string fold = std::string(minimum ? "pr_fold_min_pairs<" : "pr_fold_max_pairs<") + V + ">(acc0, hv0";
+    CompiledGraph staged = compileWithKnobs(g, "vector=" + V);
+    ASSERT_EQ(staged.program.kernels.size(), 1u);
+    ASSERT_EQ(staged.kernels[0].vector.width, width);
+    const std::string& cuda = staged.program.kernels[0].source;
+    EXPECT_EQ(occurrences(cuda, "pr_load_pairs_staged<" + V + ", true>"), 1u) << cuda;
+    EXPECT_EQ(occurrences(cuda, fold + ");"), 1u) << cuda;
+    EXPECT_EQ(occurrences(cuda, fold + ", lo, hi);"), 1u) << cuda;
+    test_support::expectMatchesOnCpuAndCompiles(staged, /*seed=*/11);
+
+    CompiledGraph unstaged = compileWithKnobs(g, "stage=off,vector=" + V);
+    EXPECT_EQ(occurrences(unstaged.program.kernels[0].source, "_pairs<" + V + ">(acc0"), 0u)
+        << unstaged.program.kernels[0].source;
+    test_support::expectMatchesOnCpuAndCompiles(unstaged, /*seed=*/11);
+  }
 }
 
 TEST(RowStage, ScalarLoadsMaskedRowsAndTwoInputs) {

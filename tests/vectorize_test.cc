@@ -40,7 +40,9 @@ TEST(Vectorize, ElementwiseBiasAddClassifiesEveryLoad) {
   EXPECT_EQ(v.accesses[1], LaneAccess::Contiguous);  // bias[i mod 768]: 768 is a multiple of 8
   EXPECT_EQ(v.accesses[2], LaneAccess::Invariant);   // scale[i / 768]
   EXPECT_EQ(v.accesses[3], LaneAccess::Gather);      // xt transposed
-  EXPECT_NE(c.program.kernels[0].source.find("pr_load_lanes<8>"), std::string::npos);
+  // x and bias feed a half-pair sum (codegen/lane_values.h): their pairs load as such.
+  EXPECT_NE(c.program.kernels[0].source.find("pr_load_pairs<8>(in0"), std::string::npos);
+  EXPECT_NE(c.program.kernels[0].source.find("pr_load_pairs<8>(in1"), std::string::npos);
 }
 
 TEST(Vectorize, XReduceLanesRunAlongTheReducedAxis) {

@@ -518,14 +518,24 @@ class KernelEmitter : private AccumulatorNames {
                         .total = [&](int r) { return total(static_cast<size_t>(r)); },
                         .facts = [&](size_t v) { return factsOf(v); }, .indent = in, .firstOffset = 0, .scanned = ""};
     if (scan_) return u.statement == "Fold" ? emitScanFold(os, site, d) : emitScanStep(os, site, d);
+    std::vector<bool> paired;
+    site.paired = &paired;
     size_t offset = emitLaneValues(os, site);
     for (size_t r = 0; r < p_.reductions.size(); ++r) {
       if (p_.reductions[r].stage != u.pass || !owns(r)) continue;
       std::string fold = acc(r, "l") + " = " + op(r) + "(" + acc(r, "l") + ", " + element(r, "v", "[l]") + ");\n";
+      std::string whole = each + fold, part = each + "if (l >= lo && l < hi) " + fold;
+      if (const int s = pairFoldSource(site, r); s >= 0 && paired[static_cast<size_t>(s)]) {
+        // The lanes' half pairs (codegen/lane_values.h), the float lanes then unused.
+        const std::string call = acc(r, 0) + " = pr_fold_" +
+                                 (p_.reductions[r].reduction.builtin() == BuiltinCombiner::Max ? "max" : "min") +
+                                 "_pairs<" + w + ">(" + acc(r, 0) + ", hv" + std::to_string(s);
+        whole = call + ");\n";
+        part = call + ", lo, hi);\n";
+      }
       if (tuple(r)) emitLaneTree(os, r, d + 1);
-      else if (!masked) os << in << "  " << each << fold;
-      else os << in << "  if (whole) {\n" << in << "  " << each << fold << in << "  } else {\n" << in << "  " << each
-              << "if (l >= lo && l < hi) " << fold << in << "  }\n";
+      else if (!masked) os << in << "  " << whole;
+      else os << in << "  if (whole) {\n" << in << "  " << whole << in << "  } else {\n" << in << "  " << part << in << "  }\n";
     }
     for (const ElementwiseOutput& s : p_.stores)
       if (s.pass == u.pass && s.zeroWhereNonzero)

@@ -25,9 +25,29 @@ const char* halfPairOp(OpKind op) {
 }
 
 bool packsHalves(const KernelPlan& p, const BodyValue& b, int V) {
-  if (V % 2 || b.dtype != DType::Float16 || !halfPairOp(b.op) || b.operands.size() != 2) return false;
+  if (V % 2 || b.kind != BodyValue::Kind::Op || b.dtype != DType::Float16 || !halfPairOp(b.op) ||
+      b.operands.size() != 2)
+    return false;
   return std::all_of(b.operands.begin(), b.operands.end(),
                      [&](int o) { return p.body[static_cast<size_t>(o)].dtype == DType::Float16; });
+}
+
+// The float16 loads of `pass` that a half-pair op or a pair fold reads: loaded as pairs,
+// they reach those readers with no conversion (a float lane costs one, packing two
+// lanes back into a pair another).
+std::vector<bool> loadsWantingPairs(const LaneValuesSite& site) {
+  const PolyKernel& k = site.kernel;
+  const KernelPlan& p = k.plan;
+  const int V = k.vector.width;
+  std::vector<bool> wanted(p.body.size(), false);
+  for (size_t v = 0; v < p.body.size(); ++v)
+    if (site.evaluated[v] && packsHalves(p, p.body[v], V))
+      for (int o : p.body[v].operands) wanted[static_cast<size_t>(o)] = true;
+  for (size_t r = 0; r < p.reductions.size(); ++r)
+    if (int s = pairFoldSource(site, r); s >= 0) wanted[static_cast<size_t>(s)] = true;
+  for (size_t v = 0; v < p.body.size(); ++v)
+    wanted[v] = wanted[v] && p.body[v].kind == BodyValue::Kind::Load && !p.body[v].gathers();
+  return wanted;
 }
 
 // hv<v>[k] = op(pair k of each operand) -- an operand's own pairs where it has them,
@@ -83,6 +103,7 @@ size_t emitLaneValues(std::ostream& os, const LaneValuesSite& site) {
   const std::string each = "#pragma unroll\n" + in + "  for (int l = 0; l < " + w + "; ++l) ";
   size_t load = 0, offset = site.firstOffset;
   std::vector<bool> packed(p.body.size(), false);  // values with a `hv<k>[V/2]` of half pairs here
+  const std::vector<bool> pairLoads = loadsWantingPairs(site);
   for (size_t v = 0; v < p.body.size(); ++v) {
     const BodyValue& b = p.body[v];
     if (!evaluated[v]) {
@@ -111,9 +132,19 @@ size_t emitLaneValues(std::ostream& os, const LaneValuesSite& site) {
         }
         std::string ptr = loadPointer(b);
         switch (k.vector.accesses[load++]) {
-          case LaneAccess::Contiguous:
-            os << site.loads.lanes(static_cast<int>(v), u.pass, ptr, toC(u.offsets.at(offset++)), name, vectorOk, masked);
+          case LaneAccess::Contiguous: {
+            const std::string at = toC(u.offsets.at(offset++)), pairs = "hv" + std::to_string(v);
+            const std::string pairLoad =
+                pairLoads[v] ? site.loads.pairs(static_cast<int>(v), u.pass, ptr, at, pairs, vectorOk, masked) : "";
+            if (pairLoad.empty()) {
+              os << site.loads.lanes(static_cast<int>(v), u.pass, ptr, at, name, vectorOk, masked);
+              break;
+            }
+            os << "__half2 " << pairs << "[" << V / 2 << "];\n" << in << "  " << pairLoad << in << "  pr_unpair<" << V
+               << ">(" << pairs << ", " << name << ");\n";
+            packed[v] = true;
             break;
+          }
           case LaneAccess::Invariant:  // (a scan's tile padding may lie outside the tensor)
             os << "{ const " << computeType(b.dtype) << " s = " << (site.guardInvariant ? "lo >= hi ? " + computeType(b.dtype) + "() : " : "")
                << "pr_load(" << ptr << ", " << toC(u.offsets.at(offset++)) << ");\n" << each << name << "[l] = s; }\n";
@@ -170,7 +201,24 @@ size_t emitLaneValues(std::ostream& os, const LaneValuesSite& site) {
       }
     }
   }
+  if (site.paired) *site.paired = packed;
   return offset;
+}
+
+int pairFoldSource(const LaneValuesSite& site, size_t r) {
+  const KernelPlan& p = site.kernel.plan;
+  const ReductionOutput& ro = p.reductions[r];
+  const BuiltinCombiner c = ro.reduction.builtin();
+  if (site.kernel.vector.width % 2 || site.kernel.vector.accumulatorLanes != 1 || p.hasScan() ||
+      ro.stage != site.instance.pass || ro.reduction.isTuple() || (c != BuiltinCombiner::Max && c != BuiltinCombiner::Min) ||
+      ro.reduction.accType != DType::Float32)
+    return -1;
+  int source = ro.value;
+  const BodyValue& b = p.body[static_cast<size_t>(ro.value)];
+  if (b.kind == BodyValue::Kind::Op && b.op == OpKind::Cast && b.dtype == DType::Float32) source = b.operands.at(0);
+  const BodyValue& s = p.body[static_cast<size_t>(source)];
+  const bool stagedHalves = s.kind == BodyValue::Kind::Load && s.dtype == DType::Float16 && site.loads.stage.regionOf(source);
+  return stagedHalves ? source : -1;
 }
 
 }  // namespace polyred

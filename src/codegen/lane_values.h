@@ -7,7 +7,9 @@
 // (Invariant) or one element per lane (Gather); with masked lanes only lanes [lo, hi)
 // load, lo and hi being the emitter's -- and the number of offsets they used (the
 // stores' offsets follow). Sums, differences and products of float16 values are also
-// computed on half pairs, `hv<k>[V/2]` (bit for bit the float op rounded to half).
+// computed on half pairs, `hv<k>[V/2]` (bit for bit the float op rounded to half), and
+// a float16 load that such an op or a pair fold (pairFoldSource) reads loads as half
+// pairs, its float lanes unpacked from them.
 // A scan kernel evaluates its body in two calls: the values up to the scan's input,
 // then (from the offsets the first left) those computed from the running fold.
 #pragma once
@@ -38,8 +40,18 @@ struct LaneValuesSite {
   std::string indent;
   size_t firstOffset = 0;  // the instance's offsets before are other values'
   std::string scanned;     // a scan kernel's running fold: the array of its lanes
+  std::vector<bool>* paired = nullptr;  // out, per body value: held as half pairs `hv<k>` too
 };
 
 size_t emitLaneValues(std::ostream& os, const LaneValuesSite& site);
+
+// The float16 value whose V lanes reduction r folds as half pairs at `site`
+// (pr_fold_max_pairs / pr_fold_min_pairs: a Max or Min into a float accumulator of a
+// float16 load from a staged row, or of its exact cast to float32), or -1. The vector's
+// lanes must fold into one accumulator (Vectorization::accumulatorLanes 1, not a scan).
+// From global memory the first pass of logsumexp f16 [8192,32000] ran 3-4% slower so
+// (its vector loads, issued in order, no longer overlapped), where the staged softmax
+// kernels ran 8-10% faster (H200, session 40).
+int pairFoldSource(const LaneValuesSite& site, size_t r);
 
 }  // namespace polyred

@@ -25,8 +25,18 @@ struct RowLoads {
   // masked: lanes [lo, hi) of a vector off the row's boundary.
   std::string lanes(int value, int pass, const std::string& pointer, const std::string& offset,
                     const std::string& dest, const std::string& vectorOk, bool masked) const;
+  // The same load of a float16 value into `dest`, `__half2 hv<v>[V/2]`, as half pairs
+  // (pr_load_pairs: the lanes as they lie in memory); "" where the value comes from the
+  // row cache, which has no pair form.
+  std::string pairs(int value, int pass, const std::string& pointer, const std::string& offset,
+                    const std::string& dest, const std::string& vectorOk, bool masked) const;
   // A scalar load (an expression).
   std::string scalar(int value, int pass, const std::string& pointer, const std::string& offset) const;
+
+ private:
+  std::string vectorCall(const std::string& function, int value, int pass, const std::string& pointer,
+                         const std::string& offset, const std::string& dest, const std::string& vectorOk,
+                         bool masked) const;
 };
 
 }  // namespace polyred

@@ -495,20 +495,153 @@ __device__ __forceinline__ P pr_load_streaming(const P* p) {
 // ends are not.
 enum class PrLoadHint { Plain, EvictFirst, Streaming };
 
+// The V elements at p + k (aligned to the vector) as one access.
+template <int V, PrLoadHint Hint, class S>
+__device__ __forceinline__ PrPack<V, S> pr_load_pack(const S* p, long long k) {
+  const PrPack<V, S>* at = reinterpret_cast<const PrPack<V, S>*>(p + k);
+  if constexpr (Hint == PrLoadHint::EvictFirst) return pr_load_evict_first(at);
+  else if constexpr (Hint == PrLoadHint::Streaming) return pr_load_streaming(at);
+  else return *at;
+}
+
 template <int V, PrLoadHint Hint = PrLoadHint::Plain, class S, class C>
 __device__ __forceinline__ void pr_load_lanes(const S* p, long long k, C (&out)[V], bool vector, int lo = 0, int hi = V) {
   if (vector) {
-    const PrPack<V, S>* at = reinterpret_cast<const PrPack<V, S>*>(p + k);
-    PrPack<V, S> pack;
-    if constexpr (Hint == PrLoadHint::EvictFirst) pack = pr_load_evict_first(at);
-    else if constexpr (Hint == PrLoadHint::Streaming) pack = pr_load_streaming(at);
-    else pack = *at;
+    const PrPack<V, S> pack = pr_load_pack<V, Hint>(p, k);
 #pragma unroll
     for (int l = 0; l < V; ++l) out[l] = pr_value(pack.v[l]);
   } else {  // element by element: only lanes [lo, hi) (a masked vector's lanes in its row)
 #pragma unroll
     for (int l = 0; l < V; ++l) out[l] = l >= lo && l < hi ? pr_load(p, k + l) : C();
   }
+}
+
+// --- Half pairs (codegen/lane_values.h) ---------------------------------------------
+// pr_load_pairs: the V lanes of a float16 vector as V/2 __half2, pair j holding lanes 2j
+// (low) and 2j + 1 (high) as they lie in memory -- no conversion; lanes outside [lo, hi)
+// of an element-by-element load are +0.
+//
+// pr_ld_words: the V/2 32-bit words of the vector (V = 2, 4 or 8) in one access, as PTX
+// says it: built in C++ from the halves one by one, or from words of a shared-memory
+// address whose alignment it could not see, the compiler split the access into V or V/2
+// loads (measured slower). Volatile, so that a staged load stays after the waits before
+// it (polyred_row_stage.cuh); volatile loads also keep their order, which cost a global
+// first pass whose two unrolled vectors no longer overlapped (lane_values.h,
+// pairFoldSource).
+template <int W>
+__device__ __forceinline__ void pr_ld_words(const void* p, bool shared, unsigned (&w)[W]) {
+  static_assert(W == 1 || W == 2 || W == 4, "a vector access moves 1, 2 or 4 words");
+  if (shared) {
+    const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(p));
+    if constexpr (W == 4)
+      asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3]) : "r"(a));
+    else if constexpr (W == 2) asm volatile("ld.shared.v2.u32 {%0, %1}, [%2];" : "=r"(w[0]), "=r"(w[1]) : "r"(a));
+    else asm volatile("ld.shared.u32 %0, [%1];" : "=r"(w[0]) : "r"(a));
+  } else {
+    if constexpr (W == 4)
+      asm volatile("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3]) : "l"(p));
+    else if constexpr (W == 2) asm volatile("ld.global.v2.u32 {%0, %1}, [%2];" : "=r"(w[0]), "=r"(w[1]) : "l"(p));
+    else asm volatile("ld.global.u32 %0, [%1];" : "=r"(w[0]) : "l"(p));
+  }
+}
+// The pairs of the vector at `at` (aligned to its V * 2 bytes), in global memory with the
+// load's cache hint, or in shared memory.
+template <int V, PrLoadHint Hint = PrLoadHint::Plain>
+__device__ __forceinline__ void pr_pairs_at(const __half* at, bool shared, __half2 (&out)[V / 2]) {
+  unsigned w[V / 2];
+  if constexpr (Hint == PrLoadHint::Plain) {
+    pr_ld_words<V / 2>(at, shared, w);
+  } else {
+    const PrPack<V, __half> pack = pr_load_pack<V, Hint>(at, 0);
+#pragma unroll
+    for (int j = 0; j < V / 2; ++j) w[j] = reinterpret_cast<const unsigned*>(&pack)[j];
+  }
+#pragma unroll
+  for (int j = 0; j < V / 2; ++j) out[j] = *reinterpret_cast<const __half2*>(&w[j]);
+}
+// Element by element: lanes [lo, hi) of the vector at row + k (a tensor off the vector
+// boundary, a masked vector at a row's ends), the others +0. (Out of line, returning the
+// pairs through the stack, it cost the staged softmax kernels 1-5%, H200.)
+template <int V>
+__device__ __forceinline__ void pr_pairs_of_lanes(const __half* row, long long k, __half2 (&out)[V / 2], int lo, int hi) {
+#pragma unroll
+  for (int j = 0; j < V / 2; ++j) {
+    const int l = 2 * j;
+    out[j] = __halves2half2(l >= lo && l < hi ? row[k + l] : __ushort_as_half(0),
+                            l + 1 >= lo && l + 1 < hi ? row[k + l + 1] : __ushort_as_half(0));
+  }
+}
+template <int V, PrLoadHint Hint = PrLoadHint::Plain>
+__device__ __forceinline__ void pr_load_pairs(const __half* p, long long k, __half2 (&out)[V / 2], bool vector, int lo = 0,
+                                              int hi = V) {
+  static_assert(V % 2 == 0, "half pairs need an even vector width");
+  if (vector) pr_pairs_at<V, Hint>(p + k, false, out);
+  else pr_pairs_of_lanes<V>(p, k, out, lo, hi);
+}
+
+// The float lanes of half pairs (exact).
+template <int V>
+__device__ __forceinline__ void pr_unpair(const __half2 (&pairs)[V / 2], float (&out)[V]) {
+#pragma unroll
+  for (int j = 0; j < V / 2; ++j) {
+    out[2 * j] = __low2float(pairs[j]);
+    out[2 * j + 1] = __high2float(pairs[j]);
+  }
+}
+
+// max (min) of a float accumulator and the V lanes of a float16 vector held as half
+// pairs, as folding the lanes one by one with pr_max (pr_min): the maximum of halves is
+// one of them, so taking it in half is exact, and max.NaN.f16x2 propagates NaN and
+// orders -0 below +0 as pr_max does on sm_90 (measured on the H200, session 40: every
+// pair of +-0, +-1, +-inf and NaN in both orders; EdgeValuesGpu's rows of 64 matched
+// bit for bit while global loads also took pairs; NaN payloads are canonical either
+// way). V/2 - 1 pair maxima, two conversions and two float maxima, where the lanes one
+// by one cost V of each. (Before sm_90 the lanes fold one by one.)
+template <int V>
+__device__ __forceinline__ float pr_fold_max_pairs(float acc, const __half2 (&pairs)[V / 2]) {
+#if __CUDA_ARCH__ >= 900
+  __half2 m = pairs[0];
+#pragma unroll
+  for (int j = 1; j < V / 2; ++j) m = __hmax2_nan(m, pairs[j]);
+  return pr_max(pr_max(acc, __low2float(m)), __high2float(m));
+#else
+#pragma unroll
+  for (int j = 0; j < V / 2; ++j) acc = pr_max(pr_max(acc, __low2float(pairs[j])), __high2float(pairs[j]));
+  return acc;
+#endif
+}
+// The lanes [lo, hi) only (a masked vector's lanes in its row), one by one.
+template <int V>
+__device__ __forceinline__ float pr_fold_max_pairs(float acc, const __half2 (&pairs)[V / 2], int lo, int hi) {
+#pragma unroll
+  for (int j = 0; j < V / 2; ++j) {
+    if (2 * j >= lo && 2 * j < hi) acc = pr_max(acc, __low2float(pairs[j]));
+    if (2 * j + 1 >= lo && 2 * j + 1 < hi) acc = pr_max(acc, __high2float(pairs[j]));
+  }
+  return acc;
+}
+template <int V>
+__device__ __forceinline__ float pr_fold_min_pairs(float acc, const __half2 (&pairs)[V / 2]) {
+#if __CUDA_ARCH__ >= 900
+  __half2 m = pairs[0];
+#pragma unroll
+  for (int j = 1; j < V / 2; ++j) m = __hmin2_nan(m, pairs[j]);
+  return pr_min(pr_min(acc, __low2float(m)), __high2float(m));
+#else
+#pragma unroll
+  for (int j = 0; j < V / 2; ++j) acc = pr_min(pr_min(acc, __low2float(pairs[j])), __high2float(pairs[j]));
+  return acc;
+#endif
+}
+
+template <int V>
+__device__ __forceinline__ float pr_fold_min_pairs(float acc, const __half2 (&pairs)[V / 2], int lo, int hi) {
+#pragma unroll
+  for (int j = 0; j < V / 2; ++j) {
+    if (2 * j >= lo && 2 * j < hi) acc = pr_min(acc, __low2float(pairs[j]));
+    if (2 * j + 1 >= lo && 2 * j + 1 < hi) acc = pr_min(acc, __high2float(pairs[j]));
+  }
+  return acc;
 }
 
 // Streaming: the vector store goes as st.global.cs (the cache hint above).

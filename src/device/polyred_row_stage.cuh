@@ -174,6 +174,15 @@ __device__ __forceinline__ void pr_load_lanes_staged(PrRowStage& st, const S*, l
   }
 }
 
+// pr_load_pairs from the staged row.
+template <int V, bool Wait>
+__device__ __forceinline__ void pr_load_pairs_staged(PrRowStage& st, const __half*, long long k, __half2 (&out)[V / 2],
+                                                     bool vector, int lo = 0, int hi = V) {
+  if (Wait && hi > lo) pr_stage_wait(st, pr_stage_byte<__half>(st, k + lo), pr_stage_byte<__half>(st, k + hi - 1));
+  if (vector) pr_pairs_at<V>(reinterpret_cast<const __half*>(st.buf + pr_stage_byte<__half>(st, k)), true, out);
+  else pr_pairs_of_lanes<V>(reinterpret_cast<const __half*>(st.buf + st.shift), k - st.row, out, lo, hi);
+}
+
 template <bool Wait, class S>
 __device__ __forceinline__ auto pr_load_staged(PrRowStage& st, const S*, long long k) {
   const unsigned byte = pr_stage_byte<S>(st, k);
