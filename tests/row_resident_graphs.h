@@ -2,6 +2,11 @@
 // (gpu/row_resident_gpu_test.cc) tests of row-resident kernels.
 #pragma once
 
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
 #include "frontend/builder.h"
 
 namespace polyred::testgraphs {
@@ -32,6 +37,40 @@ inline Graph layerNorm(DType t, const Shape& shape) {
   b.output(mean);
   b.output(var);
   return b.build();
+}
+
+// x - extremum(x) over the last axis: the extremum's sign of zero shows in the
+// differences of the row's zeros, its NaN in every element.
+inline Graph shiftByExtremum(DType t, const Shape& shape, bool minimum) {
+  GraphBuilder b("shift_by_extremum");
+  Value x = b.input("x", t, shape);
+  b.output(b.sub(x, b.reduce(x, minimum ? Reduction::min(t) : Reduction::max(t), {-1}, true)));
+  return b.build();
+}
+
+// Rows for a maximum or minimum: zeros of both signs, NaN at the head, the tail (masked
+// lanes) and inside, infinities, subnormal halves and ordinary values (row r % 8 picks).
+inline std::vector<double> extremumEdgeRows(int64_t rows, int64_t n) {
+  std::mt19937 gen(40);
+  std::normal_distribution<double> normal(0.0, 3.0);
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  std::vector<double> v(static_cast<size_t>(rows * n));
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < n; ++j) {
+      double& x = v[static_cast<size_t>(r * n + j)];
+      const bool odd = ((j * 2654435761LL + r) >> 7) & 1;
+      switch (r % 8) {
+        case 0: x = odd ? -0.0 : 0.0; break;
+        case 1: x = j == (r * 7919) % n ? nan : normal(gen); break;
+        case 2: x = j == r % n ? inf : j == (r * 31) % n ? -inf : normal(gen); break;
+        case 3: x = j == n - 1 ? nan : normal(gen); break;
+        case 4: x = j == 0 ? nan : normal(gen); break;
+        case 5: x = j % 97 == 0 ? (odd ? -0.0 : 0.0) : -std::abs(normal(gen)) - 1e-3; break;
+        case 6: x = -0.0; break;
+        default: x = odd ? 6e-8 * (1 + j % 5) : -6e-8 * (1 + j % 3); break;
+      }
+    }
+  return v;
 }
 
 }  // namespace polyred::testgraphs

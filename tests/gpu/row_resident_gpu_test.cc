@@ -226,5 +226,37 @@ TEST(RowResidentGpu, StagedRowsMatchTheReference) {
   }
 }
 
+// Staged float16 rows fold their extrema on half pairs (codegen/lane_values.h,
+// pr_fold_max_pairs): bit for bit the reference's maximum and minimum, signed zeros and
+// NaN included, in vectors of 8, 4 and 2.
+TEST(RowResidentGpu, StagedHalfExtremaMatchBitForBit) {
+  std::string why;
+  if (!gpuAvailable(&why)) GTEST_SKIP() << why;
+  const Target target = currentTarget();
+  if (target.ccMajor < 9) GTEST_SKIP() << "bulk copies need sm_90; this GPU is " << target.name;
+  const Shape shape = {100, 20001};
+  const std::vector<HostTensor> inputs = {
+      HostTensor::fromValues(DType::Float16, shape, testgraphs::extremumEdgeRows(shape[0], shape[1]))};
+  for (const bool minimum : {true, false})
+    for (const int width : {8, 4, 2}) {
+      SCOPED_TRACE(std::string(minimum ? "min" : "max") + ", vectors of " + std::to_string(width));
+      CompileOptions options;
+      options.target = target;
+      options.config = KernelConfig::parse("vector=" + std::to_string(width), "test");
+      CompiledGraph compiled = compileGraph(testgraphs::shiftByExtremum(DType::Float16, shape, minimum), options);
+      ASSERT_EQ(compiled.program.kernels.size(), 1u);
+      ASSERT_NE(compiled.program.kernels[0].source.find(minimum ? "pr_fold_min_pairs" : "pr_fold_max_pairs"),
+                std::string::npos);
+      const std::vector<HostTensor> got = launchOnGpu(compiled, inputs), want = evaluateReference(compiled.graph, inputs);
+      for (size_t out = 0; out < want.size(); ++out)
+        for (int64_t k = 0; k < want[out].size(); ++k)
+          if (!got[out].get(k).identical(want[out].get(k))) {
+            ADD_FAILURE() << "output " << out << " element " << k << ": GPU " << got[out].get(k).toString()
+                          << ", reference " << want[out].get(k).toString();
+            break;
+          }
+    }
+}
+
 }  // namespace
 }  // namespace polyred
