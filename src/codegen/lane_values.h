@@ -49,9 +49,11 @@ size_t emitLaneValues(std::ostream& os, const LaneValuesSite& site);
 // (pr_fold_max_pairs / pr_fold_min_pairs: a Max or Min into a float accumulator of a
 // float16 load from a staged row, or of its exact cast to float32), or -1. The vector's
 // lanes must fold into one accumulator (Vectorization::accumulatorLanes 1, not a scan).
-// From global memory the first pass of logsumexp f16 [8192,32000] ran 3-4% slower so
-// (its vector loads, issued in order, no longer overlapped), where the staged softmax
-// kernels ran 8-10% faster (H200, session 40).
+// Staged softmax kernels ran 8-10% faster so; from global memory, with the volatile
+// pair loads of then (issued in order: its unrolled vectors' loads no longer
+// overlapped), the first pass of logsumexp f16 [8192,32000] ran 3-4% slower (H200,
+// session 40). Global pair loads are plain loads since; a pair fold from them is not
+// measured.
 int pairFoldSource(const LaneValuesSite& site, size_t r);
 
 }  // namespace polyred

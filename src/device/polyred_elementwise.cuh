@@ -520,41 +520,34 @@ __device__ __forceinline__ void pr_load_lanes(const S* p, long long k, C (&out)[
 // pr_load_pairs: the V lanes of a float16 vector as V/2 __half2, pair j holding lanes 2j
 // (low) and 2j + 1 (high) as they lie in memory -- no conversion; lanes outside [lo, hi)
 // of an element-by-element load are +0.
-//
-// pr_ld_words: the V/2 32-bit words of the vector (V = 2, 4 or 8) in one access, as PTX
-// says it: built in C++ from the halves one by one, or from words of a shared-memory
-// address whose alignment it could not see, the compiler split the access into V or V/2
-// loads (measured slower). Volatile, so that a staged load stays after the waits before
-// it (polyred_row_stage.cuh); volatile loads also keep their order, which cost a global
-// first pass whose two unrolled vectors no longer overlapped (lane_values.h,
-// pairFoldSource).
+// From global memory the vector is loaded as pr_load_lanes loads it (one access, with
+// the load's cache hint) and its halves paired by bit operations the compiler folds
+// away. From shared memory (a staged row) the access is written in PTX
+// (pr_ld_shared_words): built in C++, the compiler split it into V or V/2 loads, which
+// made the staged softmax kernels 8-10% slower (H200, session 40); volatile, so that it
+// stays after the chunk waits before it (polyred_row_stage.cuh).
 template <int W>
-__device__ __forceinline__ void pr_ld_words(const void* p, bool shared, unsigned (&w)[W]) {
+__device__ __forceinline__ void pr_ld_shared_words(const void* p, unsigned (&w)[W]) {
   static_assert(W == 1 || W == 2 || W == 4, "a vector access moves 1, 2 or 4 words");
-  if (shared) {
-    const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(p));
-    if constexpr (W == 4)
-      asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3]) : "r"(a));
-    else if constexpr (W == 2) asm volatile("ld.shared.v2.u32 {%0, %1}, [%2];" : "=r"(w[0]), "=r"(w[1]) : "r"(a));
-    else asm volatile("ld.shared.u32 %0, [%1];" : "=r"(w[0]) : "r"(a));
-  } else {
-    if constexpr (W == 4)
-      asm volatile("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3]) : "l"(p));
-    else if constexpr (W == 2) asm volatile("ld.global.v2.u32 {%0, %1}, [%2];" : "=r"(w[0]), "=r"(w[1]) : "l"(p));
-    else asm volatile("ld.global.u32 %0, [%1];" : "=r"(w[0]) : "l"(p));
-  }
+  const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(p));
+  if constexpr (W == 4)
+    asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3]) : "r"(a));
+  else if constexpr (W == 2) asm volatile("ld.shared.v2.u32 {%0, %1}, [%2];" : "=r"(w[0]), "=r"(w[1]) : "r"(a));
+  else asm volatile("ld.shared.u32 %0, [%1];" : "=r"(w[0]) : "r"(a));
 }
-// The pairs of the vector at `at` (aligned to its V * 2 bytes), in global memory with the
-// load's cache hint, or in shared memory.
+// The pairs of the vector at `at` (aligned to its V * 2 bytes), in global memory (with
+// the load's cache hint) or in shared memory.
 template <int V, PrLoadHint Hint = PrLoadHint::Plain>
 __device__ __forceinline__ void pr_pairs_at(const __half* at, bool shared, __half2 (&out)[V / 2]) {
   unsigned w[V / 2];
-  if constexpr (Hint == PrLoadHint::Plain) {
-    pr_ld_words<V / 2>(at, shared, w);
+  if (shared) {
+    pr_ld_shared_words<V / 2>(at, w);
   } else {
     const PrPack<V, __half> pack = pr_load_pack<V, Hint>(at, 0);
 #pragma unroll
-    for (int j = 0; j < V / 2; ++j) w[j] = reinterpret_cast<const unsigned*>(&pack)[j];
+    for (int j = 0; j < V / 2; ++j)
+      w[j] = static_cast<unsigned>(__half_as_ushort(pack.v[2 * j])) |
+             static_cast<unsigned>(__half_as_ushort(pack.v[2 * j + 1])) << 16;
   }
 #pragma unroll
   for (int j = 0; j < V / 2; ++j) out[j] = *reinterpret_cast<const __half2*>(&w[j]);
