@@ -185,6 +185,9 @@ TEST(NvrtcKernels, HalfChainsRunOnHalfPairs) {
       EXPECT_NE(source.find("__hadd2_rn"), std::string::npos);
       EXPECT_EQ(test_support::occurrences(source, "__hmul2_rn("), 2 * test_support::occurrences(source, "__hsub2_rn("))
           << "x * (x - y) and tanh(t) * t in each loop version";
+      // x and y load as half pairs, which x - y reads as they are (no conversion, no repacking).
+      EXPECT_GE(test_support::occurrences(source, "pr_load_pairs<"), 2u) << source;
+      EXPECT_NE(source.find("__hsub2_rn(hv0[k], hv1[k])"), std::string::npos) << source;
       EXPECT_NE(r.ptx.find("mul.rn.f16x2"), std::string::npos) << r.ptx;
       EXPECT_EQ(r.ptx.find("fma.rn.f16x2"), std::string::npos) << "a product fused with a sum: " << r.ptx;
     } else {
