@@ -4,8 +4,9 @@
 // very function the kernels call (tests/device_library_test.cc).
 //
 // pr_div_invariant(a, b) is a / b for a b the loop does not change (a row's total,
-// softmax's denominator): the reciprocal r = 1/b, correctly rounded, once (the compiler
-// hoists it out of the loop), then p = a * r and one Newton step on the exact residual
+// softmax's denominator): the reciprocal r = 1/b, correctly rounded (in a vectorized
+// pass once per vector: the compiler does not hoist it out of the pass loop -- SASS,
+// sm_90, session 40), then p = a * r and one Newton step on the exact residual
 // a - p * b (Markstein) -- three instructions where a division is a sequence with a
 // slow-path branch. A divisor whose reciprocal is 0, infinite or NaN takes the IEEE
 // division; a product p that is 0 or not finite is the quotient itself, selected
