@@ -65,6 +65,20 @@ inline std::vector<HostTensor> lowered(const CompiledGraph& c, const std::vector
   return runLoweredOnCpu(c, inputs, o, none).outputs;
 }
 
+// `got` equals `want` bit for bit (NaN matching NaN); one failure per output, naming the
+// first element that differs and where `got` was computed (`where`: "GPU", "CPU").
+inline void expectIdenticalOutputs(const std::vector<HostTensor>& got, const std::vector<HostTensor>& want,
+                                   const std::string& where) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t out = 0; out < want.size(); ++out)
+    for (int64_t k = 0; k < want[out].size(); ++k)
+      if (!got[out].get(k).identical(want[out].get(k))) {
+        ADD_FAILURE() << "output " << out << " element " << k << ": " << where << " " << got[out].get(k).toString()
+                      << ", reference " << want[out].get(k).toString();
+        break;
+      }
+}
+
 // The most blocks any kernel of `c` splits one row into (grid.x).
 inline int64_t blocksAlongJ(const CompiledGraph& c) {
   int64_t gx = 1;

@@ -13,7 +13,6 @@
 
 #include "codegen/row_stage.h"
 #include "codegen/shared_memory.h"
-#include "driver/cpu_check.h"
 #include "driver/pipeline.h"
 #include "frontend/builder.h"
 #include "interp/reference.h"
@@ -101,18 +100,7 @@ TEST(RowStage, HalfRowsFoldTheirExtremaOnPairs) {
     test_support::expectMatchesOnCpuAndCompiles(staged, /*seed=*/11);
     // The edge rows of the GPU test (RowResidentGpu.StagedHalfExtremaMatchBitForBit),
     // bit for bit through the CPU executor.
-    CpuCheckOptions all;
-    all.maxPoints = 0;
-    Deadline none = Deadline::none();
-    const std::vector<HostTensor> got = runLoweredOnCpu(staged, edges, all, none).outputs;
-    const std::vector<HostTensor> want = evaluateReference(g, edges);
-    for (size_t out = 0; out < want.size(); ++out)
-      for (int64_t k = 0; k < want[out].size(); ++k)
-        if (!got[out].get(k).identical(want[out].get(k))) {
-          ADD_FAILURE() << "output " << out << " element " << k << ": " << got[out].get(k).toString() << ", reference "
-                        << want[out].get(k).toString();
-          break;
-        }
+    test_support::expectIdenticalOutputs(test_support::lowered(staged, edges), evaluateReference(g, edges), "CPU");
 
     CompiledGraph unstaged = compileWithKnobs(g, "stage=off,vector=" + V);
     EXPECT_EQ(occurrences(unstaged.program.kernels[0].source, "_pairs<" + V + ">(acc0"), 0u)

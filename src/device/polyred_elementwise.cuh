@@ -589,52 +589,46 @@ __device__ __forceinline__ void pr_unpair(const __half2 (&pairs)[V / 2], float (
 // pair of +-0, +-1, +-inf and NaN in both orders; EdgeValuesGpu's rows of 64 matched
 // bit for bit while global loads also took pairs; NaN payloads are canonical either
 // way). V/2 - 1 pair maxima, two conversions and two float maxima, where the lanes one
-// by one cost V of each. (Before sm_90 the lanes fold one by one.)
-template <int V>
-__device__ __forceinline__ float pr_fold_max_pairs(float acc, const __half2 (&pairs)[V / 2]) {
+// by one cost V of each. (Before sm_90 the lanes fold one by one.) With lo and hi, the
+// lanes [lo, hi) only (a masked vector's lanes in its row), one by one.
+template <bool Max>
+struct PrExtremum {  // pr_max or pr_min, of floats and of half pairs
+  __device__ __forceinline__ float operator()(float a, float b) const { return Max ? pr_max(a, b) : pr_min(a, b); }
+  __device__ __forceinline__ __half2 operator()(__half2 a, __half2 b) const {
+    return Max ? __hmax2_nan(a, b) : __hmin2_nan(a, b);
+  }
+};
+template <bool Max, int V>
+__device__ __forceinline__ float pr_fold_extremum_pairs(float acc, const __half2 (&pairs)[V / 2]) {
+  const PrExtremum<Max> e;
 #if __CUDA_ARCH__ >= 900
   __half2 m = pairs[0];
 #pragma unroll
-  for (int j = 1; j < V / 2; ++j) m = __hmax2_nan(m, pairs[j]);
-  return pr_max(pr_max(acc, __low2float(m)), __high2float(m));
+  for (int j = 1; j < V / 2; ++j) m = e(m, pairs[j]);
+  return e(e(acc, __low2float(m)), __high2float(m));
 #else
 #pragma unroll
-  for (int j = 0; j < V / 2; ++j) acc = pr_max(pr_max(acc, __low2float(pairs[j])), __high2float(pairs[j]));
+  for (int j = 0; j < V / 2; ++j) acc = e(e(acc, __low2float(pairs[j])), __high2float(pairs[j]));
   return acc;
 #endif
 }
-// The lanes [lo, hi) only (a masked vector's lanes in its row), one by one.
-template <int V>
-__device__ __forceinline__ float pr_fold_max_pairs(float acc, const __half2 (&pairs)[V / 2], int lo, int hi) {
+template <bool Max, int V>
+__device__ __forceinline__ float pr_fold_extremum_pairs(float acc, const __half2 (&pairs)[V / 2], int lo, int hi) {
+  const PrExtremum<Max> e;
 #pragma unroll
   for (int j = 0; j < V / 2; ++j) {
-    if (2 * j >= lo && 2 * j < hi) acc = pr_max(acc, __low2float(pairs[j]));
-    if (2 * j + 1 >= lo && 2 * j + 1 < hi) acc = pr_max(acc, __high2float(pairs[j]));
+    if (2 * j >= lo && 2 * j < hi) acc = e(acc, __low2float(pairs[j]));
+    if (2 * j + 1 >= lo && 2 * j + 1 < hi) acc = e(acc, __high2float(pairs[j]));
   }
   return acc;
 }
-template <int V>
-__device__ __forceinline__ float pr_fold_min_pairs(float acc, const __half2 (&pairs)[V / 2]) {
-#if __CUDA_ARCH__ >= 900
-  __half2 m = pairs[0];
-#pragma unroll
-  for (int j = 1; j < V / 2; ++j) m = __hmin2_nan(m, pairs[j]);
-  return pr_min(pr_min(acc, __low2float(m)), __high2float(m));
-#else
-#pragma unroll
-  for (int j = 0; j < V / 2; ++j) acc = pr_min(pr_min(acc, __low2float(pairs[j])), __high2float(pairs[j]));
-  return acc;
-#endif
+template <int V, class... LaneRange>
+__device__ __forceinline__ float pr_fold_max_pairs(float acc, const __half2 (&pairs)[V / 2], LaneRange... lanes) {
+  return pr_fold_extremum_pairs<true, V>(acc, pairs, lanes...);
 }
-
-template <int V>
-__device__ __forceinline__ float pr_fold_min_pairs(float acc, const __half2 (&pairs)[V / 2], int lo, int hi) {
-#pragma unroll
-  for (int j = 0; j < V / 2; ++j) {
-    if (2 * j >= lo && 2 * j < hi) acc = pr_min(acc, __low2float(pairs[j]));
-    if (2 * j + 1 >= lo && 2 * j + 1 < hi) acc = pr_min(acc, __high2float(pairs[j]));
-  }
-  return acc;
+template <int V, class... LaneRange>
+__device__ __forceinline__ float pr_fold_min_pairs(float acc, const __half2 (&pairs)[V / 2], LaneRange... lanes) {
+  return pr_fold_extremum_pairs<false, V>(acc, pairs, lanes...);
 }
 
 // Streaming: the vector store goes as st.global.cs (the cache hint above).

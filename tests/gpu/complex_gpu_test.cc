@@ -13,6 +13,7 @@
 #include "frontend/builder.h"
 #include "interp/random_inputs.h"
 #include "interp/reference.h"
+#include "lowering_helpers.h"
 #include "gpu/gpu_compile.h"
 #include "runtime/executor.h"  // gpuAvailable
 
@@ -77,12 +78,5 @@ TEST(ComplexGpu, ElementwiseOpsMatchTheReferenceBitForBit) {
   const Graph g = b.build();
   const std::vector<HostTensor> inputs = makeRandomInputs(g, 3);
   const std::vector<HostTensor> want = evaluateReference(g, inputs);
-  const std::vector<HostTensor> got = launchOnGpu(compileForGpu(g, false), inputs);
-  for (size_t o = 0; o < want.size(); ++o)
-    for (int64_t k = 0; k < want[o].size(); ++k)
-      if (!got[o].get(k).identical(want[o].get(k))) {
-        ADD_FAILURE() << "output " << o << " element " << k << ": GPU " << got[o].get(k).toString()
-                      << ", reference " << want[o].get(k).toString();
-        break;
-      }
+  test_support::expectIdenticalOutputs(launchOnGpu(compileForGpu(g, false), inputs), want, "GPU");
 }

@@ -22,6 +22,7 @@
 #include "frontend/builder.h"
 #include "gpu/gpu_compile.h"
 #include "interp/reference.h"
+#include "lowering_helpers.h"
 #include "row_resident_graphs.h"
 #include "runtime/executor.h"
 
@@ -247,14 +248,8 @@ TEST(RowResidentGpu, StagedHalfExtremaMatchBitForBit) {
       ASSERT_EQ(compiled.program.kernels.size(), 1u);
       ASSERT_NE(compiled.program.kernels[0].source.find(minimum ? "pr_fold_min_pairs" : "pr_fold_max_pairs"),
                 std::string::npos);
-      const std::vector<HostTensor> got = launchOnGpu(compiled, inputs), want = evaluateReference(compiled.graph, inputs);
-      for (size_t out = 0; out < want.size(); ++out)
-        for (int64_t k = 0; k < want[out].size(); ++k)
-          if (!got[out].get(k).identical(want[out].get(k))) {
-            ADD_FAILURE() << "output " << out << " element " << k << ": GPU " << got[out].get(k).toString()
-                          << ", reference " << want[out].get(k).toString();
-            break;
-          }
+      test_support::expectIdenticalOutputs(launchOnGpu(compiled, inputs), evaluateReference(compiled.graph, inputs),
+                                           "GPU");
     }
 }
 
