@@ -13,6 +13,7 @@
 #include "driver/cpu_check.h"
 #include "driver/pipeline.h"
 #include "frontend/builder.h"
+#include "lowering_helpers.h"
 #include "row_resident_graphs.h"
 #include "runtime/nvrtc.h"
 
@@ -81,6 +82,28 @@ TEST(RowResident, LayerNormIsOneKernelWithItsStatisticsAsEpilogue) {
   EXPECT_EQ(k.passes(), 3);
   EXPECT_EQ(k.epilogueStores.size(), 2u);  // mean and variance, once per row
   expectCorrectAndCompiles(g);
+}
+
+// What a pass computes from earlier totals alone (layer norm's 1/sqrt(var + eps), the
+// mean) is computed once before the pass loop, in a scope of its own, and the loop's
+// lanes copy it (codegen/loop_invariants.h); two passes hoisting the same value do not
+// collide.
+TEST(RowResident, ValuesOfTotalsAreComputedBeforeTheirPassLoop) {
+  for (DType t : {DType::Float32, DType::Float16}) {
+    SCOPED_TRACE(dtypeName(t));
+    Graph g = layerNorm(t, {64, 768});
+    CompiledGraph c = compile(g);
+    ASSERT_EQ(c.program.kernels.size(), 1u);
+    const std::string& cuda = c.program.kernels[0].source;
+    const size_t root = cuda.find("sqrtf(");
+    ASSERT_NE(root, std::string::npos) << cuda;
+    EXPECT_EQ(root, cuda.rfind("sqrtf(")) << cuda;  // once, not in the loop
+    const size_t line = cuda.rfind('\n', root) + 1;
+    EXPECT_EQ(cuda.compare(cuda.find_first_not_of(' ', line), 15, "const float inv"), 0) << cuda.substr(line, 80);
+    EXPECT_LT(root, cuda.rfind("for (")) << cuda;  // before the last pass's loop
+    EXPECT_GE(test_support::occurrences(cuda, " = inv"), 2u) << cuda;  // lanes or scalars copy the hoisted values
+    expectCorrectAndCompiles(g);
+  }
 }
 
 TEST(RowResident, YReduceAndAllReduceRowsAlsoRunAsPasses) {

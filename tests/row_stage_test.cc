@@ -67,7 +67,9 @@ TEST(RowStage, SoftmaxRowsAreStagedWhereTheLastPassStores) {
             2u)
       << spec.source;
   EXPECT_EQ(occurrences(spec.source, "pr_stage_wait_all("), 1u) << spec.source;
-  EXPECT_EQ(occurrences(spec.source, "pr_div_invariant_lanes<8>("), 1u) << spec.source;  // x / its row's sum
+  // x / its row's sum, only rounded to half: the product by the reciprocal taken before the loop
+  EXPECT_EQ(occurrences(spec.source, "pr_div_coarse_lanes<8>("), 1u) << spec.source;
+  EXPECT_EQ(occurrences(spec.source, "pr_invariant_divisor("), 1u) << spec.source;
   EXPECT_NE(spec.source.find("__launch_bounds__(" + std::to_string(k.binding.threadsPerBlock()) + ", " +
                              std::to_string(stage.blocksPerSM) + ")"),
             std::string::npos);
@@ -139,6 +141,42 @@ TEST(RowStage, EveryRowOfAnITileLoopIsStagedAgain) {
   test_support::expectNvrtcCompiles(c);
 }
 
+// A staged kernel's division by a row total takes the divisor apart once, before the
+// loop of the pass that divides (codegen/loop_invariants.h); a float32 quotient that
+// is stored as float32 divides to within an ulp (pr_div_invariant), one only rounded to
+// 16 bits by the product with the reciprocal (pr_div_coarse, codegen/coarse_results.h).
+TEST(RowStage, DivisionsByRowTotalsTakeTheDivisorApartBeforeTheLoop) {
+  struct Case {
+    DType in, out;
+    const char* division;
+  };
+  for (const Case& c : {Case{DType::Float32, DType::Float32, "pr_div_invariant_lanes<"},
+                        Case{DType::Float32, DType::Float16, "pr_div_coarse_lanes<"},
+                        Case{DType::BFloat16, DType::BFloat16, "pr_div_coarse_lanes<"}}) {
+    SCOPED_TRACE(std::string(dtypeName(c.in)) + " -> " + std::string(dtypeName(c.out)));
+    // exp(x - max(x)) / (sum + 1) over rows, the quotient cast to `out`
+    GraphBuilder b("normalized");
+    Value x = b.input("x", c.in, {300, 12001});
+    if (c.in != DType::Float32) x = b.cast(x, DType::Float32);
+    Value e = b.unary(OpKind::Exp, b.sub(x, b.reduceMax(x, {1}, true)));
+    Value total = b.add(b.reduceSum(e, {1}, true), b.constant(Scalar::ofFloat(DType::Float32, 1.0)));
+    Value q = b.binary(OpKind::Div, e, total);
+    b.output(c.out == DType::Float32 ? q : b.cast(q, c.out));
+    const CompiledGraph compiled = compileWithKnobs(b.build(), "");
+    ASSERT_EQ(compiled.program.kernels.size(), 1u);
+    const std::string& source = compiled.program.kernels[0].source;
+    ASSERT_NE(source.find("pr_stage_row("), std::string::npos) << source;
+    EXPECT_EQ(occurrences(source, c.division), 1u) << source;
+    const size_t divisor = source.find("const PrInvariantDivisor div");
+    ASSERT_NE(divisor, std::string::npos) << source;
+    EXPECT_EQ(occurrences(source, "pr_invariant_divisor("), 1u) << source;
+    // declared after the sum's block reduction, before the last pass loop, which divides by it
+    EXPECT_LT(source.rfind("block_allreduce_x"), divisor) << source;
+    EXPECT_LT(source.find("for (", divisor), source.find(c.division)) << source;
+    test_support::expectMatchesOnCpuAndCompiles(compiled, /*seed=*/3);
+  }
+}
+
 TEST(RowStage, NotWhereItCannotOrNeedNot) {
   // The last pass only reads (logsumexp): auto leaves its L2 re-read; on stages it.
   GraphBuilder b("lse");
@@ -151,7 +189,7 @@ TEST(RowStage, NotWhereItCannotOrNeedNot) {
   CompiledGraph off = compileWithKnobs(rows, "stage=off");
   EXPECT_EQ(off.program.kernels[0].source.find("pr_stage_row("), std::string::npos);
   EXPECT_EQ(off.program.kernels[0].launch.dynamicSharedBytes, 0u);
-  EXPECT_EQ(off.program.kernels[0].source.find("pr_div_invariant"), std::string::npos);  // IEEE unstaged
+  EXPECT_EQ(off.program.kernels[0].source.find("pr_invariant_divisor"), std::string::npos);  // IEEE unstaged
   const CompiledGraph staged = compileWithKnobs(rows, "");
   const PolyKernel& k = staged.kernels[0];
   EXPECT_TRUE(planRowStage(k, 227 * 1024, staticSharedBytes(k), RowStageMode::Auto, 8).empty());  // before sm_90

@@ -10,10 +10,13 @@
 #include <utility>
 
 #include "codegen/accumulator_names.h"
+#include "codegen/alignment_check.h"
 #include "codegen/cross_block.h"
+#include "codegen/coarse_results.h"
 #include "codegen/exp_range.h"
 #include "codegen/gather_lanes.h"
 #include "codegen/lane_values.h"
+#include "codegen/loop_invariants.h"
 #include "codegen/row_loads.h"
 #include "codegen/scan_emitter.h"
 #include "codegen/shared_memory.h"
@@ -49,6 +52,7 @@ class KernelEmitter : private AccumulatorNames {
         k_(k),
         o_(o),
         fastExp_(fastExps(k.plan)),
+        coarseQuotient_(coarseQuotients(k.plan)),
         roundedByStore_(roundedByStores(k.plan, g)) {
     idx_ = k.index64 ? "long long" : "int";
     y_ = p_.form == CanonicalForm::YReduce;
@@ -181,12 +185,6 @@ class KernelEmitter : private AccumulatorNames {
     return std::string(everyThread ? "block_allreduce_" : "block_reduce_") + (y_ ? "y" : "x");
   }
 
-  // Where a body store goes: graph output `out<n>`, or the temporary `tmp<n>` a later
-  // kernel reads (a scan's result, gathered params).
-  static std::string storePointer(const ElementwiseOutput& s) {
-    return s.output >= 0 ? "out" + std::to_string(s.output) : "tmp" + std::to_string(s.temporary);
-  }
-
   // Whether a later pass of a row-resident kernel reads reduction r's total.
   bool broadcastsTotal(size_t r) const { return p_.reductions[r].stage + 1 < p_.passes(); }
 
@@ -208,7 +206,7 @@ class KernelEmitter : private AccumulatorNames {
     }
     if (k_.binding.multiBlock()) os << "  bool last_block = false;\n";
     if (k_.vector.strided) os << "  const bool vector_ok = false;  // lanes down a column: element by element\n";
-    else if (k_.vector.width > 1 || k_.tiling.Vb > 1) emitAlignmentCheck(os);
+    else if (k_.vector.width > 1 || k_.tiling.Vb > 1) os << "  " << alignmentCheck(k_) << "\n";
     else if (scan_) os << "  const bool vector_ok = false;  // one lane: element by element\n";
     if (!cache_.empty()) os << cache_.declarations(k_.binding.BX);
     if (!stage_.empty()) os << stage_.declarations();
@@ -220,25 +218,6 @@ class KernelEmitter : private AccumulatorNames {
     auto normal = [](const BodyValue& v) { return v.kind == BodyValue::Kind::Op && v.op == OpKind::PhiloxNormal; };
     return std::any_of(p_.body.begin(), p_.body.end(), normal) ||
            std::any_of(p_.epilogue.begin(), p_.epilogue.end(), normal);
-  }
-
-  // Vectorized elementwise kernels: are all contiguously accessed pointers aligned?
-  void emitAlignmentCheck(std::ostream& os) {
-    std::string w = std::to_string(k_.vector.width), cond;
-    size_t load = 0;
-    std::set<std::string> pointers, staged;
-    for (size_t v = 0; v < p_.body.size() && k_.vector.width > 1; ++v)
-      if (p_.body[v].hasOffset() && k_.vector.accesses[load++] == LaneAccess::Contiguous &&
-          p_.body[v].kind == BodyValue::Kind::Load)
-        pointers.insert(loadPointer(p_.body[v]));
-    for (const ElementwiseOutput& s : p_.stores)  // (a scan's materialized result: a temporary)
-      if (k_.vector.width > 1) pointers.insert(storePointer(s));
-    for (size_t v = 0; v < p_.body.size() && k_.tiling.Vb > 1; ++v)  // a tiled transpose's Stage lanes
-      if (k_.tiling.stages(v)) staged.insert(loadPointer(p_.body[v]));
-    for (const std::string& ptr : pointers) cond += (cond.empty() ? "" : " && ") + ("pr_aligned<" + w + ">(" + ptr + ")");
-    for (const std::string& ptr : staged)
-      cond += (cond.empty() ? "" : " && ") + ("pr_aligned<" + std::to_string(k_.tiling.Vb) + ">(" + ptr + ")");
-    os << "  const bool vector_ok = " << cond << ";  // else element by element\n";
   }
 
   // --- the loop program --------------------------------------------------------------
@@ -254,15 +233,33 @@ class KernelEmitter : private AccumulatorNames {
 
   // The accumulation and pointwise loops of a pass: unrolled so each thread keeps
   // several independent loads in flight (the loads do not depend on the accumulator);
-  // `aligned` is what the loop's vector accesses know of vector_ok.
+  // `aligned` is what the loop's vector accesses know of vector_ok. What the loop does
+  // not change is computed before it, in a scope of the loop's own (loop_invariants.h).
   void emitPassLoop(std::ostream& os, const AstNode& mark, int d, Alignment aligned) {
+    LoopInvariants invariants = loopInvariantsUnder(invariantHoist(), *mark.children[0]);
+    const std::string hoist = hoistInvariants(invariantHoist(), invariants, indent(d + 1));
+    if (!hoist.empty()) {
+      os << indent(d) << "{\n" << hoist;
+      emitLoopWith(os, mark, d + 1, aligned, std::move(invariants));
+      os << indent(d) << "}\n";
+    } else {
+      emitLoopWith(os, mark, d, aligned, std::move(invariants));
+    }
+  }
+  void emitLoopWith(std::ostream& os, const AstNode& mark, int d, Alignment aligned, LoopInvariants invariants) {
     if (!cache_.empty()) os << indent(d) << "cache_slot = 0;  // this pass's loads take slots 0, 1, ...\n";
     if (mark.children[0]->kind == AstNode::Kind::For) os << indent(d) << "#pragma unroll" << passLoopUnroll() << "\n";
     const Alignment outerAligned = std::exchange(alignment_, aligned);
     const int outerGuards = std::exchange(guards_, 0);
+    const LoopInvariants outerInvariants = std::exchange(invariants_, std::move(invariants));
     emitNode(os, *mark.children[0], d);
+    invariants_ = outerInvariants;
     guards_ = outerGuards;
     alignment_ = outerAligned;
+  }
+  bool hoisted(size_t v) const { return v < invariants_.values.size() && invariants_.values[v]; }
+  bool divisorHoisted(size_t v) const {
+    return std::find(invariants_.divisions.begin(), invariants_.divisions.end(), v) != invariants_.divisions.end();
   }
 
   void emitNode(std::ostream& os, const AstNode& n, int d) {
@@ -459,6 +456,10 @@ class KernelEmitter : private AccumulatorNames {
         case BodyValue::Kind::Scanned: POLYRED_CHECK(false, "a scan kernel's values are lanes"); break;
         case BodyValue::Kind::Index: os << "(" << computeType(b.dtype) << ")" << toC(u.offsets.at(load++)); break;
         case BodyValue::Kind::Op: {
+          if (&values == &p_.body && hoisted(v)) {
+            os << hoistedValueName(v);
+            break;
+          }
           std::vector<std::string> a;
           std::vector<DType> ts;
           for (int o : b.operands) {
@@ -508,7 +509,8 @@ class KernelEmitter : private AccumulatorNames {
       os << in << "  const long long pos = " << toC(u.offsets.back()) << ";  // lane 0's place in its row\n"
          << in << "  const int lo = pos < 0 ? (int)-pos : 0, hi = pos + " << w << " > " << N << " ? (int)(" << N
          << " - pos) : " << w << ";\n"
-         << in << "  const bool whole = lo == 0 && hi == " << w << ";\n";
+         // (whole from pos itself: lo and hi are then left to the partial vectors' path)
+         << in << "  const bool whole = pos >= 0 && pos <= " << p_.N - V << ";\n";
       vectorOk = vectorCondition(true);
       lanesInRow = ", lo, hi";
     }
@@ -516,7 +518,8 @@ class KernelEmitter : private AccumulatorNames {
     LaneValuesSite site{.kernel = k_, .instance = u, .loads = loads(), .evaluated = p_.valuesOfPass(u.pass),
                         .vectorOk = vectorOk, .masked = masked, .guardInvariant = scan_,
                         .total = [&](int r) { return total(static_cast<size_t>(r)); },
-                        .facts = [&](size_t v) { return factsOf(v); }, .indent = in, .firstOffset = 0, .scanned = ""};
+                        .facts = [&](size_t v) { return factsOf(v); },
+                        .hoisted = [&](size_t v) { return hoisted(v); }, .indent = in, .firstOffset = 0, .scanned = ""};
     if (scan_) return u.statement == "Fold" ? emitScanFold(os, site, d) : emitScanStep(os, site, d);
     std::vector<bool> paired;
     site.paired = &paired;
@@ -586,21 +589,24 @@ class KernelEmitter : private AccumulatorNames {
   }
 
   // What codegen knows of body value v's operands: an Exp in range (exp_range.h); in a
-  // staged kernel, a division by an earlier pass's total; a 16-bit value only stores
-  // read (store_rounding.h). (Unstaged, pr_div_invariant gained nothing on the kernels
-  // it would change: H100, session 17; H200 with its vector form, session 37 --
-  // docs/results.md.)
+  // staged kernel, a division by an earlier pass's total, its divisor declared before
+  // the pass loop (loop_invariants.h) and its quotient maybe only rounded to 16 bits
+  // (coarse_results.h); a 16-bit value only stores read (store_rounding.h). (Unstaged,
+  // pr_div_invariant gained nothing on the kernels it would change: H100, session 17;
+  // H200 with its vector form, session 37 -- docs/results.md.)
   OperandFacts factsOf(size_t v) const {
-    const BodyValue& b = p_.body[v];
-    const bool invariant = !stage_.empty() && b.kind == BodyValue::Kind::Op && b.op == OpKind::Div &&
-                           ofTotalsOnly(static_cast<size_t>(b.operands[1]));
-    return {fastExp_[v], invariant, roundedByStore_[v]};
+    const bool invariant = !stage_.empty() && dividesByTotals(p_, v);
+    return {.fastExp = fastExp_[v],
+            .invariantDivisor = invariant,
+            .divisor = invariant && divisorHoisted(v) ? hoistedDivisorName(v) : "",
+            .coarseQuotient = coarseQuotient_[v],
+            .roundedByStore = roundedByStore_[v]};
   }
-  // Whether body value v is computed from earlier passes' totals and constants alone.
-  bool ofTotalsOnly(size_t v) const {
-    const BodyValue& b = p_.body[v];
-    if (b.kind != BodyValue::Kind::Op) return b.kind == BodyValue::Kind::Reduced || b.kind == BodyValue::Kind::Constant;
-    return std::all_of(b.operands.begin(), b.operands.end(), [&](int o) { return ofTotalsOnly(static_cast<size_t>(o)); });
+  InvariantHoist invariantHoist() const {
+    return {.plan = p_,
+            .invariantDivision = [this](size_t v) { return dividesByInvariant(p_.body[v].dtype, factsOf(v)); },
+            .total = [this](int r) { return total(static_cast<size_t>(r)); },
+            .facts = [this](size_t v) { return factsOf(v); }};
   }
 
   RowLoads loads() const { return {k_, cache_, stage_}; }
@@ -660,6 +666,8 @@ class KernelEmitter : private AccumulatorNames {
   int guards_ = -1;  // the Ifs around the node being emitted inside a pass's loops (-1: outside)
   RowStage stage_;  // likewise
   std::vector<bool> fastExp_;  // per body value: an Exp computed fast (codegen/exp_range.h)
+  std::vector<bool> coarseQuotient_;  // per body value: a Div only rounded to 16 bits (codegen/coarse_results.h)
+  LoopInvariants invariants_;  // what the enclosing pass loop computed before it (loop_invariants.h)
   std::vector<bool> roundedByStore_;  // per body value: its rounding left to its stores (codegen/store_rounding.h)
 };
 

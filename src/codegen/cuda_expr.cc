@@ -13,6 +13,10 @@ std::string loadPointer(const BodyValue& load) {
   return load.temporary >= 0 ? "tmp" + std::to_string(load.temporary) : "in" + std::to_string(load.input);
 }
 
+std::string storePointer(const ElementwiseOutput& s) {
+  return s.output >= 0 ? "out" + std::to_string(s.output) : "tmp" + std::to_string(s.temporary);
+}
+
 std::string computeType(DType t) {
   switch (t) {
     case DType::Bool: return "bool";
@@ -114,7 +118,8 @@ std::string emitFloatOp(OpKind op, const std::vector<std::string>& a, DType t, O
     case OpKind::Sub: return "(" + a[0] + " - " + a[1] + ")";
     case OpKind::Mul: return "(" + a[0] + " * " + a[1] + ")";
     case OpKind::Div:
-      if (dividesByInvariant(t, facts)) return "pr_div_invariant(" + a[0] + ", " + a[1] + ")";
+      if (dividesByInvariant(t, facts))
+        return invariantDivisionFunction(facts) + "(" + a[0] + ", " + invariantDivisorArgument(facts, a[1]) + ")";
       return "(" + a[0] + " / " + a[1] + ")";
     // The quotient rounded as Div rounds it (never the invariant-divisor form), then floored.
     case OpKind::FloorDiv: return mathFn("floor", t, "(" + a[0] + " / " + a[1] + ")");

@@ -21,6 +21,9 @@ namespace polyred {
 // The kernel parameter a load reads: "in<k>" (graph input k) or "tmp<k>" (a result an
 // earlier kernel materialized).
 std::string loadPointer(const BodyValue& load);
+// Where a body store goes: graph output "out<n>", or the temporary "tmp<n>" a later
+// kernel reads (a scan's result, gathered params).
+std::string storePointer(const ElementwiseOutput& store);
 // The C++ type a dtype computes in.
 std::string computeType(DType t);
 // An exact literal (hexadecimal floats; NaN and infinities through bit patterns).
@@ -31,8 +34,12 @@ std::string emitCast(const std::string& e, DType from, DType to);
 struct OperandFacts {
   bool fastExp = false;  // (Exp) its approximation cannot show: codegen/exp_range.h
   // (f32 Div) the divisor is the same for every element of a loop (a row's total):
-  // pr_div_invariant, whose reciprocal the loop computes once.
+  // pr_div_invariant, whose reciprocal the loop computes once (codegen/loop_invariants.h).
   bool invariantDivisor = false;
+  // ... its PrInvariantDivisor, declared before the loop ("": taken apart at the division)
+  std::string divisor;
+  // ... and the quotient is only rounded to 16 bits: pr_div_coarse (codegen/coarse_results.h)
+  bool coarseQuotient = false;
   // (a float16/bfloat16 result) only stores read it: left in float, as the store rounds
   // it (codegen/store_rounding.h)
   bool roundedByStore = false;
@@ -40,8 +47,16 @@ struct OperandFacts {
 // Whether a Div of `operand`-typed values takes pr_div_invariant (a float divisor the
 // loop does not change; float64 keeps the IEEE division): the scalar form and codegen's
 // lanes (pr_div_invariant_lanes) decide alike.
-inline bool dividesByInvariant(DType operand, OperandFacts facts) {
+inline bool dividesByInvariant(DType operand, const OperandFacts& facts) {
   return facts.invariantDivisor && isFloat(operand) && operand != DType::Float64;
+}
+// The division's device function, "pr_div_invariant" or "pr_div_coarse", and its
+// divisor argument: the hoisted PrInvariantDivisor, else one made of `divisor`.
+inline std::string invariantDivisionFunction(const OperandFacts& facts) {
+  return facts.coarseQuotient ? "pr_div_coarse" : "pr_div_invariant";
+}
+inline std::string invariantDivisorArgument(const OperandFacts& facts, const std::string& divisor) {
+  return facts.divisor.empty() ? "pr_invariant_divisor(" + divisor + ")" : facts.divisor;
 }
 // The per-thread PrPhiloxMemo (device/polyred_elementwise.cuh) that PhiloxNormal's
 // device function reads and fills; a kernel using the op declares it (cuda_emitter).

@@ -1,5 +1,7 @@
 #include "codegen/exp_range.h"
 
+#include "codegen/coarse_results.h"
+
 namespace polyred {
 
 namespace {
@@ -11,7 +13,7 @@ class ExpRange {
   bool isFastExp(int v) const {
     const BodyValue& e = value(v);
     if (e.kind != BodyValue::Kind::Op || e.op != OpKind::Exp || e.dtype != DType::Float32) return false;
-    return isMaxShifted(e.operands[0]) || onlyRoundedTo16Bits(v);
+    return isMaxShifted(e.operands[0]) || onlyRoundedTo16Bits(p_, v);
   }
 
  private:
@@ -40,25 +42,6 @@ class ExpRange {
   bool isMaxOf(int reduction, int a) const {
     const ReductionOutput& r = p_.reductions.at(static_cast<size_t>(reduction));
     return !r.reduction.isTuple() && r.reduction.builtin() == BuiltinCombiner::Max && r.value == a;
-  }
-
-  // Whether value v is used, and only as the operand of Casts to float16/bfloat16.
-  bool onlyRoundedTo16Bits(int v) const {
-    for (const ElementwiseOutput& s : p_.stores)
-      if (s.value == v) return false;
-    for (const ReductionOutput& r : p_.reductions)
-      for (int x : r.values)
-        if (x == v || r.value == v) return false;
-    bool used = false;
-    for (const BodyValue& b : p_.body) {
-      if (b.kind != BodyValue::Kind::Op) continue;
-      for (int o : b.operands) {
-        if (o != v) continue;
-        if (b.op != OpKind::Cast || (b.dtype != DType::Float16 && b.dtype != DType::BFloat16)) return false;
-        used = true;
-      }
-    }
-    return used;
   }
 
   const KernelPlan& p_;

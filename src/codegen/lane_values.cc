@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "codegen/gather_lanes.h"
+#include "codegen/loop_invariants.h"
 #include "support/printable.h"
 
 namespace polyred {
@@ -71,8 +72,9 @@ void emitPackedHalfOp(std::ostream& os, const BodyValue& b, size_t v, int V, con
 }
 
 // A float quotient by a divisor the loop does not change (dividesByInvariant) divides
-// the whole vector in one call, pr_div_invariant_lanes (device/polyred_division.cuh):
-// bit for bit pr_div_invariant of each lane, the divisor tested once for the vector.
+// the whole vector in one call, pr_div_invariant_lanes or pr_div_coarse_lanes
+// (device/polyred_division.cuh): bit for bit the scalar function on each lane, the
+// divisor tested once for the vector.
 bool dividesLanesByInvariant(const KernelPlan& p, const BodyValue& b, OperandFacts facts) {
   return b.op == OpKind::Div && dividesByInvariant(p.body[static_cast<size_t>(b.operands[0])].dtype, facts);
 }
@@ -83,7 +85,9 @@ void emitInvariantDivision(std::ostream& os, const BodyValue& b, size_t v, int V
                            const std::string& in) {
   const std::string name = "v" + std::to_string(v);
   // The divisor is computed from totals and constants only: the same in every lane.
-  os << "pr_div_invariant_lanes<" << V << ">(" << name << ", v" << b.operands[0] << ", v" << b.operands[1] << "[0]);\n";
+  const std::string divisor = "v" + std::to_string(b.operands[1]) + "[0]";
+  os << invariantDivisionFunction(facts) << "_lanes<" << V << ">(" << name << ", v" << b.operands[0] << ", "
+     << invariantDivisorArgument(facts, divisor) << ");\n";
   if (b.dtype != DType::Float32 && !facts.roundedByStore)
     os << in << "  #pragma unroll\n" << in << "  for (int l = 0; l < " << V << "; ++l) " << name
        << "[l] = " << emitCast(name + "[l]", DType::Float32, b.dtype) << ";\n";
@@ -160,6 +164,10 @@ size_t emitLaneValues(std::ostream& os, const LaneValuesSite& site) {
       }
       case BodyValue::Kind::Constant: os << each << name << "[l] = " << emitLiteral(b.value) << ";\n"; break;
       case BodyValue::Kind::Op: {
+        if (site.hoisted && site.hoisted(v)) {
+          os << each << name << "[l] = " << hoistedValueName(v) << ";\n";
+          break;
+        }
         if (packsHalves(p, b, V)) {
           emitPackedHalfOp(os, b, v, V, packed, in);
           packed[v] = true;

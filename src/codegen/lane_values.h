@@ -37,6 +37,7 @@ struct LaneValuesSite {
   bool guardInvariant = false;
   std::function<std::string(int)> total;        // a Reduced value: that reduction's total
   std::function<OperandFacts(size_t)> facts;    // per body value
+  std::function<bool(size_t)> hoisted;          // computed before the loop: inv<k> (codegen/loop_invariants.h)
   std::string indent;
   size_t firstOffset = 0;  // the instance's offsets before are other values'
   std::string scanned;     // a scan kernel's running fold: the array of its lanes

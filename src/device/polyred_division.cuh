@@ -1,12 +1,15 @@
 // polyred device library: division by a divisor that is the same for a whole loop.
 //
 // Compiles under NVRTC (__host__ __device__) and as plain C++, so the CPU tests run the
-// very function the kernels call (tests/device_library_test.cc).
+// very function the kernels call (tests/device_division_test.cc).
 //
-// pr_div_invariant(a, b) is a / b for a b the loop does not change (a row's total,
-// softmax's denominator): the reciprocal r = 1/b, correctly rounded (in a vectorized
-// pass once per vector: the compiler does not hoist it out of the pass loop -- SASS,
-// sm_90, session 40), then p = a * r and one Newton step on the exact residual
+// The divisor is taken apart once, before the loop (codegen/loop_invariants.h):
+// pr_invariant_divisor(b) holds b, its reciprocal r = 1/b correctly rounded and whether
+// a / b may go through r (r finite and not 0). Inside a function called per vector the
+// compiler did not hoist the reciprocal out of the pass loop (SASS, sm_90, session 40):
+// about 12 instructions a vector of 8.
+//
+// pr_div_invariant(a, d) is a / b: p = a * r and one Newton step on the exact residual
 // a - p * b (Markstein) -- three instructions where a division is a sequence with a
 // slow-path branch. A divisor whose reciprocal is 0, infinite or NaN takes the IEEE
 // division; a product p that is 0 or not finite is the quotient itself, selected
@@ -19,8 +22,19 @@
 // of a staged softmax's instructions per element in its last pass (SASS, sm_90,
 // 2026-11-29).
 //
-// pr_div_invariant_lanes(q, a, b) is pr_div_invariant(a[l], b) for the V lanes of one
-// vector, bit for bit, with the divisor's test once for the vector.
+// pr_div_coarse(a, d) is a / b for a quotient that is only rounded to float16 or
+// bfloat16 (codegen/coarse_results.h): the product a * r alone, one instruction. r is
+// 1/b to 2^-24 relative and the product adds 2^-24, so p is a / b to within 2^-23
+// relative (as a / b itself when that is 0, infinite or NaN: r is finite and not 0) --
+// against the half ulp of 2^-11 (float16) or 2^-8 (bfloat16) of the rounding that
+// follows: the 16-bit result is the correctly rounded one, or its neighbour where a / b
+// lies within 2^-23 relative of a rounding boundary (the pr_expf_fast rule for Exps,
+// docs/design.md "Runtime"). Below float32's normal range (where p's error is absolute,
+// 2^-149) the 16-bit types' own steps are 2^-24 (float16) and 2^-133 (bfloat16); past
+// float32's largest finite value a / b rounds to infinity in both types anyway.
+//
+// The _lanes forms divide the V lanes of one vector, bit for bit as each lane alone,
+// with the divisor's test once for the vector.
 #pragma once
 
 #if defined(__CUDACC__)
@@ -64,19 +78,42 @@ POLYRED_DIV_HD inline float pr_div_by_reciprocal(float a, float b, float r) {
   return (isfinite(p) & (p != 0.f)) ? f : p;
 }
 
-POLYRED_DIV_HD inline float pr_div_invariant(float a, float b) {
+// A divisor the loop does not change, taken apart once.
+struct PrInvariantDivisor {
+  float b;      // the divisor
+  float r;      // 1/b, correctly rounded
+  bool usable;  // whether a / b may go through r
+};
+
+POLYRED_DIV_HD inline PrInvariantDivisor pr_invariant_divisor(float b) {
   const float r = pr_reciprocal_rn(b);
-  return pr_usable_reciprocal(r) ? pr_div_by_reciprocal(a, b, r) : a / b;
+  return {b, r, pr_usable_reciprocal(r)};
+}
+
+POLYRED_DIV_HD inline float pr_div_invariant(float a, PrInvariantDivisor d) {
+  return d.usable ? pr_div_by_reciprocal(a, d.b, d.r) : a / d.b;
 }
 
 template <int V>
-POLYRED_DIV_HD inline void pr_div_invariant_lanes(float (&q)[V], const float (&a)[V], float b) {
-  const float r = pr_reciprocal_rn(b);
-  if (pr_usable_reciprocal(r)) {
+POLYRED_DIV_HD inline void pr_div_invariant_lanes(float (&q)[V], const float (&a)[V], PrInvariantDivisor d) {
+  if (d.usable) {
     POLYRED_DIV_UNROLL
-    for (int l = 0; l < V; ++l) q[l] = pr_div_by_reciprocal(a[l], b, r);
+    for (int l = 0; l < V; ++l) q[l] = pr_div_by_reciprocal(a[l], d.b, d.r);
   } else {
     POLYRED_DIV_UNROLL
-    for (int l = 0; l < V; ++l) q[l] = a[l] / b;
+    for (int l = 0; l < V; ++l) q[l] = a[l] / d.b;
+  }
+}
+
+POLYRED_DIV_HD inline float pr_div_coarse(float a, PrInvariantDivisor d) { return d.usable ? a * d.r : a / d.b; }
+
+template <int V>
+POLYRED_DIV_HD inline void pr_div_coarse_lanes(float (&q)[V], const float (&a)[V], PrInvariantDivisor d) {
+  if (d.usable) {
+    POLYRED_DIV_UNROLL
+    for (int l = 0; l < V; ++l) q[l] = a[l] * d.r;
+  } else {
+    POLYRED_DIV_UNROLL
+    for (int l = 0; l < V; ++l) q[l] = a[l] / d.b;
   }
 }
