@@ -14,6 +14,7 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <utility>
 
 #include "device/polyred_division.cuh"
 #include "ir/dtype.h"
@@ -30,17 +31,36 @@ int64_t ulpsApart(float x, float y) {
   return std::llabs(ordered(x) - ordered(y));
 }
 
+uint32_t bitsOf(float f) {
+  uint32_t i;
+  std::memcpy(&i, &f, sizeof i);
+  return i;
+}
+
+// Random quotients a / b: softmax's case (a in [0, 1], b a sum of such terms) on even
+// draws, any exponents on odd ones.
+class RandomQuotients {
+ public:
+  explicit RandomQuotients(uint64_t seed) : rng_(seed) {}
+  std::pair<float, float> draw(int k) {
+    const bool softmax = k % 2 == 0;
+    const float a = softmax ? unit_(rng_) : anyFloat();
+    const float b = softmax ? 1.0f + 50000.0f * unit_(rng_) : anyFloat();
+    return {a, b};
+  }
+
+ private:
+  float anyFloat() { return std::ldexp(mantissa_(rng_), exponent_(rng_)) * (sign_(rng_) ? -1.0f : 1.0f); }
+  std::mt19937_64 rng_;
+  std::uniform_real_distribution<float> unit_{0.0f, 1.0f}, mantissa_{1.0f, 2.0f};
+  std::uniform_int_distribution<int> exponent_{-140, 120}, sign_{0, 1};
+};
+
 TEST(DeviceDivision, WithinAnUlpOfIeeeDivisionOnOrdinaryValues) {
-  std::mt19937_64 rng(11);
-  std::uniform_real_distribution<float> unit(0.0f, 1.0f), mantissa(1.0f, 2.0f);
-  std::uniform_int_distribution<int> exponent(-140, 120), sign(0, 1);
-  auto anyFloat = [&] { return std::ldexp(mantissa(rng), exponent(rng)) * (sign(rng) ? -1.0f : 1.0f); };
+  RandomQuotients quotients(11);
   int64_t exact = 0, total = 0, worst = 0;
   for (int k = 0; k < 2000000; ++k) {
-    // softmax's case (a in [0, 1], b a sum of such terms), then any exponents
-    const bool softmax = k % 2 == 0;
-    const float a = softmax ? unit(rng) : anyFloat();
-    const float b = softmax ? 1.0f + 50000.0f * unit(rng) : anyFloat();
+    const auto [a, b] = quotients.draw(k);
     const float ieee = a / b, q = pr_div_invariant(a, pr_invariant_divisor(b));
     if (!std::isfinite(ieee)) continue;
     ASSERT_EQ(std::signbit(q), std::signbit(ieee)) << a << " / " << b;
@@ -66,13 +86,10 @@ TEST(DeviceDivision, SpecialValuesDivideAsIeeeBitForBit) {
         EXPECT_TRUE(std::isnan(q)) << a << " / " << b;
         continue;
       }
-      uint32_t qi, ii;
-      std::memcpy(&qi, &q, 4);
-      std::memcpy(&ii, &ieee, 4);
       if (std::isfinite(ieee) && ieee != 0.0f)
         EXPECT_LE(ulpsApart(q, ieee), 1) << a << " / " << b;
       else
-        EXPECT_EQ(qi, ii) << a << " / " << b << ": " << q << " against " << ieee;
+        EXPECT_EQ(bitsOf(q), bitsOf(ieee)) << a << " / " << b << ": " << q << " against " << ieee;
     }
 }
 
@@ -119,10 +136,7 @@ TEST(DeviceDivision, LanesDivideAsEachLaneAlone) {
     pr_div_invariant_lanes<8>(q, a, pr_invariant_divisor(divisor));
     for (int l = 0; l < 8; ++l) {
       const float one = pr_div_invariant(a[l], pr_invariant_divisor(divisor));
-      uint32_t qi, oi;
-      std::memcpy(&qi, &q[l], 4);
-      std::memcpy(&oi, &one, 4);
-      ASSERT_EQ(qi, oi) << "lane " << l << ": " << a[l] << " / " << divisor;
+      ASSERT_EQ(bitsOf(q[l]), bitsOf(one)) << "lane " << l << ": " << a[l] << " / " << divisor;
     }
     (withSpecial || k % 97 == 0 ? special : ordinary)++;
   }
@@ -140,15 +154,10 @@ TEST(DeviceDivision, CoarseQuotientsRoundTo16BitsAsTheQuotientOrItsNeighbour) {
   // pr_div_coarse(a, d) = a * (1/b): within 2^-23 relative of a / b, so rounded to a
   // 16-bit float it is the IEEE quotient's rounding, or a neighbour where a / b lies at
   // a rounding boundary -- softmax's quotients, then any exponents, both 16-bit types.
-  std::mt19937_64 rng(23);
-  std::uniform_real_distribution<float> unit(0.0f, 1.0f), mantissa(1.0f, 2.0f);
-  std::uniform_int_distribution<int> exponent(-140, 120), sign(0, 1);
-  auto anyFloat = [&] { return std::ldexp(mantissa(rng), exponent(rng)) * (sign(rng) ? -1.0f : 1.0f); };
+  RandomQuotients quotients(23);
   int64_t same = 0, total = 0;
   for (int k = 0; k < 2000000; ++k) {
-    const bool softmax = k % 2 == 0;
-    const float a = softmax ? unit(rng) : anyFloat();
-    const float b = softmax ? 1.0f + 50000.0f * unit(rng) : anyFloat();
+    const auto [a, b] = quotients.draw(k);
     const float ieee = a / b, q = pr_div_coarse(a, pr_invariant_divisor(b));
     for (const bool half : {true, false}) {
       const uint16_t want = half ? polyred::floatToHalfBits(ieee) : polyred::floatToBFloat16Bits(ieee);
@@ -181,10 +190,7 @@ TEST(DeviceDivision, CoarseQuotientsOfSpecialValuesAreIeeeBitForBit) {
       EXPECT_LE(sixteenBitStepsApart(polyred::floatToBFloat16Bits(q), polyred::floatToBFloat16Bits(ieee)), 1)
           << a << " / " << b;
       if (ieee == 0.0f || std::isinf(ieee)) {
-        uint32_t qi, ii;
-        std::memcpy(&qi, &q, 4);
-        std::memcpy(&ii, &ieee, 4);
-        EXPECT_EQ(qi, ii) << a << " / " << b << ": " << q << " against " << ieee;
+        EXPECT_EQ(bitsOf(q), bitsOf(ieee)) << a << " / " << b << ": " << q << " against " << ieee;
       }
     }
 }
@@ -201,10 +207,7 @@ TEST(DeviceDivision, CoarseLanesDivideAsEachLaneAlone) {
     pr_div_coarse_lanes<4>(q, a, pr_invariant_divisor(divisor));
     for (int l = 0; l < 4; ++l) {
       const float one = pr_div_coarse(a[l], pr_invariant_divisor(divisor));
-      uint32_t qi, oi;
-      std::memcpy(&qi, &q[l], 4);
-      std::memcpy(&oi, &one, 4);
-      ASSERT_EQ(qi, oi) << "lane " << l << ": " << a[l] << " / " << divisor;
+      ASSERT_EQ(bitsOf(q[l]), bitsOf(one)) << "lane " << l << ": " << a[l] << " / " << divisor;
     }
   }
 }

@@ -53,6 +53,7 @@ class KernelEmitter : private AccumulatorNames {
         o_(o),
         fastExp_(fastExps(k.plan)),
         coarseQuotient_(coarseQuotients(k.plan)),
+        ofTotals_(valuesOfTotals(k.plan)),
         roundedByStore_(roundedByStores(k.plan, g)) {
     idx_ = k.index64 ? "long long" : "int";
     y_ = p_.form == CanonicalForm::YReduce;
@@ -236,8 +237,9 @@ class KernelEmitter : private AccumulatorNames {
   // `aligned` is what the loop's vector accesses know of vector_ok. What the loop does
   // not change is computed before it, in a scope of the loop's own (loop_invariants.h).
   void emitPassLoop(std::ostream& os, const AstNode& mark, int d, Alignment aligned) {
-    LoopInvariants invariants = loopInvariantsUnder(invariantHoist(), *mark.children[0]);
-    const std::string hoist = hoistInvariants(invariantHoist(), invariants, indent(d + 1));
+    const InvariantHoist h = invariantHoist();
+    LoopInvariants invariants = loopInvariantsUnder(h, *mark.children[0]);
+    const std::string hoist = hoistInvariants(h, invariants, indent(d + 1));
     if (!hoist.empty()) {
       os << indent(d) << "{\n" << hoist;
       emitLoopWith(os, mark, d + 1, aligned, std::move(invariants));
@@ -251,9 +253,9 @@ class KernelEmitter : private AccumulatorNames {
     if (mark.children[0]->kind == AstNode::Kind::For) os << indent(d) << "#pragma unroll" << passLoopUnroll() << "\n";
     const Alignment outerAligned = std::exchange(alignment_, aligned);
     const int outerGuards = std::exchange(guards_, 0);
-    const LoopInvariants outerInvariants = std::exchange(invariants_, std::move(invariants));
+    LoopInvariants outerInvariants = std::exchange(invariants_, std::move(invariants));
     emitNode(os, *mark.children[0], d);
-    invariants_ = outerInvariants;
+    invariants_ = std::move(outerInvariants);
     guards_ = outerGuards;
     alignment_ = outerAligned;
   }
@@ -595,7 +597,7 @@ class KernelEmitter : private AccumulatorNames {
   // pr_div_invariant gained nothing on the kernels it would change: H100, session 17;
   // H200 with its vector form, session 37 -- docs/results.md.)
   OperandFacts factsOf(size_t v) const {
-    const bool invariant = !stage_.empty() && dividesByTotals(p_, v);
+    const bool invariant = !stage_.empty() && dividesByTotals(p_, ofTotals_, v);
     return {.fastExp = fastExp_[v],
             .invariantDivisor = invariant,
             .divisor = invariant && divisorHoisted(v) ? hoistedDivisorName(v) : "",
@@ -604,6 +606,7 @@ class KernelEmitter : private AccumulatorNames {
   }
   InvariantHoist invariantHoist() const {
     return {.plan = p_,
+            .ofTotals = ofTotals_,
             .invariantDivision = [this](size_t v) { return dividesByInvariant(p_.body[v].dtype, factsOf(v)); },
             .total = [this](int r) { return total(static_cast<size_t>(r)); },
             .facts = [this](size_t v) { return factsOf(v); }};
@@ -667,6 +670,7 @@ class KernelEmitter : private AccumulatorNames {
   RowStage stage_;  // likewise
   std::vector<bool> fastExp_;  // per body value: an Exp computed fast (codegen/exp_range.h)
   std::vector<bool> coarseQuotient_;  // per body value: a Div only rounded to 16 bits (codegen/coarse_results.h)
+  std::vector<bool> ofTotals_;  // per body value: computed from earlier totals alone (loop_invariants.h)
   LoopInvariants invariants_;  // what the enclosing pass loop computed before it (loop_invariants.h)
   std::vector<bool> roundedByStore_;  // per body value: its rounding left to its stores (codegen/store_rounding.h)
 };

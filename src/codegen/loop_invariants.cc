@@ -1,5 +1,6 @@
 #include "codegen/loop_invariants.h"
 
+#include <algorithm>
 #include <set>
 #include <sstream>
 
@@ -8,14 +9,6 @@
 namespace polyred {
 
 namespace {
-
-bool ofTotalsOnly(const KernelPlan& plan, size_t v) {
-  const BodyValue& b = plan.body.at(v);
-  if (b.kind != BodyValue::Kind::Op) return b.kind == BodyValue::Kind::Reduced || b.kind == BodyValue::Kind::Constant;
-  for (int o : b.operands)
-    if (!ofTotalsOnly(plan, static_cast<size_t>(o))) return false;
-  return true;
-}
 
 void collectPasses(const AstNode& n, std::set<int>& passes) {
   if (n.kind == AstNode::Kind::User) passes.insert(n.user.pass);
@@ -32,9 +25,20 @@ void markOperands(const KernelPlan& plan, size_t v, std::vector<bool>& needed) {
 
 }  // namespace
 
-bool dividesByTotals(const KernelPlan& plan, size_t v) {
+std::vector<bool> valuesOfTotals(const KernelPlan& plan) {
+  std::vector<bool> of(plan.body.size(), false);
+  for (size_t v = 0; v < plan.body.size(); ++v) {  // operands come before their uses
+    const BodyValue& b = plan.body[v];
+    of[v] = b.kind == BodyValue::Kind::Reduced || b.kind == BodyValue::Kind::Constant ||
+            (b.kind == BodyValue::Kind::Op &&
+             std::all_of(b.operands.begin(), b.operands.end(), [&](int o) { return of.at(static_cast<size_t>(o)); }));
+  }
+  return of;
+}
+
+bool dividesByTotals(const KernelPlan& plan, const std::vector<bool>& ofTotals, size_t v) {
   const BodyValue& b = plan.body.at(v);
-  return b.kind == BodyValue::Kind::Op && b.op == OpKind::Div && ofTotalsOnly(plan, static_cast<size_t>(b.operands[1]));
+  return b.kind == BodyValue::Kind::Op && b.op == OpKind::Div && ofTotals.at(static_cast<size_t>(b.operands[1]));
 }
 
 std::string hoistedValueName(size_t v) { return "inv" + std::to_string(v); }
@@ -52,7 +56,7 @@ LoopInvariants loopInvariantsUnder(const InvariantHoist& h, const AstNode& loop)
   LoopInvariants inv{std::vector<bool>(n, false), {}};
   for (size_t v = 0; v < n; ++v) {
     if (!evaluated[v]) continue;
-    inv.values[v] = h.plan.body[v].kind == BodyValue::Kind::Op && ofTotalsOnly(h.plan, v);
+    inv.values[v] = h.plan.body[v].kind == BodyValue::Kind::Op && h.ofTotals[v];
     if (!inv.values[v] && h.invariantDivision(v)) inv.divisions.push_back(v);
   }
   return inv;

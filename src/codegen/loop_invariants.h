@@ -25,8 +25,10 @@
 
 namespace polyred {
 
-// Whether body value v is a float Div by a value of earlier passes' totals and constants.
-bool dividesByTotals(const KernelPlan& plan, size_t v);
+// Per body value: computed from earlier passes' totals and constants alone.
+std::vector<bool> valuesOfTotals(const KernelPlan& plan);
+// Whether body value v is a Div by such a value (`ofTotals`: valuesOfTotals).
+bool dividesByTotals(const KernelPlan& plan, const std::vector<bool>& ofTotals, size_t v);
 
 // The scalar of a hoisted value, and the PrInvariantDivisor of a division.
 std::string hoistedValueName(size_t v);
@@ -34,6 +36,7 @@ std::string hoistedDivisorName(size_t v);
 
 struct InvariantHoist {
   const KernelPlan& plan;
+  const std::vector<bool>& ofTotals;              // valuesOfTotals(plan)
   std::function<bool(size_t)> invariantDivision;  // per body value: divides by an invariant divisor
   std::function<std::string(int)> total;          // a Reduced value: that reduction's total
   std::function<OperandFacts(size_t)> facts;      // per body value (facts.divisor empty: not yet hoisted)
