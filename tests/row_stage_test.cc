@@ -178,12 +178,13 @@ TEST(RowStage, DivisionsByRowTotalsTakeTheDivisorApartBeforeTheLoop) {
 }
 
 TEST(RowStage, NotWhereItCannotOrNeedNot) {
-  // The last pass only reads (logsumexp): auto leaves its L2 re-read; on stages it.
+  // The last pass only reads (logsumexp split into two passes): auto leaves its L2
+  // re-read; on stages it.
   GraphBuilder b("lse");
   b.output(b.logSumExp(b.input("x", DType::Float16, {300, 20000}), {1}));
   const Graph lse = b.build();
-  EXPECT_EQ(compileWithKnobs(lse, "").program.kernels[0].source.find("pr_stage_row("), std::string::npos);
-  EXPECT_NE(compileWithKnobs(lse, "stage=on").program.kernels[0].source.find("pr_stage_row("), std::string::npos);
+  EXPECT_EQ(compileWithKnobs(lse, "lse=split").program.kernels[0].source.find("pr_stage_row("), std::string::npos);
+  EXPECT_NE(compileWithKnobs(lse, "lse=split,stage=on").program.kernels[0].source.find("pr_stage_row("), std::string::npos);
 
   const Graph rows = testgraphs::softmax(DType::Float16, {300, 20001}, 1);
   CompiledGraph off = compileWithKnobs(rows, "stage=off");

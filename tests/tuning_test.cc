@@ -173,6 +173,11 @@ TEST(ConfigSearch, DefaultFirstAndKeptUnlessClearlyBeaten) {
   // Graphs with a row-resident kernel also try its row cache, with 512 and 1024 threads,
   // the pass loops unrolled by 1, 2 and 4 with the default block, no cache hints, and
   // the row stage off and on, the row in registers and no row cache.
+  // Graphs with a logsumexp reduction also try its rows split and online.
+  const std::vector<KernelConfig> logSumExp = candidateConfigs(true, false, false, true);
+  ASSERT_EQ(logSumExp.size(), configs.size() + 2);
+  EXPECT_EQ(logSumExp[configs.size()].toString(), "threads=256,items=auto,vector=auto,lse=split");
+  EXPECT_EQ(logSumExp.back().toString(), "threads=256,items=auto,vector=auto,lse=online");
   const std::vector<KernelConfig> rowResident = candidateConfigs(true, true);
   ASSERT_EQ(rowResident.size(), configs.size() + 10);
   EXPECT_EQ(rowResident[configs.size() + 5].cacheHints, CacheHintMode::Off);

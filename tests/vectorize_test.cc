@@ -198,13 +198,15 @@ TEST(Vectorize, LongRowResidentRowsUnrollByTwo) {
 // the row's max and the target logit's sum, and is not unrolled (registers, occupancy).
 TEST(Vectorize, LongRowsWithTwoAccumulatorsInAPassAreNotUnrolled) {
   GraphBuilder b("cross_entropy");
-  const Shape shape = {8192, 32000};  // enough rows for one block each (the rewrite of canon/logsumexp_rows)
+  const Shape shape = {8192, 32000};  // lse=split: the rewrite of canon/logsumexp_rows
   Value x = b.cast(b.input("x", DType::Float16, shape), DType::Float32);
   Value target = b.input("target", DType::Float32, shape);  // one-hot rows
   Value picked = b.reduceSum(b.mul(x, target), {1}, true);
   Value lse = b.logSumExp(x, {1}, true);
   b.output(b.cast(b.sub(lse, picked), DType::Float16));
-  CompiledGraph c = compileGraph(b.build(), CompileOptions{});
+  CompileOptions o;
+  o.config = KernelConfig::parse("lse=split", "test");
+  CompiledGraph c = compileGraph(b.build(), o);
   ASSERT_EQ(c.kernels.size(), 1u);
   EXPECT_EQ(c.kernels[0].plan.passes(), 2);
   EXPECT_FALSE(c.kernels[0].vector.masked());

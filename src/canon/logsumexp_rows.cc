@@ -1,5 +1,7 @@
 #include "canon/logsumexp_rows.h"
 
+#include <algorithm>
+
 #include "canon/flatten.h"
 #include "canon/node_emitter.h"
 #include "ir/tuple_reduction.h"
@@ -8,25 +10,9 @@ namespace polyred {
 
 namespace {
 
-// A tuple reduction's meaning without its names: input and field types, identities,
-// lifts, combines and finalizes.
-std::string structureOf(const TupleReduction& t) {
-  std::string s = t.commutative ? "commutative" : "ordered";
-  for (DType d : t.inputs) s += " " + std::string(dtypeName(d));
-  for (const TupleField& f : t.fields)
-    s += "; " + std::string(dtypeName(f.dtype)) + " " + f.identity.toString() + " " + toString(*f.lift) + " " +
-         toString(*f.combine);
-  for (const TupleResult& r : t.results) s += "; " + toString(*r.finalize);
-  return s;
-}
-
-// Whether node n is a logsumexp reduction: the tuple logSumExpTuple builds (or a
-// composite file's declaration of it), compared by structure, not by name (a user's
-// tuple may be called logsumexp and mean something else).
 bool isLogSumExp(const Node& n) {
-  if (n.kind != OpKind::Reduce || !n.reduction || !n.reduction->isTuple() || n.inputs.size() != 1) return false;
-  const TupleReduction& t = *n.reduction->tuple;
-  return t.inputs.size() == 1 && isFloat(t.inputs[0]) && structureOf(t) == structureOf(*logSumExpTuple(t.inputs[0]));
+  return n.kind == OpKind::Reduce && n.reduction && n.reduction->isTuple() && n.inputs.size() == 1 &&
+         isLogSumExpTuple(*n.reduction->tuple);
 }
 
 void expand(Graph& out, const Node& n, const Graph& in) {
@@ -53,16 +39,41 @@ void expand(Graph& out, const Node& n, const Graph& in) {
   e.finish();
 }
 
+// Whether node n's result, through the ops that read it, reaches an op with more
+// elements than the result: a broadcast back over the reduced axes (exp(x - lse)), a
+// pass over the rows the reduction read.
+bool feedsRowPass(const Graph& g, const Node& n) {
+  const int64_t reduced = numElements(g.tensor(n.output).shape);
+  std::vector<bool> reached(g.tensors.size(), false);
+  reached[static_cast<size_t>(n.output)] = true;
+  for (const Node& m : g.nodes) {  // topological order: producers before their readers
+    if (std::none_of(m.inputs.begin(), m.inputs.end(), [&](TensorId t) { return reached[static_cast<size_t>(t)]; }))
+      continue;
+    if (numElements(g.tensor(m.output).shape) > reduced) return true;
+    reached[static_cast<size_t>(m.output)] = true;
+  }
+  return false;
+}
+
+bool splits(const Graph& g, const Node& n, const CanonicalSpace& space, SplitLogSumExpRows which) {
+  switch (which) {
+    case SplitLogSumExpRows::Always: return true;
+    case SplitLogSumExpRows::Never: return false;
+    case SplitLogSumExpRows::Policy: return space.N <= kLongestSplitLogSumExpRow || feedsRowPass(g, n);
+  }
+  return true;
+}
+
 }  // namespace
 
-Graph splitLogSumExpRows(const Graph& g, const RowsFitOneBlock& rowsFitOneBlock) {
+Graph splitLogSumExpRows(const Graph& g, const RowsFitOneBlock& rowsFitOneBlock, SplitLogSumExpRows which) {
   Graph out = g;
   out.nodes.clear();
   bool changed = false;
   for (const Node& n : g.nodes) {
     if (isLogSumExp(n)) {
       const CanonicalSpace space = canonicalSpace(g.tensor(n.inputs[0]).shape, n.axes);
-      if (space.form == CanonicalForm::XReduce && rowsFitOneBlock(space)) {
+      if (space.form == CanonicalForm::XReduce && rowsFitOneBlock(space) && splits(g, n, space, which)) {
         expand(out, n, g);
         changed = true;
         continue;

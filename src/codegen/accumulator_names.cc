@@ -33,6 +33,18 @@ std::string AccumulatorNames::element(size_t r, const std::string& prefix, const
                   ro.reduction.accType);
 }
 
+std::string AccumulatorNames::laneFold(size_t r, int width, bool masked, const std::string& indent) const {
+  const ReductionOutput& ro = p_.reductions[r];
+  const int input = ro.values.at(0);
+  return tupleLaneTree({.reduction = static_cast<int>(r), .width = width, .masked = masked,
+                        .later = ro.reduction.tuple->hasCombineLater(), .tupleType = accType(r),
+                        .laneElement = element(r, "v", "[l]"), .identity = identity(r), .accumulator = acc(r, 0),
+                        .fold = laneFoldFor(p_, r),
+                        .laneInput = emitCast("v" + std::to_string(input) + "[l]",
+                                              p_.body[static_cast<size_t>(input)].dtype, DType::Float32)},
+                       indent);
+}
+
 std::string AccumulatorNames::functor(size_t r) const {
   const Reduction& red = p_.reductions[r].reduction;
   BuiltinCombiner c = red.builtin();

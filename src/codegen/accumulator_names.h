@@ -31,6 +31,9 @@ class AccumulatorNames {
   // What element (value) contributes: the lifted tuple, or the value in accType.
   // Values are named prefix<number>suffix (suffix "[l]": lane l of a vectorized body).
   std::string element(size_t r, const std::string& prefix, const std::string& suffix = "") const;
+  // How tuple r's V lifted lanes (values v<k>[l]) join the thread's accumulator:
+  // codegen/lane_folds.h's fold for the tuple, spelled by tuple_emitter's tupleLaneTree.
+  std::string laneFold(size_t r, int width, bool masked, const std::string& indent) const;
   std::string functor(size_t r) const;
   std::string op(size_t r) const { return functor(r) + "()"; }
   // The block reduction's tree policy: InOrder for an ordered tuple (whose threads hold

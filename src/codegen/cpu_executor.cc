@@ -11,6 +11,7 @@
 #include "codegen/cpu_shared_tiles.h"
 #include "codegen/cpu_stores.h"
 #include "codegen/exec_ast.h"
+#include "codegen/lane_folds.h"
 #include "codegen/order_witness.h"
 #include "ir/tuple_program.h"
 #include "ir/tuple_reduction.h"
@@ -300,9 +301,8 @@ class BlockMachine {
   // A vectorized instance: every lane evaluated on its own, then folded into the
   // accumulators (Red: the thread's one, or the lane's own in a y-reduce) or stored at
   // base + lane (Elem).
-  // A tuple's lanes are lifted, folded as a tree (lanes l and l+s for s = 1, 2, 4, ...;
-  // whole vectors with the tuple's later-combine where it has one) and the root joins
-  // the thread's accumulator, as the CUDA emitter's tupleLaneTree.
+  // A tuple's lanes are lifted and join the thread's accumulator as the kernel's do
+  // (codegen/lane_folds.h: a tree of combines, or a tuple's closed form).
   // Masked lanes outside the row are not evaluated (their tuples are the identity).
   // In a row-resident kernel only the statement's pass is evaluated, folded and stored,
   // with the totals of the earlier passes (as point()).
@@ -343,12 +343,8 @@ class BlockMachine {
     const bool whole = !masked || (position >= 0 && position + V <= p_.N);
     for (size_t r = 0; r < p_.reductions.size(); ++r) {
       if (!isTuple(r) || !inPass(r)) continue;
-      const bool later = whole && tupleOf(r).hasCombineLater();
-      TupleValue* lane = &laneTuples_[r * static_cast<size_t>(V)];
-      TupleProgram& tree = later ? *programsOf(r).later : programsOf(r).combine;
-      for (int step = 1; step < V; step *= 2)
-        for (int l = 0; l + step < V; l += 2 * step) tree.run(lane[l], lane[l + step]);
-      combineInto(r, tupleAcc(t, r), lane[0]);
+      std::span<TupleValue> lanes(&laneTuples_[r * static_cast<size_t>(V)], static_cast<size_t>(V));
+      foldLanesOnHost(laneFoldFor(p_, r), tupleOf(r), programsOf(r), lanes, whole, tupleAcc(t, r));
     }
   }
 

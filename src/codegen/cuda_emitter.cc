@@ -538,7 +538,7 @@ class KernelEmitter : private AccumulatorNames {
         whole = call + ");\n";
         part = call + ", lo, hi);\n";
       }
-      if (tuple(r)) emitLaneTree(os, r, d + 1);
+      if (tuple(r)) os << laneFold(r, k_.vector.width, k_.vector.masked(), indent(d + 1));
       else if (!masked) os << in << "  " << whole;
       else os << in << "  if (whole) {\n" << in << "  " << whole << in << "  } else {\n" << in << "  " << part << in << "  }\n";
     }
@@ -614,15 +614,6 @@ class KernelEmitter : private AccumulatorNames {
 
   RowLoads loads() const { return {k_, cache_, stage_}; }
   std::string passLoopUnroll() const { return cache_.passLoopUnroll(loopUnrollFor(p_, k_.vector, o_.unroll)); }
-
-  // A tuple's V lifted lanes fold as a tree before they join the thread's accumulator
-  // (codegen/tuple_emitter.h, tupleLaneTree).
-  void emitLaneTree(std::ostream& os, size_t r, int d) {
-    os << tupleLaneTree({.reduction = static_cast<int>(r), .width = k_.vector.width, .masked = k_.vector.masked(),
-                         .later = p_.reductions[r].reduction.tuple->hasCombineLater(), .tupleType = accType(r),
-                         .laneElement = element(r, "v", "[l]"), .identity = identity(r), .accumulator = acc(r, 0)},
-                        indent(d));
-  }
 
   // The fused producers at one point, then the accumulation or the stores of the
   // statement's pass; a later pass of a row-resident kernel reads earlier totals.

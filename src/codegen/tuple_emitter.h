@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/lane_folds.h"
 #include "ir/reduction.h"
 
 namespace polyred {
@@ -32,7 +33,9 @@ std::string tupleFinalizeCall(int r, const std::string& total);
 int64_t tupleBytes(const Reduction& red);
 
 // The fold of one vector's V lifted lanes of tuple reduction r into the thread's
-// accumulator: a tree (lanes l and l+s for s = 1, 2, 4, ...), log2(V) + 1 dependent
+// accumulator (codegen/lane_folds.h). LogSumExp: the closed form
+// pr_fold_logsumexp_lanes over the lanes' element inputs (-inf outside the row).
+// Tree: lanes l and l+s combined for s = 1, 2, 4, ..., log2(V) + 1 dependent
 // combines per vector instead of V, so a combine as long as Welford's division or
 // logsumexp's Exp no longer serializes the loop; the root joins the accumulator with
 // Combine<r>. In a tree node lanes [l, l+s) come before lanes [l+s, l+2s), so a tuple
@@ -49,6 +52,8 @@ struct TupleLaneTree {
   std::string laneElement;        // lane l's lifted tuple, an expression of `l`
   std::string identity;           // the identity literal
   std::string accumulator;        // the thread's accumulator
+  TupleLaneFold fold = TupleLaneFold::Tree;
+  std::string laneInput;          // LogSumExp: lane l's element input as a float, an expression of `l`
 };
 std::string tupleLaneTree(const TupleLaneTree& t, const std::string& indent);
 

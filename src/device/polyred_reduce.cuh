@@ -34,6 +34,7 @@
 #pragma once
 
 #include "polyred_block_reduce.cuh"
+#include "polyred_lane_folds.cuh"
 
 namespace polyred_dev {
 

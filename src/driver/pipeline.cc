@@ -218,12 +218,16 @@ CompiledGraph compileGraph(const Graph& source, const CompileOptions& options) {
   CompiledGraph c;
   dump("graph", source.toString());
   const RowsFitOneBlock rowsFit = [&](const CanonicalSpace& space) { return rowsFitOneBlock(space, options.target); };
+  const LogSumExpRowsMode lse = options.config.logSumExpRows;
+  const SplitLogSumExpRows splitRows = lse == LogSumExpRowsMode::Split    ? SplitLogSumExpRows::Always
+                                       : lse == LogSumExpRowsMode::Online ? SplitLogSumExpRows::Never
+                                                                          : SplitLogSumExpRows::Policy;
   // The graph the kernels compute (and the reference checks them against): the
   // source, with gathers of computed params pushed into what computes them, logsumexp
   // over block-sized rows as max-then-sum, and the scatters whose atomic store cannot
   // be a finished output through temporaries (or, deterministic float ones, masked sums).
   c.graph = timed(ms, "rewrite", [&] {
-    return lowerUnstorableScatters(splitLogSumExpRows(gathersFromInputs(source), rowsFit), options.deterministic);
+    return lowerUnstorableScatters(splitLogSumExpRows(gathersFromInputs(source), rowsFit, splitRows), options.deterministic);
   });
   const Graph& g = c.graph;
   dump("rewrite", g.nodes.size() == source.nodes.size() ? std::string("(nothing to rewrite)\n") : g.toString());

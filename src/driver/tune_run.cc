@@ -1,5 +1,6 @@
 #include "driver/tune_run.h"
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <map>
@@ -8,6 +9,7 @@
 
 #include "runtime/kernel_cache.h"
 #include "support/parallel.h"
+#include "ir/tuple_reduction.h"
 #include "poly/transpose_tiling.h"
 #include "tune/config_search.h"
 
@@ -50,6 +52,13 @@ bool hasTransposingKernel(const CompiledGraph& c) {
   return false;
 }
 
+// Whether the graph reduces with logsumexp's tuple (its rows may split: the `lse` knob).
+bool hasLogSumExp(const Graph& g) {
+  return std::any_of(g.nodes.begin(), g.nodes.end(), [](const Node& n) {
+    return n.kind == OpKind::Reduce && n.reduction && n.reduction->isTuple() && isLogSumExpTuple(*n.reduction->tuple);
+  });
+}
+
 }  // namespace
 
 TuningKey tuningKeyOf(const Graph& g, const Target& target, bool deterministic) {
@@ -63,7 +72,8 @@ TuneCandidates compileTuneCandidates(const Graph& g, const CompileOptions& base,
   t.programs.push_back(compileGraph(g, o));
   t.configsOf = {{o.config}};
   const std::vector<KernelConfig> configs =
-      candidateConfigs(hasReduction(t.programs[0]), hasRowResidentKernel(t.programs[0]), hasTransposingKernel(t.programs[0]));
+      candidateConfigs(hasReduction(t.programs[0]), hasRowResidentKernel(t.programs[0]), hasTransposingKernel(t.programs[0]),
+                       hasLogSumExp(g));
   std::vector<std::optional<CompiledGraph>> compiled(configs.size());
   parallelFor(configs.size(), threads, [&](size_t k) {
     CompileOptions ok = base;

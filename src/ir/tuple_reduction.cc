@@ -338,4 +338,21 @@ std::shared_ptr<const TupleReduction> logSumExpTuple(DType in) {
   return t;
 }
 
+namespace {
+// A tuple reduction's meaning without its names.
+std::string structureOf(const TupleReduction& t) {
+  std::string s = t.commutative ? "commutative" : "ordered";
+  for (DType d : t.inputs) s += " " + std::string(dtypeName(d));
+  for (const TupleField& f : t.fields)
+    s += "; " + std::string(dtypeName(f.dtype)) + " " + f.identity.toString() + " " + toString(*f.lift) + " " +
+         toString(*f.combine);
+  for (const TupleResult& r : t.results) s += "; " + toString(*r.finalize);
+  return s;
+}
+}  // namespace
+
+bool isLogSumExpTuple(const TupleReduction& t) {
+  return t.inputs.size() == 1 && isFloat(t.inputs[0]) && structureOf(t) == structureOf(*logSumExpTuple(t.inputs[0]));
+}
+
 }  // namespace polyred

@@ -115,5 +115,10 @@ DType argIndexType(DType index, int64_t extent);
 std::shared_ptr<const TupleReduction> welfordTuple(DType in, int64_t correction);
 // Online logsumexp: fields (max m, sum s of exp(x - m)); result 0 = m + log(s).
 std::shared_ptr<const TupleReduction> logSumExpTuple(DType in);
+// Whether t is logSumExpTuple of a float input: compared by structure (input and field
+// types, identities, lifts, combines, finalizes), not by name -- a composite file's
+// declaration of the same tuple is one, a user's tuple called logsumexp that means
+// something else is not.
+bool isLogSumExpTuple(const TupleReduction& t);
 
 }  // namespace polyred

@@ -50,6 +50,9 @@ std::string combineText(CombineMode m) {
 std::string registerFitText(RegisterFitMode m) {
   return m == RegisterFitMode::Off ? ",regfit=off" : m == RegisterFitMode::Force ? ",regfit=force" : "";
 }
+std::string logSumExpRowsText(LogSumExpRowsMode m) {
+  return m == LogSumExpRowsMode::Split ? ",lse=split" : m == LogSumExpRowsMode::Online ? ",lse=online" : "";
+}
 std::string rowCacheText(RowCacheMode m) {
   return m == RowCacheMode::Registers ? ",cache=regs" : autoOnOffText("cache", m);
 }
@@ -69,7 +72,7 @@ std::string KernelConfig::toString() const {
   return "threads=" + std::to_string(threadsPerBlock) + ",items=" + knob(itemsPerThread) +
          ",vector=" + knob(maxVectorWidth) + (unroll == kAuto ? "" : ",unroll=" + std::to_string(unroll)) +
          rowCacheText(rowCache) + cacheHintsText(cacheHints) + autoOnOffText("stage", rowStage) + combineText(combine) +
-         autoOnOffText("transpose", transposeTiles) + registerFitText(registerFit);
+         autoOnOffText("transpose", transposeTiles) + registerFitText(registerFit) + logSumExpRowsText(logSumExpRows);
 }
 
 namespace {
@@ -129,6 +132,13 @@ KernelConfig KernelConfig::parse(const std::string& text, const std::string& wha
       else throw Error(what + ": regfit must be auto, off or force");
       continue;
     }
+    if (key == "lse") {
+      if (value == "auto") c.logSumExpRows = LogSumExpRowsMode::Auto;
+      else if (value == "split") c.logSumExpRows = LogSumExpRowsMode::Split;
+      else if (value == "online") c.logSumExpRows = LogSumExpRowsMode::Online;
+      else throw Error(what + ": lse must be auto, split or online");
+      continue;
+    }
     const int v = automatic ? kAuto : parseField(key, value, what);
     if (key == "threads") {
       if (!isPow2(v) || v < 32 || v > 1024) throw Error(what + ": threads must be a power of two in 32..1024");
@@ -143,7 +153,7 @@ KernelConfig KernelConfig::parse(const std::string& text, const std::string& wha
       if (!automatic && (v < 1 || v > 32)) throw Error(what + ": unroll must be auto or in 1..32");
       c.unroll = v;
     } else {
-      throw Error(what + ": unknown knob '" + key + "' (threads, items, vector, unroll, cache, evict, stage, combine, transpose, regfit)");
+      throw Error(what + ": unknown knob '" + key + "' (threads, items, vector, unroll, cache, evict, stage, combine, transpose, regfit, lse)");
     }
   }
   return c;

@@ -37,6 +37,10 @@
 //            than its stores goes through shared memory a tile at a time
 //            (poly/transpose_tiling.h). auto: stores along rows of at least 32
 //            elements, kernels moving at least 2 MB; on: wherever a load transposes
+//   lse      auto, split or online: logsumexp over rows one block reduces -- split into
+//            a maximum, then a sum of exponentials (two passes; canon/logsumexp_rows.h),
+//            or the online tuple (one pass; its lanes in the closed form of
+//            codegen/lane_folds.h). auto: the policy of canon/logsumexp_rows.h
 //   regfit   auto, off or force: a kernel whose registers hold fewer blocks per SM
 //            than its threads and shared memory allow is compiled again under a launch
 //            bound asking for those blocks, kept where that adds no stack frame (no
@@ -58,6 +62,8 @@ enum class CacheHintMode : unsigned char { Auto, On, Off, Stream };
 enum class CombineMode : unsigned char { Auto, Atomic, Partials };
 // KernelConfig::transposeTiles.
 enum class TransposeTileMode : unsigned char { Auto, On, Off };
+// KernelConfig::logSumExpRows.
+enum class LogSumExpRowsMode : unsigned char { Auto, Split, Online };
 // KernelConfig::registerFit.
 enum class RegisterFitMode : unsigned char { Auto, Off, Force };
 
@@ -73,6 +79,7 @@ struct KernelConfig {
   CombineMode combine = CombineMode::Auto;
   TransposeTileMode transposeTiles = TransposeTileMode::Auto;
   RegisterFitMode registerFit = RegisterFitMode::Auto;
+  LogSumExpRowsMode logSumExpRows = LogSumExpRowsMode::Auto;
 
   static constexpr int kDefaultUnroll = 4;
   int unrollFactor() const { return unroll == kAuto ? kDefaultUnroll : unroll; }
@@ -80,7 +87,7 @@ struct KernelConfig {
   bool operator==(const KernelConfig&) const = default;
   bool isDefault() const { return *this == KernelConfig{}; }
   // "threads=256,items=auto,vector=16" (",unroll=8", ",cache=off" / "=regs", ",evict=on", ",stage=off",
-  // ",combine=partials", ",transpose=off", ",regfit=off" unless auto)
+  // ",combine=partials", ",transpose=off", ",regfit=off", ",lse=online" unless auto)
   std::string toString() const;
   // Throws polyred::Error naming the bad field; `what` names the source (an option,
   // a database entry) in the message.

@@ -4,7 +4,7 @@
 
 namespace polyred {
 
-std::vector<KernelConfig> candidateConfigs(bool hasReduction, bool rowResident, bool transposes) {
+std::vector<KernelConfig> candidateConfigs(bool hasReduction, bool rowResident, bool transposes, bool logSumExp) {
   // Each distinct program costs an NVRTC compile (~0.3 s) and a timing: the grid is
   // kept to the knobs that moved times on the H100 (docs/design.md, "Code variants").
   std::vector<KernelConfig> configs = {KernelConfig{}};
@@ -60,6 +60,13 @@ std::vector<KernelConfig> candidateConfigs(bool hasReduction, bool rowResident, 
     for (TransposeTileMode mode : {TransposeTileMode::On, TransposeTileMode::Off}) {
       KernelConfig c;
       c.transposeTiles = mode;
+      add(c);
+    }
+  }
+  if (logSumExp) {  // rows as max-then-sum and as the online tuple (canon/logsumexp_rows.h)
+    for (LogSumExpRowsMode mode : {LogSumExpRowsMode::Split, LogSumExpRowsMode::Online}) {
+      KernelConfig c;
+      c.logSumExpRows = mode;
       add(c);
     }
   }

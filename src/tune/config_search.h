@@ -19,8 +19,11 @@ namespace polyred {
 // row-resident kernel also try its row cache (cache=on, blocks of 512 and 1024 threads),
 // its pass loops unrolled by 1, 2 and 4, and no cache hints (evict=off). Graphs with
 // an elementwise kernel that transposes also try it through shared-memory tiles and
-// without (transpose=on, off): auto's rule rests on 25 measured transposes.
-std::vector<KernelConfig> candidateConfigs(bool hasReduction, bool rowResident = false, bool transposes = false);
+// without (transpose=on, off): auto's rule rests on 25 measured transposes. Graphs with
+// a logsumexp reduction try its rows split and online (lse=split, online): auto's rule
+// rests on twelve measured kernels (canon/logsumexp_rows.h).
+std::vector<KernelConfig> candidateConfigs(bool hasReduction, bool rowResident = false, bool transposes = false,
+                                           bool logSumExp = false);
 
 struct MeasuredConfig {
   KernelConfig config;

@@ -130,7 +130,8 @@ TEST(RowResidentGpu, RowInRegistersMatchesTheReference) {
 // Rows that stretch the approximate Exp of x - max(x) (codegen/exp_range.h): spreads
 // up to 300 (arguments whose exact results are subnormal or 0), offsets of 1e4 (the
 // subtraction cancels), values near the float32 limit, and rows of -inf, +inf, NaN and
-// equal values. Softmax and logsumexp of every float dtype match the reference within
+// equal values. Softmax and logsumexp (split into two passes, and online: the closed
+// form of codegen/lane_folds.h) of every float dtype match the reference within
 // compare.h's tolerances, subnormal results flushed to 0 included.
 std::vector<double> stretchedRows(int64_t rows, int64_t n) {
   const double inf = std::numeric_limits<double>::infinity();
@@ -159,21 +160,32 @@ std::vector<double> stretchedRows(int64_t rows, int64_t n) {
 TEST(RowResidentGpu, FastExpRowsMatchTheReference) {
   std::string why;
   if (!gpuAvailable(&why)) GTEST_SKIP() << why;
-  const Shape shape = {40, 1000};
-  for (DType t : {DType::Float32, DType::Float16, DType::BFloat16}) {
-    GraphBuilder b("lse");
-    b.output(b.logSumExp(b.input("x", t, shape), {1}));
-    const std::pair<std::string, Graph> graphs[] = {{"softmax", testgraphs::softmax(t, shape, 1)}, {"logsumexp", b.build()}};
-    for (const auto& [name, g] : graphs) {
-      SCOPED_TRACE(name + " " + std::string(dtypeName(t)));
-      CompileOptions options;
-      options.target = currentTarget();
-      CompiledGraph compiled = compileGraph(g, options);
-      ASSERT_NE(compiled.program.kernels.at(0).source.find("pr_expf_fast("), std::string::npos);
-      const std::vector<HostTensor> inputs = {HostTensor::fromValues(t, shape, stretchedRows(shape[0], shape[1]))};
-      CpuCheckReport r = compareOutputs(compiled.graph, launchOnGpu(compiled, inputs), {},
-                                        evaluateReference(compiled.graph, inputs));
-      EXPECT_TRUE(r.ok) << r.message;
+  for (const Shape& shape : {Shape{80, 1000}, Shape{80, 1001}}) {  // aligned rows, masked lanes (lanes from 2^16 elements)
+    for (DType t : {DType::Float32, DType::Float16, DType::BFloat16}) {
+      GraphBuilder b("lse");
+      b.output(b.logSumExp(b.input("x", t, shape), {1}));
+      const Graph logSumExp = b.build();
+      struct Case {
+        std::string name, knobs, marker;  // marker: the approximate Exp's call in the kernel
+        const Graph& graph;
+      };
+      const Graph softmax = testgraphs::softmax(t, shape, 1);
+      const Case cases[] = {{"softmax", "", "pr_expf_fast(", softmax},
+                            {"logsumexp split", "lse=split", "pr_expf_fast(", logSumExp},
+                            {"logsumexp online", "lse=online", "pr_fold_logsumexp_lanes(", logSumExp}};
+      for (const Case& c : cases) {
+        const Graph& g = c.graph;
+        SCOPED_TRACE(c.name + " " + std::string(dtypeName(t)) + " rows of " + std::to_string(shape[1]));
+        CompileOptions options;
+        options.target = currentTarget();
+        options.config = KernelConfig::parse(c.knobs, "test");
+        CompiledGraph compiled = compileGraph(g, options);
+        ASSERT_NE(compiled.program.kernels.at(0).source.find(c.marker), std::string::npos);
+        const std::vector<HostTensor> inputs = {HostTensor::fromValues(t, shape, stretchedRows(shape[0], shape[1]))};
+        CpuCheckReport r = compareOutputs(compiled.graph, launchOnGpu(compiled, inputs), {},
+                                          evaluateReference(compiled.graph, inputs));
+        EXPECT_TRUE(r.ok) << r.message;
+      }
     }
   }
 }
