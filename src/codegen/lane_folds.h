@@ -1,7 +1,7 @@
 // How one thread's V lifted lanes of a tuple reduction join its accumulator.
 //
-// Takes: a TupleReduction. Gives: the fold its
-// lanes take in the kernels, and the host's mirror of it for the CPU executor:
+// Takes: a TupleReduction. Gives: the fold its lanes take in the kernels, and the host's
+// mirror of it for the CPU executor:
 //   Tree       any tuple: lanes l and l + s combined for s = 1, 2, 4, ... (whole vectors
 //              with the tuple's later-combine where it has one; lanes outside the row
 //              are the identity), the root joined to the accumulator with the combine
