@@ -8,12 +8,12 @@
 
 namespace polyred {
 
-namespace {
-
 bool isLogSumExp(const Node& n) {
   return n.kind == OpKind::Reduce && n.reduction && n.reduction->isTuple() && n.inputs.size() == 1 &&
          isLogSumExpTuple(*n.reduction->tuple);
 }
+
+namespace {
 
 void expand(Graph& out, const Node& n, const Graph& in) {
   const Tensor& x = in.tensor(n.inputs[0]);

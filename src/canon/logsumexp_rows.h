@@ -35,6 +35,9 @@ enum class SplitLogSumExpRows { Policy, Always, Never };
 // The longest rows (elements) the policy splits where the result feeds no row pass.
 inline constexpr int64_t kLongestSplitLogSumExpRow = 512;
 
+// Whether node n reduces with logsumexp's tuple (by structure, isLogSumExpTuple).
+bool isLogSumExp(const Node& n);
+
 Graph splitLogSumExpRows(const Graph& g, const RowsFitOneBlock& rowsFitOneBlock,
                          SplitLogSumExpRows which = SplitLogSumExpRows::Policy);
 

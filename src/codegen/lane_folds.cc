@@ -33,14 +33,14 @@ float shiftOf(float m) { return std::isinf(m) ? 0.0f : m; }
 // the sum of their exponentials as trees over (l, l + s), then the join.
 void foldLogSumExp(std::span<TupleValue> lanes, TupleValue& acc) {
   const size_t V = lanes.size();
-  std::array<float, kMaxLanes> m{}, e{};
+  std::array<float, kMaxLanes> x{}, m{}, e{};
   POLYRED_CHECK(V <= kMaxLanes, V << " lanes of a logsumexp tuple");
-  for (size_t l = 0; l < V; ++l) m[l] = static_cast<float>(lanes[l][0].asDouble());
+  for (size_t l = 0; l < V; ++l) m[l] = x[l] = static_cast<float>(lanes[l][0].asDouble());
   for (size_t step = 1; step < V; step *= 2)
     for (size_t l = 0; l + step < V; l += 2 * step) m[l] = maxOf(m[l], m[l + step]);
   const float z = shiftOf(m[0]);
   const float zl = z * kLog2e;
-  for (size_t l = 0; l < V; ++l) e[l] = exp2Of(std::fma(static_cast<float>(lanes[l][0].asDouble()), kLog2e, -zl));
+  for (size_t l = 0; l < V; ++l) e[l] = exp2Of(std::fma(x[l], kLog2e, -zl));
   for (size_t step = 1; step < V; step *= 2)
     for (size_t l = 0; l + step < V; l += 2 * step) e[l] += e[l + step];
   if (std::isinf(zl)) e[0] = 1.0f;

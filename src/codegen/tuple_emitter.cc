@@ -155,6 +155,13 @@ int64_t tupleBytes(const Reduction& red) {
 }
 
 namespace {
+// Lanes outside the row ([lo, hi) in scope) set to `value`.
+std::string lanesOutsideTheRow(const std::string& in, const std::string& V, const std::string& lanes,
+                               const std::string& value) {
+  return in + "#pragma unroll\n" + in + "for (int l = 0; l < " + V + "; ++l) if (l < lo || l >= hi) " + lanes +
+         "[l] = " + value + ";\n";
+}
+
 std::string logSumExpLanes(const TupleLaneTree& t, const std::string& in) {
   const std::string V = std::to_string(t.width), lanes = "t" + std::to_string(t.reduction);
   std::ostringstream os;
@@ -164,8 +171,8 @@ std::string logSumExpLanes(const TupleLaneTree& t, const std::string& in) {
   // identities): a select per lane in every vector cost a staged softmax via logsumexp
   // f16 [4096,50257] with lse=online 10% (H200, session 42: 231.7 -> 255.5 us).
   if (t.masked)
-    os << in << "  if (!whole) {\n" << in << "    #pragma unroll\n" << in << "    for (int l = 0; l < " << V
-       << "; ++l) if (l < lo || l >= hi) " << lanes << "[l] = (-__int_as_float(0x7f800000));\n" << in << "  }\n";
+    os << in << "  if (!whole) {\n"
+       << lanesOutsideTheRow(in + "    ", V, lanes, "(-__int_as_float(0x7f800000))") << in << "  }\n";
   os << in << "  pr_fold_logsumexp_lanes(" << lanes << ", " << t.accumulator << ".f0, " << t.accumulator << ".f1);\n";
   os << in << "}\n";
   return os.str();
@@ -182,24 +189,20 @@ std::string tupleLaneTree(const TupleLaneTree& t, const std::string& in) {
     os << in << "  #pragma unroll\n" << in << "  for (int l = 0; l + s < " << V << "; l += 2 * s) " << lanes << "[l] = "
        << op << "(" << lanes << "[l], " << lanes << "[l + s]);\n";
   };
-  auto identityOutside = [&](const std::string& in) {
-    os << in << "#pragma unroll\n" << in << "for (int l = 0; l < " << V << "; ++l) if (l < lo || l >= hi) " << lanes
-       << "[l] = " << t.identity << ";\n";
-  };
   os << in << "{\n" << in << "  " << t.tupleType << " " << lanes << "[" << V << "];\n";
   os << in << "  #pragma unroll\n" << in << "  for (int l = 0; l < " << V << "; ++l) " << lanes << "[l] = " << t.laneElement << ";\n";
   if (!t.masked) {
     tree(in + "  ", t.later ? later : combine);
   } else if (!t.later) {
     os << in << "  if (!whole) {\n";
-    identityOutside(in + "    ");
+    os << lanesOutsideTheRow(in + "    ", V, lanes, t.identity);
     os << in << "  }\n";
     tree(in + "  ", combine);
   } else {
     os << in << "  if (whole) {\n";
     tree(in + "    ", later);
     os << in << "  } else {\n";
-    identityOutside(in + "    ");
+    os << lanesOutsideTheRow(in + "    ", V, lanes, t.identity);
     tree(in + "    ", combine);
     os << in << "  }\n";
   }

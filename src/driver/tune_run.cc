@@ -7,9 +7,9 @@
 #include <optional>
 #include <thread>
 
+#include "canon/logsumexp_rows.h"
 #include "runtime/kernel_cache.h"
 #include "support/parallel.h"
-#include "ir/tuple_reduction.h"
 #include "poly/transpose_tiling.h"
 #include "tune/config_search.h"
 
@@ -53,11 +53,7 @@ bool hasTransposingKernel(const CompiledGraph& c) {
 }
 
 // Whether the graph reduces with logsumexp's tuple (its rows may split: the `lse` knob).
-bool hasLogSumExp(const Graph& g) {
-  return std::any_of(g.nodes.begin(), g.nodes.end(), [](const Node& n) {
-    return n.kind == OpKind::Reduce && n.reduction && n.reduction->isTuple() && isLogSumExpTuple(*n.reduction->tuple);
-  });
-}
+bool hasLogSumExp(const Graph& g) { return std::any_of(g.nodes.begin(), g.nodes.end(), isLogSumExp); }
 
 }  // namespace
 

@@ -1,8 +1,6 @@
 #include "poly/kernel_config.h"
 
-#include <algorithm>
 #include <charconv>
-#include <iterator>
 #include <sstream>
 
 #include "support/error.h"
@@ -11,47 +9,47 @@ namespace polyred {
 
 namespace {
 std::string knob(int v) { return v == KernelConfig::kAuto ? "auto" : std::to_string(v); }
-// The `evict` knob's values, for parsing and printing alike.
-struct CacheHintName {
-  CacheHintMode mode;
+// The values of a knob with named modes (evict, combine, regfit, lse), for parsing and
+// printing alike; the first is Auto.
+template <class Mode>
+struct KnobValue {
+  Mode mode;
   const char* name;
 };
-constexpr CacheHintName kCacheHintNames[] = {{CacheHintMode::Auto, "auto"},
-                                             {CacheHintMode::On, "on"},
-                                             {CacheHintMode::Off, "off"},
-                                             {CacheHintMode::Stream, "stream"}};
+constexpr KnobValue<CacheHintMode> kCacheHintNames[] = {
+    {CacheHintMode::Auto, "auto"}, {CacheHintMode::On, "on"}, {CacheHintMode::Off, "off"}, {CacheHintMode::Stream, "stream"}};
+constexpr KnobValue<CombineMode> kCombineNames[] = {
+    {CombineMode::Auto, "auto"}, {CombineMode::Atomic, "atomic"}, {CombineMode::Partials, "partials"}};
+constexpr KnobValue<RegisterFitMode> kRegisterFitNames[] = {
+    {RegisterFitMode::Auto, "auto"}, {RegisterFitMode::Off, "off"}, {RegisterFitMode::Force, "force"}};
+constexpr KnobValue<LogSumExpRowsMode> kLogSumExpRowsNames[] = {
+    {LogSumExpRowsMode::Auto, "auto"}, {LogSumExpRowsMode::Split, "split"}, {LogSumExpRowsMode::Online, "online"}};
 
-std::string cacheHintsText(CacheHintMode m) {
-  if (m == CacheHintMode::Auto) return "";
-  for (const CacheHintName& n : kCacheHintNames)
-    if (n.mode == m) return std::string(",evict=") + n.name;
+// ",key=name" for a mode other than Auto, else "".
+template <class Mode, size_t N>
+std::string namedText(const char* key, const KnobValue<Mode> (&values)[N], Mode m) {
+  if (m == Mode::Auto) return "";
+  for (const KnobValue<Mode>& v : values)
+    if (v.mode == m) return std::string(",") + key + "=" + v.name;
   return "";
+}
+
+// The mode named `value`; else Error "key must be a, b or c".
+template <class Mode, size_t N>
+Mode parseNamed(const std::string& key, const std::string& value, const KnobValue<Mode> (&values)[N],
+                const std::string& what) {
+  std::string names;
+  for (size_t k = 0; k < N; ++k) {
+    if (value == values[k].name) return values[k].mode;
+    names += (k == 0 ? "" : k + 1 == N ? " or " : ", ") + std::string(values[k].name);
+  }
+  throw Error(what + ": " + key + " must be " + names);
 }
 
 // The knobs of auto, on or off (cache, stage): Mode is an enum with Auto, On and Off.
 template <class Mode>
 std::string autoOnOffText(const char* key, Mode m) {
   return m == Mode::Auto ? "" : std::string(",") + key + (m == Mode::On ? "=on" : "=off");
-}
-// The `combine` knob's values, likewise.
-struct CombineName {
-  CombineMode mode;
-  const char* name;
-};
-constexpr CombineName kCombineNames[] = {
-    {CombineMode::Auto, "auto"}, {CombineMode::Atomic, "atomic"}, {CombineMode::Partials, "partials"}};
-
-std::string combineText(CombineMode m) {
-  if (m == CombineMode::Auto) return "";
-  for (const CombineName& n : kCombineNames)
-    if (n.mode == m) return std::string(",combine=") + n.name;
-  return "";
-}
-std::string registerFitText(RegisterFitMode m) {
-  return m == RegisterFitMode::Off ? ",regfit=off" : m == RegisterFitMode::Force ? ",regfit=force" : "";
-}
-std::string logSumExpRowsText(LogSumExpRowsMode m) {
-  return m == LogSumExpRowsMode::Split ? ",lse=split" : m == LogSumExpRowsMode::Online ? ",lse=online" : "";
 }
 std::string rowCacheText(RowCacheMode m) {
   return m == RowCacheMode::Registers ? ",cache=regs" : autoOnOffText("cache", m);
@@ -71,8 +69,9 @@ Mode parseAutoOnOff(const std::string& key, const std::string& value, const std:
 std::string KernelConfig::toString() const {
   return "threads=" + std::to_string(threadsPerBlock) + ",items=" + knob(itemsPerThread) +
          ",vector=" + knob(maxVectorWidth) + (unroll == kAuto ? "" : ",unroll=" + std::to_string(unroll)) +
-         rowCacheText(rowCache) + cacheHintsText(cacheHints) + autoOnOffText("stage", rowStage) + combineText(combine) +
-         autoOnOffText("transpose", transposeTiles) + registerFitText(registerFit) + logSumExpRowsText(logSumExpRows);
+         rowCacheText(rowCache) + namedText("evict", kCacheHintNames, cacheHints) + autoOnOffText("stage", rowStage) +
+         namedText("combine", kCombineNames, combine) + autoOnOffText("transpose", transposeTiles) +
+         namedText("regfit", kRegisterFitNames, registerFit) + namedText("lse", kLogSumExpRowsNames, logSumExpRows);
 }
 
 namespace {
@@ -112,31 +111,19 @@ KernelConfig KernelConfig::parse(const std::string& text, const std::string& wha
       continue;
     }
     if (key == "evict") {
-      const auto named = std::find_if(std::begin(kCacheHintNames), std::end(kCacheHintNames),
-                                      [&](const CacheHintName& n) { return value == n.name; });
-      if (named == std::end(kCacheHintNames)) throw Error(what + ": evict must be auto, on, off or stream");
-      c.cacheHints = named->mode;
+      c.cacheHints = parseNamed(key, value, kCacheHintNames, what);
       continue;
     }
     if (key == "combine") {
-      const auto named = std::find_if(std::begin(kCombineNames), std::end(kCombineNames),
-                                      [&](const CombineName& n) { return value == n.name; });
-      if (named == std::end(kCombineNames)) throw Error(what + ": combine must be auto, atomic or partials");
-      c.combine = named->mode;
+      c.combine = parseNamed(key, value, kCombineNames, what);
       continue;
     }
     if (key == "regfit") {
-      if (value == "auto") c.registerFit = RegisterFitMode::Auto;
-      else if (value == "off") c.registerFit = RegisterFitMode::Off;
-      else if (value == "force") c.registerFit = RegisterFitMode::Force;
-      else throw Error(what + ": regfit must be auto, off or force");
+      c.registerFit = parseNamed(key, value, kRegisterFitNames, what);
       continue;
     }
     if (key == "lse") {
-      if (value == "auto") c.logSumExpRows = LogSumExpRowsMode::Auto;
-      else if (value == "split") c.logSumExpRows = LogSumExpRowsMode::Split;
-      else if (value == "online") c.logSumExpRows = LogSumExpRowsMode::Online;
-      else throw Error(what + ": lse must be auto, split or online");
+      c.logSumExpRows = parseNamed(key, value, kLogSumExpRowsNames, what);
       continue;
     }
     const int v = automatic ? kAuto : parseField(key, value, what);
