@@ -118,6 +118,7 @@ std::string emitFloatOp(OpKind op, const std::vector<std::string>& a, DType t, O
     case OpKind::Sub: return "(" + a[0] + " - " + a[1] + ")";
     case OpKind::Mul: return "(" + a[0] + " * " + a[1] + ")";
     case OpKind::Div:
+      if (facts.divisionOfCounts && t == DType::Float32) return "pr_div_counts(" + a[0] + ", " + a[1] + ")";
       if (dividesByInvariant(t, facts))
         return invariantDivisionFunction(facts) + "(" + a[0] + ", " + invariantDivisorArgument(facts, a[1]) + ")";
       return "(" + a[0] + " / " + a[1] + ")";

@@ -43,6 +43,9 @@ struct OperandFacts {
   // (a float16/bfloat16 result) only stores read it: left in float, as the store rounds
   // it (codegen/store_rounding.h)
   bool roundedByStore = false;
+  // (f32 Div in a tuple's expressions) both operands are counts: pr_div_counts
+  // (ir/tuple_counts.h)
+  bool divisionOfCounts = false;
 };
 // Whether a Div of `operand`-typed values takes pr_div_invariant (a float divisor the
 // loop does not change; float64 keeps the IEEE division): the scalar form and codegen's

@@ -1,8 +1,11 @@
 #include "codegen/tuple_emitter.h"
 
+#include <map>
 #include <sstream>
+#include <utility>
 
 #include "codegen/cuda_emitter.h"
+#include "ir/tuple_counts.h"
 #include "ir/tuple_reduction.h"
 #include "support/error.h"
 #include "support/printable.h"
@@ -22,34 +25,107 @@ struct Sides {
   std::vector<DType> types[3];
 };
 
-Typed emitExpr(const ScalarExpr& e, const Sides& s) {
-  switch (e.kind) {
-    case ScalarExpr::Kind::Arg: {
-      const size_t f = static_cast<size_t>(e.field);
-      return {s.names[e.arg].at(f), s.types[e.arg].at(f)};
-    }
-    case ScalarExpr::Kind::Const: return {emitLiteral(e.value), e.value.type};
-    case ScalarExpr::Kind::Op: {
-      std::vector<Typed> ops;
-      std::vector<DType> types;
-      for (const ScalarExprPtr& o : e.operands) {
-        ops.push_back(emitExpr(*o, s));
-        types.push_back(ops.back().type);
-      }
-      TupleOpTyping t = tupleOpTyping(e.op, types);
-      std::vector<std::string> args;
-      std::vector<DType> argTypes;
-      for (size_t k = 0; k < ops.size(); ++k) {
-        DType to = e.op == OpKind::Select && k == 0 ? DType::Bool : t.operand;
-        if (isPredicate(e.op)) to = ops[k].type;  // IsNan & co. take their operand as is
-        args.push_back(emitCast(ops[k].code, ops[k].type, to));
-        argTypes.push_back(to);
-      }
-      return {emitElementwise(e.op, args, argTypes, t.result), t.result};
-    }
+// Prints one device function's expressions, each operation that occurs more than once
+// (by its printed text) computed once, as a `const` local declared before the
+// statements: a Welford combine's count sum, its share and its mean difference, an
+// argmax combine's winner test shared by its two fields. A select whose arms are such
+// locals no longer guards them with a branch: where one of them was a division, the
+// branch kept the compiler from batching a loop's loads (docs/design.md, "Tuple
+// reductions"). Divisions of two counts print as pr_div_counts (ir/tuple_counts.h).
+// Usage: count() every expression, then print() each; locals() holds the declarations
+// the printed expressions use.
+class SharedExprPrinter {
+ public:
+  SharedExprPrinter(const Sides& sides, std::vector<bool> counts, std::string indent)
+      : sides_(sides), counts_(std::move(counts)), indent_(std::move(indent)) {}
+
+  // Counts the operations of `e`; those under an operation met before are not counted
+  // again (that operation becomes one local, which uses them once).
+  void count(const ScalarExpr& e) {
+    POLYRED_CHECK(!printing_, "a tuple expression counted after printing began");
+    if (e.kind != ScalarExpr::Kind::Op || ++uses_[printOp(e).full] > 1) return;
+    for (const ScalarExprPtr& o : e.operands) count(*o);
   }
-  return {"", DType::Bool};
-}
+  Typed print(const ScalarExpr& e) {
+    printing_ = true;
+    Printed p = walk(e);
+    return {p.code, p.type};
+  }
+  const std::string& locals() const { return locals_; }
+
+ private:
+  struct Printed {
+    std::string code;  // with the locals declared so far
+    std::string full;  // without them: the key an operation is known by
+    DType type;
+  };
+
+  Printed walk(const ScalarExpr& e) {
+    switch (e.kind) {
+      case ScalarExpr::Kind::Arg: {
+        const size_t f = static_cast<size_t>(e.field);
+        const std::string& name = sides_.names[e.arg].at(f);
+        return {name, name, sides_.types[e.arg].at(f)};
+      }
+      case ScalarExpr::Kind::Const: {
+        const std::string literal = emitLiteral(e.value);
+        return {literal, literal, e.value.type};
+      }
+      case ScalarExpr::Kind::Op: return walkOp(e);
+    }
+    return {"", "", DType::Bool};
+  }
+
+  // The operation, a local where it is shared.
+  Printed walkOp(const ScalarExpr& e) {
+    Printed p = printOp(e);
+    if (auto u = uses_.find(p.full); u != uses_.end() && u->second > 1) {
+      auto [at, added] = names_.try_emplace(p.full, "v" + std::to_string(names_.size()));
+      if (added) locals_ += indent_ + "const " + computeType(p.type) + " " + at->second + " = " + p.code + ";\n";
+      p.code = at->second;
+    }
+    return p;
+  }
+
+  // The operation over its operands as printed.
+  Printed printOp(const ScalarExpr& e) {
+    // Memoized while counting, when no operation has a name yet: counting stays linear in
+    // the tree's size.
+    if (!printing_)
+      if (auto known = unnamed_.find(&e); known != unnamed_.end()) return known->second;
+    std::vector<Printed> ops;
+    std::vector<DType> types;
+    for (const ScalarExprPtr& o : e.operands) {
+      ops.push_back(walk(*o));
+      types.push_back(ops.back().type);
+    }
+    TupleOpTyping t = tupleOpTyping(e.op, types);
+    std::vector<std::string> code, full;
+    std::vector<DType> argTypes;
+    for (size_t k = 0; k < ops.size(); ++k) {
+      DType to = e.op == OpKind::Select && k == 0 ? DType::Bool : t.operand;
+      if (isPredicate(e.op)) to = ops[k].type;  // IsNan & co. take their operand as is
+      code.push_back(emitCast(ops[k].code, ops[k].type, to));
+      full.push_back(emitCast(ops[k].full, ops[k].type, to));
+      argTypes.push_back(to);
+    }
+    OperandFacts facts;
+    facts.divisionOfCounts = e.op == OpKind::Div && dividesCounts(*e.operands[0], *e.operands[1], counts_);
+    Printed p{emitElementwise(e.op, code, argTypes, t.result, facts),
+              emitElementwise(e.op, full, argTypes, t.result, facts), t.result};
+    if (!printing_) unnamed_.emplace(&e, p);
+    return p;
+  }
+
+  const Sides& sides_;
+  const std::vector<bool> counts_;
+  const std::string indent_;
+  std::map<std::string, int> uses_;
+  std::map<std::string, std::string> names_;
+  std::map<const ScalarExpr*, Printed> unnamed_;
+  bool printing_ = false;  // count() every expression before the first print()
+  std::string locals_;
+};
 
 std::vector<DType> fieldTypes(const TupleReduction& t) {
   std::vector<DType> f;
@@ -68,14 +144,32 @@ std::vector<std::string> fieldNames(const std::string& var, size_t n) {
 std::string tupleTypeName(int r) { return "Tuple" + std::to_string(r); }
 
 namespace {
+// "r.f<k> = <field k>;" for each field, after the locals they share.
+std::string fieldAssignments(const std::vector<const ScalarExpr*>& fields, const std::vector<DType>& types,
+                             const Sides& sides, const std::vector<bool>& counts, const std::string& indent) {
+  SharedExprPrinter printer(sides, counts, indent);
+  for (const ScalarExpr* e : fields) printer.count(*e);
+  std::string assignments;
+  for (size_t k = 0; k < fields.size(); ++k) {
+    Typed e = printer.print(*fields[k]);
+    assignments += indent + "r.f" + std::to_string(k) + " = " + emitCast(e.code, e.type, types[k]) + ";\n";
+  }
+  return printer.locals() + assignments;
+}
+
 std::string finalizeDefinition(const Reduction& red, int r, int holder) {
   const std::vector<DType> f = fieldTypes(*red.tuple);
   Sides fin;
   fin.names[0] = fieldNames("a", f.size());
   fin.types[0] = f;
-  Typed e = emitExpr(*red.tuple->results.at(static_cast<size_t>(red.result)).finalize, fin);
-  return "__device__ __forceinline__ " + computeType(e.type) + " finalize" + std::to_string(r) + "(const " +
-         tupleTypeName(holder) + "& a) { return " + e.code + "; }\n\n";
+  SharedExprPrinter printer(fin, countFields(*red.tuple), "  ");
+  const ScalarExpr& result = *red.tuple->results.at(static_cast<size_t>(red.result)).finalize;
+  printer.count(result);
+  Typed e = printer.print(result);
+  const std::string head = "__device__ __forceinline__ " + computeType(e.type) + " finalize" + std::to_string(r) +
+                           "(const " + tupleTypeName(holder) + "& a) {";
+  if (printer.locals().empty()) return head + " return " + e.code + "; }\n\n";
+  return head + "\n" + printer.locals() + "  return " + e.code + ";\n}\n\n";
 }
 }  // namespace
 
@@ -98,13 +192,16 @@ std::string tupleDefinitions(const Reduction& red, int r, int holder) {
   combine.names[0] = fieldNames("a", f.size());
   combine.names[1] = fieldNames("b", f.size());
   combine.types[0] = combine.types[1] = f;
+  const std::vector<bool> counts = countFields(t);
+  auto fieldsOf = [&](ScalarExprPtr TupleField::*expr) {
+    std::vector<const ScalarExpr*> e;
+    for (const TupleField& x : t.fields) e.push_back((x.*expr).get());
+    return e;
+  };
   auto combiner = [&](const std::string& name, ScalarExprPtr TupleField::*expr) {
     os << "struct " << name << R << " {\n  __device__ __forceinline__ " << T << " operator()(const " << T << "& a, const "
        << T << "& b) const {\n    " << T << " r;\n";
-    for (size_t k = 0; k < f.size(); ++k) {
-      Typed e = emitExpr(*(t.fields[k].*expr), combine);
-      os << "    r.f" << k << " = " << emitCast(e.code, e.type, f[k]) << ";\n";
-    }
+    os << fieldAssignments(fieldsOf(expr), f, combine, counts, "    ");
     os << "    return r;\n  }\n};\n";
   };
   combiner("Combine", &TupleField::combine);
@@ -117,10 +214,7 @@ std::string tupleDefinitions(const Reduction& red, int r, int holder) {
     os << (m ? ", " : "") << computeType(t.inputs[m]) << " in" << m;
   }
   os << ") {\n  " << T << " r;\n";
-  for (size_t k = 0; k < f.size(); ++k) {
-    Typed e = emitExpr(*t.fields[k].lift, lift);
-    os << "  r.f" << k << " = " << emitCast(e.code, e.type, f[k]) << ";\n";
-  }
+  os << fieldAssignments(fieldsOf(&TupleField::lift), f, lift, counts, "  ");
   os << "  return r;\n}\n";
   os << finalizeDefinition(red, r, r);
   return os.str();

@@ -17,7 +17,6 @@ using namespace polyred;
 namespace {
 
 const char* const kFittedFiles[] = {
-    "tests/data/register_fit/welford_var_mean_32x64x56x56.json",
     "tests/data/akg/lstm/level0/Fused_Reshape_Transpose_fusion_1513731845463005129.info",
     "tests/data/akg/wide_deep/level0/Fused_Reshape_Mul_ReduceSum_InplaceAssign_atomic_add_10912282530351876356.info",
     "tests/data/akg/bert_base/level1_1/"
