@@ -79,7 +79,8 @@ TEST(TupleCounts, SharedOperationsPrintOnceAndCountsDivideWithoutTheRangeCheck) 
   Reduction welford;
   welford.tuple = welfordTuple(DType::Float32, 1);
   const std::string text = tupleDefinitions(welford, 0, 0);
-  const std::string combine = text.substr(text.find("struct Combine0"), text.find("lift0") - text.find("struct Combine0"));
+  const size_t from = text.find("struct Combine0");
+  const std::string combine = text.substr(from, text.find("lift0") - from);
   // count sum, empty test, mean difference and share: one local each
   EXPECT_EQ(occurrences(combine, "(a.f0 + b.f0)"), 1u) << combine;
   EXPECT_EQ(occurrences(combine, "(b.f1 - a.f1)"), 1u) << combine;
@@ -98,7 +99,8 @@ TEST(TupleCounts, SharedOperationsPrintOnceAndCountsDivideWithoutTheRangeCheck) 
   Reduction argmax;
   argmax.tuple = argExtremumTuple(true, DType::Float32, DType::Int32, 1000);
   const std::string arg = tupleDefinitions(argmax, 0, 0);
-  const std::string argCombine = arg.substr(arg.find("struct Combine0"), arg.find("struct CombineLater0") - arg.find("struct Combine0"));
+  const size_t argFrom = arg.find("struct Combine0");
+  const std::string argCombine = arg.substr(argFrom, arg.find("struct CombineLater0") - argFrom);
   EXPECT_EQ(occurrences(argCombine, "(a.f1 < b.f1)"), 1u) << argCombine;
   EXPECT_EQ(occurrences(argCombine, " ? a.f0 : b.f0)"), 1u) << argCombine;
   EXPECT_EQ(occurrences(argCombine, " ? a.f1 : b.f1)"), 1u) << argCombine;

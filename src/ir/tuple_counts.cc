@@ -29,7 +29,8 @@ bool addsOwnField(const ScalarExprPtr& e, int field) {
 
 bool isCountField(const TupleField& f, int field) {
   // +0: a count of -0 would divide to -inf where pr_div_counts gives +inf.
-  return f.dtype == DType::Float32 && f.identity.asDouble() == 0.0 && !std::signbit(f.identity.asDouble()) && f.lift && isWholeConstant(*f.lift, 1.0) &&
+  const bool fromPlusZero = f.identity.asDouble() == 0.0 && !std::signbit(f.identity.asDouble());
+  return f.dtype == DType::Float32 && fromPlusZero && f.lift && isWholeConstant(*f.lift, 1.0) &&
          addsOwnField(f.combine, field) && (!f.combineLater || addsOwnField(f.combineLater, field));
 }
 
