@@ -27,6 +27,19 @@ std::shared_ptr<TupleReduction> welfordWith(void (*edit)(TupleField&)) {
   return t;
 }
 
+// The device code tupleDefinitions prints for `t`.
+std::string definitionsOf(std::shared_ptr<const TupleReduction> t) {
+  Reduction red;
+  red.tuple = std::move(t);
+  return tupleDefinitions(red, 0, 0);
+}
+
+// The text from "struct Combine0" up to `end`.
+std::string combineOf(const std::string& text, const std::string& end) {
+  const size_t from = text.find("struct Combine0");
+  return text.substr(from, text.find(end) - from);
+}
+
 size_t occurrences(const std::string& text, const std::string& what) {
   size_t n = 0;
   for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++n;
@@ -76,11 +89,8 @@ TEST(TupleCounts, DivisionsOfSumsOfCountsAndWholeConstants) {
 }
 
 TEST(TupleCounts, SharedOperationsPrintOnceAndCountsDivideWithoutTheRangeCheck) {
-  Reduction welford;
-  welford.tuple = welfordTuple(DType::Float32, 1);
-  const std::string text = tupleDefinitions(welford, 0, 0);
-  const size_t from = text.find("struct Combine0");
-  const std::string combine = text.substr(from, text.find("lift0") - from);
+  const std::string text = definitionsOf(welfordTuple(DType::Float32, 1));
+  const std::string combine = combineOf(text, "lift0");
   // count sum, empty test, mean difference and share: one local each
   EXPECT_EQ(occurrences(combine, "(a.f0 + b.f0)"), 1u) << combine;
   EXPECT_EQ(occurrences(combine, "(b.f1 - a.f1)"), 1u) << combine;
@@ -89,18 +99,13 @@ TEST(TupleCounts, SharedOperationsPrintOnceAndCountsDivideWithoutTheRangeCheck) 
   // The variance divides by count - 1: not a count, IEEE division.
   EXPECT_NE(text.find("finalize0(const Tuple0& a) { return (a.f2 / (a.f0 - 0x1p+0f)); }"), std::string::npos) << text;
 
-  Reduction welford64;
-  welford64.tuple = welfordTuple(DType::Float64, 1);
-  const std::string text64 = tupleDefinitions(welford64, 0, 0);
+  const std::string text64 = definitionsOf(welfordTuple(DType::Float64, 1));
   EXPECT_EQ(occurrences(text64, "pr_div_counts"), 0u) << text64;
   EXPECT_EQ(occurrences(text64, "(b.f0 / v"), 1u) << text64;
 
   // argmax's winner test picks both fields: declared once, both selects read it.
-  Reduction argmax;
-  argmax.tuple = argExtremumTuple(true, DType::Float32, DType::Int32, 1000);
-  const std::string arg = tupleDefinitions(argmax, 0, 0);
-  const size_t argFrom = arg.find("struct Combine0");
-  const std::string argCombine = arg.substr(argFrom, arg.find("struct CombineLater0") - argFrom);
+  const std::string argCombine =
+      combineOf(definitionsOf(argExtremumTuple(true, DType::Float32, DType::Int32, 1000)), "struct CombineLater0");
   EXPECT_EQ(occurrences(argCombine, "(a.f1 < b.f1)"), 1u) << argCombine;
   EXPECT_EQ(occurrences(argCombine, " ? a.f0 : b.f0)"), 1u) << argCombine;
   EXPECT_EQ(occurrences(argCombine, " ? a.f1 : b.f1)"), 1u) << argCombine;

@@ -157,12 +157,13 @@ std::string fieldAssignments(const std::vector<const ScalarExpr*>& fields, const
   return printer.locals() + assignments;
 }
 
-std::string finalizeDefinition(const Reduction& red, int r, int holder) {
+// `counts`: countFields of the tuple.
+std::string finalizeDefinition(const Reduction& red, int r, int holder, const std::vector<bool>& counts) {
   const std::vector<DType> f = fieldTypes(*red.tuple);
   Sides fin;
   fin.names[0] = fieldNames("a", f.size());
   fin.types[0] = f;
-  SharedExprPrinter printer(fin, countFields(*red.tuple), "  ");
+  SharedExprPrinter printer(fin, counts, "  ");
   const ScalarExpr& result = *red.tuple->results.at(static_cast<size_t>(red.result)).finalize;
   printer.count(result);
   Typed e = printer.print(result);
@@ -176,7 +177,7 @@ std::string finalizeDefinition(const Reduction& red, int r, int holder) {
 std::string tupleDefinitions(const Reduction& red, int r, int holder) {
   if (holder != r)
     return "// result " + std::to_string(red.result) + " of the tuple accumulated by reduction " + std::to_string(holder) +
-           "\n" + finalizeDefinition(red, r, holder);
+           "\n" + finalizeDefinition(red, r, holder, countFields(*red.tuple));
   const TupleReduction& t = *red.tuple;
   const std::string T = tupleTypeName(r), R = std::to_string(r);
   const std::vector<DType> f = fieldTypes(t);
@@ -216,7 +217,7 @@ std::string tupleDefinitions(const Reduction& red, int r, int holder) {
   os << ") {\n  " << T << " r;\n";
   os << fieldAssignments(fieldsOf(&TupleField::lift), f, lift, counts, "  ");
   os << "  return r;\n}\n";
-  os << finalizeDefinition(red, r, r);
+  os << finalizeDefinition(red, r, r, counts);
   return os.str();
 }
 
