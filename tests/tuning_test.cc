@@ -43,8 +43,13 @@ TEST(KernelConfig, ParsesKnobsAndRejectsNonsense) {
   EXPECT_EQ(KernelConfig::parse(partials.toString(), "x"), partials);
   EXPECT_EQ(KernelConfig::parse("combine=atomic", "x").combine, CombineMode::Atomic);
   EXPECT_TRUE(KernelConfig::parse("combine=auto", "x").isDefault());
+  KernelConfig split = KernelConfig::parse("split=10", "x");
+  EXPECT_EQ(split.splitBlocks, 10);
+  EXPECT_EQ(split.toString(), "threads=256,items=auto,vector=auto,split=10");
+  EXPECT_EQ(KernelConfig::parse(split.toString(), "x"), split);
+  EXPECT_TRUE(KernelConfig::parse("split=auto", "x").isDefault());
   for (const char* bad : {"threads=300", "threads=2048", "threads=auto", "items=0", "vector=3", "lanes=4", "items", "items=4x",
-                          "unroll=0", "unroll=33", "combine=cas", "combine=1"})
+                          "unroll=0", "unroll=33", "combine=cas", "combine=1", "split=0", "split=65536", "split=-2"})
     EXPECT_THROW(KernelConfig::parse(bad, "--config"), Error) << bad;
 }
 
@@ -152,6 +157,22 @@ TEST(ConfigSearch, ParallelCandidatesAreTheSerialOnes) {
         EXPECT_EQ(parallel.configsOf[k][i].toString(), serial.configsOf[k][i].toString());
     }
   }
+}
+
+// `polyred tune --candidates`: the caller's configs replace the built-in grid; the
+// default is still first, and configs giving the same program share it.
+TEST(ConfigSearch, CallersCandidatesReplaceTheGrid) {
+  GraphBuilder b("channel_sums");
+  b.output(b.reduceSum(b.input("x", DType::Float32, {32, 64, 56, 56}), {0, 2, 3}));
+  const std::vector<KernelConfig> asked = {KernelConfig::parse("split=2", "t"), KernelConfig::parse("split=3", "t"),
+                                           KernelConfig::parse("split=2,unroll=4", "t")};
+  const TuneCandidates t = compileTuneCandidates(b.build(), CompileOptions{}, 2, asked);
+  ASSERT_EQ(t.programs.size(), 3u) << "the default, split=2 (twice: unroll 4 is the default's), split=3";
+  EXPECT_TRUE(t.configsOf[0].front().isDefault());
+  EXPECT_EQ(t.configsOf[1].size(), 2u);
+  EXPECT_EQ(t.configsOf[1].front().toString(), "threads=256,items=auto,vector=auto,split=2");
+  EXPECT_EQ(t.programs[1].program.kernels.at(0).launch.grid[0], 2u);
+  EXPECT_EQ(t.programs[2].program.kernels.at(0).launch.grid[0], 3u);
 }
 
 TEST(ConfigSearch, DefaultFirstAndKeptUnlessClearlyBeaten) {

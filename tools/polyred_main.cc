@@ -13,6 +13,7 @@
 #include <iomanip>
 #include <iostream>
 #include <iterator>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -367,9 +368,21 @@ std::vector<std::string> expandFiles(const std::vector<std::string>& given) {
   return files;
 }
 
+// --candidates: knob lists separated by ';' (empty ones skipped); none: the built-in grid.
+std::vector<KernelConfig> tuneCandidatesOption(const Args& a) {
+  std::vector<KernelConfig> configs;
+  std::stringstream list(a.get("candidates", ""));
+  std::string text;
+  while (std::getline(list, text, ';'))
+    if (!text.empty()) configs.push_back(KernelConfig::parse(text, "--candidates"));
+  if (a.has("candidates") && configs.empty()) throw Error("--candidates: no config given");
+  return configs;
+}
+
 // polyred tune: the candidate configs of every file timed on this GPU; the winners go
 // to the tuning database, which compile, check and run then use.
 Exit cmdTune(const Args& a) {
+  const std::vector<KernelConfig> candidates = tuneCandidatesOption(a);
   std::string why;
   if (!gpuAvailable(&why)) {
     std::cerr << "polyred: tune needs a GPU and none is usable (" << printable(why, 400) << ")\n";
@@ -397,7 +410,7 @@ Exit cmdTune(const Args& a) {
       run.seed = static_cast<uint64_t>(a.integer("seed", 1));
       run.iterations = static_cast<int>(a.integer("iterations", 20));
       run.limits = resourceLimits(a);
-      TuneReport r = tuneGraph(g, o, run);
+      TuneReport r = tuneGraph(g, o, run, candidates);
       db.put(tuningKeyOf(g, target, o.deterministic), r.entry);
       db.save();  // after every file: an interrupted run keeps what it measured
       ++tuned;
@@ -412,6 +425,10 @@ Exit cmdTune(const Args& a) {
                 << (r.improved ? " -> " + r.entry.config.toString() + " " + std::to_string(r.entry.tunedMicros).substr(0, 7) +
                                      " us (" + std::to_string(gain).substr(0, 4) + "x)"
                                : " kept") << "\n";
+      if (a.has("verbose"))
+        for (const MeasuredConfig& m : r.measured)
+          std::cout << "    " << (m.micros ? std::to_string(*m.micros).substr(0, 7) + " us" : "WRONG") << "  "
+                    << m.config.toString() << "\n";
       return r.failedVariants ? Exit::Mismatch : Exit::Ok;
     });
     if (e == Exit::BadInput) ++skipped;

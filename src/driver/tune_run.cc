@@ -61,15 +61,17 @@ TuningKey tuningKeyOf(const Graph& g, const Target& target, bool deterministic) 
   return TuningKey{sha256Hex(g.toString()), target.name, target.ccMajor, target.ccMinor, deterministic};
 }
 
-TuneCandidates compileTuneCandidates(const Graph& g, const CompileOptions& base, unsigned threads) {
+TuneCandidates compileTuneCandidates(const Graph& g, const CompileOptions& base, unsigned threads,
+                                     const std::vector<KernelConfig>& candidates) {
   CompileOptions o = base;
   o.config = KernelConfig{};
   TuneCandidates t;
   t.programs.push_back(compileGraph(g, o));
   t.configsOf = {{o.config}};
   const std::vector<KernelConfig> configs =
-      candidateConfigs(hasReduction(t.programs[0]), hasRowResidentKernel(t.programs[0]), hasTransposingKernel(t.programs[0]),
-                       hasLogSumExp(g));
+      !candidates.empty() ? candidates
+                          : candidateConfigs(hasReduction(t.programs[0]), hasRowResidentKernel(t.programs[0]),
+                                             hasTransposingKernel(t.programs[0]), hasLogSumExp(g));
   std::vector<std::optional<CompiledGraph>> compiled(configs.size());
   parallelFor(configs.size(), threads, [&](size_t k) {
     CompileOptions ok = base;
@@ -88,8 +90,9 @@ TuneCandidates compileTuneCandidates(const Graph& g, const CompileOptions& base,
   return t;
 }
 
-TuneReport tuneGraph(const Graph& g, const CompileOptions& base, const GpuRunOptions& run) {
-  TuneCandidates candidates = compileTuneCandidates(g, base, std::thread::hardware_concurrency());
+TuneReport tuneGraph(const Graph& g, const CompileOptions& base, const GpuRunOptions& run,
+                     const std::vector<KernelConfig>& asked) {
+  TuneCandidates candidates = compileTuneCandidates(g, base, std::thread::hardware_concurrency(), asked);
   const std::vector<CompiledGraph>& programs = candidates.programs;
   const std::vector<std::vector<KernelConfig>>& configsOf = candidates.configsOf;
   std::vector<const CompiledGraph*> variants;
@@ -98,7 +101,7 @@ TuneReport tuneGraph(const Graph& g, const CompileOptions& base, const GpuRunOpt
 
   TuneReport r;
   r.distinctPrograms = static_cast<int>(programs.size());
-  std::vector<MeasuredConfig> measured;
+  std::vector<MeasuredConfig>& measured = r.measured;
   for (size_t k = 0; k < programs.size(); ++k) {
     measured.push_back({configsOf[k].front(), micros[k]});
     if (!micros[k]) ++r.failedVariants;

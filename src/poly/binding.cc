@@ -404,9 +404,10 @@ Binding chooseBinding(const KernelPlan& plan, const Target& target, const Kernel
   if (blocksBeside > residentBlocks(target, b.threadsPerBlock()) / 4) blocksBeside = 0;
   // A row-resident kernel keeps a row in one block: rowsFitOneBlock() admitted one of
   // several passes because its rows are short or many; a scan has no other form.
-  b.GX = rowResident ? 1
-                     : splitReduced(plan.N, threadsAlongJ(b, plan.form), b.tiles, b.threadsPerBlock(),
-                                    itemsFor(c, plan.form, plan.N), target, blocksBeside);
+  b.GX = rowResident              ? 1
+         : c.splitBlocks != KernelConfig::kAuto ? std::min<int64_t>(c.splitBlocks, ceilDiv(plan.N, threadsAlongJ(b, plan.form)))
+                                  : splitReduced(plan.N, threadsAlongJ(b, plan.form), b.tiles, b.threadsPerBlock(),
+                                                 itemsFor(c, plan.form, plan.N), target, blocksBeside);
   if (plan.hasScan()) splitScanRows(b, plan.N, threadsAlongJ(b, plan.form), target);
   b.partials = b.multiBlock() && combineThroughPartials(plan, c);
   // Ordered tuples: the same threads and blocks, each over one contiguous chunk of j

@@ -69,6 +69,7 @@ Mode parseAutoOnOff(const std::string& key, const std::string& value, const std:
 std::string KernelConfig::toString() const {
   return "threads=" + std::to_string(threadsPerBlock) + ",items=" + knob(itemsPerThread) +
          ",vector=" + knob(maxVectorWidth) + (unroll == kAuto ? "" : ",unroll=" + std::to_string(unroll)) +
+         (splitBlocks == kAuto ? "" : ",split=" + std::to_string(splitBlocks)) +
          rowCacheText(rowCache) + namedText("evict", kCacheHintNames, cacheHints) + autoOnOffText("stage", rowStage) +
          namedText("combine", kCombineNames, combine) + autoOnOffText("transpose", transposeTiles) +
          namedText("regfit", kRegisterFitNames, registerFit) + namedText("lse", kLogSumExpRowsNames, logSumExpRows);
@@ -139,8 +140,11 @@ KernelConfig KernelConfig::parse(const std::string& text, const std::string& wha
     } else if (key == "unroll") {
       if (!automatic && (v < 1 || v > 32)) throw Error(what + ": unroll must be auto or in 1..32");
       c.unroll = v;
+    } else if (key == "split") {
+      if (!automatic && (v < 1 || v > 65535)) throw Error(what + ": split must be auto or in 1..65535");
+      c.splitBlocks = v;
     } else {
-      throw Error(what + ": unknown knob '" + key + "' (threads, items, vector, unroll, cache, evict, stage, combine, transpose, regfit, lse)");
+      throw Error(what + ": unknown knob '" + key + "' (threads, items, vector, unroll, split, cache, evict, stage, combine, transpose, regfit, lse)");
     }
   }
   return c;

@@ -15,6 +15,10 @@
 //            auto: 16-byte lanes; y-reduces of columns at least 8192 rows long: 4
 //            from 1024 to 8191 kept columns (2 where blocks combine through
 //            partials), pairs of 8/16-bit data from 512, else scalar (laneLimitFor)
+//   split    how many blocks share each row (or column) along the reduced axis and
+//            combine their results (1..65535; at most one per thread's worth of
+//            the row: threads along j). auto: the wave rule of binding.cc
+//            (splitReduced). Row-resident kernels and scans keep their own
 //   unroll   how far each thread's accumulation loop is unrolled (1..32): the loads
 //            it keeps in flight. auto: 4
 //   cache    on, regs, off or auto: row-resident kernels keep their row for the later
@@ -80,13 +84,14 @@ struct KernelConfig {
   TransposeTileMode transposeTiles = TransposeTileMode::Auto;
   RegisterFitMode registerFit = RegisterFitMode::Auto;
   LogSumExpRowsMode logSumExpRows = LogSumExpRowsMode::Auto;
+  int splitBlocks = kAuto;  // last: the tuner's candidates initialize the fields above by position
 
   static constexpr int kDefaultUnroll = 4;
   int unrollFactor() const { return unroll == kAuto ? kDefaultUnroll : unroll; }
 
   bool operator==(const KernelConfig&) const = default;
   bool isDefault() const { return *this == KernelConfig{}; }
-  // "threads=256,items=auto,vector=16" (",unroll=8", ",cache=off" / "=regs", ",evict=on", ",stage=off",
+  // "threads=256,items=auto,vector=16" (",unroll=8", ",split=10", ",cache=off" / "=regs", ",evict=on", ",stage=off",
   // ",combine=partials", ",transpose=off", ",regfit=off", ",lse=online" unless auto)
   std::string toString() const;
   // Throws polyred::Error naming the bad field; `what` names the source (an option,
