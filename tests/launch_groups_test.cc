@@ -139,7 +139,11 @@ TEST(LaunchGroups, TheLargestPartLeavesRoomForTheOthersInItsWave) {
   {
     CompiledGraph alone = compile(graph(184965), false, /*horizontalFusion=*/false);
     ASSERT_EQ(alone.kernels.size(), 3u);
-    ASSERT_EQ(alone.kernels[0].binding.blocks(), wave) << "the large part alone fills one wave of 256-thread blocks";
+    // Alone it fills one wave of 256-thread blocks: 1024 of the 1056 slots, the even
+    // split of its 8192 vectors for each thread index into 8 a thread (binding.cc,
+    // evenSplit).
+    ASSERT_EQ(alone.kernels[0].binding.blocks(), 1024);
+    ASSERT_LE(alone.kernels[0].binding.blocks(), wave);
     const int64_t others = alone.kernels[1].binding.blocks() + alone.kernels[2].binding.blocks();
     ASSERT_GT(others, 1);
     for (bool deterministic : {false, true}) {

@@ -1,8 +1,9 @@
 // The binding policy's wave rules (poly/binding.cc): blocks that split the reduced axis
 // fill the fewest waves that reach 90% of their slots (one wave of longer blocks rather
-// than several of shorter ones), and row-resident x-reduces that would leave more than
-// half of a wave's threads idle take 2 items per thread instead of 4. Each case is also
-// checked against the reference on the CPU.
+// than several of shorter ones), threads whose loops are short take an even split, and
+// row-resident x-reduces that would leave more than half of a wave's threads idle take
+// 2 items per thread instead of 4. Each case is also checked against the reference on
+// the CPU.
 #include <gtest/gtest.h>
 
 #include "driver/cpu_check.h"
@@ -76,6 +77,27 @@ TEST(WavePolicy, SplitsStillLeaveEachThreadItsItems) {
   const Binding& b = onlyBinding(c);
   EXPECT_EQ(b.BX, 256);
   EXPECT_EQ(b.GX, 3);
+}
+
+TEST(WavePolicy, ShortUnevenLoopsTakeAnEvenSplit) {
+  // [32,64,56,56] over (0,2,3): 25088 vectors a channel, 98 for each of 256 thread
+  // indices. The wave rule's 13 blocks leave each thread 7 or 8 (a loop whose last
+  // instances run one after another); 7 blocks give every thread 14, a constant trip.
+  auto channelSums = [](std::vector<int64_t> shape) {
+    GraphBuilder g("channel_sums");
+    g.output(g.reduceSum(g.input("x", DType::Float32, shape), {0, 2, 3}));
+    return g.build();
+  };
+  const CompiledGraph even = compiledAndChecked(channelSums({32, 64, 56, 56}));
+  EXPECT_EQ(onlyBinding(even).GX, 7);
+  EXPECT_NE(even.program.kernels.at(0).source.find("(c1 <= 13)"), std::string::npos) << "a constant trip of 14";
+  // [16,64,112,112]: 16 blocks leave 12-13 vectors a thread, a loop long enough to keep.
+  EXPECT_EQ(onlyBinding(compiledAndChecked(channelSums({16, 64, 112, 112}))).GX, 16);
+  // [32,128,28,28]: 6272 vectors a channel do not divide among 256 thread indices.
+  EXPECT_EQ(onlyBinding(compiledAndChecked(channelSums({32, 128, 28, 28}))).GX, 4);
+  // The `split` knob sets the split, at most one instance a thread (98 blocks here).
+  EXPECT_EQ(onlyBinding(compiledAndChecked(channelSums({32, 64, 56, 56}), "split=10")).GX, 10);
+  EXPECT_EQ(onlyBinding(compiledAndChecked(channelSums({32, 64, 56, 56}), "split=5000")).GX, 98);
 }
 
 TEST(WavePolicy, SparseRowResidentRowsTakeTwoItems) {

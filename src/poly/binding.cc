@@ -153,6 +153,31 @@ int64_t splitReduced(int64_t N, int64_t threadsAlongJ, int64_t tilesOfI, int thr
   return overall.first;
 }
 
+// Short per-thread loops pay for an uneven split: the accumulation loop, unrolled by U
+// with a trip count that differs between threads, runs its last (trip mod U)
+// instances one after another, each a load and then the work waiting for it (nvcc's
+// remainder loop); a split that gives every thread the same trip makes it a constant
+// and the remainder straight-line code whose loads issue together. So when the wave
+// rule leaves threads at most kShortTrip instances, the largest split from half its
+// choice up that divides the row evenly, at most kMaxEvenTrip instances a thread, is
+// taken instead. H200, 2026-11-29 (docs/results.md, session 44), all 18 shapes where
+// the rule changes the split: channel sums, maxima and Welford statistics over
+// (0,2,3) 13 -> 7 and 25 -> 14 blocks a channel (var_mean f32 [32,64,56,56] 14.4 ->
+// 13.6 us, its sum 13.4 -> 12.3), all-reduces of 5-8 M floats 1056 -> 1024 blocks:
+// 4-10% faster, none slower. Longer loops keep the wave rule's split: there the
+// remainder is a small share, and halving the blocks of an all-reduce of 2^24 floats
+// (15-16 vectors a thread) lost 10% (Welford).
+constexpr int64_t kShortTrip = 8;
+constexpr int64_t kMaxEvenTrip = 16;
+
+int64_t evenSplit(int64_t gx, int64_t N, int64_t threadsAlongJ) {
+  if (gx < 2 || ceilDiv(N, threadsAlongJ * gx) > kShortTrip || N % threadsAlongJ != 0) return gx;
+  const int64_t perThreadColumn = N / threadsAlongJ;  // instances along j for each thread index, all blocks together
+  for (int64_t g = gx; 2 * g >= gx; --g)
+    if (perThreadColumn % g == 0 && perThreadColumn / g <= kMaxEvenTrip) return g;
+  return gx;
+}
+
 }  // namespace
 
 int64_t residentBlocks(const Target& t, int threadsPerBlock) {
@@ -406,8 +431,9 @@ Binding chooseBinding(const KernelPlan& plan, const Target& target, const Kernel
   // several passes because its rows are short or many; a scan has no other form.
   b.GX = rowResident              ? 1
          : c.splitBlocks != KernelConfig::kAuto ? std::min<int64_t>(c.splitBlocks, ceilDiv(plan.N, threadsAlongJ(b, plan.form)))
-                                  : splitReduced(plan.N, threadsAlongJ(b, plan.form), b.tiles, b.threadsPerBlock(),
-                                                 itemsFor(c, plan.form, plan.N), target, blocksBeside);
+                                  : evenSplit(splitReduced(plan.N, threadsAlongJ(b, plan.form), b.tiles, b.threadsPerBlock(),
+                                                           itemsFor(c, plan.form, plan.N), target, blocksBeside),
+                                              plan.N, threadsAlongJ(b, plan.form));
   if (plan.hasScan()) splitScanRows(b, plan.N, threadsAlongJ(b, plan.form), target);
   b.partials = b.multiBlock() && combineThroughPartials(plan, c);
   // Ordered tuples: the same threads and blocks, each over one contiguous chunk of j

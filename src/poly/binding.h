@@ -16,7 +16,9 @@
 // GX is chosen for the best wave efficiency (blocks / (waves * resident blocks), 8
 // resident blocks per SM): 1280 row blocks on 1056 resident slots leave the second
 // wave 80% idle, 3 blocks per row fill 91% of 4 waves. Each thread still handles at
-// least kMinItemsPerThread elements.
+// least kMinItemsPerThread elements. Where that leaves each thread a short loop whose
+// trip differs between threads, a split that gives all the same trip is preferred
+// (evenSplit in binding.cc); the `split` knob overrides both.
 #pragma once
 
 #include <cstdint>
