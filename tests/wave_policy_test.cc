@@ -1,7 +1,7 @@
 // The binding policy's wave rules (poly/binding.cc): blocks that split the reduced axis
 // fill the fewest waves that reach 90% of their slots (one wave of longer blocks rather
-// than several of shorter ones), threads whose loops are short take an even split, and
-// row-resident x-reduces that would leave more than half of a wave's threads idle take
+// than several of shorter ones), threads whose loops are short take an even split (an
+// uneven one runs the common trip, then one guarded instance), and row-resident x-reduces that would leave more than half of a wave's threads idle take
 // 2 items per thread instead of 4. Each case is also checked against the reference on
 // the CPU.
 #include <gtest/gtest.h>
@@ -98,6 +98,29 @@ TEST(WavePolicy, ShortUnevenLoopsTakeAnEvenSplit) {
   // The `split` knob sets the split, at most one instance a thread (98 blocks here).
   EXPECT_EQ(onlyBinding(compiledAndChecked(channelSums({32, 64, 56, 56}), "split=10")).GX, 10);
   EXPECT_EQ(onlyBinding(compiledAndChecked(channelSums({32, 64, 56, 56}), "split=5000")).GX, 98);
+}
+
+// A split the row's instances do not divide: the grid-stride loop is the trip every
+// thread runs (a constant) and then the last instance under its guard (poly/schedule.cc,
+// commonIterationsEnd), each loop unrolled; the results match on the CPU.
+TEST(WavePolicy, UnevenSplitsRunTheCommonTripThenOneGuardedInstance) {
+  GraphBuilder g("channel_sums");
+  g.output(g.reduceSum(g.input("x", DType::Float32, {32, 64, 56, 56}), {0, 2, 3}));
+  // 13 blocks of 256 along 25088 vectors: 7 strides of 3328 whole, then 1792 left.
+  const CompiledGraph uneven = compiledAndChecked(g.build(), "split=13");
+  const std::string& source = uneven.program.kernels.at(0).source;
+  EXPECT_NE(source.find("(c1 <= 6); c1 += 1)"), std::string::npos) << source;
+  EXPECT_NE(source.find("if (((256 * bx) + tx) <= 1791)"), std::string::npos) << source;
+  EXPECT_EQ(test_support::occurrences(source, "#pragma unroll 4\n"), 2u) << "one loop per alignment version";
+  // Down columns (a y-reduce: threads along j are threadIdx.y), plain and as Welford.
+  const CompiledGraph columns = compiledAndChecked(columnSums(DType::Float32, 3000, 4096), "vector=1");
+  EXPECT_EQ(onlyBinding(columns).GX, 8) << "3000 rows over 8 x 8 threads: 46 strides, then 56 rows";
+  EXPECT_NE(columns.program.kernels.at(0).source.find("(c1 <= 45); c1 += 1)"), std::string::npos);
+  GraphBuilder w("welford_columns");
+  auto [var, mean] = w.varMean(w.input("x", DType::Float32, {3000, 96}), {0});
+  w.output(var);
+  w.output(mean);
+  compiledAndChecked(w.build(), "split=7");
 }
 
 TEST(WavePolicy, SparseRowResidentRowsTakeTwoItems) {

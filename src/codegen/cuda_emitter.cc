@@ -250,11 +250,17 @@ class KernelEmitter : private AccumulatorNames {
   }
   void emitLoopWith(std::ostream& os, const AstNode& mark, int d, Alignment aligned, LoopInvariants invariants) {
     if (!cache_.empty()) os << indent(d) << "cache_slot = 0;  // this pass's loads take slots 0, 1, ...\n";
-    if (mark.children[0]->kind == AstNode::Kind::For) os << indent(d) << "#pragma unroll" << passLoopUnroll() << "\n";
     const Alignment outerAligned = std::exchange(alignment_, aligned);
     const int outerGuards = std::exchange(guards_, 0);
     LoopInvariants outerInvariants = std::exchange(invariants_, std::move(invariants));
-    emitNode(os, *mark.children[0], d);
+    // A loop whose last iteration only some threads run comes as the loop over the
+    // iterations all threads run, then that guarded one (poly/schedule, separated
+    // accumulation loops): each loop of the block is unrolled.
+    const AstNode& loops = *mark.children[0];
+    for (const auto& part : loops.kind == AstNode::Kind::Block ? loops.children : mark.children) {
+      if (part->kind == AstNode::Kind::For) os << indent(d) << "#pragma unroll" << passLoopUnroll() << "\n";
+      emitNode(os, *part, d);
+    }
     invariants_ = std::move(outerInvariants);
     guards_ = outerGuards;
     alignment_ = outerAligned;

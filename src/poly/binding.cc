@@ -154,19 +154,21 @@ int64_t splitReduced(int64_t N, int64_t threadsAlongJ, int64_t tilesOfI, int thr
 }
 
 // Short per-thread loops pay for an uneven split: the accumulation loop, unrolled by U
-// with a trip count that differs between threads, runs its last (trip mod U)
-// instances one after another, each a load and then the work waiting for it (nvcc's
-// remainder loop); a split that gives every thread the same trip makes it a constant
-// and the remainder straight-line code whose loads issue together. So when the wave
+// with a trip count that differs between threads, ran its last (trip mod U) instances
+// one after another, each a load and then the work waiting for it (nvcc's remainder
+// loop; since the loop is split into the common trip and a guarded last instance,
+// poly/schedule.cc, that instance and one more block tail a row remain). A split that
+// gives every thread the same trip makes it a constant with neither. So when the wave
 // rule leaves threads at most kShortTrip instances, the largest split from half its
 // choice up that divides the row evenly, at most kMaxEvenTrip instances a thread, is
 // taken instead. H200, 2026-11-29 (docs/results.md, session 44), all 18 shapes where
 // the rule changes the split: channel sums, maxima and Welford statistics over
 // (0,2,3) 13 -> 7 and 25 -> 14 blocks a channel (var_mean f32 [32,64,56,56] 14.4 ->
 // 13.6 us, its sum 13.4 -> 12.3), all-reduces of 5-8 M floats 1056 -> 1024 blocks:
-// 4-10% faster, none slower. Longer loops keep the wave rule's split: there the
-// remainder is a small share, and halving the blocks of an all-reduce of 2^24 floats
-// (15-16 vectors a thread) lost 10% (Welford).
+// 4-10% faster, none slower; against the split loop 3-7% (var_mean 14.5 -> 13.6).
+// Longer loops keep the wave rule's split: there the remainder is a small share, and
+// halving the blocks of an all-reduce of 2^24 floats (15-16 vectors a thread) lost 10%
+// (Welford).
 constexpr int64_t kShortTrip = 8;
 constexpr int64_t kMaxEvenTrip = 16;
 

@@ -223,6 +223,38 @@ isl_schedule_node* addPassBand(isl_schedule_node* seq, int k, isl_ctx* ctx, cons
   return isl_schedule_node_parent(isl_schedule_node_parent(leaf));  // mark -> filter -> sequence
 }
 
+// Where the grid-stride loop over j (stride `jStride` instances) runs a trip that
+// differs between threads: the instances j below the returned bound are those every
+// thread runs (its first extent / jStride iterations); 0 where all threads run the same
+// trip, none is common to all, or the loop is not a single pass's plain grid stride.
+int64_t commonIterationsEnd(const KernelPlan& p, const Binding& b, const Vectorization& vec, int64_t jStride) {
+  if (p.passes() != 1 || p.hasScan() || b.chunk > 0 || b.multiBlockScan() || vec.masked()) return 0;
+  const int64_t extent = vec.width > 1 && vec.axis == 'j' ? p.N / vec.width : p.N;
+  if (extent % jStride == 0) return 0;
+  return extent / jStride * jStride;
+}
+
+// addPassBand for a loop split at `commonEnd` (commonIterationsEnd): under the mark, a
+// sequence of the instances below it (a loop of the same trip in every thread) and
+// those above (its last iteration, which only some threads run). Unrolled, the first
+// needs no remainder loop -- nvcc's remainder of `#pragma unroll` runs its instances
+// one after another, each waiting for its own load.
+isl_schedule_node* addSplitPassBand(isl_schedule_node* seq, int k, isl_ctx* ctx, const std::string& point,
+                                    const std::string& band, int64_t commonEnd, const char* mark) {
+  isl_schedule_node* node = isl_schedule_node_child(isl_schedule_node_child(seq, k), 0);
+  isl_union_set_list* parts = isl_union_set_list_alloc(ctx, 2);
+  parts = isl_union_set_list_add(parts, readUnionSet(ctx, "{ " + point + " : j < " + str(commonEnd) + " }"));
+  parts = isl_union_set_list_add(parts, readUnionSet(ctx, "{ " + point + " : j >= " + str(commonEnd) + " }"));
+  node = isl_schedule_node_insert_sequence(node, parts);
+  for (int m = 0; m < 2; ++m) {
+    node = isl_schedule_node_child(isl_schedule_node_child(node, m), 0);
+    node = isl_schedule_node_insert_partial_schedule(node, readBand(ctx, band));
+    node = isl_schedule_node_parent(isl_schedule_node_parent(node));  // band -> filter -> sequence
+  }
+  node = isl_schedule_node_insert_mark(node, isl_id_alloc(ctx, mark, nullptr));
+  return isl_schedule_node_parent(isl_schedule_node_parent(node));  // mark -> filter -> sequence
+}
+
 isl_schedule_node* insertBindingContext(isl_schedule_node* node, isl_ctx* ctx, const Binding& b) {
   const std::string text = "[bx, by, tx, ty] -> { [] : 0 <= bx < " + str(b.GX) + " and 0 <= by < " + str(b.GY) +
                            " and 0 <= tx < " + str(b.BX) + " and 0 <= ty < " + str(b.BY) + " }";
@@ -255,11 +287,15 @@ ScheduleResult buildSchedule(isl_ctx* ctx, const KernelPlan& p, const Binding& b
     // (A multi-block scan's block walks its own chunk of tiles.)
     int64_t jStride = (y ? b.BY : b.BX) * (b.multiBlockScan() ? 1 : b.GX);
     std::string jLoop = b.chunk > 0 ? "j" : "floor(j/" + str(jStride) + ")";
+    const int64_t commonEnd = commonIterationsEnd(p, b, vec, jStride);
     POLYRED_CHECK(b.chunk == 0 || vec.width == 1, "vector lanes with contiguous chunks per thread");
     for (size_t k = 0; k < stmts.size(); ++k) {
       if (stmts[k].dims != Stmt::Dims::Point) continue;
       const char* mark = p.hasStage(stmts[k].pass) ? "reduction" : "pointwise";
-      node = addPassBand(node, static_cast<int>(k), ctx, "[{ " + tuple(stmts[k]) + " -> [(" + jLoop + ")] }]", mark);
+      const std::string band = "[{ " + tuple(stmts[k]) + " -> [(" + jLoop + ")] }]";
+      node = commonEnd > 0 && p.hasStage(stmts[k].pass)
+                 ? addSplitPassBand(node, static_cast<int>(k), ctx, tuple(stmts[k]), band, commonEnd, mark)
+                 : addPassBand(node, static_cast<int>(k), ctx, band, mark);
     }
     node = isl_schedule_node_parent(node);  // the tile band
   } else {
