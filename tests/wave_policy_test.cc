@@ -1,9 +1,9 @@
 // The binding policy's wave rules (poly/binding.cc): blocks that split the reduced axis
 // fill the fewest waves that reach 90% of their slots (one wave of longer blocks rather
 // than several of shorter ones), threads whose loops are short take an even split (an
-// uneven one runs the common trip, then one guarded instance), and row-resident x-reduces that would leave more than half of a wave's threads idle take
-// 2 items per thread instead of 4. Each case is also checked against the reference on
-// the CPU.
+// uneven one runs the common trip, then one guarded instance), and row-resident
+// x-reduces that would leave more than half of a wave's threads idle take 2 items per
+// thread instead of 4. Each case is also checked against the reference on the CPU.
 #include <gtest/gtest.h>
 
 #include "driver/cpu_check.h"
