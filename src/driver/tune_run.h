@@ -2,11 +2,10 @@
 //
 // Takes: a graph and the compile options it would get. Gives (tuneGraph): the graph
 // compiled with every candidate KernelConfig (tune/config_search.h, or the caller's
-// list), the distinct
-// programs among them launched on the same inputs, checked against the reference and
-// timed (docs/method.md), and the entry to record in the tuning database
-// (tune/tuning_db.h). applyTuning gives compile options the database's config for
-// the graph on the current target, unless the user fixed one.
+// list), the distinct programs among them launched on the same inputs, checked
+// against the reference and timed (docs/method.md), and the entry to record in the
+// tuning database (tune/tuning_db.h). applyTuning gives compile options the database's
+// config for the graph on the current target, unless the user fixed one.
 #pragma once
 
 #include <string>

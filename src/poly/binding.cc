@@ -431,16 +431,21 @@ Binding chooseBinding(const KernelPlan& plan, const Target& target, const Kernel
   if (blocksBeside > residentBlocks(target, b.threadsPerBlock()) / 4) blocksBeside = 0;
   // A row-resident kernel keeps a row in one block: rowsFitOneBlock() admitted one of
   // several passes because its rows are short or many; a scan has no other form.
-  b.GX = rowResident              ? 1
-         : c.splitBlocks != KernelConfig::kAuto ? std::min<int64_t>(c.splitBlocks, ceilDiv(plan.N, threadsAlongJ(b, plan.form)))
-                                  : evenSplit(splitReduced(plan.N, threadsAlongJ(b, plan.form), b.tiles, b.threadsPerBlock(),
-                                                           itemsFor(c, plan.form, plan.N), target, blocksBeside),
-                                              plan.N, threadsAlongJ(b, plan.form));
-  if (plan.hasScan()) splitScanRows(b, plan.N, threadsAlongJ(b, plan.form), target);
+  const int64_t alongJ = threadsAlongJ(b, plan.form);
+  if (rowResident) {
+    b.GX = 1;
+  } else if (c.splitBlocks != KernelConfig::kAuto) {  // the knob: at most one instance a thread
+    b.GX = std::min<int64_t>(c.splitBlocks, ceilDiv(plan.N, alongJ));
+  } else {
+    const int64_t byWaves =
+        splitReduced(plan.N, alongJ, b.tiles, b.threadsPerBlock(), itemsFor(c, plan.form, plan.N), target, blocksBeside);
+    b.GX = evenSplit(byWaves, plan.N, alongJ);
+  }
+  if (plan.hasScan()) splitScanRows(b, plan.N, alongJ, target);
   b.partials = b.multiBlock() && combineThroughPartials(plan, c);
   // Ordered tuples: the same threads and blocks, each over one contiguous chunk of j
   // (the last ones may be short or empty: they contribute the identity).
-  if (plan.hasOrderedReduction()) b.chunk = std::max<int64_t>(1, ceilDiv(plan.N, threadsAlongJ(b, plan.form) * b.GX));
+  if (plan.hasOrderedReduction()) b.chunk = std::max<int64_t>(1, ceilDiv(plan.N, alongJ * b.GX));
   return b;
 }
 

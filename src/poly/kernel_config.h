@@ -17,8 +17,9 @@
 //            partials), pairs of 8/16-bit data from 512, else scalar (laneLimitFor)
 //   split    how many blocks share each row (or column) along the reduced axis and
 //            combine their results (1..65535; at most one per thread's worth of
-//            the row: threads along j). auto: the wave rule of binding.cc
-//            (splitReduced). Row-resident kernels and scans keep their own
+//            the row: threads along j). auto: the wave rule and the even split of
+//            binding.cc. Row-resident kernels (one block a row) and scans keep
+//            their own splits
 //   unroll   how far each thread's accumulation loop is unrolled (1..32): the loads
 //            it keeps in flight. auto: 4
 //   cache    on, regs, off or auto: row-resident kernels keep their row for the later
