@@ -229,7 +229,7 @@ isl_schedule_node* addPassBand(isl_schedule_node* seq, int k, isl_ctx* ctx, cons
 // trip, none is common to all, or the loop is not a single pass's plain grid stride.
 int64_t commonIterationsEnd(const KernelPlan& p, const Binding& b, const Vectorization& vec, int64_t jStride) {
   if (p.passes() != 1 || p.hasScan() || b.chunk > 0 || b.multiBlockScan() || vec.masked()) return 0;
-  const int64_t extent = vec.width > 1 && vec.axis == 'j' ? p.N / vec.width : p.N;
+  const int64_t extent = vec.axis == 'j' ? vec.vectorsAlong(p.N) : p.N;
   if (extent % jStride == 0) return 0;
   return extent / jStride * jStride;
 }
