@@ -120,7 +120,7 @@ TEST(NvrtcKernels, EveryReductionDtypeAndForm) {
 }
 
 // The last block's gather of a y-reduce with lanes: its blocks store their partials
-// block by block (a warp's rows consecutive), and the last block folds every lane of
+// block by block (a warp's columns consecutive), and the last block folds every lane of
 // its columns together, columns past M combining nothing (a last tile past M).
 TEST(NvrtcKernels, DeterministicPartialsOfColumnLanesAreGatheredByTheWholeBlock) {
   GraphBuilder b("columns");
@@ -132,11 +132,11 @@ TEST(NvrtcKernels, DeterministicPartialsOfColumnLanesAreGatheredByTheWholeBlock)
   ASSERT_EQ(k.vector.accumulatorLanes, 4);
   EXPECT_NE((k.plan.M / 4) % k.binding.BX, 0) << "meant to end with a partial tile of columns";
   const std::string& source = c.program.kernels[0].source;
-  for (int lane = 0; lane < 4; ++lane)
-    EXPECT_NE(source.find("ws0[bx * 8200 + (4 * (((32 * by) + tx)) + " + std::to_string(lane) + ")] = acc0[" +
-                          std::to_string(lane) + "]"),
-              std::string::npos)
-        << source;
+  // Each column's partial from the thread of that column (block_store_y_lanes).
+  EXPECT_NE(source.find("block_store_y_lanes<float, polyred_dev::Sum<float>, 32, 8, 4>(acc0, polyred_dev::Sum<float>(), "
+                        "smem0, ws0 + bx * 8200 + first_column0, 8200LL - first_column0);"),
+            std::string::npos)
+      << source;
   EXPECT_NE(source.find("combine_block_partials_y_lanes<float, polyred_dev::Sum<float>, 32, 8, 4, true, "
                         "polyred_dev::AnyOrder>(ws0, 8200, " + std::to_string(k.binding.GX) +
                         ", 4 * ((by) * 32 + tx), 8200, "),

@@ -311,10 +311,14 @@ class KernelEmitter : private AccumulatorNames {
         os << indent(d) << "}\n";
         return;
       }
-      case AstNode::Kind::If:
-        os << indent(d) << "if " << toC(n.cond) << " {\n";
+      case AstNode::Kind::If: {
+        // A guard whose statements emit nothing (a Contribute done by the block
+        // reduction) is left out, outside the pass loops (which count their guards).
+        std::ostringstream then;
         if (guards_ >= 0) ++guards_;
-        emitNode(os, *n.children[0], d + 1);
+        emitNode(then, *n.children[0], d + 1);
+        if (then.str().empty() && n.children.size() == 1 && guards_ < 0) return;
+        os << indent(d) << "if " << toC(n.cond) << " {\n" << then.str();
         if (n.children.size() > 1) {
           os << indent(d) << "} else {\n";
           emitNode(os, *n.children[1], d + 1);
@@ -322,6 +326,7 @@ class KernelEmitter : private AccumulatorNames {
         os << indent(d) << "}\n";
         if (guards_ > 0 && --guards_ == 0) os << cache_.advanceAfterGuard(indent(d));
         return;
+      }
       case AstNode::Kind::User: emitStatement(os, n.user, d); return;
     }
   }
@@ -349,6 +354,10 @@ class KernelEmitter : private AccumulatorNames {
       for (size_t r = 0; r < p_.reductions.size(); ++r) {
         if (p_.reductions[r].stage != u.pass || !owns(r)) continue;
         bool everyThread = broadcastsTotal(r);
+        if (lanesTogether_ && k_.binding.multiBlock()) {
+          os << contributeLanes(r, i, in);
+          continue;
+        }
         if (lanesTogether_) {
           os << in << "polyred_dev::block_reduce_y_lanes<" << accType(r) << ", " << functor(r) << ", " << shape() << ", "
              << lanes_ << treePolicy(r) << ">(acc" << r << ", " << op(r) << ", smem" << r << ");\n";
@@ -366,6 +375,7 @@ class KernelEmitter : private AccumulatorNames {
         emitFinish(os, u, totals, row(i, l), l, d);
       }
     } else if (s == "Contribute") {
+      if (lanesTogether_) return;  // the BlockReduce contributed (contributeLanes)
       for (size_t r = 0; r < p_.reductions.size(); ++r)
         for (int l = 0; l < lanes_ && owns(r); ++l) {
           if (o_.deterministic)
@@ -399,6 +409,23 @@ class KernelEmitter : private AccumulatorNames {
     } else {
       POLYRED_CHECK(false, "unknown statement " << s);
     }
+  }
+
+  // A multi-block y-reduce whose lanes reduce together hands each column's total to the
+  // cross-block combine from the thread of that column (block_contribute_y_lanes, or
+  // block_store_y_lanes for the partials), so that a warp's atomics or stores cover
+  // consecutive columns; its Contribute statement then emits nothing.
+  std::string contributeLanes(size_t r, const std::string& tile, const std::string& in) const {
+    const std::string first = "first_column" + std::to_string(r);
+    const std::string slots = o_.deterministic ? partialIndex(crossBlock_, first) : first;
+    std::ostringstream os;
+    os << in << "const long long " << first << " = " << lanes_ * k_.binding.BX << "LL * (" << tile
+       << ");  // the tile's first column\n"
+       << in << "polyred_dev::" << (o_.deterministic ? "block_store_y_lanes<" : "block_contribute_y_lanes<")
+       << accType(r) << ", " << functor(r) << ", " << shape() << ", " << lanes_ << treePolicy(r) << ">(acc" << r
+       << ", " << op(r) << ", smem" << r << ", ws" << r << " + " << slots << ", " << p_.M << "LL - " << first
+       << ");\n";
+    return os.str();
   }
 
   // The accumulators the blocks combine (codegen/cross_block.h).

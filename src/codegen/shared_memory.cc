@@ -10,7 +10,8 @@ namespace polyred {
 namespace {
 // The accumulators block_reduce_y_lanes stages (polyred_reduce_layout.cuh, smem_y_lanes).
 int64_t laneSlots(const PolyKernel& k) {
-  return int64_t{k.vector.accumulatorLanes} * k.binding.BY * (k.binding.BX + 1);
+  const int lanes = k.vector.accumulatorLanes;
+  return int64_t{lanes} * polyred_dev::y_lane_stride(k.binding.BX, k.binding.BY, lanes);
 }
 }  // namespace
 

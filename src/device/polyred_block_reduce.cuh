@@ -368,6 +368,31 @@ __device__ __forceinline__ T block_reduce_y(T v, Op op, T* smem) {
   }
 }
 
+namespace detail {
+
+// block_reduce_y_lanes' staging: lane l of thread (x, y) at smem[l * y_lane_stride + y *
+// (BX + 1) + x], between two barriers (the first: the previous user of smem is done with it).
+template <class T, int BX, int BY, int V>
+__device__ __forceinline__ void stage_y_lanes(const T (&v)[V], T* smem) {
+  constexpr int kLaneStride = y_lane_stride(BX, BY, V);
+  const int t = thread_linear<BX>(), x = t % BX, y = t / BX;
+  __syncthreads();
+#pragma unroll
+  for (int l = 0; l < V; ++l) smem[l * kLaneStride + y * (BX + 1) + x] = v[l];
+  __syncthreads();
+}
+
+// Lane `lane` of thread x's column, staged by stage_y_lanes, folded over y in order.
+template <class T, class Op, int BX, int BY, int V>
+__device__ __forceinline__ T fold_staged_column(const T* smem, int lane, int x, Op op) {
+  const T* rows = smem + lane * y_lane_stride(BX, BY, V) + x;
+  T total = rows[0];
+  for (int r = 1; r < BY; ++r) total = op(total, rows[r * (BX + 1)]);
+  return total;
+}
+
+}  // namespace detail
+
 // Combines each of a thread's V lanes along y -- lane l of thread x is column x * V + l
 // -- for all lanes at once: every thread stages its V values (lane-major rows of BX + 1,
 // so a warp's writes and reads hit distinct banks), one barrier, then thread c folds
@@ -381,23 +406,17 @@ __device__ __forceinline__ void block_reduce_y_lanes(T (&v)[V], Op op, T* smem) 
   POLYRED_CHECK_BLOCK_ACCUMULATOR(T, Order);
   POLYRED_CHECK_BLOCK_SHAPE(BX, BY);
   if constexpr (BY > 1) {
-    constexpr int kStride = BX + 1;
     const int t = thread_linear<BX>(), x = t % BX, y = t / BX;
-    __syncthreads();  // the previous user of smem is done with it
-#pragma unroll
-    for (int l = 0; l < V; ++l) smem[(l * BY + y) * kStride + x] = v[l];
-    __syncthreads();
+    detail::stage_y_lanes<T, BX, BY, V>(v, smem);
+    constexpr int kLaneStride = y_lane_stride(BX, BY, V);
     for (int c = t; c < BX * V; c += BX * BY) {
       const int lane = c / BX, column = c % BX;
-      T* rows = smem + lane * BY * kStride + column;
-      T total = rows[0];
-      for (int r = 1; r < BY; ++r) total = op(total, rows[r * kStride]);
-      rows[0] = total;
+      smem[lane * kLaneStride + column] = detail::fold_staged_column<T, Op, BX, BY, V>(smem, lane, column, op);
     }
     __syncthreads();
     if (y == 0) {
 #pragma unroll
-      for (int l = 0; l < V; ++l) v[l] = smem[l * BY * kStride + x];
+      for (int l = 0; l < V; ++l) v[l] = smem[l * kLaneStride + x];
     }
   }
 }

@@ -11,6 +11,8 @@
 //   Atomic (fast, order of combination varies run to run):
 //     1. partial = block_reduce_{x,y,all}(per-thread value)
 //     2. one thread per output slot: atomic_combine(&ws_acc[slot], partial, op)
+//        (a y-reduce whose threads own several columns does 1 and 2 in one call,
+//        block_contribute_y_lanes: each column from a thread of its own)
 //     3. last = block_arrive_last(&ws_ticket[group], blocks_per_group)
 //        (= __syncthreads(); thread (0,0): arrive_last(...), an acquire-release
 //           increment; broadcast through shared memory)
@@ -20,7 +22,7 @@
 //     1. partial as above; one thread per slot stores it (plain store) to
 //        ws_partials[slot * blocks_per_group + index of the block in its group] (x-
 //        and all-reduces), ws_partials[index of the block * slots + slot] (y-reduces,
-//        whose warps own consecutive slots)
+//        whose warps own consecutive slots; with lanes, block_store_y_lanes)
 //     2. last = block_arrive_last(&ws_ticket[group], blocks_per_group)
 //     3. if (last): value = combine_partials_fixed_order{,_x}(&ws_partials[slot *
 //        blocks_per_group], blocks_per_group, identity, op, smem) or
@@ -105,6 +107,41 @@ __device__ __forceinline__ bool block_arrive_last(unsigned* ticket, unsigned exp
     last_flag = arrive_last(ticket, expected) ? 1u : 0u;
   __syncthreads();
   return last_flag != 0u;
+}
+
+// A multi-block y-reduce's contribution when its threads own V columns each (lanes):
+// the block's lanes are staged as block_reduce_y_lanes stages them, and thread c of the
+// block folds column c of the tile over y in order -- lane c % V of thread c / V -- and
+// hands its total to sink(c, total), for the tile's columns below `columns` (a last
+// tile may be short). So a warp's threads hold consecutive columns: their atomics or
+// partial stores cover consecutive addresses, where thread x's V lanes, V apart, put
+// each warp-wide atomic over V cache lines (H200, 2026-11-30, docs/results.md session
+// 45: a column sum f32 [8192,1024], 1024 blocks, 19.8 -> 15.6 us; wide_deep's f16
+// [16000,1024] column sums 19.9 -> 15.7). The staging's lane stride (y_lane_stride)
+// keeps a warp's folds, V lanes of 32 / V threads, on distinct banks. Leaves v as it
+// is. All threads of the block must call it.
+template <class T, class Op, int BX, int BY, int V, class Order, class Sink>
+__device__ __forceinline__ void contribute_y_lanes(const T (&v)[V], Op op, T* smem, long long columns, Sink sink) {
+  POLYRED_CHECK_BLOCK_ACCUMULATOR(T, Order);
+  POLYRED_CHECK_BLOCK_SHAPE(BX, BY);
+  detail::stage_y_lanes<T, BX, BY, V>(v, smem);
+  for (int c = thread_linear<BX>(); c < BX * V; c += BX * BY)
+    if (c < columns) sink(c, detail::fold_staged_column<T, Op, BX, BY, V>(smem, c % V, c / V, op));
+}
+
+// contribute_y_lanes into the tile's atomic slots (`slots`: the tile's first column).
+template <class T, class Op, int BX, int BY, int V, class Order = AnyOrder>
+__device__ __forceinline__ void block_contribute_y_lanes(const T (&v)[V], Op op, T* smem, T* slots,
+                                                         long long columns) {
+  contribute_y_lanes<T, Op, BX, BY, V, Order>(v, op, smem, columns,
+                                              [&](int c, T total) { atomic_combine(slots + c, total, op); });
+}
+
+// contribute_y_lanes as this block's partials (`partials`: its partial of the tile's
+// first column; the deterministic protocol).
+template <class T, class Op, int BX, int BY, int V, class Order = AnyOrder>
+__device__ __forceinline__ void block_store_y_lanes(const T (&v)[V], Op op, T* smem, T* partials, long long columns) {
+  contribute_y_lanes<T, Op, BX, BY, V, Order>(v, op, smem, columns, [&](int c, T total) { partials[c] = total; });
 }
 
 // Reads the combined value at *addr and puts `identity` back, in one atomic exchange.

@@ -219,11 +219,19 @@ POLYRED_HD constexpr int smem_y() {
   return max_int(1, ColumnsLayout::make(BX, BY).smem_elements());
 }
 // A y-reduce whose threads own V columns each (vector lanes): block_reduce_y_lanes
-// stages every lane of the block at once, V * BY rows of BX + 1 (padded: no bank
-// conflicts), and shares the array with the lane-by-lane reductions' layout.
+// stages every lane of the block at once, lane by lane, BY rows of BX + 1 each (padded:
+// a warp's stores and its folds along x hit distinct banks), and contribute_y_lanes
+// folds the staged columns in tensor order (32 consecutive columns: V lanes of 32 / V
+// threads), so each lane's rows start 32 / V banks after the previous lane's. The
+// elements from one lane's rows to the next's:
+POLYRED_HD constexpr int y_lane_stride(int bx, int by, int v) {
+  const int rows = by * (bx + 1), apart = v < 32 ? 32 / v : 1;
+  return rows + ((apart - rows % 32) % 32 + 32) % 32;
+}
+// The array, shared with the lane-by-lane reductions' layout.
 template <int BX, int BY, int V>
 POLYRED_HD constexpr int smem_y_lanes() {
-  return max_int(smem_y<BX, BY>(), V * BY * (BX + 1));
+  return max_int(smem_y<BX, BY>(), V * y_lane_stride(BX, BY, V));
 }
 template <int BX, int BY>
 POLYRED_HD constexpr int smem_all() {
