@@ -288,9 +288,10 @@ TEST(Vectorize, YReduceLanesAreColumnsOfTheirOwn) {
 // The policy's column pairs (poly/vectorize.cc, laneLimitFor): sums and logical
 // reductions of 8- and 16-bit data over columns of at least 8192 rows, 512 to 1023 of
 // them, take 2 lanes, reduced together, and so do maxima of
-// 16-bit floats (their blocks combine through partials); wider data, shorter columns
-// and narrower axes keep scalar code; 1024 columns or more take 4 lanes (maxima of
-// floats 2). Pairs take the cache hints of any single-pass kernel: loads that stream
+// 16-bit floats (their blocks combine through partials); shorter columns and narrower
+// axes keep scalar code; 1024 columns or more take 4 lanes (maxima of floats 2), and so
+// do sums of 32-bit data from 768 columns and 6 Mi elements (f32 [8192,768]; a maximum
+// of floats there keeps scalar code). Pairs take the cache hints of any single-pass kernel: loads that stream
 // where the kernel reads a quarter of the L2 or more (poly/cache_hints.cc).
 TEST(Vectorize, NarrowColumnsOfSmallDataTakePairs) {
   struct Case {
@@ -302,7 +303,9 @@ TEST(Vectorize, NarrowColumnsOfSmallDataTakePairs) {
   for (Case k : {Case{DType::Float16, 8192, 768, false, 2}, Case{DType::Bool, 8192, 512, false, 2},
                  Case{DType::Int8, 9000, 640, false, 2}, Case{DType::Float16, 8192, 768, true, 2},
                  Case{DType::Float32, 8192, 768, true, 1}, Case{DType::Float32, 8192, 1024, true, 2},
-                 Case{DType::Float32, 8192, 768, false, 1}, Case{DType::Float16, 4096, 768, false, 1},
+                 Case{DType::Float32, 8192, 768, false, 4}, Case{DType::Float16, 4096, 768, false, 1},
+                 Case{DType::Float32, 8000, 768, false, 1}, Case{DType::Float16, 8000, 1024, false, 4},
+                 Case{DType::Float32, 4096, 1024, false, 1}, Case{DType::Float32, 16384, 512, false, 1},
                  Case{DType::Float16, 8192, 256, false, 1}, Case{DType::Float16, 8192, 1024, false, 4},
                  Case{DType::Float16, 8192, 767, false, 1}, Case{DType::Float16, 21128, 768, false, 2}}) {
     GraphBuilder b("columns");

@@ -156,6 +156,22 @@ constexpr int kColumnPairLanes = 2;
 constexpr int kMaxColumnPairBytes = 2;
 constexpr int64_t kMinColumnsForWideLanes = 8192;
 constexpr int kNarrowColumnLanes = 4;
+// Since each column's total reaches the cross-block combine from a thread of its own
+// (contribute_y_lanes: a warp's atomics over consecutive columns, where each thread's V
+// lanes had put every warp-wide atomic over V cache lines), 4 lanes pay on shorter
+// columns too, and on 768 columns of 4-byte data, once the tensor holds 6 Mi elements
+// (H200, 2026-11-30, docs/results.md session 45, `polyred tune --candidates=vector=N`,
+// scalar -> 4 lanes): sums f16 [8000,1024] 13.23 -> 12.11 us, [8000,1536] 17.82 ->
+// 13.79, [4096,1536] 11.14 -> 10.50; f32 [8000,1024] 16.24 -> 15.65, [8000,1536] 21.65
+// -> 19.73, [16384,768] 21.86 -> 20.08, [21128,768] 26.32 -> 23.42, [8192,768] 13.89 ->
+// 13.78, Table 2's sg07 ([8192,768], two loads) 22.96 -> 19.68. Below 6 Mi elements they
+// lost (f32 [4096,1024] 11.14 -> 11.49, [4096,768] 9.89 -> 10.56, every [2048,N]) or
+// tied (f32 [8000,768] 13.58 -> 13.66); so did narrower axes (f32 [16384,512] 16.42 ->
+// 16.74) and maxima of floats ([8192,768] 14.42 -> 16.13), which keep the rules above.
+// 16-bit data over 512 to 1023 columns keeps its pairs ([16384,768] 13.15 us, 4 lanes
+// 14.64).
+constexpr int64_t kMinColumnsForWordLanes = 768;
+constexpr int64_t kMinElementsForNarrowLanes = int64_t{6} << 20;
 
 // Whether the expression has an op of long latency (a division or a transcendental).
 bool hasLongLatencyOp(const ScalarExpr& e) {
@@ -217,9 +233,14 @@ int widestLoadBytes(const KernelPlan& plan) {
 int laneLimitFor(int maxWidth, const KernelPlan& plan) {
   if (maxWidth != KernelConfig::kAuto) return maxWidth;
   if (plan.form != CanonicalForm::YReduce || plan.M >= kMinColumnsForWideLanes) return 16;
-  if (plan.N < kMinRowsForNarrowLanes) return 1;
   // (Blocks without an atomic for their combiner combine through partials.)
-  if (plan.M >= kMinColumnsForLanes) return plan.hasCompareAndSwapCombine() ? kColumnPairLanes : kNarrowColumnLanes;
+  const bool partials = plan.hasCompareAndSwapCombine();
+  if (plan.N >= kMinRowsForNarrowLanes && plan.M >= kMinColumnsForLanes)
+    return partials ? kColumnPairLanes : kNarrowColumnLanes;
+  const bool wideEnough = plan.M >= kMinColumnsForLanes ||
+                          (plan.M >= kMinColumnsForWordLanes && widestLoadBytes(plan) > kMaxColumnPairBytes);
+  if (!partials && wideEnough && plan.M * plan.N >= kMinElementsForNarrowLanes) return kNarrowColumnLanes;
+  if (plan.N < kMinRowsForNarrowLanes) return 1;
   const bool pairs = plan.M >= kMinColumnsForPairs && widestLoadBytes(plan) <= kMaxColumnPairBytes;
   return pairs ? kColumnPairLanes : 1;
 }
