@@ -419,11 +419,11 @@ class KernelEmitter : private AccumulatorNames {
     const std::string first = "first_column" + std::to_string(r);
     const std::string slots = o_.deterministic ? partialIndex(crossBlock_, first) : first;
     std::ostringstream os;
-    os << in << "const long long " << first << " = " << lanes_ * k_.binding.BX << "LL * (" << tile
+    os << in << "const " << idx_ << " " << first << " = " << lanes_ * k_.binding.BX << " * (" << tile
        << ");  // the tile's first column\n"
        << in << "polyred_dev::" << (o_.deterministic ? "block_store_y_lanes<" : "block_contribute_y_lanes<")
        << accType(r) << ", " << functor(r) << ", " << shape() << ", " << lanes_ << treePolicy(r) << ">(acc" << r
-       << ", " << op(r) << ", smem" << r << ", ws" << r << " + " << slots << ", " << p_.M << "LL - " << first
+       << ", " << op(r) << ", smem" << r << ", ws" << r << " + " << slots << ", " << p_.M << " - " << first
        << ");\n";
     return os.str();
   }

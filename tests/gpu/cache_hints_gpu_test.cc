@@ -50,13 +50,8 @@ void expectStreamsAndMatches(const Graph& g, const CompileOptions& options) {
   ASSERT_NE(compiled.program.kernels[0].source.find("PrLoadHint::Streaming>("), std::string::npos)
       << compiled.program.kernels[0].source;
   GpuRunOptions run;
-  run.time = false;
   run.repeatChecks = 2;
-  GpuRunReport r = runOnGpu(compiled, run);
-  EXPECT_TRUE(r.ok) << r.check;
-  if (options.deterministic) {
-    EXPECT_TRUE(r.bitwiseRepeatable) << r.check;
-  }
+  test_support::expectMatchesOnGpu(compiled, options.deterministic, run);
 }
 
 TEST(CacheHintsGpu, StreamedReductionsMatchTheReference) {

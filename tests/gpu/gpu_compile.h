@@ -2,6 +2,8 @@
 // capability and SM count), and a graph of one reduction.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <string>
 #include <vector>
 
@@ -25,6 +27,18 @@ inline Graph singleReduction(const std::string& name, DType t, const Shape& shap
   GraphBuilder b(name);
   b.output(b.reduce(b.input("x", t, shape), r, axes, false));
   return b.build();
+}
+
+// Runs `compiled` on the GPU (untimed) as `run` says and expects every launch to match
+// the reference -- and, for a deterministic kernel, its repeated launches to equal the
+// first bit for bit.
+inline void expectMatchesOnGpu(const CompiledGraph& compiled, bool deterministic, GpuRunOptions run) {
+  run.time = false;
+  GpuRunReport r = runOnGpu(compiled, run);
+  EXPECT_TRUE(r.ok) << r.check;
+  if (deterministic) {
+    EXPECT_TRUE(r.bitwiseRepeatable) << r.check;
+  }
 }
 
 }  // namespace polyred::test_support

@@ -48,13 +48,8 @@ TEST(HorizontalFusionGpu, FusedLaunchesMatchTheReference) {
       }
       EXPECT_LT(compiled.program.kernels.size(), compiled.partition.kernels.size()) << "something was fused";
       GpuRunOptions run;
-      run.time = false;
       run.repeatChecks = 3;
-      GpuRunReport r = runOnGpu(compiled, run);
-      EXPECT_TRUE(r.ok) << r.check;
-      if (deterministic) {
-        EXPECT_TRUE(r.bitwiseRepeatable) << r.check;
-      }
+      test_support::expectMatchesOnGpu(compiled, deterministic, run);
     }
   }
 }

@@ -67,14 +67,9 @@ TEST(MisalignedGpu, KernelsOnOffsetTensorsMatchTheReference) {
         vectorized = vectorized || k.source.find("vector_ok") != std::string::npos;
       ASSERT_TRUE(vectorized) << "no kernel with vector accesses: the case tests nothing";
       GpuRunOptions run;
-      run.time = false;
       run.misalignElements = 1;
       run.repeatChecks = deterministic ? 2 : 0;
-      GpuRunReport r = runOnGpu(compiled, run);
-      EXPECT_TRUE(r.ok) << r.check;
-      if (deterministic) {
-        EXPECT_TRUE(r.bitwiseRepeatable) << r.check;
-      }
+      test_support::expectMatchesOnGpu(compiled, deterministic, run);
     }
 }
 

@@ -55,13 +55,8 @@ TEST(YLanesGpu, ColumnByColumnContributionsMatchTheReference) {
                   source.find("block_store_y_lanes<") != std::string::npos)
           << source;
       GpuRunOptions run;
-      run.time = false;
       run.repeatChecks = 2;
-      GpuRunReport r = runOnGpu(compiled, run);
-      EXPECT_TRUE(r.ok) << r.check;
-      if (deterministic) {
-        EXPECT_TRUE(r.bitwiseRepeatable) << r.check;
-      }
+      test_support::expectMatchesOnGpu(compiled, deterministic, run);
     }
 }
 
