@@ -291,7 +291,7 @@ TEST(Vectorize, YReduceLanesAreColumnsOfTheirOwn) {
 // 16-bit floats (their blocks combine through partials); shorter columns and narrower
 // axes keep scalar code; 1024 columns or more take 4 lanes (maxima of floats 2), and so
 // do sums of 32-bit data from 768 columns and 6 Mi elements (f32 [8192,768]; a maximum
-// of floats there keeps scalar code). Pairs take the cache hints of any single-pass kernel: loads that stream
+// of floats there, and 64-bit data, keep scalar code). Pairs take the cache hints of any single-pass kernel: loads that stream
 // where the kernel reads a quarter of the L2 or more (poly/cache_hints.cc).
 TEST(Vectorize, NarrowColumnsOfSmallDataTakePairs) {
   struct Case {
@@ -306,6 +306,7 @@ TEST(Vectorize, NarrowColumnsOfSmallDataTakePairs) {
                  Case{DType::Float32, 8192, 768, false, 4}, Case{DType::Float16, 4096, 768, false, 1},
                  Case{DType::Float32, 8000, 768, false, 1}, Case{DType::Float16, 8000, 1024, false, 4},
                  Case{DType::Float32, 4096, 1024, false, 1}, Case{DType::Float32, 16384, 512, false, 1},
+                 Case{DType::Float64, 8192, 768, false, 1},
                  Case{DType::Float16, 8192, 256, false, 1}, Case{DType::Float16, 8192, 1024, false, 4},
                  Case{DType::Float16, 8192, 767, false, 1}, Case{DType::Float16, 21128, 768, false, 2}}) {
     GraphBuilder b("columns");

@@ -171,6 +171,7 @@ constexpr int kNarrowColumnLanes = 4;
 // 16-bit data over 512 to 1023 columns keeps its pairs ([16384,768] 13.15 us, 4 lanes
 // 14.64).
 constexpr int64_t kMinColumnsForWordLanes = 768;
+constexpr int kWordLaneBytes = 4;  // (64-bit data over 768-1023 columns was not measured)
 constexpr int64_t kMinElementsForNarrowLanes = int64_t{6} << 20;
 
 // Whether the expression has an op of long latency (a division or a transcendental).
@@ -238,7 +239,7 @@ int laneLimitFor(int maxWidth, const KernelPlan& plan) {
   if (plan.N >= kMinRowsForNarrowLanes && plan.M >= kMinColumnsForLanes)
     return partials ? kColumnPairLanes : kNarrowColumnLanes;
   const bool wideEnough = plan.M >= kMinColumnsForLanes ||
-                          (plan.M >= kMinColumnsForWordLanes && widestLoadBytes(plan) > kMaxColumnPairBytes);
+                          (plan.M >= kMinColumnsForWordLanes && widestLoadBytes(plan) == kWordLaneBytes);
   if (!partials && wideEnough && plan.M * plan.N >= kMinElementsForNarrowLanes) return kNarrowColumnLanes;
   if (plan.N < kMinRowsForNarrowLanes) return 1;
   const bool pairs = plan.M >= kMinColumnsForPairs && widestLoadBytes(plan) <= kMaxColumnPairBytes;
