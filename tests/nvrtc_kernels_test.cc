@@ -147,6 +147,31 @@ TEST(NvrtcKernels, DeterministicPartialsOfColumnLanesAreGatheredByTheWholeBlock)
   expectCpuCheckPasses(c, true, "deterministic y-reduce with column lanes");
 }
 
+// The atomic combine of a y-reduce with lanes: the block reduction and the contribution
+// are one call (block_contribute_y_lanes), its threads each combining one column of the
+// tile; the Contribute statement emits nothing, nor does the guard around it, and the
+// last block takes the totals lane by lane as before.
+TEST(NvrtcKernels, AtomicColumnLanesContributeColumnByColumn) {
+  GraphBuilder b("columns");
+  b.output(b.reduceSum(b.input("x", DType::Float32, {2048, 8200}), {0}));
+  CompiledGraph c = compile(b.build(), false);
+  const PolyKernel& k = c.kernels.at(0);
+  ASSERT_EQ(k.plan.form, CanonicalForm::YReduce);
+  EXPECT_GT(k.binding.GX, 1);
+  ASSERT_EQ(k.vector.accumulatorLanes, 4);
+  const std::string& source = c.program.kernels[0].source;
+  EXPECT_NE(source.find("block_contribute_y_lanes<float, polyred_dev::Sum<float>, 32, 8, 4>(acc0, "
+                        "polyred_dev::Sum<float>(), smem0, ws0 + first_column0, 8200 - first_column0);"),
+            std::string::npos)
+      << source;
+  EXPECT_EQ(source.find("atomic_combine("), std::string::npos) << source;
+  EXPECT_EQ(source.find("block_reduce_y_lanes<"), std::string::npos) << source;
+  EXPECT_EQ(source.find("{\n  }"), std::string::npos) << "an empty guard was left: " << source;
+  EXPECT_NE(source.find("take_and_reset(&ws0[(4 * (((32 * by) + tx)) + 3)]"), std::string::npos) << source;
+  expectNvrtcCompiles(c, "y-reduce with column lanes, atomics");
+  expectCpuCheckPasses(c, false, "y-reduce with column lanes, atomics");
+}
+
 TEST(NvrtcKernels, ElementwiseEveryDtype) {
   for (DType t : kAllDTypes) {
     GraphBuilder b("elementwise");
