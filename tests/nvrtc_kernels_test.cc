@@ -120,17 +120,25 @@ TEST(NvrtcKernels, EveryReductionDtypeAndForm) {
   }
 }
 
-// The last block's gather of a y-reduce with lanes: its blocks store their partials
-// block by block (a warp's columns consecutive), and the last block folds every lane of
-// its columns together, columns past M combining nothing (a last tile past M).
-TEST(NvrtcKernels, DeterministicPartialsOfColumnLanesAreGatheredByTheWholeBlock) {
+// A sum down the columns of f32 [2048, 8200] in `c`: one y-reduce over several blocks
+// whose threads own 4 columns each (the two tests below).
+void compileColumnLanes(bool deterministic, CompiledGraph& c) {
   GraphBuilder b("columns");
   b.output(b.reduceSum(b.input("x", DType::Float32, {2048, 8200}), {0}));
-  CompiledGraph c = compile(b.build(), true);
+  c = compile(b.build(), deterministic);
   const PolyKernel& k = c.kernels.at(0);
   ASSERT_EQ(k.plan.form, CanonicalForm::YReduce);
   EXPECT_GT(k.binding.GX, 1);
   ASSERT_EQ(k.vector.accumulatorLanes, 4);
+}
+
+// The last block's gather of a y-reduce with lanes: its blocks store their partials
+// block by block (a warp's columns consecutive), and the last block folds every lane of
+// its columns together, columns past M combining nothing (a last tile past M).
+TEST(NvrtcKernels, DeterministicPartialsOfColumnLanesAreGatheredByTheWholeBlock) {
+  CompiledGraph c;
+  ASSERT_NO_FATAL_FAILURE(compileColumnLanes(true, c));
+  const PolyKernel& k = c.kernels.at(0);
   EXPECT_NE((k.plan.M / 4) % k.binding.BX, 0) << "meant to end with a partial tile of columns";
   const std::string& source = c.program.kernels[0].source;
   // Each column's partial from the thread of that column (block_store_y_lanes).
@@ -152,13 +160,8 @@ TEST(NvrtcKernels, DeterministicPartialsOfColumnLanesAreGatheredByTheWholeBlock)
 // tile; the Contribute statement emits nothing, nor does the guard around it, and the
 // last block takes the totals lane by lane as before.
 TEST(NvrtcKernels, AtomicColumnLanesContributeColumnByColumn) {
-  GraphBuilder b("columns");
-  b.output(b.reduceSum(b.input("x", DType::Float32, {2048, 8200}), {0}));
-  CompiledGraph c = compile(b.build(), false);
-  const PolyKernel& k = c.kernels.at(0);
-  ASSERT_EQ(k.plan.form, CanonicalForm::YReduce);
-  EXPECT_GT(k.binding.GX, 1);
-  ASSERT_EQ(k.vector.accumulatorLanes, 4);
+  CompiledGraph c;
+  ASSERT_NO_FATAL_FAILURE(compileColumnLanes(false, c));
   const std::string& source = c.program.kernels[0].source;
   EXPECT_NE(source.find("block_contribute_y_lanes<float, polyred_dev::Sum<float>, 32, 8, 4>(acc0, "
                         "polyred_dev::Sum<float>(), smem0, ws0 + first_column0, 8200 - first_column0);"),

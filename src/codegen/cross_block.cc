@@ -34,6 +34,32 @@ std::string partialIndex(const CrossBlockKernel& k, const std::string& row) {
   return "(" + row + ") * " + std::to_string(k.GX) + " + bx";
 }
 
+void emitContribute(std::ostream& os, const CrossBlockKernel& k, const std::vector<CrossBlockAccumulator>& accs,
+                    const std::vector<std::string>& rowOfLane, const std::string& in) {
+  if (k.lanesTogether) return;
+  for (const CrossBlockAccumulator& a : accs)
+    for (int l = 0; l < k.lanes; ++l) {
+      const std::string n = std::to_string(a.number), acc = k.lanes > 1 ? a.name + "[" + std::to_string(l) + "]" : a.name;
+      if (k.partials)
+        os << in << "ws" << n << "[" << partialIndex(k, rowOfLane.at(l)) << "] = " << acc << ";\n";
+      else
+        os << in << "polyred_dev::atomic_combine(&ws" << n << "[" << rowOfLane.at(l) << "], " << acc << ", " << a.functor
+           << "());\n";
+    }
+}
+
+void emitContributeLanes(std::ostream& os, const CrossBlockKernel& k, const CrossBlockAccumulator& a,
+                         const std::string& tile, const std::string& in) {
+  const std::string n = std::to_string(a.number), first = "first_column" + n;
+  const std::string policy = a.order == "polyred_dev::AnyOrder" ? "" : ", " + a.order;  // (the library's default)
+  os << in << "const " << k.index << " " << first << " = " << k.lanes * k.BX << " * (" << tile
+     << ");  // the tile's first column\n"
+     << in << "polyred_dev::" << (k.partials ? "block_store_y_lanes<" : "block_contribute_y_lanes<") << a.type << ", "
+     << a.functor << ", " << k.BX << ", " << k.BY << ", " << k.lanes << policy << ">(" << a.name << ", " << a.functor
+     << "(), smem" << n << ", ws" << n << " + " << (k.partials ? partialIndex(k, first) : first) << ", " << k.M
+     << " - " << first << ");\n";
+}
+
 namespace {
 
 // A y-reduce: each thread's lanes over the blocks' rows of partials, a chunk of blocks

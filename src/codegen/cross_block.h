@@ -52,6 +52,19 @@ void addCrossBlockWorkspaces(const CrossBlockKernel& k, const std::vector<CrossB
 // Where a block stores its partial of `row` (an index expression into ws<n>).
 std::string partialIndex(const CrossBlockKernel& k, const std::string& row);
 
+// Each thread's contribution of its rows to the combine (the Contribute statement):
+// lane l's row is rowOfLane[l]; an atomic combine, or a store of the block's partial.
+// Nothing where the lanes reduce together (emitContributeLanes did it).
+void emitContribute(std::ostream& os, const CrossBlockKernel& k, const std::vector<CrossBlockAccumulator>& accs,
+                    const std::vector<std::string>& rowOfLane, const std::string& indent);
+
+// A y-reduce whose lanes reduce together: its block reduction and contribution in one
+// call at the BlockReduce of tile `tile` (block_contribute_y_lanes, or
+// block_store_y_lanes for the partials), each column's total from the thread of that
+// column, so that a warp's atomics or stores cover consecutive columns.
+void emitContributeLanes(std::ostream& os, const CrossBlockKernel& k, const CrossBlockAccumulator& a,
+                         const std::string& tile, const std::string& indent);
+
 // The last block of tile `tile` combines its rows' partials into the accumulators (in
 // the thread whose Final stores the row).
 void emitGatherPartials(std::ostream& os, const CrossBlockKernel& k, const std::vector<CrossBlockAccumulator>& accs,

@@ -355,18 +355,16 @@ class KernelEmitter : private AccumulatorNames {
         if (p_.reductions[r].stage != u.pass || !owns(r)) continue;
         bool everyThread = broadcastsTotal(r);
         if (lanesTogether_ && k_.binding.multiBlock()) {
-          os << contributeLanes(r, i, in);
-          continue;
-        }
-        if (lanesTogether_) {
+          emitContributeLanes(os, crossBlock_, crossBlockAccumulator(r), i, in);
+        } else if (lanesTogether_) {
           os << in << "polyred_dev::block_reduce_y_lanes<" << accType(r) << ", " << functor(r) << ", " << shape() << ", "
              << lanes_ << treePolicy(r) << ">(acc" << r << ", " << op(r) << ", smem" << r << ");\n";
-          continue;
+        } else {
+          for (int l = 0; l < lanes_; ++l)
+            os << in << acc(r, l) << " = polyred_dev::" << blockReduceFn(everyThread) << "<" << accType(r) << ", "
+               << functor(r) << ", " << shape() << treePolicy(r) << ">(" << acc(r, l) << ", " << op(r) << ", smem" << r
+               << (everyThread ? ", totals" + std::to_string(r) : "") << ");\n";
         }
-        for (int l = 0; l < lanes_; ++l)
-          os << in << acc(r, l) << " = polyred_dev::" << blockReduceFn(everyThread) << "<" << accType(r) << ", "
-             << functor(r) << ", " << shape() << treePolicy(r) << ">(" << acc(r, l) << ", " << op(r) << ", smem" << r
-             << (everyThread ? ", totals" + std::to_string(r) : "") << ");\n";
       }
     } else if (s == "Store") {
       for (int l = 0; l < lanes_; ++l) {
@@ -375,15 +373,9 @@ class KernelEmitter : private AccumulatorNames {
         emitFinish(os, u, totals, row(i, l), l, d);
       }
     } else if (s == "Contribute") {
-      if (lanesTogether_) return;  // the BlockReduce contributed (contributeLanes)
-      for (size_t r = 0; r < p_.reductions.size(); ++r)
-        for (int l = 0; l < lanes_ && owns(r); ++l) {
-          if (o_.deterministic)
-            os << in << "ws" << r << "[" << partialIndex(crossBlock_, row(i, l)) << "] = " << acc(r, l) << ";\n";
-          else
-            os << in << "polyred_dev::atomic_combine(&ws" << r << "[" << row(i, l) << "], " << acc(r, l) << ", "
-               << op(r) << ");\n";
-        }
+      std::vector<std::string> rowOfLane;
+      for (int l = 0; l < lanes_; ++l) rowOfLane.push_back(row(i, l));
+      emitContribute(os, crossBlock_, crossBlockAccumulators(), rowOfLane, in);
     } else if (s == "Arrive") {
       os << in << "last_block = polyred_dev::block_arrive_last(&tickets[" << i << "], " << k_.binding.GX << "u);\n";
       if (o_.deterministic) emitGatherPartials(os, crossBlock_, crossBlockAccumulators(), i, indent(d));
@@ -411,31 +403,16 @@ class KernelEmitter : private AccumulatorNames {
     }
   }
 
-  // A multi-block y-reduce whose lanes reduce together hands each column's total to the
-  // cross-block combine from the thread of that column (block_contribute_y_lanes, or
-  // block_store_y_lanes for the partials), so that a warp's atomics or stores cover
-  // consecutive columns; its Contribute statement then emits nothing.
-  std::string contributeLanes(size_t r, const std::string& tile, const std::string& in) const {
-    const std::string first = "first_column" + std::to_string(r);
-    const std::string slots = o_.deterministic ? partialIndex(crossBlock_, first) : first;
-    std::ostringstream os;
-    os << in << "const " << idx_ << " " << first << " = " << lanes_ * k_.binding.BX << " * (" << tile
-       << ");  // the tile's first column\n"
-       << in << "polyred_dev::" << (o_.deterministic ? "block_store_y_lanes<" : "block_contribute_y_lanes<")
-       << accType(r) << ", " << functor(r) << ", " << shape() << ", " << lanes_ << treePolicy(r) << ">(acc" << r
-       << ", " << op(r) << ", smem" << r << ", ws" << r << " + " << slots << ", " << p_.M << " - " << first
-       << ");\n";
-    return os.str();
+  // The accumulators the blocks combine (codegen/cross_block.h): reduction r's, and all
+  // the owners'.
+  CrossBlockAccumulator crossBlockAccumulator(size_t r) const {
+    return {static_cast<int>(r), "acc" + std::to_string(r), accType(r), (tuple(r) ? qualifier_ : "") + accType(r),
+            functor(r), identity(r), treeOrder(r), &p_.reductions[r].reduction};
   }
-
-  // The accumulators the blocks combine (codegen/cross_block.h).
   std::vector<CrossBlockAccumulator> crossBlockAccumulators() const {
     std::vector<CrossBlockAccumulator> accs;
     for (size_t r = 0; r < p_.reductions.size(); ++r)
-      if (owns(r))
-        accs.push_back({static_cast<int>(r), "acc" + std::to_string(r), accType(r),
-                        (tuple(r) ? qualifier_ : "") + accType(r), functor(r), identity(r), treeOrder(r),
-                        &p_.reductions[r].reduction});
+      if (owns(r)) accs.push_back(crossBlockAccumulator(r));
     return accs;
   }
 
