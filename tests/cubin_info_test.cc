@@ -88,14 +88,14 @@ TEST(CubinInfo, CorpusWithNvrtcCountsRegisterLimitedKernels) {
   o.nvrtc = true;
   o.maxPoints = 1 << 12;
   std::ostringstream progress;
-  const CorpusSummary s = runCorpus(std::string(POLYRED_SOURCE_DIR) + "/tests/data/akg/lstm", o, progress);
+  const CorpusSummary s = runCorpus(std::string(POLYRED_SOURCE_DIR) + "/tests/data/akg/deep_fm/level1", o, progress);
   ASSERT_TRUE(s.failures.empty()) << s.toString();
   int launches = 0;
   for (const auto& [count, files] : s.launchesPerGraph) launches += count * files;
   EXPECT_EQ(s.cubins, launches) << "one CUBIN per launched kernel";
   for (const auto& [file, what] : s.registerLimited) EXPECT_NE(what.find(" registers, "), std::string::npos) << file;
-  // lstm's Reshape_Transpose 1513731845463005129 takes 36 registers unbounded and 32,
-  // with no spills, bound to 8 blocks (runtime/register_fit.h).
+  // deep_fm's parallel 15983009430977764326 takes 40 registers unbounded and 32, with
+  // no spills, bound to 8 blocks (runtime/register_fit.h).
   EXPECT_GE(s.registersFitted, 1);
   EXPECT_NE(s.toString().find("CUBINs (--nvrtc): " + std::to_string(launches) +
                               ", registers fitted: " + std::to_string(s.registersFitted) +

@@ -3,13 +3,15 @@
 // than several of shorter ones), threads whose loops are short take an even split (an
 // uneven one runs the common trip, then one guarded instance), and row-resident
 // x-reduces that would leave more than half of a wave's threads idle take 2 items per
-// thread instead of 4. Each case is also checked against the reference on the CPU.
+// thread instead of 4, and elementwise kernels give each thread one instance (no loop).
+// Each case is also checked against the reference on the CPU.
 #include <gtest/gtest.h>
 
 #include "driver/cpu_check.h"
 #include "driver/pipeline.h"
 #include "frontend/builder.h"
 #include "lowering_helpers.h"
+#include "codegen/cpu_block_sample.h"
 #include "poly/binding.h"
 #include "row_resident_graphs.h"
 
@@ -136,6 +138,41 @@ TEST(WavePolicy, SparseRowResidentRowsTakeTwoItems) {
   // `items` given: the configured shape.
   const CompiledGraph set = compiledAndChecked(testgraphs::softmax(DType::Float16, {32768, 128}, 1), "items=4");
   EXPECT_EQ(onlyBinding(set).BX, 4);
+}
+
+// An elementwise kernel's grid covers its instances, one (a vector of lanes) a thread, so
+// its loop is a guard: f32 [4097,4100] in vectors of 4 is 4199425 instances, 16405
+// blocks of 256, well past the four waves (4224 blocks) the grid once stopped at.
+TEST(WavePolicy, ElementwiseKernelsGiveEachThreadOneInstance) {
+  GraphBuilder g("scaled_add");
+  Value x = g.input("x", DType::Float32, {4097, 4100}), y = g.input("y", DType::Float32, {4097, 4100});
+  g.output(g.add(g.mul(x, x), y));
+  const CompiledGraph c = compiledAndChecked(g.build());
+  const Binding& b = onlyBinding(c);
+  EXPECT_EQ(c.kernels.at(0).vector.width, 4);
+  EXPECT_EQ(b.BX, 256);
+  EXPECT_EQ(b.GX, 16405);
+  const std::string& source = c.program.kernels.at(0).source;
+  EXPECT_EQ(source.find("for (int c0"), std::string::npos) << source;
+  EXPECT_NE(source.find("if (((256 * bx) + tx) <= 4199424)"), std::string::npos) << source;
+}
+
+// The CPU check of a kernel of millions of blocks runs a sample of them: the first, the
+// last and distinct others in increasing order, drawn without listing every block.
+TEST(WavePolicy, CpuCheckSamplesAmongMillionsOfBlocks) {
+  GraphBuilder g("negate");
+  g.output(g.neg(g.input("x", DType::Int8, {int64_t{3} << 30})));
+  const CompiledGraph c = test_support::compileWithKnobs(g.build(), "");
+  const PolyKernel& k = c.kernels.at(0);
+  ASSERT_GT(k.binding.GX, int64_t{1} << 20);
+  bool sampled = false;
+  const std::vector<std::pair<int64_t, int64_t>> blocks = blocksToRun(k, int64_t{1} << 16, sampled);
+  ASSERT_TRUE(sampled);
+  ASSERT_GE(blocks.size(), 2u);
+  EXPECT_LT(blocks.size(), 1000u);
+  EXPECT_EQ(blocks.front().first, 0);
+  EXPECT_EQ(blocks.back().first, k.binding.GX - 1);
+  for (size_t n = 1; n < blocks.size(); ++n) EXPECT_LT(blocks[n - 1].first, blocks[n].first) << "distinct, in order";
 }
 
 }  // namespace

@@ -3,21 +3,32 @@
 #include <algorithm>
 #include <numeric>
 #include <random>
+#include <set>
 
 namespace polyred {
 
 namespace {
 
-// A sample of `count` indices 0..count-1 within `keep`: the first, the last and
-// pseudo-random others.
+// A sample of `keep` of the indices 0..count-1: the first, the last and pseudo-random
+// others (Floyd's algorithm: no list of all `count` indices, which an elementwise
+// kernel's millions of blocks would make long), in increasing order.
 std::vector<int64_t> sampleIndices(int64_t count, int64_t keep) {
-  std::vector<int64_t> all(static_cast<size_t>(count));
-  std::iota(all.begin(), all.end(), 0);
-  if (keep >= count) return all;
+  std::vector<int64_t> chosen;
+  if (keep >= count) {
+    chosen.resize(static_cast<size_t>(count));
+    std::iota(chosen.begin(), chosen.end(), 0);
+    return chosen;
+  }
   std::mt19937_64 rng(12345);
-  std::shuffle(all.begin() + 1, all.end() - 1, rng);
-  std::vector<int64_t> chosen = {0, count - 1};
-  for (size_t k = 1; k + 1 < all.size() && static_cast<int64_t>(chosen.size()) < keep; ++k) chosen.push_back(all[k]);
+  std::set<int64_t> inner;  // from 1..count-2
+  const int64_t innerCount = count - 2, innerKeep = keep - 2;
+  for (int64_t j = innerCount - innerKeep; j < innerCount; ++j) {
+    const int64_t t = std::uniform_int_distribution<int64_t>(0, j)(rng);
+    inner.insert(inner.count(t + 1) ? j + 1 : t + 1);
+  }
+  chosen.push_back(0);
+  chosen.insert(chosen.end(), inner.begin(), inner.end());
+  chosen.push_back(count - 1);
   return chosen;
 }
 
