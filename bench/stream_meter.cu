@@ -7,15 +7,19 @@
 // CASES: one case per line, "key bytes_read bytes_written" (bench/run_all.sh writes it
 // from polyred's results). For each distinct (read, written) pair the meter times a
 // read-and-sum kernel -- 16-byte streaming loads, U independent loads in flight per
-// thread, a grid-stride loop over B blocks per SM, warp shuffles, one atomic per
-// block -- that also streams the written bytes out with 16-byte stores, for every
-// B in {1, 2, 4, 8}, U in {1, 2, 4, 8} and 256 or 512 threads, and keeps the fastest.
+// thread, a grid-stride loop over B blocks per SM, warp shuffles, a block sum kept
+// live by a store that never happens -- that also streams the written bytes out with
+// 16-byte stores, for every B in {0, 1, 2, 4, 8}, U in {1, 2, 4, 8} and 256 or 512
+// threads, and keeps the fastest. B = 0 is one pass: as many blocks as the bytes need,
+// each thread's loop one trip. (Session 46 added it and dropped the block's atomic on
+// one address, which made the one pass's thousands of blocks wait on each other: the
+// limit of large reads fell 1-3%, e.g. Table 2's sg02 32.6 -> 31.5 us on the H200.)
 // Method as everywhere: the memset of the sum and the kernel are one CUDA graph; per
 // timed call the L2 is flushed (256 MiB memset), then events around one replay; the
 // median of N calls (default 50; the search uses N/2 per configuration). Byte counts
 // are rounded up to 16 (at most 15 bytes more per side).
 // Output: one JSON object per case and line: key, bytes_read, bytes_written, us,
-// threads, blocks_per_sm, loads_in_flight. Exit 2 on bad usage, 3 on a CUDA error.
+// threads, blocks_per_sm (0: one pass), loads_in_flight. Exit 2 on bad usage, 3 on a CUDA error.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -67,7 +71,9 @@ __global__ void __launch_bounds__(512) streamKernel(const float4* __restrict__ i
   if (threadIdx.x == 0) {
     float block = 0;
     for (int w = 0; w < static_cast<int>(blockDim.x / 32); ++w) block += warps[w];
-    atomicAdd(sum, block);
+    // Stored only on a value the positive inputs never sum to: the loads stay live, and
+    // no atomic on one address makes thousands of short blocks wait on each other.
+    if (block < 0.f) *sum = block;
   }
 }
 
@@ -109,7 +115,7 @@ class Meter {
     check(cudaMemset(in, 0x3c, std::max<int64_t>(reads, 1) * 16), "input fill");  // nonzero floats
     std::pair<double, Config> best{1e30, {}};
     for (int threads : {256, 512})
-      for (int blocksPerSm : {1, 2, 4, 8})
+      for (int blocksPerSm : {0, 1, 2, 4, 8})
         for (int loads : {1, 2, 4, 8}) {
           Config c{threads, blocksPerSm, loads};
           const double us = time(c, in, reads, out, writes, std::max(1, iterations_ / 2));
@@ -128,7 +134,8 @@ class Meter {
     const int64_t work = std::max(reads, writes);
     const int64_t needed = std::max<int64_t>(1, (work + int64_t{c.threads} * c.loadsInFlight - 1) /
                                                     (int64_t{c.threads} * c.loadsInFlight));
-    const int blocks = static_cast<int>(std::min<int64_t>(needed, int64_t{c.blocksPerSm} * sms_));
+    const int64_t persistent = c.blocksPerSm == 0 ? int64_t{1} << 30 : int64_t{c.blocksPerSm} * sms_;
+    const int blocks = static_cast<int>(std::min<int64_t>(needed, persistent));
     cudaGraph_t graph;
     cudaGraphExec_t exec;
     check(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal), "capture");
