@@ -20,15 +20,16 @@ constexpr int kMaxWaves = 8;             // look no further than this many waves
 constexpr int64_t kMaxGridY = 65535;
 // An elementwise kernel gives each thread one statement instance (a vector of lanes)
 // and so many short blocks that the last wave's are a small share; a grid-stride loop
-// takes over only past kMaxElementwiseBlocks (2^32 instances in blocks of 256), which keeps
-// a horizontally fused launch's blocks far below the grid's 2^31 - 1. The loop over
+// takes over only past kMaxElementwiseBlocks (2^32 instances in blocks of 256), which
+// keeps a horizontally fused launch's blocks far below the grid's 2^31 - 1. The loop over
 // four waves of blocks it replaced lost 3-4% on streaming files: its wave count came
 // from threads per SM, so blocks that registers held to 6 per SM ran 5.3 waves, and
 // short blocks fill the SMs as they drain. H200, 2026-11-30 (docs/results.md, session
 // 46), 4 waves -> one instance a thread (us): wide_deep's GkDropout 808053980462053508
 // 125.7 -> 120.9 (torch.compile 120.8), its 4775603695370583184 175.9 -> 169.6
 // (168.3), its 8372888187105518809 126.3 -> 121.6 (121.6), vgg16's Cast
-// 3703874439199233056 153.5 -> 150.2 (145.9); 8, 16 and 64 waves fell in between.
+// 3703874439199233056 153.5 -> 150.2 (145.9); 8, 16 and 64 waves fell in between on
+// the first three (vgg16's best, 147.6 us, came at 16).
 constexpr int64_t kMaxElementwiseBlocks = int64_t{1} << 24;
 const KernelConfig kDefaults;
 constexpr int64_t kLargeAllReduce = int64_t{1} << 16;  // statement instances (vectors with lanes)
