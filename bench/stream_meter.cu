@@ -134,8 +134,9 @@ class Meter {
     const int64_t work = std::max(reads, writes);
     const int64_t needed = std::max<int64_t>(1, (work + int64_t{c.threads} * c.loadsInFlight - 1) /
                                                     (int64_t{c.threads} * c.loadsInFlight));
-    const int64_t persistent = c.blocksPerSm == 0 ? int64_t{1} << 30 : int64_t{c.blocksPerSm} * sms_;
-    const int blocks = static_cast<int>(std::min<int64_t>(needed, persistent));
+    // B blocks per SM, or (B = 0, one pass) every block the bytes need, within the grid.
+    const int64_t most = c.blocksPerSm == 0 ? int64_t{1} << 30 : int64_t{c.blocksPerSm} * sms_;
+    const int blocks = static_cast<int>(std::min<int64_t>(needed, most));
     cudaGraph_t graph;
     cudaGraphExec_t exec;
     check(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal), "capture");

@@ -7,11 +7,11 @@
 // Each case is also checked against the reference on the CPU.
 #include <gtest/gtest.h>
 
+#include "codegen/cpu_block_sample.h"
 #include "driver/cpu_check.h"
 #include "driver/pipeline.h"
 #include "frontend/builder.h"
 #include "lowering_helpers.h"
-#include "codegen/cpu_block_sample.h"
 #include "poly/binding.h"
 #include "row_resident_graphs.h"
 

@@ -24,7 +24,7 @@ std::vector<int64_t> sampleIndices(int64_t count, int64_t keep) {
   const int64_t innerCount = count - 2, innerKeep = keep - 2;
   for (int64_t j = innerCount - innerKeep; j < innerCount; ++j) {
     const int64_t t = std::uniform_int_distribution<int64_t>(0, j)(rng);
-    inner.insert(inner.count(t + 1) ? j + 1 : t + 1);
+    if (!inner.insert(t + 1).second) inner.insert(j + 1);  // t drawn before: j, new by construction
   }
   chosen.push_back(0);
   chosen.insert(chosen.end(), inner.begin(), inner.end());
