@@ -276,6 +276,32 @@ TEST(PipelineProperty, GpuSizedGraphsCheckOnTheCpuAndReachLongRowsAndManyBlocks)
               longRows);
 }
 
+// Elementwise graphs of GPU sizes (RandomGraphsGpu's): checked on the CPU (sampled),
+// and among them outputs whose flat size the lane count does not divide, which keep
+// their lanes with the last vector masked (poly/vectorize.h).
+TEST(PipelineProperty, GpuSizedElementwiseGraphsCheckOnTheCpuAndReachMaskedLanes) {
+  constexpr int kGraphs = 40;
+  int masked = 0, vectorized = 0;
+  for (uint64_t seed = 1; seed <= kGraphs; ++seed) {
+    Generated gen = GraphGenerator(seed, gpuSizes()).elementwiseGraph();
+    try {
+      CompiledGraph c = compileGraph(gen.graph, CompileOptions{});
+      for (const PolyKernel& k : c.kernels) {
+        if (k.plan.form != CanonicalForm::Elementwise || k.vector.width == 1) continue;
+        ++vectorized;
+        masked += k.vector.masked();
+      }
+      CpuCheckReport r = checkOnCpu(c, seed, 3000, false);
+      EXPECT_TRUE(r.ok) << "seed " << seed << " (" << describe(gen.features) << "):\n" << r.message << gen.graph.toString();
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "seed " << seed << " (" << describe(gen.features) << "): " << e.what() << "\n" << gen.graph.toString();
+    }
+  }
+  std::printf("GPU-sized elementwise graphs: %d kernels with lanes, %d of them masked\n", vectorized, masked);
+  EXPECT_GE(masked, 1);
+  EXPECT_GE(vectorized, kGraphs / 4);
+}
+
 // The one-element reference (interp/point_reference) is the oracle of large checks:
 // on every random graph it must give bit for bit what the whole-tensor reference gives.
 TEST(PipelineProperty, PointReferenceEqualsTheWholeReference) {

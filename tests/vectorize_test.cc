@@ -141,6 +141,66 @@ TEST(Vectorize, RowsOffTheVectorBoundaryGetMaskedLanes) {
     }
 }
 
+// An elementwise output whose flat size V does not divide keeps its lanes: vector i
+// covers V*i .. V*i + V - 1 (shift 0), every vector whole but the last, whose lanes
+// past the output load and store nothing. Each dtype's 16-byte width (8 at most), a
+// row-broadcast bias (bias[i mod 1001]: gathered), a column-broadcast scale (scale[i /
+// 1001]: gathered too, a row boundary falls inside vectors), a cast to a narrower
+// output, an in-place output and a flat size one short of a vector.
+TEST(Vectorize, ElementwiseOutputsOffTheVectorBoundaryGetMaskedLanes) {
+  struct Case {
+    DType t;
+    std::vector<int64_t> shape;
+    int width;
+  };
+  for (const Case& k : {Case{DType::Float32, {999, 1001}, 4}, Case{DType::Float16, {999, 1001}, 8},
+                        Case{DType::BFloat16, {333, 1001}, 8}, Case{DType::Int8, {257, 1001}, 8},
+                        Case{DType::Bool, {257, 1001}, 8}, Case{DType::Float64, {999, 1001}, 2},
+                        Case{DType::Int64, {333, 1001}, 2}, Case{DType::Int32, {65539}, 4}}) {
+    SCOPED_TRACE(std::string(dtypeName(k.t)) + " " + std::to_string(k.shape.front()));
+    GraphBuilder b("masked_elementwise");
+    Value x = b.input("x", k.t, k.shape);
+    if (k.shape.size() == 2) {
+      Value bias = b.input("bias", k.t, {k.shape[1]});
+      Value scale = b.input("scale", k.t, {k.shape[0], 1});
+      b.output(k.t == DType::Bool ? b.binary(OpKind::LogicalAnd, b.binary(OpKind::LogicalOr, x, bias), scale)
+                                   : b.mul(b.add(x, bias), scale));
+    } else {
+      b.output(b.neg(x));
+    }
+    const CompiledGraph c = compileAndCheck(b.build());
+    ASSERT_EQ(c.kernels.size(), 1u);
+    const Vectorization& v = c.kernels[0].vector;
+    EXPECT_EQ(v.axis, 'i');
+    EXPECT_EQ(v.width, k.width);
+    EXPECT_TRUE(v.masked());
+    EXPECT_EQ(v.shift, Vectorization::kUnshifted);
+    EXPECT_EQ(v.accesses.front(), LaneAccess::Contiguous);
+    const std::string& source = c.program.kernels[0].source;
+    const int64_t elements = k.shape.size() == 2 ? k.shape[0] * k.shape[1] : k.shape[0];
+    EXPECT_NE(source.find("pos + " + std::to_string(k.width) + " > " + std::to_string(elements)), std::string::npos)
+        << source;
+    EXPECT_NE(source.find(", whole, lo, hi);"), std::string::npos) << source;
+    EXPECT_NE(source.find(", false, lo, hi);"), std::string::npos) << source;
+  }
+  // A cast to f16 from f32 (the stores' 2 bytes allow 8 lanes, the loads' 4 bound them
+  // to 4) and an output written in place.
+  GraphBuilder cast("masked_cast");
+  Value x = cast.input("x", DType::Float32, {999, 1001});
+  cast.output(cast.cast(cast.mul(x, x), DType::Float16));
+  EXPECT_EQ(compileAndCheck(cast.build()).kernels.at(0).vector.width, 4);
+  GraphBuilder inPlace("masked_in_place");
+  Value acc = inPlace.input("acc", DType::Float32, {65537});
+  inPlace.outputInto(inPlace.add(acc, inPlace.input("g", DType::Float32, {65537})), acc);
+  const CompiledGraph assigned = compileAndCheck(inPlace.build());
+  EXPECT_TRUE(assigned.kernels.at(0).vector.masked());
+  // Sizes V divides keep whole vectors without masks.
+  GraphBuilder even("even");
+  Value e = even.input("x", DType::Float32, {1000, 1000});
+  even.output(even.add(e, e));
+  EXPECT_FALSE(compileAndCheck(even.build()).kernels.at(0).vector.masked());
+}
+
 // Row-resident kernels (several passes over each row, the last one storing points):
 // every pass takes the lanes, evaluates its own values with the earlier passes' totals
 // and stores whole vectors, masked at the row's ends when the rows are off the vector

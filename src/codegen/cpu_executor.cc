@@ -316,7 +316,7 @@ class BlockMachine {
     const std::vector<bool>& evaluated = passValues_.at(static_cast<size_t>(n.pass));
     laneTuples_.resize(p_.reductions.size() * static_cast<size_t>(V));
     for (int lane = 0; lane < V; ++lane) {
-      if (masked && (position + lane < 0 || position + lane >= p_.N)) {
+      if (masked && (position + lane < 0 || position + lane >= k_.vector.extentAlongAxis(p_))) {
         for (size_t r = 0; r < p_.reductions.size(); ++r)
           if (isTuple(r) && inPass(r)) laneTuples_[r * static_cast<size_t>(V) + static_cast<size_t>(lane)] = tupleIdentity(tupleOf(r));
         continue;

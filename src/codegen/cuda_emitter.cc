@@ -517,12 +517,13 @@ class KernelEmitter : private AccumulatorNames {
       vectorOk = vectorCondition(true);
       lanesInRow = ", lo, hi";
     } else if (masked) {
-      const std::string N = std::to_string(p_.N);
+      const int64_t extent = k_.vector.extentAlongAxis(p_);
+      const std::string N = std::to_string(extent);
       os << in << "  const long long pos = " << toC(u.offsets.back()) << ";  // lane 0's place in its row\n"
          << in << "  const int lo = pos < 0 ? (int)-pos : 0, hi = pos + " << w << " > " << N << " ? (int)(" << N
          << " - pos) : " << w << ";\n"
          // (whole from pos itself: lo and hi are then left to the partial vectors' path)
-         << in << "  const bool whole = pos >= 0 && pos <= " << p_.N - V << ";\n";
+         << in << "  const bool whole = pos >= 0 && pos <= " << extent - V << ";\n";
       vectorOk = vectorCondition(true);
       lanesInRow = ", lo, hi";
     }

@@ -27,8 +27,9 @@ std::string Vectorization::laneOffset(const std::string& offset, int lane) const
 std::string Vectorization::lanePosition() const { return substituteLane(std::string(1, axis), axis, width, "", shift); }
 
 int64_t Vectorization::vectorsAlong(int64_t extent) const {
-  // A row shifted by s < V has ceil((extent + s) / V) vectors.
-  return masked() ? (extent + 2 * width - 2) / width : extent / width;
+  // A row shifted by s < V has ceil((extent + s) / V) vectors; unshifted, ceil(extent / V).
+  if (!masked()) return extent / width;
+  return shift == kUnshifted ? (extent + width - 1) / width : (extent + 2 * width - 2) / width;
 }
 
 std::string Vectorization::axisBounds(char var, int64_t extent) const {
@@ -330,6 +331,15 @@ Vectorization chooseLanes(const KernelPlan& plan, int maxWidth) {
     }
     // Rows off the vector boundary: masked lanes over the flat buffer's vectors.
     if (alongJ && !(r.shift = rowShift(plan, width)).empty() && classifyAccesses(ctx.get(), plan, r)) return r;
+    r.accesses.clear();
+    // An elementwise output whose flat size V does not divide: every vector whole but
+    // the last.
+    if (elementwise && plan.M % width != 0) {
+      r.shift = Vectorization::kUnshifted;
+      if (classifyAccesses(ctx.get(), plan, r)) return r;
+    }
+    r.shift.clear();
+    r.accesses.clear();
   }
   return none;
 }

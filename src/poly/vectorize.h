@@ -22,8 +22,9 @@
 // the flat buffer: row i's first vector starts shift(i) < V elements before the row,
 // and lanes outside [0, N) of the row are masked (they load nothing and contribute the
 // identity). Interior vectors are whole, aligned vector loads; at most two per row are
-// partial and go lane by lane.
-// V = 1 (no vectorization) when the lanes would run along i of a kernel whose extent
+// partial and go lane by lane. An elementwise kernel whose output's flat size is not a
+// multiple of V masks the same way with shift 0: its last vector is partial.
+// V = 1 (no vectorization) when the lanes would run along i of a y-reduce whose extent
 // there is not a multiple of V, for y-reduces that store points or have several
 // passes, and kernels under 2^16 elements (launch-bound: lanes only add latency there).
 // A y-reduce scan (a column's running fold) takes strided lanes along j instead: V
@@ -49,9 +50,10 @@ struct Vectorization {
   // Accumulators per reduction and thread: V in a y-reduce (a lane per column, i
   // counts groups of V columns in every statement), else 1.
   int accumulatorLanes = 1;
-  // Masked lanes (x/all-reduce only): shift(i), an isl quasi-affine expression over i
-  // with values in [0, V): vector a of row i covers j = V*a - shift(i) + v. Empty when
-  // every row starts on a vector boundary.
+  // Masked lanes: shift(i), an isl quasi-affine expression over i with values in
+  // [0, V): vector a of row i covers j = V*a - shift(i) + v. Empty when every row starts
+  // on a vector boundary. An elementwise kernel's (lanes along i, its one "row" the
+  // flat output) is "0": vector i covers V*i + v, lanes at M or past it masked.
   std::string shift;
   // Lanes along j of a y-reduce scan: V consecutive points of one column, strided in
   // memory, so that every load is gathered and every store issued lane by lane (one
@@ -59,6 +61,7 @@ struct Vectorization {
   bool strided = false;
 
   bool masked() const { return !shift.empty(); }
+  static constexpr const char* kUnshifted = "0";  // the shift of an elementwise kernel's masked lanes
   // The offset of lane `lane` of an access, with the axis variable counting vectors.
   std::string laneOffset(const std::string& offset, int lane) const;
   // Where along the axis lane 0 of a vector lies (V*a - shift(i); negative in a row's
@@ -66,6 +69,9 @@ struct Vectorization {
   std::string lanePosition() const;
   // The most vectors any row has along the axis of `extent` elements.
   int64_t vectorsAlong(int64_t extent) const;
+  // The elements along the lane axis of `plan` (a row's N, or an elementwise kernel's M):
+  // the bound that masks lanes.
+  int64_t extentAlongAxis(const KernelPlan& plan) const { return axis == 'i' ? plan.M : plan.N; }
   // The isl constraint bounding iteration variable `var` ('i' or 'j') of `extent`
   // elements: counting vectors along the lane axis, elements along the other.
   std::string axisBounds(char var, int64_t extent) const;
