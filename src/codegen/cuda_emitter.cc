@@ -517,7 +517,7 @@ class KernelEmitter : private AccumulatorNames {
       vectorOk = vectorCondition(true);
       lanesInRow = ", lo, hi";
     } else if (masked) {
-      const int64_t extent = k_.vector.extentAlongAxis(p_);
+      const int64_t extent = k_.vector.extentAlongAxis(p_);  // a row's N, an elementwise kernel's M
       const std::string N = std::to_string(extent);
       os << in << "  const long long pos = " << toC(u.offsets.back()) << ";  // lane 0's place in its row\n"
          << in << "  const int lo = pos < 0 ? (int)-pos : 0, hi = pos + " << w << " > " << N << " ? (int)(" << N
