@@ -509,31 +509,38 @@ class KernelEmitter : private AccumulatorNames {
   void emitLanes(std::ostream& os, const AstUser& u, int d) {
     const int V = k_.vector.width;
     const bool masked = k_.vector.masked() || scan_;  // a scan masks its tiles' padding too
-    std::string in = indent(d), w = std::to_string(V), each = "#pragma unroll\n" + in + "  for (int l = 0; l < " + w + "; ++l) ";
+    const std::string in = indent(d);
     os << in << "{\n";
-    std::string vectorOk = vectorCondition(false), lanesInRow;
     if (scan_) {
       os << scanLaneBounds(toC(u.offsets.back()), toC(u.coords.at(0)), p_.M, p_.N, V, in + "  ");
-      vectorOk = vectorCondition(true);
-      lanesInRow = ", lo, hi";
-    } else if (masked) {
-      const int64_t extent = k_.vector.extentAlongAxis(p_);  // a row's N, an elementwise kernel's M
-      const std::string N = std::to_string(extent);
-      os << in << "  const long long pos = " << toC(u.offsets.back()) << ";  // lane 0's place in its row\n"
-         << in << "  const int lo = pos < 0 ? (int)-pos : 0, hi = pos + " << w << " > " << N << " ? (int)(" << N
-         << " - pos) : " << w << ";\n"
-         // (whole from pos itself: lo and hi are then left to the partial vectors' path)
-         << in << "  const bool whole = pos >= 0 && pos <= " << extent - V << ";\n";
-      vectorOk = vectorCondition(true);
-      lanesInRow = ", lo, hi";
+      LaneValuesSite site = laneSite(u, vectorCondition(true), true, in);
+      os << (u.statement == "Fold" ? scanFoldLanes(scanCode(), site) : scanStepLanes(scanCode(), site)) << in << "}\n";
+      return;
     }
+    // (the mask's bound: a row's N, an elementwise kernel's M)
+    if (masked) os << maskedLaneBounds(toC(u.offsets.back()), k_.vector.extentAlongAxis(p_), V, in + "  ");
+    emitLaneBody(os, u, d, vectorCondition(masked), masked);
+    os << cache_.advanceAfterStatement(guards_ > 0, in + "  ");
+    os << in << "}\n";
+  }
+
+  LaneValuesSite laneSite(const AstUser& u, std::string vectorOk, bool masked, const std::string& in) {
+    return {.kernel = k_, .instance = u, .loads = loads(), .evaluated = p_.valuesOfPass(u.pass),
+            .vectorOk = std::move(vectorOk), .masked = masked, .guardInvariant = scan_,
+            .total = [this](int r) { return total(static_cast<size_t>(r)); },
+            .facts = [this](size_t v) { return factsOf(v); },
+            .hoisted = [this](size_t v) { return hoisted(v); }, .indent = in, .firstOffset = 0, .scanned = ""};
+  }
+
+  // The lane values of one vector, its folds and its stores, at indent d + 1; `masked`:
+  // lanes [lo, hi) in its row (`whole`, `lo`, `hi` in scope), `vectorOk` when its
+  // accesses move as one.
+  void emitLaneBody(std::ostream& os, const AstUser& u, int d, const std::string& vectorOk, bool masked) {
+    const int V = k_.vector.width;
+    const std::string in = indent(d), w = std::to_string(V), lanesInRow = masked ? ", lo, hi" : "";
+    const std::string each = "#pragma unroll\n" + in + "  for (int l = 0; l < " + w + "; ++l) ";
     const bool lastPass = u.pass == p_.passes() - 1;  // where the cache hints apply (poly/cache_hints.h)
-    LaneValuesSite site{.kernel = k_, .instance = u, .loads = loads(), .evaluated = p_.valuesOfPass(u.pass),
-                        .vectorOk = vectorOk, .masked = masked, .guardInvariant = scan_,
-                        .total = [&](int r) { return total(static_cast<size_t>(r)); },
-                        .facts = [&](size_t v) { return factsOf(v); },
-                        .hoisted = [&](size_t v) { return hoisted(v); }, .indent = in, .firstOffset = 0, .scanned = ""};
-    if (scan_) return u.statement == "Fold" ? emitScanFold(os, site, d) : emitScanStep(os, site, d);
+    LaneValuesSite site = laneSite(u, vectorOk, masked, in);
     std::vector<bool> paired;
     site.paired = &paired;
     size_t offset = emitLaneValues(os, site);
@@ -561,8 +568,6 @@ class KernelEmitter : private AccumulatorNames {
         os << in << "  pr_store_lanes<" << V << (lastPass && k_.hints.streamingStores ? ", true" : "") << ">("
            << storePointer(s) << ", " << toC(u.offsets.at(offset++)) << ", v" << s.value << ", " << vectorOk << lanesInRow
            << ");\n";
-    os << cache_.advanceAfterStatement(guards_ > 0, in + "  ");
-    os << in << "}\n";
   }
 
   ScanCode scanCode() const {
@@ -572,33 +577,6 @@ class KernelEmitter : private AccumulatorNames {
             .accBytes = dtypeBytes(scan.reduction.accType), .width = k_.vector.width, .BX = k_.binding.BX,
             .BY = k_.binding.BY, .alongX = !y_, .exclusive = scan.exclusive, .tiles = k_.binding.tiles,
             .chunks = k_.binding.GX};
-  }
-
-  // A multi-block scan's fold of its chunk (before the look-back): the scan's input at
-  // the lanes inside the row, into the accumulator.
-  void emitScanFold(std::ostream& os, LaneValuesSite site, int d) {
-    site.evaluated = p_.valuesBeforeScan(site.instance.pass);
-    emitLaneValues(os, site);
-    os << scanFold(scanCode(), indent(d + 1)) << indent(d) << "}\n";
-  }
-
-  // The scan step (codegen/scan_emitter.h) between the values of the scan's input and
-  // those of the running fold, then the stores, at the lanes inside the row.
-  void emitScanStep(std::ostream& os, LaneValuesSite site, int d) {
-    site.evaluated = p_.valuesBeforeScan(site.instance.pass);
-    site.firstOffset = emitLaneValues(os, site);
-    os << scanStep(scanCode(), indent(d + 1));
-    site.evaluated = p_.valuesAfterScan(site.instance.pass);
-    site.scanned = "o0";
-    size_t offset = emitLaneValues(os, site);
-    const size_t offsetsPerStore = k_.vector.width == 1 || k_.vector.strided ? k_.vector.width : 1;
-    for (const ElementwiseOutput& s : p_.stores) {
-      const std::string ptr = storePointer(s);
-      std::vector<std::string> at;
-      for (size_t l = 0; l < offsetsPerStore; ++l) at.push_back(toC(site.instance.offsets.at(offset++)));
-      os << scanStore(scanCode(), ptr, "v" + std::to_string(s.value), at, site.vectorOk, indent(d + 1));
-    }
-    os << indent(d) << "}\n";
   }
 
   // What codegen knows of body value v's operands: an Exp in range (exp_range.h); in a

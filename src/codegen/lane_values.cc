@@ -229,4 +229,11 @@ int pairFoldSource(const LaneValuesSite& site, size_t r) {
   return stagedHalves ? source : -1;
 }
 
+std::string maskedLaneBounds(const std::string& pos, int64_t extent, int width, const std::string& indent) {
+  const std::string V = std::to_string(width), N = std::to_string(extent);
+  return indent + "const long long pos = " + pos + ";  // lane 0's place in its row\n" + indent +
+         "const int lo = pos < 0 ? (int)-pos : 0, hi = pos + " + V + " > " + N + " ? (int)(" + N + " - pos) : " + V +
+         ";\n" + indent + "const bool whole = pos >= 0 && pos <= " + std::to_string(extent - width) + ";\n";
+}
+
 }  // namespace polyred

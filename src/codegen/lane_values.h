@@ -46,6 +46,11 @@ struct LaneValuesSite {
 
 size_t emitLaneValues(std::ostream& os, const LaneValuesSite& site);
 
+// The bounds of a masked vector (Vectorization::masked) whose lane 0 is at `pos` of a
+// row of `extent` elements: `pos`, lanes [lo, hi) inside the row, and `whole` (all V
+// of them; computed from pos itself, so lo and hi are left to the partial vectors).
+std::string maskedLaneBounds(const std::string& pos, int64_t extent, int width, const std::string& indent);
+
 // The float16 value whose V lanes reduction r folds as half pairs at `site`
 // (pr_fold_max_pairs / pr_fold_min_pairs: a Max or Min into a float accumulator of a
 // float16 load from a staged row, or of its exact cast to float32), or -1. The vector's

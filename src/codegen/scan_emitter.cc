@@ -2,6 +2,8 @@
 
 #include <sstream>
 
+#include "codegen/cuda_expr.h"
+
 namespace polyred {
 
 namespace {
@@ -102,6 +104,33 @@ std::string scanLookBack(const ScanCode& c, const std::string& tile, const std::
      << ", fold_smem, fold_totals);\n"
      << in << "polyred_dev::scan_arrive<" << c.BX * c.BY << ">(&scan_tickets[" << c.tiles << " + " << tile
      << "], &scan_tickets[" << tile << "], scan_flags + " << at << ", " << slots << ", " << c.chunks << "u);\n";
+  return os.str();
+}
+
+std::string scanFoldLanes(const ScanCode& c, LaneValuesSite site) {
+  std::ostringstream os;
+  site.evaluated = site.kernel.plan.valuesBeforeScan(site.instance.pass);
+  emitLaneValues(os, site);
+  os << scanFold(c, site.indent + "  ");
+  return os.str();
+}
+
+std::string scanStepLanes(const ScanCode& c, LaneValuesSite site) {
+  const KernelPlan& p = site.kernel.plan;
+  std::ostringstream os;
+  site.evaluated = p.valuesBeforeScan(site.instance.pass);
+  site.firstOffset = emitLaneValues(os, site);
+  os << scanStep(c, site.indent + "  ");
+  site.evaluated = p.valuesAfterScan(site.instance.pass);
+  site.scanned = "o0";
+  size_t offset = emitLaneValues(os, site);
+  const Vectorization& lanes = site.kernel.vector;
+  const size_t offsetsPerStore = lanes.width == 1 || lanes.strided ? static_cast<size_t>(lanes.width) : 1;
+  for (const ElementwiseOutput& s : p.stores) {
+    std::vector<std::string> at;
+    for (size_t l = 0; l < offsetsPerStore; ++l) at.push_back(toC(site.instance.offsets.at(offset++)));
+    os << scanStore(c, storePointer(s), "v" + std::to_string(s.value), at, site.vectorOk, site.indent + "  ");
+  }
   return os.str();
 }
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "codegen/kernel_spec.h"
+#include "codegen/lane_values.h"
 
 namespace polyred {
 
@@ -40,6 +41,12 @@ struct ScanCode {
 // The scan step: declares s0 (the running fold, accType) and o0 (as the output type).
 // The block scan's carry is `acc0`.
 std::string scanStep(const ScanCode& c, const std::string& indent);
+// A Red instance at `site` (its lanes' bounds declared): a multi-block scan's fold of
+// its chunk (before the look-back) -- the scan's input at the lanes inside the row,
+// into the accumulator; or the scan step between the values of the scan's input and
+// those of the running fold, then the stores.
+std::string scanFoldLanes(const ScanCode& c, LaneValuesSite site);
+std::string scanStepLanes(const ScanCode& c, LaneValuesSite site);
 // A store of the scan step: `value` (an array of the V lanes) into `pointer`, lane by
 // lane inside the row at `offsets` (one per lane: one lane, or strided lanes), or as
 // one vector store from lane 0's offset (its only one).
