@@ -130,9 +130,10 @@ TEST(EdgeSize, Elementwise) {
 }
 
 TEST(EdgeSize, TargetDecidesBetweenSingleAndMultiBlock) {
-  // 100 rows of 16385 (compiled only): on 1 SM the row tiles alone fill the GPU, one
-  // block per row; on 132 SMs (1056 resident blocks) each row is split over blocks.
-  Graph g = reductionGraph({100, 16385}, {1});
+  // 100 rows of 262145 (compiled only): on 1 SM the row tiles alone fill the GPU, one
+  // block per row; on 132 SMs (1056 resident blocks) each row is split over blocks
+  // (one block of 1024 threads would loop over 64 vectors).
+  Graph g = reductionGraph({100, 262145}, {1});
   auto gridX = [&](int sms) {
     CompileOptions options;
     options.target.smCount = sms;

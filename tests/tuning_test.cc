@@ -87,9 +87,12 @@ TEST(KernelConfig, EveryCandidateLowersCorrectly) {
         EXPECT_TRUE(r.ok) << g.name << " " << config.toString() << ": " << r.message;
         // The knob's block size bounds the block, except that with `items` left to the
         // policy a small launch's rows may take up to 512 threads in one block
-        // (smallLaunchConfig in poly/binding.cc).
-        const int most = config.itemsPerThread == KernelConfig::kAuto ? std::max(config.threadsPerBlock, 512)
-                                                                      : config.threadsPerBlock;
+        // (smallLaunchConfig in poly/binding.cc), and with `split` left to it too, rows
+        // one block of up to 1024 (unsplitRows).
+        const bool itemsAuto = config.itemsPerThread == KernelConfig::kAuto;
+        const int most = itemsAuto && config.splitBlocks == KernelConfig::kAuto ? 1024
+                         : itemsAuto                                           ? std::max(config.threadsPerBlock, 512)
+                                                                               : config.threadsPerBlock;
         for (const KernelSpec& k : c.program.kernels) {
           EXPECT_LE(k.launch.block[0] * k.launch.block[1], static_cast<uint32_t>(most));
           if (!deterministic) programs.insert(k.source);

@@ -70,15 +70,31 @@ TEST(WavePolicy, FewestWavesThatFillNinetyPercent) {
   EXPECT_EQ(onlyBinding(wide).GX, 2);
 }
 
-TEST(WavePolicy, SplitsStillLeaveEachThreadItsItems) {
-  // [32,256,13,13] over (0,2,3): rows of 5408 give each 256-thread block at most three
-  // blocks' worth of 8 items, 73% of a wave, under the 90% share: the best split stays.
-  GraphBuilder g("channel_sums");
-  g.output(g.reduceSum(g.input("x", DType::Float32, {32, 256, 13, 13}), {0, 2, 3}));
-  const CompiledGraph c = compiledAndChecked(g.build());
-  const Binding& b = onlyBinding(c);
-  EXPECT_EQ(b.BX, 256);
-  EXPECT_EQ(b.GX, 3);
+TEST(WavePolicy, RowsOneWideBlockCoversInOneWaveStayWhole) {
+  auto channelSums = [](std::vector<int64_t> shape) {
+    GraphBuilder g("channel_sums");
+    g.output(g.reduceSum(g.input("x", DType::Float32, shape), {0, 2, 3}));
+    return g.build();
+  };
+  // [32,256,13,13] over (0,2,3): the wave rule splits each row of 5408 over three blocks
+  // of 256; one block of 1024 covers it in 6 instances a thread, 256 blocks in one wave
+  // (264 resident): no cross-block combine.
+  const Binding wide = onlyBinding(compiledAndChecked(channelSums({32, 256, 13, 13})));
+  EXPECT_EQ(wide.BX, 1024);
+  EXPECT_EQ(wide.GX, 1);
+  // 384 channels: blocks of 1024 would take two waves, blocks of 512 (11 instances a
+  // thread) one.
+  const Binding half = onlyBinding(compiledAndChecked(channelSums({32, 384, 13, 13})));
+  EXPECT_EQ(half.BX, 512);
+  EXPECT_EQ(half.GX, 1);
+  // Rows of 16384 vectors, 16 a thread even at 1024: the split stays.
+  GraphBuilder rows("row_sums");
+  rows.output(rows.reduceSum(rows.input("x", DType::Float32, {16, 65536}), {1}));
+  EXPECT_GT(onlyBinding(compiledAndChecked(rows.build())).GX, 1);
+  // The `split` knob keeps the split and the block asked for.
+  const Binding asked = onlyBinding(compiledAndChecked(channelSums({32, 256, 13, 13}), "split=3"));
+  EXPECT_EQ(asked.BX, 256);
+  EXPECT_EQ(asked.GX, 3);
 }
 
 TEST(WavePolicy, ShortUnevenLoopsTakeAnEvenSplit) {
@@ -95,8 +111,8 @@ TEST(WavePolicy, ShortUnevenLoopsTakeAnEvenSplit) {
   EXPECT_NE(even.program.kernels.at(0).source.find("(c1 <= 13)"), std::string::npos) << "a constant trip of 14";
   // [16,64,112,112]: 16 blocks leave 12-13 vectors a thread, a loop long enough to keep.
   EXPECT_EQ(onlyBinding(compiledAndChecked(channelSums({16, 64, 112, 112}))).GX, 16);
-  // [32,128,28,28]: 6272 vectors a channel do not divide among 256 thread indices.
-  EXPECT_EQ(onlyBinding(compiledAndChecked(channelSums({32, 128, 28, 28}))).GX, 4);
+  // [96,128,28,28]: 18816 vectors a channel do not divide among 256 thread indices.
+  EXPECT_EQ(onlyBinding(compiledAndChecked(channelSums({96, 128, 28, 28}))).GX, 8);
   // The `split` knob sets the split, at most one instance a thread (98 blocks here).
   EXPECT_EQ(onlyBinding(compiledAndChecked(channelSums({32, 64, 56, 56}), "split=10")).GX, 10);
   EXPECT_EQ(onlyBinding(compiledAndChecked(channelSums({32, 64, 56, 56}), "split=5000")).GX, 98);

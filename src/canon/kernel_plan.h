@@ -123,6 +123,9 @@ struct KernelPlan {
   // Elements that one unit of N stands for: 1, or the vector width where the plan is
   // bound per vector instance (the driver divides N by it before binding).
   int64_t elementsPerN = 1;
+  // Whether those vector instances have masked lanes (rows off the vector boundary:
+  // each access of a vector branches on whether it lies whole in its row).
+  bool maskedLanes = false;
   // Elementwise kernels: the extents (size-1 axes dropped) whose row-major
   // linearization is i -- the output's shape, which poly/transpose_tiling reads the
   // loads' strides along. Empty where unknown.

@@ -104,6 +104,7 @@ KernelPlan perInstance(KernelPlan plan, const Vectorization& v) {
   int64_t& extent = v.axis == 'i' ? plan.M : plan.N;
   extent = v.vectorsAlong(extent);
   if (v.axis == 'j') plan.elementsPerN = v.width;
+  plan.maskedLanes = v.masked();
   return plan;
 }
 

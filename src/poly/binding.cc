@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <limits>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -382,6 +383,44 @@ void splitScanRows(Binding& b, int64_t N, int64_t alongJ, const Target& target) 
   }
 }
 
+// Rows split over blocks, at least kMinUnsplitRows of them, whose kernel could instead
+// give each row one block of up to 1024 threads, all in one wave, with at most
+// kMaxUnsplitTrip instances a thread: the widest such block, and no cross-block combine
+// (the last block's wait on the others' partials). H200, 2026-11-30 (docs/results.md,
+// session 47), split -> one block a row (us): channel sums f32 [32,C,13,13] C = 192
+// 7.78 -> 6.74, 256 8.12 -> 7.29, 384 (512 threads) 9.24 -> 8.29, [32,128,28,28] f32
+// 10.05 -> 9.21, f16 8.15 -> 7.05; row sums f32 [48,9000] 6.06 -> 5.05, [64,16384] 6.95
+// -> 5.90, [32,32768] 7.07 -> 6.20, [24,32768] 6.72 -> 6.05, [16,16384] 5.65 -> 4.96,
+// [320,21128] (512) 13.67 -> 12.89; bert's ReduceMax over [320,21128] 16.80 -> 17.03.
+// Longer trips kept the split: [16,65536] at 16 instances a thread 6.70 -> 7.20,
+// [32,96,27,27] at 23 8.96 -> 9.31, [32,64,57,57] at 102 15.1 -> 23.0; so did fewer rows,
+// whose one block each leaves the loads to a few SMs: [8,30000] 5.65 -> 6.02, [4,40000]
+// i32 5.58 -> 6.24, [8,49152] 5.99 -> 6.32, [3,30001] 6.08 -> 9.03 (only rows of few
+// instances gained: f16 [3,32000] 5.49 -> 4.74). Rows with masked lanes (off the vector
+// boundary), whose loop branches at each access, lost at trips that others gained at:
+// [32,30001] at 7.3 7.42 -> 9.91, [16,40001] at 9.8 6.85 -> 9.49, but [64,9001] at 2.2
+// 6.85 -> 6.36 and f16 [24,20001] at 2.4 6.37 -> 6.07: theirs is kMaxUnsplitMaskedTrip
+// (unmeasured between 2.4 and 7.3).
+constexpr int64_t kMaxUnsplitTrip = 12;
+constexpr int64_t kMaxUnsplitMaskedTrip = 4;
+constexpr int64_t kMinUnsplitRows = 16;
+constexpr int kWidestBlock = 1024;
+
+std::optional<Binding> unsplitRows(const KernelPlan& plan, const KernelConfig& c, const Target& target) {
+  if (plan.form != CanonicalForm::XReduce || plan.M < kMinUnsplitRows) return std::nullopt;
+  for (int threads = kWidestBlock; threads >= c.threadsPerBlock; threads /= 2) {
+    KernelConfig wide = c;
+    wide.threadsPerBlock = threads;
+    Binding b = blockShapeOf(plan.form, plan.M, plan.N, wide);
+    if (b.tiles > residentBlocks(target, b.threadsPerBlock())) continue;  // narrower blocks: more resident
+    // (narrower blocks only lengthen the trip)
+    const int64_t longest = plan.maskedLanes ? kMaxUnsplitMaskedTrip : kMaxUnsplitTrip;
+    if (ceilDiv(plan.N, threadsAlongJ(b, plan.form)) > longest) return std::nullopt;
+    return b;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 int64_t Target::sharedBytesPerBlock() const {
@@ -444,7 +483,7 @@ Binding chooseBinding(const KernelPlan& plan, const Target& target, const Kernel
   if (blocksBeside > residentBlocks(target, b.threadsPerBlock()) / 4) blocksBeside = 0;
   // A row-resident kernel keeps a row in one block: rowsFitOneBlock() admitted one of
   // several passes because its rows are short or many; a scan has no other form.
-  const int64_t alongJ = threadsAlongJ(b, plan.form);
+  int64_t alongJ = threadsAlongJ(b, plan.form);
   if (rowResident) {
     b.GX = 1;
   } else if (c.splitBlocks != KernelConfig::kAuto) {  // the knob: at most one instance a thread
@@ -453,6 +492,14 @@ Binding chooseBinding(const KernelPlan& plan, const Target& target, const Kernel
     const int64_t byWaves =
         splitReduced(plan.N, alongJ, b.tiles, b.threadsPerBlock(), itemsFor(c, plan.form, plan.N), target, blocksBeside);
     b.GX = evenSplit(byWaves, plan.N, alongJ);
+    // (a horizontally fused part keeps the launch's block size, a tuned variant that
+    // asks for its items per thread the shape it was timed in)
+    if (std::optional<Binding> wide; b.GX > 1 && threadsPerBlock == 0 &&
+                                     config.itemsPerThread == KernelConfig::kAuto &&
+                                     (wide = unsplitRows(plan, c, target))) {
+      b = *wide;
+      alongJ = threadsAlongJ(b, plan.form);
+    }
   }
   if (plan.hasScan()) splitScanRows(b, plan.N, alongJ, target);
   b.partials = b.multiBlock() && combineThroughPartials(plan, c);
