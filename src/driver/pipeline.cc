@@ -103,8 +103,10 @@ struct Bound {
 KernelPlan perInstance(KernelPlan plan, const Vectorization& v) {
   int64_t& extent = v.axis == 'i' ? plan.M : plan.N;
   extent = v.vectorsAlong(extent);
-  if (v.axis == 'j') plan.elementsPerN = v.width;
-  plan.maskedLanes = v.masked();
+  if (v.axis == 'j') {
+    plan.elementsPerN = v.width;
+    plan.maskedLanes = v.masked();
+  }
   return plan;
 }
 
