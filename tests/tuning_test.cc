@@ -181,12 +181,14 @@ TEST(ConfigSearch, CallersCandidatesReplaceTheGrid) {
 TEST(ConfigSearch, DefaultFirstAndKeptUnlessClearlyBeaten) {
   std::vector<KernelConfig> configs = candidateConfigs(true);
   ASSERT_GE(configs.size(), 10u);
-  // the last reduction candidates: fewer blocks with more loads in flight, then the
-  // two ways to combine split blocks
-  ASSERT_GE(configs.size(), 3u);
-  EXPECT_EQ(configs[configs.size() - 3].toString(), "threads=256,items=16,vector=16,unroll=16");
-  EXPECT_EQ(configs[configs.size() - 2].toString(), "threads=256,items=auto,vector=auto,combine=atomic");
-  EXPECT_EQ(configs.back().toString(), "threads=256,items=auto,vector=auto,combine=partials");
+  // the last reduction candidates: fewer blocks with more loads in flight, the two ways
+  // to combine split blocks, then one block a row of 512 and of 1024 threads
+  ASSERT_GE(configs.size(), 5u);
+  EXPECT_EQ(configs[configs.size() - 5].toString(), "threads=256,items=16,vector=16,unroll=16");
+  EXPECT_EQ(configs[configs.size() - 4].toString(), "threads=256,items=auto,vector=auto,combine=atomic");
+  EXPECT_EQ(configs[configs.size() - 3].toString(), "threads=256,items=auto,vector=auto,combine=partials");
+  EXPECT_EQ(configs[configs.size() - 2].toString(), "threads=512,items=auto,vector=auto,split=1");
+  EXPECT_EQ(configs.back().toString(), "threads=1024,items=auto,vector=auto,split=1");
   EXPECT_EQ(candidateConfigs(false).size(), 5u);  // the default, then block size x lanes
   // Graphs with a transposing elementwise kernel also try tiles everywhere and nowhere.
   const std::vector<KernelConfig> transposes = candidateConfigs(false, false, true);

@@ -29,6 +29,16 @@ std::vector<KernelConfig> candidateConfigs(bool hasReduction, bool rowResident, 
       c.combine = combine;
       add(c);
     }
+    // One block a row, no cross-block combine, where the policy's rule still splits
+    // (binding.cc, unsplitRows: rows with masked lanes past 4 vectors a thread, fewer than
+    // 16 rows): blocks of 1024 and 512 took 6-16% off rows of 5000-32000 elements that the
+    // rule now takes, f16 [3,32000] 14% (H200, session 47).
+    for (int threads : {512, 1024}) {
+      KernelConfig c;
+      c.threadsPerBlock = threads;
+      c.splitBlocks = 1;
+      add(c);
+    }
   }
   if (rowResident) {  // the row cache, with blocks of one row and of two (codegen/row_cache.h)
     for (int threads : {512, 1024})
