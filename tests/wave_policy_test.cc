@@ -87,14 +87,30 @@ TEST(WavePolicy, RowsOneWideBlockCoversInOneWaveStayWhole) {
   const Binding half = onlyBinding(compiledAndChecked(channelSums({32, 384, 13, 13})));
   EXPECT_EQ(half.BX, 512);
   EXPECT_EQ(half.GX, 1);
+  auto rowSums = [](std::vector<int64_t> shape) {
+    GraphBuilder g("row_sums");
+    g.output(g.reduceSum(g.input("x", DType::Float32, shape), {1}));
+    return g.build();
+  };
   // Rows of 16384 vectors, 16 a thread even at 1024: the split stays.
-  GraphBuilder rows("row_sums");
-  rows.output(rows.reduceSum(rows.input("x", DType::Float32, {16, 65536}), {1}));
-  EXPECT_GT(onlyBinding(compiledAndChecked(rows.build())).GX, 1);
-  // The `split` knob keeps the split and the block asked for.
+  EXPECT_GT(onlyBinding(compiledAndChecked(rowSums({16, 65536}))).GX, 1);
+  // Fewer than 16 rows at 8 vectors a thread: the split stays.
+  EXPECT_GT(onlyBinding(compiledAndChecked(rowSums({8, 30000}))).GX, 1);
+  // Rows off the vector boundary (masked lanes): 8 vectors a thread keep the split, 3
+  // take the wide block.
+  const CompiledGraph masked = compiledAndChecked(rowSums({32, 30001}));
+  ASSERT_TRUE(masked.kernels.at(0).vector.masked());
+  EXPECT_GT(onlyBinding(masked).GX, 1);
+  const CompiledGraph shortMasked = compiledAndChecked(rowSums({64, 9001}));
+  ASSERT_TRUE(shortMasked.kernels.at(0).vector.masked());
+  EXPECT_EQ(onlyBinding(shortMasked).BX, 1024);
+  EXPECT_EQ(onlyBinding(shortMasked).GX, 1);
+  // The `split` knob keeps the split and the block asked for, and so does a variant
+  // that sets the items per thread.
   const Binding asked = onlyBinding(compiledAndChecked(channelSums({32, 256, 13, 13}), "split=3"));
   EXPECT_EQ(asked.BX, 256);
   EXPECT_EQ(asked.GX, 3);
+  EXPECT_GT(onlyBinding(compiledAndChecked(channelSums({32, 256, 13, 13}), "items=8")).GX, 1);
 }
 
 TEST(WavePolicy, ShortUnevenLoopsTakeAnEvenSplit) {
