@@ -408,13 +408,13 @@ constexpr int kWidestBlock = 1024;
 
 std::optional<Binding> unsplitRows(const KernelPlan& plan, const KernelConfig& c, const Target& target) {
   if (plan.form != CanonicalForm::XReduce || plan.M < kMinUnsplitRows) return std::nullopt;
+  const int64_t longest = plan.maskedLanes ? kMaxUnsplitMaskedTrip : kMaxUnsplitTrip;
   for (int threads = kWidestBlock; threads >= c.threadsPerBlock; threads /= 2) {
     KernelConfig wide = c;
     wide.threadsPerBlock = threads;
     Binding b = blockShapeOf(plan.form, plan.M, plan.N, wide);
     if (b.tiles > residentBlocks(target, b.threadsPerBlock())) continue;  // narrower blocks: more resident
     // (narrower blocks only lengthen the trip)
-    const int64_t longest = plan.maskedLanes ? kMaxUnsplitMaskedTrip : kMaxUnsplitTrip;
     if (ceilDiv(plan.N, threadsAlongJ(b, plan.form)) > longest) return std::nullopt;
     return b;
   }
@@ -494,9 +494,8 @@ Binding chooseBinding(const KernelPlan& plan, const Target& target, const Kernel
     b.GX = evenSplit(byWaves, plan.N, alongJ);
     // (a horizontally fused part keeps the launch's block size, a tuned variant that
     // asks for its items per thread the shape it was timed in)
-    if (std::optional<Binding> wide; b.GX > 1 && threadsPerBlock == 0 &&
-                                     config.itemsPerThread == KernelConfig::kAuto &&
-                                     (wide = unsplitRows(plan, c, target))) {
+    const bool mayWiden = b.GX > 1 && threadsPerBlock == 0 && config.itemsPerThread == KernelConfig::kAuto;
+    if (const std::optional<Binding> wide = mayWiden ? unsplitRows(plan, c, target) : std::nullopt) {
       b = *wide;
       alongJ = threadsAlongJ(b, plan.form);
     }

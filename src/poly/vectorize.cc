@@ -331,15 +331,12 @@ Vectorization chooseLanes(const KernelPlan& plan, int maxWidth) {
     }
     // Rows off the vector boundary: masked lanes over the flat buffer's vectors.
     if (alongJ && !(r.shift = rowShift(plan, width)).empty() && classifyAccesses(ctx.get(), plan, r)) return r;
-    r.accesses.clear();
     // An elementwise output whose flat size V does not divide: every vector whole but
-    // the last.
+    // the last. (Neither attempt above ran: M % V != 0, and lanes run along i.)
     if (elementwise && plan.M % width != 0) {
       r.shift = Vectorization::kUnshifted;
       if (classifyAccesses(ctx.get(), plan, r)) return r;
     }
-    r.shift.clear();
-    r.accesses.clear();
   }
   return none;
 }
