@@ -402,21 +402,25 @@ __device__ void cross_block(T* ws_acc, T* ws_partials, unsigned* ws_tickets, T* 
   return s;
 }
 
-// The atomic instruction atomic_combine must use for (type, combiner); "cas" = a
-// compare-and-swap loop.
-std::string expectedAtomic(const std::string& tag, const std::string& op) {
+// The atomic instructions atomic_combine must use for (type, combiner); "cas" = a
+// compare-and-swap loop. A float maximum takes the signed integer maximum (values with
+// the sign clear) and the unsigned minimum (sign set); a minimum the mirror image.
+std::vector<std::string> expectedAtomics(const std::string& tag, const std::string& op) {
   const bool wide = tag == "i64" || tag == "f64";
-  const std::string b = wide ? "b64" : "b32";
+  const std::string b = wide ? "b64" : "b32", bits = wide ? "64" : "32";
   if (op == "Sum") {
-    if (tag == "i32") return "add.(s32|u32)";
-    if (tag == "i64") return "add.u64";
-    return "add." + tag;
+    if (tag == "i32") return {"add.(s32|u32)"};
+    if (tag == "i64") return {"add.u64"};
+    return {"add." + tag};
   }
-  if ((op == "Max" || op == "Min") && (tag == "i32" || tag == "i64"))
-    return (op == "Max" ? "max.s" : "min.s") + std::string(wide ? "64" : "32");
-  if (op == "And") return "and." + b;
-  if (op == "Or") return "or." + b;
-  return "cas." + b;
+  if (op == "Max" || op == "Min") {
+    const std::string same = op == "Max" ? "max" : "min", other = op == "Max" ? "min" : "max";
+    if (tag == "i32" || tag == "i64") return {same + ".s" + bits};
+    if (tag == "f32" || tag == "f64") return {same + ".s" + bits, other + ".u" + bits};
+  }
+  if (op == "And") return {"and." + b};
+  if (op == "Or") return {"or." + b};
+  return {"cas." + b};
 }
 
 }  // namespace
@@ -556,10 +560,11 @@ TEST(DeviceLibraryCompile, CrossBlockProtocolsForEveryTypeAndCombiner) {
       const std::string kernel = std::string("cross_") + t.tag + "_" + op;
       const std::string ptx = kernelPtx(r.ptx, kernel);
       ASSERT_FALSE(ptx.empty()) << kernel;
-      const std::string atomic = expectedAtomic(t.tag, op);
-      EXPECT_TRUE(std::regex_search(ptx, std::regex("(atom|red)\\.global\\." + atomic)))
-          << kernel << " should use " << atomic;
-      if (atomic.rfind("cas", 0) != 0) {
+      const std::vector<std::string> atomics = expectedAtomics(t.tag, op);
+      for (const std::string& atomic : atomics)
+        EXPECT_TRUE(std::regex_search(ptx, std::regex("(atom|red)\\.global\\." + atomic)))
+            << kernel << " should use " << atomic;
+      if (atomics[0].rfind("cas", 0) != 0) {
         EXPECT_EQ(ptx.find(".cas."), std::string::npos) << kernel;
       }
       EXPECT_NE(ptx.find("atom.acq_rel.gpu.global.inc.u32"), std::string::npos) << kernel;  // arrive_last

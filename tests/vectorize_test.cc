@@ -327,12 +327,12 @@ TEST(Vectorize, YReduceLanesAreColumnsOfTheirOwn) {
       b.output(b.reduceMax(x, {0}));
       const Graph g = b.build();
       // The default (poly/vectorize.cc, laneLimitFor): scalar below 1024 kept columns or
-      // 8192 rows; 4 lanes from there to 8192 columns, reduced over the block together
-      // (pairs where a float maximum combines its blocks through partials).
+      // 8192 rows, unless 4-byte data over 768 columns or more holds 6 Mi elements; 4
+      // lanes from there to 8192 columns, reduced over the block together.
       const CompiledGraph byDefault = compileGraph(g, CompileOptions{});
-      const bool narrowLanes = k.cols >= 1024 && k.rows >= 8192;
-      const int narrowWidth = isFloat(k.t) ? 2 : 4;
-      EXPECT_EQ(byDefault.kernels.at(0).vector.width, narrowLanes ? std::min(narrowWidth, k.width) : 1) << dtypeName(k.t);
+      const bool wordLanes = k.cols >= 768 && dtypeBytes(k.t) == 4 && k.rows * k.cols >= (int64_t{6} << 20);
+      const bool narrowLanes = (k.cols >= 1024 && k.rows >= 8192) || wordLanes;
+      EXPECT_EQ(byDefault.kernels.at(0).vector.width, narrowLanes ? std::min(4, k.width) : 1) << dtypeName(k.t);
       EXPECT_EQ(lanesReduceTogether(byDefault.program.kernels.at(0).source), narrowLanes) << dtypeName(k.t);
       CompiledGraph c = compileAndCheck(g, deterministic, lanes);
       ASSERT_EQ(c.kernels.size(), 1u);
@@ -357,21 +357,25 @@ TEST(Vectorize, NarrowColumnsOfSmallDataTakePairs) {
   struct Case {
     DType t;
     int64_t rows, cols;
-    bool max;
+    char op;  // 's'um (or for bools), 'm'ax, 'p'roduct
     int width;
   };
-  for (Case k : {Case{DType::Float16, 8192, 768, false, 2}, Case{DType::Bool, 8192, 512, false, 2},
-                 Case{DType::Int8, 9000, 640, false, 2}, Case{DType::Float16, 8192, 768, true, 2},
-                 Case{DType::Float32, 8192, 768, true, 1}, Case{DType::Float32, 8192, 1024, true, 2},
-                 Case{DType::Float32, 8192, 768, false, 4}, Case{DType::Float16, 4096, 768, false, 1},
-                 Case{DType::Float32, 8000, 768, false, 1}, Case{DType::Float16, 8000, 1024, false, 4},
-                 Case{DType::Float32, 4096, 1024, false, 1}, Case{DType::Float32, 16384, 512, false, 1},
-                 Case{DType::Float64, 8192, 768, false, 1},
-                 Case{DType::Float16, 8192, 256, false, 1}, Case{DType::Float16, 8192, 1024, false, 4},
-                 Case{DType::Float16, 8192, 767, false, 1}, Case{DType::Float16, 21128, 768, false, 2}}) {
+  // Products combine their blocks through partials (no atomic): pairs from 1024 columns
+  // too, scalar below; float maxima take integer atomics and the sums' lanes.
+  for (Case k : {Case{DType::Float16, 8192, 768, 's', 2}, Case{DType::Bool, 8192, 512, 's', 2},
+                 Case{DType::Int8, 9000, 640, 's', 2}, Case{DType::Float16, 8192, 768, 'm', 2},
+                 Case{DType::Float32, 8192, 768, 'm', 4}, Case{DType::Float32, 8192, 1024, 'm', 4},
+                 Case{DType::Float32, 8192, 768, 'p', 1}, Case{DType::Float32, 8192, 1024, 'p', 2},
+                 Case{DType::Float32, 8192, 768, 's', 4}, Case{DType::Float16, 4096, 768, 's', 1},
+                 Case{DType::Float32, 8000, 768, 's', 1}, Case{DType::Float16, 8000, 1024, 's', 4},
+                 Case{DType::Float32, 4096, 1024, 's', 1}, Case{DType::Float32, 16384, 512, 's', 1},
+                 Case{DType::Float64, 8192, 768, 's', 1},
+                 Case{DType::Float16, 8192, 256, 's', 1}, Case{DType::Float16, 8192, 1024, 's', 4},
+                 Case{DType::Float16, 8192, 767, 's', 1}, Case{DType::Float16, 21128, 768, 's', 2}}) {
     GraphBuilder b("columns");
     Value x = b.input("x", k.t, {k.rows, k.cols});
-    if (k.max) b.output(b.reduceMax(x, {0}));
+    if (k.op == 'm') b.output(b.reduceMax(x, {0}));
+    else if (k.op == 'p') b.output(b.reduce(x, Reduction::prod(k.t), {0}));
     else if (k.t == DType::Bool) b.output(b.reduce(x, Reduction::logicalOr(DType::Bool), {0}));
     else b.output(b.reduceSum(x, {0}));
     const std::string what = std::string(dtypeName(k.t)) + " [" + std::to_string(k.rows) + "," + std::to_string(k.cols) + "]";

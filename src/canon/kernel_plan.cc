@@ -35,7 +35,7 @@ bool KernelPlan::hasCompareAndSwapCombine() const {
       case BuiltinCombiner::And:
       case BuiltinCombiner::Or: return false;
       case BuiltinCombiner::Max:
-      case BuiltinCombiner::Min: return isFloat(r.reduction.accType);
+      case BuiltinCombiner::Min: return false;  // floats' too: integer atomics on their bit patterns
       default: return true;  // Prod, None (a user combiner)
     }
   });

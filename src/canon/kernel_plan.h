@@ -170,7 +170,8 @@ struct KernelPlan {
   bool needsBlockOrderCombine() const { return hasTupleReduction() || hasComplexProduct(); }
   // Whether a scalar reduction's combiner has no hardware atomic for its accumulator,
   // so that blocks would combine it by a compare-and-swap loop (device/polyred_reduce.cuh,
-  // atomic_combine): max and min of floats, products, user combiners.
+  // atomic_combine): products and user combiners (max and min of floats take integer
+  // atomics on their bit patterns).
   bool hasCompareAndSwapCombine() const;
   // Whether a reduction is an ordered (non-commutative) tuple: such a kernel reduces a
   // contiguous chunk of j per thread and combines in order (Binding::chunk).

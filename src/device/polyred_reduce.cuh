@@ -40,10 +40,46 @@
 
 namespace polyred_dev {
 
+namespace detail {
+template <class T> struct signed_bits_of;
+template <> struct signed_bits_of<float> { using type = int; };
+template <> struct signed_bits_of<double> { using type = long long; };
+
+// The maximum (kMax) or minimum of float or double v and *addr in one hardware integer
+// atomic, as Max / Min define them. The bit patterns of floats of one sign are ordered
+// as integers: as signed integers upwards for signs clear, as unsigned ones downwards
+// for signs set, and every pattern with the sign clear is a larger signed and a smaller
+// unsigned integer than every pattern with it set. So a maximum takes the signed
+// atomicMax for v with its sign clear (no negative value in *addr survives it) and the
+// unsigned atomicMin for v with it set (no value with the sign clear yields to it);
+// a minimum the mirror image. max(-0, +0) = +0 and min(-0, +0) = -0 fall out of the
+// same order. NaN must win whatever *addr holds and then stay: a maximum writes it as
+// the largest signed pattern (0x7fff...: CUDA's NaN, what max.NaN gives), a minimum as
+// the largest unsigned one (0xffff...), both NaNs.
+template <bool kMax, class T>
+__device__ __forceinline__ void ordered_atomic_extremum(T* addr, T v) {
+  using U = bits_t<T>;
+  using S = typename signed_bits_of<T>::type;
+  constexpr U kSign = U(1) << (8 * sizeof(T) - 1);
+  U bits = to_bits(v);
+  if (v != v) bits = kMax ? kSign - 1 : ~U(0);
+  S* as_signed = reinterpret_cast<S*>(addr);
+  U* as_unsigned = reinterpret_cast<U*>(addr);
+  if ((bits & kSign) == 0) {
+    if constexpr (kMax) atomicMax(as_signed, static_cast<S>(bits));
+    else atomicMin(as_signed, static_cast<S>(bits));
+  } else {
+    if constexpr (kMax) atomicMin(as_unsigned, bits);
+    else atomicMax(as_unsigned, bits);
+  }
+}
+}  // namespace detail
+
 // Combines v into *addr atomically: hardware atomics for built-in combiners where they
-// exist, otherwise a compare-and-swap loop on the bit pattern (no early exit, so NaN
-// and every other value go through `op`). For And / Or, *addr must hold 0 or 1 (the
-// identities do, and every combination keeps it so).
+// exist (integer atomics on the bit patterns for float maxima and minima), otherwise a
+// compare-and-swap loop on the bit pattern (no early exit, so NaN and every other value
+// go through `op`). For And / Or, *addr must hold 0 or 1 (the identities do, and every
+// combination keeps it so).
 template <class T, class Op>
 __device__ __forceinline__ void atomic_combine(T* addr, T v, Op op) {
   if constexpr (is_complex_accumulator_v<T>) {
@@ -65,6 +101,8 @@ __device__ __forceinline__ void atomic_combine(T* addr, T v, Op op) {
     atomicMax(addr, v);
   } else if constexpr (kind == CombinerKind::Min && !is_float_accumulator_v<T>) {
     atomicMin(addr, v);
+  } else if constexpr (kind == CombinerKind::Max || kind == CombinerKind::Min) {
+    detail::ordered_atomic_extremum<kind == CombinerKind::Max>(addr, v);
   } else if constexpr (kind == CombinerKind::And || kind == CombinerKind::Or) {
     // 0/1 values (0.0/1.0 for floats): bitwise and/or of the patterns is the logical op.
     const bits_t<T> bits = to_bits(v != T(0) ? T(1) : T(0));

@@ -363,7 +363,12 @@ constexpr int64_t kMinScanTilesToSplit = 16;
 // 2026-11-27 (docs/results.md, session 29), atomic -> partials: max f32 [21128,768]
 // over its rows 38.5 -> 36.1 us, [8192,768] 21.6 -> 19.9, max f32 over [1024,1024]
 // 9.06 -> 7.78, max f16 over 16226304 elements 18.96 -> 18.21; but sum f32
-// [8192,768] over its rows 17.5 -> 19.7: hardware atomics stay where they exist.
+// [8192,768] over its rows 17.5 -> 19.7: hardware atomics stay where they exist. Since
+// session 48 float maxima and minima have them (integer atomics on the bit patterns),
+// and took the sums' lanes and atomics over partials (H200, 2026-11-30, docs/results.md
+// session 48): max f32 [21128,768] over its rows 27.0 -> 23.8 us, min 26.9 -> 23.7,
+// [8192,768] 14.8 -> 14.1, f16 [131072,1024] 77.3 -> 74.3, f16 [21128,768] 15.6 -> 15.0,
+// max f32 over [1024,1024] 7.2 -> 6.9; f32 [131072,1024] 133.5 -> 134.0 the one loss.
 bool combineThroughPartials(const KernelPlan& plan, const KernelConfig& c) {
   if (c.combine != CombineMode::Auto) return c.combine == CombineMode::Partials;
   return plan.hasCompareAndSwapCombine();

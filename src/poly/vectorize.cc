@@ -144,7 +144,8 @@ constexpr int64_t kMinRowsForNarrowLanes = 8192;
 // f16 [16000,512] 15.92 -> 14.83; wider data lost (max f32 [8192,768] 19.94 -> 24.10,
 // sum f32 [21128,768] 34.10 -> 34.66, bert's f32 [2048,768] 8.64 -> 8.86). Narrower
 // axes were not measured.
-// Maxima of floats, whose blocks combine through partials, lost with lanes while the
+// Maxima of floats, whose blocks combined through partials until session 48 (now:
+// products and user combiners), lost with lanes while the
 // partials lay row by row; stored block by block (codegen/cross_block.h), they gain
 // from pairs (H100, 2026-11-28, docs/results.md session 30; scalar -> pairs -> 4 lanes):
 // max f16 [21128,768] over its rows 26.77 -> 23.73 -> 32.10 us, [8192,768] 14.69 ->

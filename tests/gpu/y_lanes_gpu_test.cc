@@ -1,8 +1,8 @@
 // Multi-block y-reduces whose threads own several columns each (vector lanes): every
 // block hands each column's total to the cross-block combine from the thread of that
-// column (device/polyred_reduce.cuh, contribute_y_lanes) -- atomics, the partials of
-// the deterministic protocol, and the partials a binding chooses for 16- and 64-bit
-// types. The cases cover a last tile of columns shorter than the block's (1100 columns
+// column (device/polyred_reduce.cuh, contribute_y_lanes) -- atomics (integer ones on
+// the bit patterns of float maxima and minima) and the partials of the deterministic
+// protocol. The cases cover a last tile of columns shorter than the block's (1100 columns
 // in tiles of 128, 1030 in tiles of 64, 16500 in tiles of 128) and each lane width
 // (2, 4, 8 and 16 bytes a thread). Each must match the reference interpreter twice over
 // (the workspace restored between launches), bitwise where the protocol is
@@ -36,8 +36,8 @@ std::vector<Case> cases() {
       {"sum f32 [8192,1030] (2 lanes)", columns(DType::Float32, {8192, 1030}, Reduction::sum(DType::Float32))},
       {"sum f32 [300,16500]", columns(DType::Float32, {300, 16500}, Reduction::sum(DType::Float32))},
       {"max i8 [9000,1040]", columns(DType::Int8, {9000, 1040}, Reduction::max(DType::Int8))},
-      {"max f16 [8192,1032] (partials)", columns(DType::Float16, {8192, 1032}, Reduction::max(DType::Float16))},
-      {"min f64 [8192,1026] (partials)", columns(DType::Float64, {8192, 1026}, Reduction::min(DType::Float64))},
+      {"max f16 [8192,1032] (32-bit atomics on float bits)", columns(DType::Float16, {8192, 1032}, Reduction::max(DType::Float16))},
+      {"min f64 [8192,1026] (64-bit atomics on double bits)", columns(DType::Float64, {8192, 1026}, Reduction::min(DType::Float64))},
   };
 }
 
