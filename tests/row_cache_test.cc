@@ -3,7 +3,8 @@
 // and the later passes read them back, y-reduces keep their global loads, and a cache
 // that does not fit the block's shared memory is not planned. In registers (`cache=regs`,
 // and by the policy for kernels of three passes or more) where every slot index is a
-// constant once the pass loops are unrolled. Each cached program matches the reference
+// constant once the pass loops are unrolled, where a later pass also reads the results
+// of an earlier one (an Exp's) instead of computing them again. Each cached program matches the reference
 // on the CPU (the CPU executor runs the loop program; the cache is a CUDA detail) and
 // compiles under NVRTC; tests/gpu/row_resident_gpu_test.cc runs them.
 #include <gtest/gtest.h>
@@ -129,7 +130,9 @@ TEST(RowCache, InRegistersAThreadDependentBoundBecomesAGuard) {
   const PolyKernel& k = c.kernels[0];
   ASSERT_EQ(k.binding.BX, 32);  // 125 vectors of 8 over 32 threads: 4 trips for the first 29, 3 for the rest
   const RowCache cache = planRowCache(k, 0, RowCacheMode::Registers);
-  ASSERT_EQ(cache.regions.size(), 1u);
+  ASSERT_EQ(cache.regions.size(), 2u);  // x, and exp(x - max) for the last pass
+  EXPECT_FALSE(cache.regions[0].result);
+  EXPECT_TRUE(cache.regions[1].result);
   EXPECT_EQ(cache.slotsPerThread, 4);
   const std::string& cuda = c.program.kernels[0].source;
   EXPECT_EQ(test_support::occurrences(cuda, "for (int c1 = 0; (c1 <= 3); c1 += 1) {"), 3u) << cuda;
@@ -137,6 +140,47 @@ TEST(RowCache, InRegistersAThreadDependentBoundBecomesAGuard) {
   EXPECT_EQ(test_support::occurrences(cuda, "++cache_slot;  // the guarded statement's slot, taken or not"), 3u) << cuda;
   EXPECT_EQ(test_support::occurrences(cuda, "  ++cache_slot;\n"), 0u) << cuda;  // none inside the guard
   test_support::expectMatchesOnCpuAndCompiles(c, /*seed=*/4);
+}
+
+// In registers, a later pass reads a result an earlier one computed through an Exp (or a
+// division) instead of computing it again, and evaluates nothing that only fed it:
+// softmax's last pass reads exp(x - max) as pass 1 kept it, and no longer reads x, so x
+// is kept for pass 1 alone. Layer norm's later passes compute x - mean again (a
+// subtraction costs less than a second copy of the row). Without the register cache,
+// no results.
+TEST(RowCache, LaterPassesReadResultsInsteadOfComputingThemAgain) {
+  CompiledGraph c = test_support::compileWithKnobs(testgraphs::softmax(DType::Float32, {8192, 512}, 1), "");
+  ASSERT_EQ(c.kernels.size(), 1u);
+  const PolyKernel& k = c.kernels[0];
+  ASSERT_EQ(k.plan.passes(), 3);
+  ASSERT_GT(k.vector.width, 1);
+  const RowCache cache = planRowCache(k, 0, RowCacheMode::Auto);
+  ASSERT_EQ(cache.regions.size(), 2u);
+  const RowCache::Region &x = cache.regions[0], &e = cache.regions[1];
+  EXPECT_FALSE(x.result);
+  EXPECT_EQ(x.readInPass, (std::vector<bool>{false, true, false}));
+  EXPECT_TRUE(e.result);
+  EXPECT_EQ(k.plan.body.at(static_cast<size_t>(e.value)).op, OpKind::Exp);
+  EXPECT_EQ(e.keptInPass, 1);
+  EXPECT_EQ(e.readInPass, (std::vector<bool>{false, false, true}));
+  EXPECT_FALSE(cache.valuesOfPass(k.plan, 2).at(static_cast<size_t>(x.value)));  // nothing left to load
+  EXPECT_TRUE(k.plan.valuesOfPass(2).at(static_cast<size_t>(x.value)));
+  const std::string& cuda = c.program.kernels[0].source;
+  EXPECT_EQ(test_support::occurrences(cuda, "pr_expf"), 1u) << cuda;
+  EXPECT_EQ(test_support::occurrences(cuda, "pr_keep_lanes<"), 1u) << cuda;
+  EXPECT_EQ(test_support::occurrences(cuda, "pr_kept_lanes<"), 1u) << cuda;
+  EXPECT_EQ(test_support::occurrences(cuda, "pr_load_lanes_cached<"), 1u) << cuda;
+  test_support::expectMatchesOnCpuAndCompiles(c, /*seed=*/5);
+
+  const CompiledGraph layerNorm = test_support::compileWithKnobs(testgraphs::layerNorm(DType::Float16, {64, 1024}), "");
+  const RowCache norms = planRowCache(layerNorm.kernels[0], 0, RowCacheMode::Auto);
+  ASSERT_FALSE(norms.empty());
+  for (const RowCache::Region& r : norms.regions) EXPECT_FALSE(r.result);
+  EXPECT_TRUE(norms.evaluatedInPass.empty());
+
+  const CompiledGraph off = test_support::compileWithKnobs(testgraphs::softmax(DType::Float32, {8192, 512}, 1), "cache=off");
+  EXPECT_EQ(off.program.kernels[0].source.find("pr_keep_lanes"), std::string::npos);
+  EXPECT_EQ(test_support::occurrences(off.program.kernels[0].source, "pr_expf"), 2u);
 }
 
 TEST(RowCache, NotInRegistersWhereTheyDoNotFit) {

@@ -80,7 +80,7 @@ std::vector<bool> KernelPlan::valuesAfterScan(int pass) const {
   return values;
 }
 
-std::vector<bool> KernelPlan::valuesOfPass(int pass) const {
+std::vector<bool> KernelPlan::valuesOfPass(int pass, const std::vector<bool>* givenValues) const {
   std::vector<bool> used(body.size(), false);
   for (const ReductionOutput& r : reductions)
     if (r.stage == pass) {
@@ -93,7 +93,7 @@ std::vector<bool> KernelPlan::valuesOfPass(int pass) const {
       if (s.scatters()) used[static_cast<size_t>(s.scatterIndex)] = true;
     }
   for (size_t v = body.size(); v-- > 0;)  // operands precede their users
-    if (used[v])
+    if (used[v] && !(givenValues && givenValues->at(v)))
       for (int o : body[v].operands) used[static_cast<size_t>(o)] = true;
   return used;
 }

@@ -146,8 +146,10 @@ struct KernelPlan {
   bool hasStage(int s) const;
   // The body values the point statement of `pass` evaluates: those its reductions and
   // stores read. Its annotation lists the offsets of these values' loads, in body
-  // order, then those of its stores.
-  std::vector<bool> valuesOfPass(int pass) const;
+  // order, then those of its stores. With `givenValues`, values marked there are taken
+  // as given (a row cache holds them: codegen/row_cache.h), not computed from their
+  // operands.
+  std::vector<bool> valuesOfPass(int pass, const std::vector<bool>* givenValues = nullptr) const;
   // A scan kernel's values of `pass` on either side of its scan step: up to the scan's
   // input (evaluated before the step; all that a Fold evaluates), and after it (they
   // may read the running fold, BodyValue::Kind::Scanned).

@@ -525,8 +525,8 @@ class KernelEmitter : private AccumulatorNames {
   }
 
   LaneValuesSite laneSite(const AstUser& u, std::string vectorOk, bool masked, const std::string& in) {
-    return {.kernel = k_, .instance = u, .loads = loads(), .evaluated = p_.valuesOfPass(u.pass),
-            .vectorOk = std::move(vectorOk), .masked = masked, .guardInvariant = scan_,
+    return {.kernel = k_, .instance = u, .loads = loads(), .evaluated = cache_.valuesOfPass(p_, u.pass),
+            .annotated = cache_.evaluatedInPass.empty() ? std::vector<bool>{} : p_.valuesOfPass(u.pass), .vectorOk = std::move(vectorOk), .masked = masked, .guardInvariant = scan_,
             .total = [this](int r) { return total(static_cast<size_t>(r)); },
             .facts = [this](size_t v) { return factsOf(v); },
             .hoisted = [this](size_t v) { return hoisted(v); }, .indent = in, .firstOffset = 0, .scanned = ""};

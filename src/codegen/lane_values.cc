@@ -100,6 +100,8 @@ size_t emitLaneValues(std::ostream& os, const LaneValuesSite& site) {
   const KernelPlan& p = k.plan;
   const AstUser& u = site.instance;
   const std::vector<bool>& evaluated = site.evaluated;
+  const std::vector<bool>& annotated = site.annotated.empty() ? evaluated : site.annotated;
+  const RowCache& cache = site.loads.cache;
   const std::string& vectorOk = site.vectorOk;
   const bool masked = site.masked;
   const int V = k.vector.width;
@@ -111,7 +113,10 @@ size_t emitLaneValues(std::ostream& os, const LaneValuesSite& site) {
   for (size_t v = 0; v < p.body.size(); ++v) {
     const BodyValue& b = p.body[v];
     if (!evaluated[v]) {
-      if (b.hasOffset()) ++load;  // another pass's access
+      if (!b.hasOffset()) continue;
+      // another pass's access, or one that only fed a result read from the row cache
+      const size_t access = load++;
+      if (annotated[v]) offset += k.vector.accesses.at(access) == LaneAccess::Gather ? static_cast<size_t>(V) : 1;
       continue;
     }
     std::string name = "v" + std::to_string(v);
@@ -164,6 +169,10 @@ size_t emitLaneValues(std::ostream& os, const LaneValuesSite& site) {
       }
       case BodyValue::Kind::Constant: os << each << name << "[l] = " << emitLiteral(b.value) << ";\n"; break;
       case BodyValue::Kind::Op: {
+        if (const std::string read = cache.resultRead(static_cast<int>(v), u.pass, V, ""); !read.empty()) {
+          os << read;
+          break;
+        }
         if (site.hoisted && site.hoisted(v)) {
           os << each << name << "[l] = " << hoistedValueName(v) << ";\n";
           break;
@@ -187,7 +196,7 @@ size_t emitLaneValues(std::ostream& os, const LaneValuesSite& site) {
         break;
       }
       case BodyValue::Kind::Scanned: os << each << name << "[l] = " << site.scanned << "[l];\n"; break;
-    case BodyValue::Kind::Reduced:  // an earlier pass's total
+      case BodyValue::Kind::Reduced:  // an earlier pass's total
         os << each << name << "[l] = " << site.total(b.reduction) << ";\n";
         break;
       case BodyValue::Kind::Index: {  // a coordinate: lane l is at base + l, or its own
@@ -208,6 +217,7 @@ size_t emitLaneValues(std::ostream& os, const LaneValuesSite& site) {
         break;
       }
     }
+    if (b.kind == BodyValue::Kind::Op) os << cache.resultKeep(static_cast<int>(v), u.pass, V, in + "  ");
   }
   if (site.paired) *site.paired = packed;
   return offset;

@@ -29,7 +29,10 @@ struct LaneValuesSite {
   const PolyKernel& kernel;
   const AstUser& instance;
   RowLoads loads;
-  std::vector<bool> evaluated;  // per body value (KernelPlan::valuesOfPass)
+  std::vector<bool> evaluated;  // per body value (KernelPlan::valuesOfPass; RowCache::valuesOfPass)
+  // Those whose offsets the instance lists (KernelPlan::valuesOfPass), where the row
+  // cache's results leave some unevaluated; empty: `evaluated`.
+  std::vector<bool> annotated;
   std::string vectorOk;         // "vector_ok" (or its value in a versioned loop), with masked lanes "... && whole"
   bool masked = false;
   // Invariant loads only where some lane lies in the row: a scan's tile padding may

@@ -6,7 +6,9 @@
 #include <sstream>
 
 #include "codegen/exec_ast.h"
+#include "codegen/loop_invariants.h"
 #include "ir/dtype.h"
+#include "ir/ops.h"
 #include "support/int_math.h"
 
 namespace polyred {
@@ -102,6 +104,71 @@ bool readsLikePassZero(const PolyKernel& k, const Sites& sites, const std::vecto
   return true;
 }
 
+// Whether the statements of passes `a` and `b` sit under the same loops and guards, one
+// for one.
+bool sameSites(const Sites& sites, int a, int b) {
+  const auto x = sites.byPass.find(a), y = sites.byPass.find(b);
+  if (x == sites.byPass.end() || y == sites.byPass.end() || x->second.size() != y->second.size()) return false;
+  for (size_t s = 0; s < x->second.size(); ++s)
+    if (x->second[s].path != y->second[s].path) return false;
+  return true;
+}
+
+// The results each later pass reads (the header's rule), pass by pass: per pass, the
+// values it reads and the values it evaluates given them; per value, the pass keeping
+// it (-1: none).
+struct Results {
+  std::vector<std::vector<bool>> readIn, evaluated;
+  std::vector<int> keptIn;
+  bool any() const { return std::any_of(keptIn.begin(), keptIn.end(), [](int p) { return p >= 0; }); }
+};
+
+// Per body value: whether computing it per element takes a division or a transcendental
+// function (its own op or one it is computed from, not counting values of totals and
+// constants, computed once: `ofTotals`), so that reading it back saves more than a few
+// arithmetic instructions.
+std::vector<bool> takesLongOps(const KernelPlan& p, const std::vector<bool>& ofTotals) {
+  std::vector<bool> longOps(p.body.size(), false);
+  for (size_t v = 0; v < p.body.size(); ++v) {  // operands come before their uses
+    const BodyValue& b = p.body[v];
+    if (b.kind != BodyValue::Kind::Op || ofTotals[v]) continue;
+    switch (b.op) {
+      case OpKind::Div: case OpKind::FloorDiv: case OpKind::FloorMod: case OpKind::Mod: case OpKind::Pow:
+        longOps[v] = true;
+        break;
+      default: longOps[v] = isFloatMath(b.op);
+    }
+    for (int o : b.operands) longOps[v] = longOps[v] || longOps[static_cast<size_t>(o)];
+  }
+  return longOps;
+}
+
+Results planResults(const KernelPlan& p, const Sites& sites) {
+  const size_t n = p.body.size();
+  const std::vector<bool> ofTotals = valuesOfTotals(p), longOps = takesLongOps(p, ofTotals), everything(n, true);
+  Results r{{}, {}, std::vector<int>(n, -1)};
+  std::vector<int> firstIn(n, -1);  // the first pass evaluating each value: it computes it
+  for (int pass = 0; pass < p.passes(); ++pass) {
+    const std::vector<bool> all = p.valuesOfPass(pass);
+    // What the pass reads first-hand: its folds' and stores' values (the roots, all that
+    // is left with every value given) and the operands of values no earlier pass had.
+    std::vector<bool> firstHand = p.valuesOfPass(pass, &everything), read(n, false);
+    for (size_t u = 0; u < n; ++u)
+      if (all[u] && firstIn[u] < 0)
+        for (int o : p.body[u].operands) firstHand[static_cast<size_t>(o)] = true;
+    for (size_t v = 0; v < n; ++v)
+      read[v] = firstHand[v] && all[v] && firstIn[v] >= 0 && p.body[v].kind == BodyValue::Kind::Op && !ofTotals[v] &&
+                longOps[v] && sameSites(sites, firstIn[v], pass);
+    r.evaluated.push_back(p.valuesOfPass(pass, &read));
+    for (size_t v = 0; v < n; ++v) {
+      if (read[v]) r.keptIn[v] = firstIn[v];
+      if (r.evaluated.back()[v] && firstIn[v] < 0) firstIn[v] = pass;
+    }
+    r.readIn.push_back(std::move(read));
+  }
+  return r;
+}
+
 // The point statements in `n`, or -1 if a loop sits there.
 int statementsIn(const AstNode& n) {
   if (n.kind == AstNode::Kind::For) return -1;
@@ -164,10 +231,31 @@ const RowCache::Region* RowCache::regionOf(int value) const {
   return nullptr;
 }
 
+std::vector<bool> RowCache::valuesOfPass(const KernelPlan& plan, int pass) const {
+  return evaluatedInPass.empty() ? plan.valuesOfPass(pass) : evaluatedInPass.at(static_cast<size_t>(pass));
+}
+
+std::string RowCache::resultKeep(int value, int pass, int width, const std::string& in) const {
+  const Region* r = regionOf(value);
+  if (!r || !r->result || r->keptInPass != pass) return "";
+  const std::string v = std::to_string(value);
+  return in + "pr_keep_lanes<" + std::to_string(width) + ">(v" + v + ", pr_register_slot(cache" + v +
+         ", cache_slot));  // read again by a later pass\n";
+}
+
+std::string RowCache::resultRead(int value, int pass, int width, const std::string& in) const {
+  const Region* r = regionOf(value);
+  if (!r || !r->result || !r->readInPass.at(static_cast<size_t>(pass))) return "";
+  const std::string v = std::to_string(value);
+  return in + "pr_kept_lanes<" + std::to_string(width) + ">(pr_register_slot(cache" + v + ", cache_slot), v" + v +
+         ");  // as pass " + std::to_string(r->keptInPass) + " computed it\n";
+}
+
 std::string RowCache::describe() const {
   std::ostringstream os;
-  os << "row cache: " << regions.size() << " value(s) x " << slotsPerThread << " slot(s) per thread x " << threads
-     << " threads, ";
+  const auto results = std::count_if(regions.begin(), regions.end(), [](const Region& r) { return r.result; });
+  os << "row cache: " << regions.size() << " value(s)" << (results ? " (" + std::to_string(results) + " result(s))" : "")
+     << " x " << slotsPerThread << " slot(s) per thread x " << threads << " threads, ";
   if (registers) os << "in registers";
   else os << bytes << " bytes of shared memory";
   return os.str();
@@ -228,6 +316,70 @@ std::string RowCache::boundAsGuard(const AstNode& loop, int64_t BX, int64_t BY) 
 
 std::string RowCache::passLoopUnroll(int factor) const { return registers ? "" : " " + std::to_string(factor); }
 
+namespace {
+
+// A region of `cache`'s slots for body value v, read in the passes `readIn` marks.
+void addRegion(RowCache& cache, const PolyKernel& k, size_t v, std::vector<bool> readIn, bool result, int keptIn) {
+  const BodyValue& b = k.plan.body[v];
+  const int V = k.vector.width;
+  RowCache::Region r;
+  r.value = static_cast<int>(v);
+  r.result = result;
+  r.keptInPass = keptIn;
+  r.readInPass = std::move(readIn);
+  const std::string storage(cudaStorageType(b.dtype));
+  r.packType = V > 1 ? "PrPack<" + std::to_string(V) + ", " + storage + ">" : storage;
+  r.packBytes = V * dtypeBytes(b.dtype);
+  if (!cache.registers) {
+    r.offset = cache.bytes;
+    cache.bytes += ceilDiv(r.packBytes * cache.slotsPerThread * cache.threads, 16) * 16;
+  }
+  cache.regions.push_back(std::move(r));
+}
+
+// The cache of the loads pass 0 keeps and the later passes read -- given `results`,
+// only where they still evaluate them -- and of the results; empty if none or too big.
+RowCache cacheOf(const PolyKernel& k, const Sites& sites, const Results* results, bool registers, int64_t sharedLimit) {
+  const KernelPlan& p = k.plan;
+  const int V = k.vector.width;
+  const size_t passes = static_cast<size_t>(p.passes());
+  RowCache cache;
+  cache.registers = registers;
+  cache.threads = k.binding.threadsPerBlock();
+  // Thread tx takes instances tx, tx + BX, ... of its row (an ordered tuple: one chunk).
+  const int64_t instances = V > 1 ? k.vector.vectorsAlong(p.N) : p.N;
+  cache.slotsPerThread = std::max<int64_t>(ceilDiv(instances, k.binding.BX), k.binding.chunk);
+  std::vector<std::vector<bool>> annotated;  // the values whose offsets each pass's statements list
+  for (size_t pass = 0; pass < passes; ++pass) annotated.push_back(p.valuesOfPass(static_cast<int>(pass)));
+  const std::vector<std::vector<bool>>& evaluated = results ? results->evaluated : annotated;
+  size_t access = 0;
+  for (size_t v = 0; v < p.body.size(); ++v) {
+    const BodyValue& b = p.body[v];
+    if (!b.hasOffset()) continue;
+    const bool contiguous = V == 1 || k.vector.accesses.at(access++) == LaneAccess::Contiguous;
+    if (b.kind != BodyValue::Kind::Load || b.gathers() || !annotated[0][v] || !contiguous) continue;
+    std::vector<bool> readIn(passes, false);
+    for (size_t pass = 1; pass < passes; ++pass)
+      readIn[pass] = evaluated[pass][v] && readsLikePassZero(k, sites, annotated, static_cast<int>(pass), static_cast<int>(v));
+    if (std::find(readIn.begin(), readIn.end(), true) != readIn.end()) addRegion(cache, k, v, std::move(readIn), false, 0);
+  }
+  if (results) {
+    for (size_t v = 0; v < p.body.size(); ++v) {
+      if (results->keptIn[v] < 0) continue;
+      std::vector<bool> readIn(passes, false);
+      for (size_t pass = 0; pass < passes; ++pass) readIn[pass] = results->readIn[pass][v];
+      addRegion(cache, k, v, std::move(readIn), true, results->keptIn[v]);
+    }
+    cache.evaluatedInPass = results->evaluated;
+  }
+  int64_t threadBytes = 0;  // in registers
+  for (const RowCache::Region& r : cache.regions) threadBytes += r.packBytes * cache.slotsPerThread;
+  if (cache.empty() || cache.bytes > sharedLimit || (registers && threadBytes > kRegisterCacheBytes)) return {};
+  return cache;
+}
+
+}  // namespace
+
 RowCache planRowCache(const PolyKernel& k, int64_t sharedLimit, RowCacheMode mode) {
   const KernelPlan& p = k.plan;
   const bool rows = p.form == CanonicalForm::XReduce || p.form == CanonicalForm::AllReduce;
@@ -238,43 +390,12 @@ RowCache planRowCache(const PolyKernel& k, int64_t sharedLimit, RowCacheMode mod
   collect(*k.ast, "", nullptr, sites);
   if (!sites.ok || (registers && !slotsAreConstantsOnceUnrolled(*k.ast))) return {};
 
-  const int V = k.vector.width;
-  RowCache cache;
-  cache.registers = registers;
-  cache.threads = k.binding.threadsPerBlock();
-  // Thread tx takes instances tx, tx + BX, ... of its row (an ordered tuple: one chunk).
-  const int64_t instances = V > 1 ? k.vector.vectorsAlong(p.N) : p.N;
-  cache.slotsPerThread = std::max<int64_t>(ceilDiv(instances, k.binding.BX), k.binding.chunk);
-  std::vector<std::vector<bool>> evaluated;
-  for (int pass = 0; pass < p.passes(); ++pass) evaluated.push_back(p.valuesOfPass(pass));
-  size_t access = 0;
-  int64_t threadBytes = 0;  // in registers
-  for (size_t v = 0; v < p.body.size(); ++v) {
-    const BodyValue& b = p.body[v];
-    if (!b.hasOffset()) continue;
-    const bool contiguous = V == 1 || k.vector.accesses.at(access++) == LaneAccess::Contiguous;
-    if (b.kind != BodyValue::Kind::Load || b.gathers() || !evaluated[0][v] || !contiguous) continue;
-    RowCache::Region r;
-    r.value = static_cast<int>(v);
-    r.readInPass.assign(static_cast<size_t>(p.passes()), false);
-    bool read = false;
-    for (int pass = 1; pass < p.passes(); ++pass)
-      if (evaluated[static_cast<size_t>(pass)][v] && readsLikePassZero(k, sites, evaluated, pass, r.value))
-        read = r.readInPass[static_cast<size_t>(pass)] = true;
-    if (!read) continue;
-    const std::string storage(cudaStorageType(b.dtype));
-    r.packType = V > 1 ? "PrPack<" + std::to_string(V) + ", " + storage + ">" : storage;
-    r.packBytes = V * dtypeBytes(b.dtype);
-    if (registers) {
-      threadBytes += r.packBytes * cache.slotsPerThread;
-    } else {
-      r.offset = cache.bytes;
-      cache.bytes += ceilDiv(r.packBytes * cache.slotsPerThread * cache.threads, 16) * 16;
-    }
-    cache.regions.push_back(std::move(r));
+  if (registers && k.vector.width > 1) {
+    const Results results = planResults(p, sites);
+    if (results.any())
+      if (RowCache cache = cacheOf(k, sites, &results, registers, sharedLimit); !cache.empty()) return cache;
   }
-  if (cache.empty() || cache.bytes > sharedLimit || threadBytes > kRegisterCacheBytes) return {};
-  return cache;
+  return cacheOf(k, sites, nullptr, registers, sharedLimit);
 }
 
 }  // namespace polyred

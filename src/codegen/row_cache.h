@@ -1,5 +1,6 @@
 // Row cache of row-resident kernels: which loads of the later passes read what pass 0
-// kept, in shared memory or in registers.
+// kept, in shared memory or in registers -- and, in registers, which results of an
+// earlier pass a later one reads instead of computing them again.
 //
 // Takes: a PolyKernel (plan, binding, lanes, loop AST) and the shared memory a block of
 // the target may have. Gives: a RowCache -- one region per body value that pass 0 loads
@@ -32,6 +33,20 @@
 // 19.5 -> 16.8, layer norm and softmax f16 [4096,4096] within 1%; with two passes it
 // costs more occupancy than the one re-read it saves (RMS norm f16 [8192,1024] 15.2 ->
 // 16.7), and a staged softmax f16 [2048,8192] is faster staged (28.4 against 29.7).
+// Results (in registers, vector lanes only): a later pass that evaluates a value an
+// earlier pass computed -- an op of the row's elements, not of totals and constants
+// alone (those are hoisted: codegen/loop_invariants.h), computed through a division or
+// a transcendental function (a few additions or a cast cost less than the registers of
+// a second copy of the row) -- where the value is what the later pass's own new values
+// or its folds and stores read, reads it from a slot the first pass computing it kept,
+// and does not evaluate what only fed it (its loads need no slot then). A softmax's last pass reads exp(x - max) and divides, where it took
+// x's slot and computed the Exp again. Same soundness condition: the two passes'
+// statements sit under the same loops and guards. Each thread holds the results at the
+// value's storage type (exact: a value is already rounded to its type). If the results
+// and loads together pass kRegisterCacheBytes, the plan keeps the loads alone.
+// Why: the short-row softmax of bert (16613891787345259176, [24576,128] f16, three
+// passes) is bound by instructions issued, not by DRAM (docs/results.md session 48).
+//
 // In shared memory (`cache=on`) only when asked: the row-resident kernels measured are
 // issue-bound, not L2-bound, and that cache costs occupancy and instructions:
 // logsumexp f16 [8192,32000] 269.5 us without, 270.2 with; softmax f16 [4096,50257]
@@ -49,13 +64,18 @@ namespace polyred {
 
 struct RowCache {
   struct Region {
-    int value = -1;          // the body value (a Load) kept
+    int value = -1;          // the body value kept: a Load, or a result (an Op)
     std::string packType;    // "PrPack<8, __half>" (lanes) or the storage type (scalar)
     int64_t packBytes = 0;   // one slot
     int64_t offset = 0;      // bytes from the start of the dynamic shared memory
-    std::vector<bool> readInPass;  // passes that read it back (pass 0 keeps it)
+    bool result = false;     // an Op's lanes (vector kernels in registers only)
+    int keptInPass = 0;      // a load's: 0; a result's: the first pass computing it
+    std::vector<bool> readInPass;  // later passes that read it back
   };
   std::vector<Region> regions;
+  // Per pass, the body values it evaluates (KernelPlan::valuesOfPass, the results it
+  // reads taken as given); empty: every pass evaluates its values as the plan says.
+  std::vector<std::vector<bool>> evaluatedInPass;
   bool registers = false;  // each thread's arrays, not shared memory
   int64_t slotsPerThread = 0;
   int64_t threads = 0;
@@ -63,6 +83,13 @@ struct RowCache {
 
   bool empty() const { return regions.empty(); }
   const Region* regionOf(int value) const;
+  // The body values `pass` evaluates (evaluatedInPass, else the plan's).
+  std::vector<bool> valuesOfPass(const KernelPlan& plan, int pass) const;
+  // For result `value` (an Op) in `pass`: "" when the pass computes it with nothing to
+  // keep, else the statement (at indentation `in`) that keeps its lanes `v<value>` in
+  // this thread's slot (the keeping pass) or reads them from there (a reading pass).
+  std::string resultKeep(int value, int pass, int width, const std::string& in) const;
+  std::string resultRead(int value, int pass, int width, const std::string& in) const;
   // "row cache: 1 value(s) x 8 slot(s) per thread x 1024 threads, 131072 bytes of shared
   // memory" (dumps, comments).
   std::string describe() const;

@@ -21,7 +21,8 @@
 // Contents: pr_cache_slot (where slot n of this thread is, or null past the region),
 // pr_register_slot (the same in a thread's own array),
 // pr_load_lanes_kept / pr_load_kept (pass 0: load, keep the raw storage values, return
-// them converted), pr_load_lanes_cached / pr_load_cached (later passes).
+// them converted), pr_load_lanes_cached / pr_load_cached (later passes),
+// pr_keep_lanes / pr_kept_lanes (a result of an earlier pass, `cache=regs` only).
 #pragma once
 
 #include "polyred_elementwise.cuh"
@@ -75,4 +76,26 @@ __device__ __forceinline__ auto pr_load_kept(const S* p, long long k, S* slot) {
 template <class S>
 __device__ __forceinline__ auto pr_load_cached(const S* p, long long k, const S* slot) {
   return slot ? pr_value(*slot) : pr_value(p[k]);
+}
+
+// A result's lanes kept at the value's storage type S (exact: the value is already
+// rounded to it) by the first pass computing it, and read back by a later pass instead
+// of computing it again (codegen/row_cache.h). Unlike a load, a result cannot be had
+// anew from memory, so its slot must exist: the generator sizes the regions for every
+// statement of a thread, and a missing slot stops the kernel rather than read garbage.
+template <int V, class S, class C>
+__device__ __forceinline__ void pr_keep_lanes(const C (&in)[V], PrPack<V, S>* slot) {
+  if (!slot) __trap();
+  PrPack<V, S> pack;
+#pragma unroll
+  for (int l = 0; l < V; ++l) pack.v[l] = pr_storage<S>(in[l]);
+  *slot = pack;
+}
+
+template <int V, class S, class C>
+__device__ __forceinline__ void pr_kept_lanes(const PrPack<V, S>* slot, C (&out)[V]) {
+  if (!slot) __trap();
+  const PrPack<V, S> pack = *slot;
+#pragma unroll
+  for (int l = 0; l < V; ++l) out[l] = pr_value(pack.v[l]);
 }
