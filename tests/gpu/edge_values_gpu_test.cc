@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "driver/cpu_check.h"
 #include "driver/gpu_run.h"
@@ -17,6 +18,22 @@
 #include "runtime/executor.h"  // gpuAvailable
 
 using namespace polyred;
+
+namespace {
+// Each output element bit for bit (NaN matching NaN); the first difference of each
+// output reported, at most 40 reports in all (`mismatched` counts them).
+void expectIdentical(const std::string& name, const std::vector<HostTensor>& got, const std::vector<HostTensor>& want,
+                     int& mismatched) {
+  for (size_t out = 0; out < want.size(); ++out)
+    for (int64_t k = 0; k < want[out].size(); ++k)
+      if (!got[out].get(k).identical(want[out].get(k))) {
+        if (++mismatched <= 40)
+          ADD_FAILURE() << name << " output " << out << " element " << k << ": GPU " << got[out].get(k).toString()
+                        << ", reference " << want[out].get(k).toString();
+        break;  // one line per case and output
+      }
+}
+}  // namespace
 
 TEST(EdgeValuesGpu, KernelsAgreeWithTheReferenceBitForBit) {
   std::string why;
@@ -36,14 +53,7 @@ TEST(EdgeValuesGpu, KernelsAgreeWithTheReferenceBitForBit) {
         if (!r.ok && ++mismatched <= 40) ADD_FAILURE() << name << ": " << r.message;
         continue;
       }
-      for (size_t out = 0; out < want.size(); ++out)
-        for (int64_t k = 0; k < want[out].size(); ++k)
-          if (!got[out].get(k).identical(want[out].get(k))) {
-            if (++mismatched <= 40)
-              ADD_FAILURE() << name << " output " << out << " element " << k << ": GPU " << got[out].get(k).toString()
-                            << ", reference " << want[out].get(k).toString();
-            k = want[out].size();  // one line per case and output
-          }
+      expectIdentical(name, got, want, mismatched);
     }
     ++cases;
   }
@@ -101,14 +111,7 @@ TEST(EdgeValuesGpu, FloatExtremaCombineAcrossBlocksBitForBit) {
         std::vector<HostTensor> got = launchOnGpu(compiled, {x});
         std::vector<HostTensor> want = evaluateReference(g, {x});
         const std::string name = std::string(dtypeName(t)) + (columns ? " columns" : " rows") + " mode " + std::to_string(mode);
-        for (size_t out = 0; out < want.size(); ++out)
-          for (int64_t k = 0; k < want[out].size(); ++k)
-            if (!got[out].get(k).identical(want[out].get(k))) {
-              if (++mismatched <= 40)
-                ADD_FAILURE() << name << " output " << out << " pair " << k << ": GPU " << got[out].get(k).toString()
-                              << ", reference " << want[out].get(k).toString();
-              break;
-            }
+        expectIdentical(name, got, want, mismatched);
       }
   EXPECT_EQ(mismatched, 0);
 }
