@@ -524,9 +524,29 @@ class KernelEmitter : private AccumulatorNames {
     os << in << "}\n";
   }
 
+  // Masked rows of a reduction, whose folds and stores mask every lane by [lo, hi): their
+  // loads take whole aligned vectors across rows (LaneValuesSite::alignedOk). Not for
+  // tuples (their lane trees) nor scans (their tiles' padding).
+  bool loadsAcrossRows() const {
+    return k_.vector.masked() && !scan_ && p_.form != CanonicalForm::Elementwise && !p_.hasTupleReduction();
+  }
+  // The elements of the graph input Load v reads (0: a temporary or not a load).
+  int64_t tensorElements(size_t v) const {
+    const BodyValue& b = p_.body.at(v);
+    if (b.kind != BodyValue::Kind::Load || b.temporary >= 0 || b.input < 0) return 0;
+    return numElements(g_.tensor(g_.inputs.at(static_cast<size_t>(b.input))).shape);
+  }
+
   LaneValuesSite laneSite(const AstUser& u, std::string vectorOk, bool masked, const std::string& in) {
+    const bool acrossRows = masked && loadsAcrossRows();
+    const std::string aligned =
+        alignment_ == Alignment::Unaligned ? "false" : alignment_ == Alignment::Aligned ? "true" : "vector_ok";
     return {.kernel = k_, .instance = u, .loads = loads(), .evaluated = cache_.valuesOfPass(p_, u.pass),
-            .annotated = cache_.evaluatedInPass.empty() ? std::vector<bool>{} : p_.valuesOfPass(u.pass), .vectorOk = std::move(vectorOk), .masked = masked, .guardInvariant = scan_,
+            .annotated = cache_.evaluatedInPass.empty() ? std::vector<bool>{} : p_.valuesOfPass(u.pass), .vectorOk = std::move(vectorOk),
+            .alignedOk = acrossRows ? aligned : "",
+            .tensorElements = acrossRows ? std::function<int64_t(size_t)>([this](size_t v) { return tensorElements(v); })
+                                         : std::function<int64_t(size_t)>(),
+            .masked = masked, .guardInvariant = scan_,
             .total = [this](int r) { return total(static_cast<size_t>(r)); },
             .facts = [this](size_t v) { return factsOf(v); },
             .hoisted = [this](size_t v) { return hoisted(v); }, .indent = in, .firstOffset = 0, .scanned = ""};
@@ -558,6 +578,9 @@ class KernelEmitter : private AccumulatorNames {
       }
       if (tuple(r)) os << laneFold(r, k_.vector.width, k_.vector.masked(), indent(d + 1));
       else if (!masked) os << in << "  " << whole;
+      else if (loadsAcrossRows() && whole == each + fold)  // (not a pair fold) lanes off the row fold the identity
+        os << in << "  " << each << acc(r, "l") << " = " << op(r) << "(" << acc(r, "l") << ", l >= lo && l < hi ? "
+           << element(r, "v", "[l]") << " : " << identity(r) << ");\n";
       else os << in << "  if (whole) {\n" << in << "  " << whole << in << "  } else {\n" << in << "  " << part << in << "  }\n";
     }
     for (const ElementwiseOutput& s : p_.stores)

@@ -93,6 +93,21 @@ void emitInvariantDivision(std::ostream& os, const BodyValue& b, size_t v, int V
        << "[l] = " << emitCast(name + "[l]", DType::Float32, b.dtype) << ";\n";
 }
 
+// A masked contiguous load of value v as pr_load_lanes_flat (LaneValuesSite::alignedOk),
+// or "" where the site does not take them or the tensor's size is unknown.
+std::string flatLoad(const LaneValuesSite& site, size_t v, const std::string& pointer, const std::string& at,
+                     const std::string& dest) {
+  if (!site.masked || !site.tensorElements || site.alignedOk.empty()) return "";
+  const int64_t elements = site.tensorElements(v);
+  if (elements <= 0) return "";
+  const std::string inBuffer = "pr_in_buffer<" + std::to_string(site.kernel.vector.width) + ">(" + at + ", " +
+                               std::to_string(elements) + "LL)";
+  const std::string ok = site.alignedOk == "false" ? "false"
+                         : site.alignedOk == "true" ? inBuffer
+                                                    : site.alignedOk + " && " + inBuffer;
+  return site.loads.flatLanes(static_cast<int>(v), site.instance.pass, pointer, at, dest, ok);
+}
+
 }  // namespace
 
 size_t emitLaneValues(std::ostream& os, const LaneValuesSite& site) {
@@ -146,7 +161,8 @@ size_t emitLaneValues(std::ostream& os, const LaneValuesSite& site) {
             const std::string pairLoad =
                 pairLoads[v] ? site.loads.pairs(static_cast<int>(v), u.pass, ptr, at, pairs, vectorOk, masked) : "";
             if (pairLoad.empty()) {
-              os << site.loads.lanes(static_cast<int>(v), u.pass, ptr, at, name, vectorOk, masked);
+              const std::string flat = flatLoad(site, v, ptr, at, name);
+              os << (flat.empty() ? site.loads.lanes(static_cast<int>(v), u.pass, ptr, at, name, vectorOk, masked) : flat);
               break;
             }
             os << "__half2 " << pairs << "[" << V / 2 << "];\n" << in << "  " << pairLoad << in << "  pr_unpair<" << V
@@ -243,7 +259,7 @@ std::string maskedLaneBounds(const std::string& pos, int64_t extent, int width, 
   const std::string V = std::to_string(width), N = std::to_string(extent);
   return indent + "const long long pos = " + pos + ";  // lane 0's place in its row\n" + indent +
          "const int lo = pos < 0 ? (int)-pos : 0, hi = pos + " + V + " > " + N + " ? (int)(" + N + " - pos) : " + V +
-         ";\n" + indent + "const bool whole = pos >= 0 && pos <= " + std::to_string(extent - width) + ";\n";
+         ";\n" + indent + "[[maybe_unused]] const bool whole = pos >= 0 && pos <= " + std::to_string(extent - width) + ";\n";
 }
 
 }  // namespace polyred

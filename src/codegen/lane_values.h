@@ -34,6 +34,13 @@ struct LaneValuesSite {
   // cache's results leave some unevaluated; empty: `evaluated`.
   std::vector<bool> annotated;
   std::string vectorOk;         // "vector_ok" (or its value in a versioned loop), with masked lanes "... && whole"
+  // Masked rows of a reduction whose consumers all mask their lanes by [lo, hi): the
+  // alignment part of vectorOk ("vector_ok", "true", "false") and, per Load value, the
+  // elements of the tensor it reads (0: unknown); a contiguous load then takes its whole
+  // aligned vector wherever that lies inside the tensor (pr_load_lanes_flat). Unset: only
+  // vectors whole in their row load as one.
+  std::string alignedOk;
+  std::function<int64_t(size_t)> tensorElements;
   bool masked = false;
   // Invariant loads only where some lane lies in the row: a scan's tile padding may
   // address beyond the tensor (poly/schedule.cc).
@@ -51,7 +58,8 @@ size_t emitLaneValues(std::ostream& os, const LaneValuesSite& site);
 
 // The bounds of a masked vector (Vectorization::masked) whose lane 0 is at `pos` of a
 // row of `extent` elements: `pos`, lanes [lo, hi) inside the row, and `whole` (all V
-// of them; computed from pos itself, so lo and hi are left to the partial vectors).
+// of them; computed from pos itself, so lo and hi are left to the partial vectors;
+// unused where the loads take vectors across rows and the folds mask their lanes).
 std::string maskedLaneBounds(const std::string& pos, int64_t extent, int width, const std::string& indent);
 
 // The float16 value whose V lanes reduction r folds as half pairs at `site`

@@ -19,6 +19,13 @@ std::string RowLoads::lanes(int value, int pass, const std::string& pointer, con
   return vectorCall("pr_load_lanes", value, pass, pointer, offset, dest, vectorOk, masked);
 }
 
+std::string RowLoads::flatLanes(int value, int pass, const std::string& pointer, const std::string& offset,
+                                const std::string& dest, const std::string& inBuffer) const {
+  std::string slot;
+  if (stage.regionOf(value) || !cache.loadKind(value, pass, slot).empty()) return "";
+  return vectorCall("pr_load_lanes_flat", value, pass, pointer, offset, dest, inBuffer, true);
+}
+
 std::string RowLoads::pairs(int value, int pass, const std::string& pointer, const std::string& offset,
                             const std::string& dest, const std::string& vectorOk, bool masked) const {
   std::string slot;

@@ -25,6 +25,11 @@ struct RowLoads {
   // masked: lanes [lo, hi) of a vector off the row's boundary.
   std::string lanes(int value, int pass, const std::string& pointer, const std::string& offset,
                     const std::string& dest, const std::string& vectorOk, bool masked) const;
+  // The same masked load from global memory as pr_load_lanes_flat, whose vector may lie
+  // across rows (`inBuffer`: when it lies inside the tensor), or "" where the value comes
+  // from the row cache or the staged row.
+  std::string flatLanes(int value, int pass, const std::string& pointer, const std::string& offset,
+                        const std::string& dest, const std::string& inBuffer) const;
   // The same load of a float16 value into `dest`, `__half2 hv<v>[V/2]`, as half pairs
   // (pr_load_pairs: the lanes as they lie in memory); "" where the value comes from the
   // row cache, which has no pair form.

@@ -516,6 +516,29 @@ __device__ __forceinline__ void pr_load_lanes(const S* p, long long k, C (&out)[
   }
 }
 
+// pr_load_lanes for a masked vector of a row off the vector boundary (codegen/lane_values:
+// the kernel's rows do not start on vectors): `vector` when the aligned vector lies inside
+// the tensor (pr_in_buffer) -- whole in its row or not; the lanes outside the row hold
+// other rows' elements, which every consumer masks by [lo, hi) -- else lanes [lo, hi)
+// element by element. Both ways fill the pack and convert it after: nothing inside the
+// branch waits for the load, so the next vector's load needs not wait either.
+template <int V>
+__device__ __forceinline__ bool pr_in_buffer(long long k, long long n) {
+  return k >= 0 && k <= n - V;
+}
+template <int V, PrLoadHint Hint = PrLoadHint::Plain, class S, class C>
+__device__ __forceinline__ void pr_load_lanes_flat(const S* p, long long k, C (&out)[V], bool vector, int lo, int hi) {
+  PrPack<V, S> pack;
+  if (vector) {
+    pack = pr_load_pack<V, Hint>(p, k);
+  } else {
+#pragma unroll
+    for (int l = 0; l < V; ++l) pack.v[l] = l >= lo && l < hi ? p[k + l] : S();
+  }
+#pragma unroll
+  for (int l = 0; l < V; ++l) out[l] = pr_value(pack.v[l]);
+}
+
 // --- Half pairs (codegen/lane_values.h) ---------------------------------------------
 // pr_load_pairs: the V lanes of a float16 vector as V/2 __half2, pair j holding lanes 2j
 // (low) and 2j + 1 (high) as they lie in memory -- no conversion; lanes outside [lo, hi)
