@@ -498,12 +498,17 @@ class KernelEmitter : private AccumulatorNames {
   //
   // Masked lanes (vectorize.h): lanes [lo, hi) of the vector lie in the row; a whole
   // vector (the rule inside a row) runs the code above, a partial one loads and stores
-  // only its valid lanes, element by element, and folds only those.
+  // only its valid lanes, element by element, and folds only those (loads across rows:
+  // loadsAcrossRows).
+  // Whether the kernel's pointers allow vector accesses: "false", "true" or "vector_ok".
+  std::string alignedCondition() const {
+    return alignment_ == Alignment::Unaligned ? "false" : alignment_ == Alignment::Aligned ? "true" : "vector_ok";
+  }
   // The condition for a vector (a masked one: `whole` in its row) to move as one access.
   std::string vectorCondition(bool masked) const {
-    if (alignment_ == Alignment::Unaligned) return "false";
-    if (alignment_ == Alignment::Aligned) return masked ? "whole" : "true";
-    return masked ? "vector_ok && whole" : "vector_ok";
+    const std::string aligned = alignedCondition();
+    if (!masked || aligned == "false") return aligned;
+    return aligned == "true" ? "whole" : aligned + " && whole";
   }
 
   void emitLanes(std::ostream& os, const AstUser& u, int d) {
@@ -530,21 +535,13 @@ class KernelEmitter : private AccumulatorNames {
   bool loadsAcrossRows() const {
     return k_.vector.masked() && !scan_ && p_.form != CanonicalForm::Elementwise && !p_.hasTupleReduction();
   }
-  // The elements of the graph input Load v reads (0: a temporary or not a load).
-  int64_t tensorElements(size_t v) const {
-    const BodyValue& b = p_.body.at(v);
-    if (b.kind != BodyValue::Kind::Load || b.temporary >= 0 || b.input < 0) return 0;
-    return numElements(g_.tensor(g_.inputs.at(static_cast<size_t>(b.input))).shape);
-  }
-
   LaneValuesSite laneSite(const AstUser& u, std::string vectorOk, bool masked, const std::string& in) {
     const bool acrossRows = masked && loadsAcrossRows();
-    const std::string aligned =
-        alignment_ == Alignment::Unaligned ? "false" : alignment_ == Alignment::Aligned ? "true" : "vector_ok";
     return {.kernel = k_, .instance = u, .loads = loads(), .evaluated = cache_.valuesOfPass(p_, u.pass),
             .annotated = cache_.evaluatedInPass.empty() ? std::vector<bool>{} : p_.valuesOfPass(u.pass), .vectorOk = std::move(vectorOk),
-            .alignedOk = acrossRows ? aligned : "",
-            .tensorElements = acrossRows ? std::function<int64_t(size_t)>([this](size_t v) { return tensorElements(v); })
+            .alignedOk = acrossRows ? alignedCondition() : "",
+            .tensorElements = acrossRows ? std::function<int64_t(size_t)>(
+                                               [this](size_t v) { return loadedTensorElements(g_, p_.body.at(v)); })
                                          : std::function<int64_t(size_t)>(),
             .masked = masked, .guardInvariant = scan_,
             .total = [this](int r) { return total(static_cast<size_t>(r)); },

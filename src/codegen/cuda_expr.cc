@@ -9,6 +9,11 @@
 
 namespace polyred {
 
+int64_t loadedTensorElements(const Graph& g, const BodyValue& load) {
+  if (load.kind != BodyValue::Kind::Load || load.temporary >= 0 || load.input < 0) return 0;
+  return numElements(g.tensor(g.inputs.at(static_cast<size_t>(load.input))).shape);
+}
+
 std::string loadPointer(const BodyValue& load) {
   return load.temporary >= 0 ? "tmp" + std::to_string(load.temporary) : "in" + std::to_string(load.input);
 }

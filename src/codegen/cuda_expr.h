@@ -18,6 +18,8 @@
 
 namespace polyred {
 
+// The elements of the graph input a Load reads (0: a temporary, or not a load).
+int64_t loadedTensorElements(const Graph& g, const BodyValue& load);
 // The kernel parameter a load reads: "in<k>" (graph input k) or "tmp<k>" (a result an
 // earlier kernel materialized).
 std::string loadPointer(const BodyValue& load);
