@@ -49,9 +49,11 @@ TEST(CacheHints, SoftmaxRowsEvictFirstInTheirLastPass) {
     const std::string& source = c.program.kernels[0].source;
     const std::string V = std::to_string(k.vector.width);
     ASSERT_GT(k.vector.width, 1);
-    // (as floats or, where a half-pair op reads them, as half pairs: codegen/lane_values.h)
+    // (as floats -- masked rows' max pass across rows -- or, where a half-pair op reads
+    // them, as half pairs: codegen/lane_values.h)
     auto loads = [&](const std::string& args) {
       return test_support::occurrences(source, "pr_load_lanes<" + args + ">(") +
+             test_support::occurrences(source, "pr_load_lanes_flat<" + args + ">(") +
              test_support::occurrences(source, "pr_load_pairs<" + args + ">(");
     };
     EXPECT_EQ(loads(V), 2u) << source;  // passes 0 and 1

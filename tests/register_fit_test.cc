@@ -47,20 +47,19 @@ Graph lstmTranspose() {
                            "/tests/data/akg/lstm/level0/Fused_Reshape_Transpose_fusion_1513731845463005129.info");
 }
 
-// deep_fm's parallel file of column sums (one horizontally fused launch): 40 registers
-// unbounded under NVRTC 13.0 (6 blocks of 256 per SM), 32 bound to 8 blocks, no stack.
-Graph deepFmParallelSums() {
-  return readCompositeFile(std::string(POLYRED_SOURCE_DIR) +
-                           "/tests/data/akg/deep_fm/level1/"
-                           "Fused_Mul_ReduceSum_InplaceAssign_atomic_add_Mul_ReduceSum_InplaceAssign_atom_more_parallel_"
-                           "15983009430977764326.info");
+// An int32 division of the op suite: 38 registers unbounded under NVRTC 13.0 (6 blocks
+// of 256 per SM), 32 bound to 8 blocks, no stack.
+Graph int32Division() {
+  return readCompositeFile(std::string(POLYRED_SOURCE_DIR) + "/tests/data/ops/int_division_int32.json");
 }
 
 TEST(RegisterFit, ARegisterLimitedLaunchIsBoundToFullOccupancyWithoutSpills) {
   // (lstm's transpose was this test's kernel until its threads stopped looping, session
   // 46: 24 registers now; the Welford var_mean of session 35 needed the fit too, 34
-  // registers, until its combine shared its division: 32 since session 43.)
-  const CompiledGraph c = test_support::compileWithKnobs(deepFmParallelSums(), "");
+  // registers, until its combine shared its division: 32 since session 43; deep_fm's
+  // parallel sums 15983009430977764326 after it, 40 registers, until session 48's
+  // masked-row loads: 32.)
+  const CompiledGraph c = test_support::compileWithKnobs(int32Division(), "");
   ASSERT_EQ(c.program.kernels.size(), 1u);
   const KernelSpec& spec = c.program.kernels[0];
   ASSERT_EQ(spec.registerFit, RegisterFitMode::Auto);

@@ -17,14 +17,16 @@ using namespace polyred;
 namespace {
 
 // (lstm's transpose 1513731845463005129 left the list in session 47: since session 46
-// its threads do not loop, 24 registers, nothing to fit. deep_fm's parallel sums took
-// its place in session 48 -- a horizontally fused kernel, 40 registers, bound to 8
-// blocks at 32 without spills.)
+// its threads do not loop, 24 registers, nothing to fit. deep_fm's and wide_deep's
+// masked-row sums left it in session 48: their loads across rows take 32 registers.
+// Of the public corpus only bert's file below is still fitted; the op suite's int32
+// and int8 divisions and f16 layer norm are, 8 blocks at 32 registers without spills.)
 const char* const kFittedFiles[] = {
-    "tests/data/akg/deep_fm/level0/Fused_Mul_Sub_ReduceSum_split_Mul_ReduceSum_InplaceAssign_atomic_add_parallel_7426077862892796549.info",
-    "tests/data/akg/wide_deep/level0/Fused_Reshape_Mul_ReduceSum_InplaceAssign_atomic_add_10912282530351876356.info",
     "tests/data/akg/bert_base/level1_1/"
     "Fused_Sub_Mul_Cast_Add_Mul_Mul_Cast_ReduceSum_Cast_Mul_Mul_Mul_Cast_Cast_split_2064822437108558077.info",
+    "tests/data/ops/int_division_int32.json",
+    "tests/data/ops/int_division_int8.json",
+    "tests/data/ops/layer_norm_float16.json",
 };
 
 }  // namespace
