@@ -506,9 +506,7 @@ class KernelEmitter : private AccumulatorNames {
   }
   // The condition for a vector (a masked one: `whole` in its row) to move as one access.
   std::string vectorCondition(bool masked) const {
-    const std::string aligned = alignedCondition();
-    if (!masked || aligned == "false") return aligned;
-    return aligned == "true" ? "whole" : aligned + " && whole";
+    return masked ? conjunction(alignedCondition(), "whole") : alignedCondition();
   }
 
   void emitLanes(std::ostream& os, const AstUser& u, int d) {
@@ -565,6 +563,11 @@ class KernelEmitter : private AccumulatorNames {
       if (p_.reductions[r].stage != u.pass || !owns(r)) continue;
       std::string fold = acc(r, "l") + " = " + op(r) + "(" + acc(r, "l") + ", " + element(r, "v", "[l]") + ");\n";
       std::string whole = each + fold, part = each + "if (l >= lo && l < hi) " + fold;
+      // (loads across rows: the lanes off the row fold the identity, no branch)
+      std::string selected = loadsAcrossRows() ? each + acc(r, "l") + " = " + op(r) + "(" + acc(r, "l") +
+                                                     ", l >= lo && l < hi ? " + element(r, "v", "[l]") + " : " +
+                                                     identity(r) + ");\n"
+                                               : "";
       if (const int s = pairFoldSource(site, r); s >= 0 && paired[static_cast<size_t>(s)]) {
         // The lanes' half pairs (codegen/lane_values.h), the float lanes then unused.
         const std::string call = acc(r, 0) + " = pr_fold_" +
@@ -572,12 +575,11 @@ class KernelEmitter : private AccumulatorNames {
                                  "_pairs<" + w + ">(" + acc(r, 0) + ", hv" + std::to_string(s);
         whole = call + ");\n";
         part = call + ", lo, hi);\n";
+        selected.clear();
       }
       if (tuple(r)) os << laneFold(r, k_.vector.width, k_.vector.masked(), indent(d + 1));
       else if (!masked) os << in << "  " << whole;
-      else if (loadsAcrossRows() && whole == each + fold)  // (not a pair fold) lanes off the row fold the identity
-        os << in << "  " << each << acc(r, "l") << " = " << op(r) << "(" << acc(r, "l") << ", l >= lo && l < hi ? "
-           << element(r, "v", "[l]") << " : " << identity(r) << ");\n";
+      else if (!selected.empty()) os << in << "  " << selected;
       else os << in << "  if (whole) {\n" << in << "  " << whole << in << "  } else {\n" << in << "  " << part << in << "  }\n";
     }
     for (const ElementwiseOutput& s : p_.stores)

@@ -9,6 +9,13 @@
 
 namespace polyred {
 
+std::string conjunction(const std::string& a, const std::string& b) {
+  if (a == "false" || b == "false") return "false";
+  if (a == "true") return b;
+  if (b == "true") return a;
+  return a + " && " + b;
+}
+
 int64_t loadedTensorElements(const Graph& g, const BodyValue& load) {
   if (load.kind != BodyValue::Kind::Load || load.temporary >= 0 || load.input < 0) return 0;
   return numElements(g.tensor(g.inputs.at(static_cast<size_t>(load.input))).shape);

@@ -18,6 +18,8 @@
 
 namespace polyred {
 
+// The C condition `a && b`, the literals "true" and "false" folded away.
+std::string conjunction(const std::string& a, const std::string& b);
 // The elements of the graph input a Load reads (0: a temporary, or not a load).
 int64_t loadedTensorElements(const Graph& g, const BodyValue& load);
 // The kernel parameter a load reads: "in<k>" (graph input k) or "tmp<k>" (a result an

@@ -97,15 +97,13 @@ void emitInvariantDivision(std::ostream& os, const BodyValue& b, size_t v, int V
 // or "" where the site does not take them or the tensor's size is unknown.
 std::string flatLoad(const LaneValuesSite& site, size_t v, const std::string& pointer, const std::string& at,
                      const std::string& dest) {
-  if (!site.masked || !site.tensorElements || site.alignedOk.empty()) return "";
+  if (!site.masked || !site.tensorElements) return "";
   const int64_t elements = site.tensorElements(v);
   if (elements <= 0) return "";
   const std::string inBuffer = "pr_in_buffer<" + std::to_string(site.kernel.vector.width) + ">(" + at + ", " +
                                std::to_string(elements) + "LL)";
-  const std::string ok = site.alignedOk == "false" ? "false"
-                         : site.alignedOk == "true" ? inBuffer
-                                                    : site.alignedOk + " && " + inBuffer;
-  return site.loads.flatLanes(static_cast<int>(v), site.instance.pass, pointer, at, dest, ok);
+  return site.loads.flatLanes(static_cast<int>(v), site.instance.pass, pointer, at, dest,
+                              conjunction(site.alignedOk, inBuffer));
 }
 
 }  // namespace
@@ -185,7 +183,7 @@ size_t emitLaneValues(std::ostream& os, const LaneValuesSite& site) {
       }
       case BodyValue::Kind::Constant: os << each << name << "[l] = " << emitLiteral(b.value) << ";\n"; break;
       case BodyValue::Kind::Op: {
-        if (const std::string read = cache.resultRead(static_cast<int>(v), u.pass, V, ""); !read.empty()) {
+        if (const std::string read = cache.resultRead(static_cast<int>(v), u.pass, V); !read.empty()) {
           os << read;
           break;
         }

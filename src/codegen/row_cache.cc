@@ -243,11 +243,11 @@ std::string RowCache::resultKeep(int value, int pass, int width, const std::stri
          ", cache_slot));  // read again by a later pass\n";
 }
 
-std::string RowCache::resultRead(int value, int pass, int width, const std::string& in) const {
+std::string RowCache::resultRead(int value, int pass, int width) const {
   const Region* r = regionOf(value);
   if (!r || !r->result || !r->readInPass.at(static_cast<size_t>(pass))) return "";
   const std::string v = std::to_string(value);
-  return in + "pr_kept_lanes<" + std::to_string(width) + ">(pr_register_slot(cache" + v + ", cache_slot), v" + v +
+  return "pr_kept_lanes<" + std::to_string(width) + ">(pr_register_slot(cache" + v + ", cache_slot), v" + v +
          ");  // as pass " + std::to_string(r->keptInPass) + " computed it\n";
 }
 

@@ -88,8 +88,9 @@ struct RowCache {
   // For result `value` (an Op) in `pass`: "" when the pass computes it with nothing to
   // keep, else the statement (at indentation `in`) that keeps its lanes `v<value>` in
   // this thread's slot (the keeping pass) or reads them from there (a reading pass).
+  // (the read continues the line of its declaration: no indentation)
   std::string resultKeep(int value, int pass, int width, const std::string& in) const;
-  std::string resultRead(int value, int pass, int width, const std::string& in) const;
+  std::string resultRead(int value, int pass, int width) const;
   // "row cache: 1 value(s) x 8 slot(s) per thread x 1024 threads, 131072 bytes of shared
   // memory" (dumps, comments).
   std::string describe() const;

@@ -521,7 +521,7 @@ __device__ __forceinline__ void pr_load_lanes(const S* p, long long k, C (&out)[
 // the tensor (pr_in_buffer) -- whole in its row or not; the lanes outside the row hold
 // other rows' elements, which every consumer masks by [lo, hi) -- else lanes [lo, hi)
 // element by element. Both ways fill the pack and convert it after: nothing inside the
-// branch waits for the load, so the next vector's load needs not wait either.
+// branch waits for the load, so the next vector's load need not wait either.
 template <int V>
 __device__ __forceinline__ bool pr_in_buffer(long long k, long long n) {
   return k >= 0 && k <= n - V;
