@@ -190,7 +190,12 @@ TEST(RowStage, NotWhereItCannotOrNeedNot) {
   CompiledGraph off = compileWithKnobs(rows, "stage=off");
   EXPECT_EQ(off.program.kernels[0].source.find("pr_stage_row("), std::string::npos);
   EXPECT_EQ(off.program.kernels[0].launch.dynamicSharedBytes, 0u);
-  EXPECT_EQ(off.program.kernels[0].source.find("pr_invariant_divisor"), std::string::npos);  // IEEE unstaged
+  // Unstaged, a quotient only rounded to 16 bits is still the product by the reciprocal
+  // taken once before the loop; a float32 quotient keeps the IEEE division.
+  EXPECT_EQ(occurrences(off.program.kernels[0].source, "pr_div_coarse_lanes<"), 1u) << off.program.kernels[0].source;
+  const CompiledGraph offFloat32 = compileWithKnobs(testgraphs::softmax(DType::Float32, {300, 20001}, 1), "stage=off");
+  EXPECT_EQ(offFloat32.program.kernels[0].source.find("pr_invariant_divisor"), std::string::npos);
+  test_support::expectMatchesOnCpuAndCompiles(off, /*seed=*/3);
   const CompiledGraph staged = compileWithKnobs(rows, "");
   const PolyKernel& k = staged.kernels[0];
   EXPECT_TRUE(planRowStage(k, 227 * 1024, staticSharedBytes(k), RowStageMode::Auto, 8).empty());  // before sm_90

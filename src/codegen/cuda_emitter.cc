@@ -601,14 +601,13 @@ class KernelEmitter : private AccumulatorNames {
             .chunks = k_.binding.GX};
   }
 
-  // What codegen knows of body value v's operands: an Exp in range (exp_range.h); in a
-  // staged kernel, a division by an earlier pass's total, its divisor declared before
-  // the pass loop (loop_invariants.h) and its quotient maybe only rounded to 16 bits
-  // (coarse_results.h); a 16-bit value only stores read (store_rounding.h). (Unstaged,
-  // pr_div_invariant gained nothing on the kernels it would change: H100, session 17;
-  // H200 with its vector form, session 37 -- docs/results.md.)
+  // What codegen knows of body value v's operands: an Exp in range (exp_range.h); a
+  // division by an earlier pass's total with its divisor declared before the pass loop
+  // (loop_invariants.h) where the kernel is staged or the quotient only rounded to 16
+  // bits (coarse_results.h; an unstaged float32 quotient keeps the IEEE division,
+  // docs/design.md on pr_div_coarse); a 16-bit value only stores read (store_rounding.h).
   OperandFacts factsOf(size_t v) const {
-    const bool invariant = !stage_.empty() && dividesByTotals(p_, ofTotals_, v);
+    const bool invariant = (!stage_.empty() || coarseQuotient_[v]) && dividesByTotals(p_, ofTotals_, v);
     return {.fastExp = fastExp_[v],
             .invariantDivisor = invariant,
             .divisor = invariant && divisorHoisted(v) ? hoistedDivisorName(v) : "",
