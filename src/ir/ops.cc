@@ -1,6 +1,7 @@
 #include "ir/ops.h"
 
 #include <cmath>
+#include <optional>
 
 #include "ir/philox.h"
 #include "support/error.h"
@@ -128,6 +129,24 @@ int64_t intPow(int64_t base, int64_t exp) {
   return static_cast<int64_t>(r);
 }
 
+// Comparisons and logic read their operands alike as doubles or as integers (x(n):
+// operand n); nullopt for any other op.
+template <class Operand>
+std::optional<bool> evalPredicate(OpKind k, Operand x) {
+  switch (k) {
+    case OpKind::Equal: return x(0) == x(1);
+    case OpKind::NotEqual: return x(0) != x(1);
+    case OpKind::Less: return x(0) < x(1);
+    case OpKind::LessEqual: return x(0) <= x(1);
+    case OpKind::Greater: return x(0) > x(1);
+    case OpKind::GreaterEqual: return x(0) >= x(1);
+    case OpKind::LogicalNot: return x(0) == 0;
+    case OpKind::LogicalAnd: return x(0) != 0 && x(1) != 0;
+    case OpKind::LogicalOr: return x(0) != 0 || x(1) != 0;
+    default: return std::nullopt;
+  }
+}
+
 Scalar evalFloat(OpKind k, std::span<const Scalar> a, DType result) {
   auto x = [&](int n) { return a[n].f; };
   auto out = [&](double v) { return Scalar::convert(v, result); };
@@ -137,6 +156,7 @@ Scalar evalFloat(OpKind k, std::span<const Scalar> a, DType result) {
     return result == DType::Float64 ? x(0) / x(1) : Scalar::convert(x(0) / x(1), DType::Float32).f;
   };
   auto pred = [](bool v) { return Scalar::ofBool(v); };
+  if (const std::optional<bool> p = evalPredicate(k, x)) return pred(*p);
   switch (k) {
     case OpKind::Neg: return out(-x(0));
     case OpKind::Abs: return out(std::fabs(x(0)));
@@ -176,15 +196,6 @@ Scalar evalFloat(OpKind k, std::span<const Scalar> a, DType result) {
     // NaN-propagating, like torch.maximum/minimum and torch.amax/amin.
     case OpKind::Maximum: return out(floatMaximum(x(0), x(1)));
     case OpKind::Minimum: return out(floatMinimum(x(0), x(1)));
-    case OpKind::Equal: return pred(x(0) == x(1));
-    case OpKind::NotEqual: return pred(x(0) != x(1));
-    case OpKind::Less: return pred(x(0) < x(1));
-    case OpKind::LessEqual: return pred(x(0) <= x(1));
-    case OpKind::Greater: return pred(x(0) > x(1));
-    case OpKind::GreaterEqual: return pred(x(0) >= x(1));
-    case OpKind::LogicalNot: return pred(x(0) == 0);
-    case OpKind::LogicalAnd: return pred(x(0) != 0 && x(1) != 0);
-    case OpKind::LogicalOr: return pred(x(0) != 0 || x(1) != 0);
     case OpKind::Select: return out(a[0].asBool() ? x(1) : x(2));
     default: POLYRED_CHECK(false, "evalElementwise: unsupported float op " << opName(k));
   }
@@ -196,6 +207,7 @@ Scalar evalInt(OpKind k, std::span<const Scalar> a, DType result) {
   auto out = [&](int64_t v) { return Scalar::convert(v, result); };
   auto outu = [&](uint64_t v) { return Scalar::convert(static_cast<int64_t>(v), result); };
   auto pred = [](bool v) { return Scalar::ofBool(v); };
+  if (const std::optional<bool> p = evalPredicate(k, x)) return pred(*p);
   switch (k) {
     case OpKind::Neg: return outu(0ull - u(0));
     case OpKind::Abs: return outu(x(0) < 0 ? 0ull - u(0) : u(0));
@@ -216,15 +228,6 @@ Scalar evalInt(OpKind k, std::span<const Scalar> a, DType result) {
     case OpKind::Pow: return out(intPow(x(0), x(1)));
     case OpKind::Maximum: return out(std::max(x(0), x(1)));
     case OpKind::Minimum: return out(std::min(x(0), x(1)));
-    case OpKind::Equal: return pred(x(0) == x(1));
-    case OpKind::NotEqual: return pred(x(0) != x(1));
-    case OpKind::Less: return pred(x(0) < x(1));
-    case OpKind::LessEqual: return pred(x(0) <= x(1));
-    case OpKind::Greater: return pred(x(0) > x(1));
-    case OpKind::GreaterEqual: return pred(x(0) >= x(1));
-    case OpKind::LogicalNot: return pred(x(0) == 0);
-    case OpKind::LogicalAnd: return pred(x(0) != 0 && x(1) != 0);
-    case OpKind::LogicalOr: return pred(x(0) != 0 || x(1) != 0);
     case OpKind::Select: return out(a[0].asBool() ? x(1) : x(2));
     default: POLYRED_CHECK(false, "evalElementwise: float math on integers (the verifier refuses it): " << opName(k));
   }
