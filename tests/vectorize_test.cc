@@ -45,6 +45,32 @@ TEST(Vectorize, ElementwiseBiasAddClassifiesEveryLoad) {
   EXPECT_NE(c.program.kernels[0].source.find("pr_load_pairs<8>(in1"), std::string::npos);
 }
 
+// An elementwise kernel's lanes are 16 bytes of its widest store: a narrowing cast
+// loads two 16-byte accesses a vector (f32 -> f16: 8 lanes, f64 -> f32: 4), a widening
+// one keeps its stores' width (f16 -> f32: 4 lanes, 8-byte loads); a reduction's lanes
+// stay at 16 bytes of its widest load (f32: 4 lanes).
+TEST(Vectorize, ElementwiseLanesAreSetByTheStores) {
+  struct Case {
+    DType from, to;
+    int width;
+  };
+  for (const Case& k : {Case{DType::Float32, DType::Float16, 8}, Case{DType::Float32, DType::Bool, 8},
+                        Case{DType::Float64, DType::Float32, 4}, Case{DType::Float16, DType::Float32, 4},
+                        Case{DType::Float32, DType::Float32, 4}}) {
+    SCOPED_TRACE(std::string(dtypeName(k.from)) + " -> " + std::string(dtypeName(k.to)));
+    GraphBuilder b("cast");
+    Value x = b.input("x", k.from, {512, 1000});
+    b.output(b.cast(b.add(x, x), k.to));
+    const CompiledGraph c = compileAndCheck(b.build());
+    EXPECT_EQ(c.kernels.at(0).vector.width, k.width);
+    EXPECT_NE(c.program.kernels[0].source.find("pr_aligned<" + std::to_string(k.width) + ">(in0)"), std::string::npos)
+        << c.program.kernels[0].source;
+  }
+  GraphBuilder r("row_sums");
+  r.output(r.reduceSum(r.input("x", DType::Float32, {512, 1000}), {1}, false));
+  EXPECT_EQ(compileAndCheck(r.build()).kernels.at(0).vector.width, 4);
+}
+
 TEST(Vectorize, XReduceLanesRunAlongTheReducedAxis) {
   for (DType t : {DType::Float16, DType::Bool, DType::Float32}) {
     GraphBuilder b("rows");
@@ -189,12 +215,12 @@ TEST(Vectorize, ElementwiseOutputsOffTheVectorBoundaryGetMaskedLanes) {
     EXPECT_NE(source.find(", whole, lo, hi);"), std::string::npos) << source;
     EXPECT_NE(source.find(", false, lo, hi);"), std::string::npos) << source;
   }
-  // A cast to f16 from f32 (the stores' 2 bytes allow 8 lanes, the loads' 4 bound them
-  // to 4) and an output written in place.
+  // A cast to f16 from f32 (the stores' 2 bytes set 8 lanes, the loads take two 16-byte
+  // accesses a vector) and an output written in place.
   GraphBuilder cast("masked_cast");
   Value x = cast.input("x", DType::Float32, {999, 1001});
   cast.output(cast.cast(cast.mul(x, x), DType::Float16));
-  EXPECT_EQ(compileAndCheck(cast.build()).kernels.at(0).vector.width, 4);
+  EXPECT_EQ(compileAndCheck(cast.build()).kernels.at(0).vector.width, 8);
   GraphBuilder inPlace("masked_in_place");
   Value acc = inPlace.input("acc", DType::Float32, {65537});
   inPlace.outputInto(inPlace.add(acc, inPlace.input("g", DType::Float32, {65537})), acc);

@@ -398,15 +398,22 @@ __device__ __forceinline__ T pr_sign(T x) { return (T)((x > 0) - (x < 0)); }  //
 
 // --- vector accesses of elementwise kernels (V consecutive lanes) --------------------
 // A kernel checks once whether every pointer it accesses contiguously is aligned to a
-// whole vector; the lanes then move as one 4/8/16-byte access, else element by element.
+// whole vector, or to 16 bytes where the vector is wider; the lanes then move as one
+// 4/8/16-byte access (two 16-byte ones for the 32-byte loads of an elementwise kernel
+// whose stores are narrower, poly/vectorize.cc), else element by element.
 template <int V, class S>
-struct alignas(V * sizeof(S)) PrPack {
+constexpr int pr_vector_alignment() {
+  return V * sizeof(S) < 16 ? static_cast<int>(V * sizeof(S)) : 16;
+}
+
+template <int V, class S>
+struct alignas(pr_vector_alignment<V, S>()) PrPack {
   S v[V];
 };
 
 template <int V, class S>
 __device__ __forceinline__ bool pr_aligned(const S* p) {
-  return reinterpret_cast<unsigned long long>(p) % (V * sizeof(S)) == 0;
+  return reinterpret_cast<unsigned long long>(p) % pr_vector_alignment<V, S>() == 0;
 }
 
 __device__ __forceinline__ float pr_value(__half x) { return __half2float(x); }

@@ -42,6 +42,12 @@ std::string Vectorization::axisBounds(char var, int64_t extent) const {
 namespace {
 
 constexpr int kVectorBytes = 16;
+// An elementwise kernel's lanes are set by its stores (16 bytes of the widest), and a
+// load wider than its stores may take two 16-byte accesses a vector. H200, 2026-11-30
+// (a hand-written f32 -> f16 cast, blocks of 256, docs/results.md session 49): 102.8 M
+// elements 150.0 us at 4 lanes (16-byte loads, 8-byte stores) against 146.7 at 8 (two
+// 16-byte loads, one 16-byte store), 16.8 M 29.8 against 29.3, 4.2 M 10.9 against 10.7.
+constexpr int kElementwiseLoadBytes = 2 * kVectorBytes;
 // Smaller kernels are launch-bound: lanes only added latency there (H100, 2026-11-21:
 // Table 2 sg05, 1280 elements, 4.70 us scalar vs 5.92 us with 4 lanes).
 constexpr int64_t kMinElements = int64_t{1} << 16;
@@ -105,7 +111,8 @@ bool classifyAccesses(isl_ctx* ctx, const KernelPlan& p, Vectorization& vec) {
     } else if ((!v.gathers() || v.gatherStride % vec.width == 0) && laneStep(ctx, p, vec, v.offset, 1, load)) {
       // A coordinate needs no alignment: its lanes are base + v wherever the row starts.
       vec.accesses.push_back(LaneAccess::Contiguous);
-      fits = fits && (!load || dtypeBytes(v.dtype) * vec.width <= kVectorBytes);
+      const int accessBytes = p.form == CanonicalForm::Elementwise ? kElementwiseLoadBytes : kVectorBytes;
+      fits = fits && (!load || dtypeBytes(v.dtype) * vec.width <= accessBytes);
       anyContiguous = anyContiguous || load;
     } else {
       vec.accesses.push_back(LaneAccess::Gather);
@@ -317,7 +324,8 @@ Vectorization chooseLanes(const KernelPlan& plan, int maxWidth) {
   if (plan.hasTupleReduction() && (alongI || plan.hasOrderedReduction() || !tupleLanesPay(plan))) return none;
   if (plan.hasComplexValue()) return none;    // complex64: scalar code only (not done)
   if (plan.M * plan.N < kMinElements) return none;
-  // The widest element accessed contiguously bounds V (16 bytes per access).
+  // The widest element stored bounds V (16 bytes per access); loads are checked by
+  // classifyAccesses (16 bytes, or 32 in two accesses in an elementwise kernel).
   int widest = 1;
   for (const ElementwiseOutput& s : plan.stores) widest = std::max(widest, dtypeBytes(plan.body[static_cast<size_t>(s.value)].dtype));
   IslContext ctx;

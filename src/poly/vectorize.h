@@ -9,6 +9,9 @@
 //               per launch inside the kernel, with a scalar fallback)
 //   Invariant   offset(V*iv + v) = offset(V*iv): one scalar load for all lanes
 //   Gather      anything else: one scalar load per lane
+// V is 16 bytes of the widest element a kernel stores (of the widest it loads, in a
+// reduction); an elementwise kernel's loads may be twice as wide as its stores, two
+// 16-byte accesses a vector (a f32 -> f16 cast: 8 lanes, each 16 bytes of halves stored).
 // Stores of elementwise kernels are at i, hence contiguous; those of an x-reduce (the
 // last pass of a row-resident kernel) must be contiguous and aligned along j. In an x-
 // or all-reduce the lanes run along j and fold into the thread's accumulator (in a
