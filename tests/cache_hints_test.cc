@@ -231,6 +231,26 @@ TEST(CacheHints, EveryVectorSizeCompiles) {
   }
 }
 
+// An elementwise kernel whose loads are wider than its stores loads 32-byte vectors
+// (poly/vectorize.h); hinted, each goes as two hinted 16-byte halves.
+TEST(CacheHints, WideElementwiseLoadsCompileWithEveryHint) {
+  for (const std::string knobs : {"evict=on", "evict=stream"}) {
+    SCOPED_TRACE(knobs);
+    GraphBuilder b("narrowing_cast");
+    Value x = b.input("x", DType::Float32, {256, 1000});
+    b.output(b.cast(b.mul(x, x), DType::Float16));
+    CompiledGraph c = test_support::compileWithKnobs(b.build(), knobs);
+    ASSERT_EQ(c.kernels.size(), 1u);
+    ASSERT_EQ(c.kernels[0].vector.width, 8);  // 8 floats: 32 bytes a vector
+    const std::string& source = c.program.kernels[0].source;
+    const bool stream = knobs == "evict=stream";
+    EXPECT_NE(source.find(stream ? "pr_load_lanes<8, PrLoadHint::Streaming>(" : "pr_load_lanes<8, PrLoadHint::EvictFirst>("),
+              std::string::npos)
+        << source;
+    test_support::expectMatchesOnCpuAndCompiles(c, /*seed=*/5);
+  }
+}
+
 TEST(CacheHints, TheKnobParsesAndPrints) {
   EXPECT_EQ(KernelConfig::parse("evict=on", "test").cacheHints, CacheHintMode::On);
   EXPECT_EQ(KernelConfig::parse("evict=off", "test").toString(), "threads=256,items=auto,vector=auto,evict=off");

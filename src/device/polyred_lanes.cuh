@@ -113,13 +113,28 @@ __device__ __forceinline__ P pr_load_streaming(const P* p) {
 // ends are not.
 enum class PrLoadHint { Plain, EvictFirst, Streaming };
 
-// The V elements at p + k (aligned to the vector) as one access.
+// The V elements at p + k (aligned to the vector, or to 16 bytes where it is wider) as
+// one access; a 32-byte vector (an elementwise kernel's load wider than its stores) as
+// two, the compiler's split of a plain one, or two hinted 16-byte halves.
 template <int V, PrLoadHint Hint, class S>
 __device__ __forceinline__ PrPack<V, S> pr_load_pack(const S* p, long long k) {
-  const PrPack<V, S>* at = reinterpret_cast<const PrPack<V, S>*>(p + k);
-  if constexpr (Hint == PrLoadHint::EvictFirst) return pr_load_evict_first(at);
-  else if constexpr (Hint == PrLoadHint::Streaming) return pr_load_streaming(at);
-  else return *at;
+  static_assert(V * sizeof(S) <= 32, "a vector moves as at most two 16-byte accesses");
+  if constexpr (Hint != PrLoadHint::Plain && V * sizeof(S) > 16) {
+    constexpr int H = V / 2;
+    const PrPack<H, S> low = pr_load_pack<H, Hint>(p, k), high = pr_load_pack<H, Hint>(p, k + H);
+    PrPack<V, S> pack;
+#pragma unroll
+    for (int l = 0; l < H; ++l) {
+      pack.v[l] = low.v[l];
+      pack.v[H + l] = high.v[l];
+    }
+    return pack;
+  } else {
+    const PrPack<V, S>* at = reinterpret_cast<const PrPack<V, S>*>(p + k);
+    if constexpr (Hint == PrLoadHint::EvictFirst) return pr_load_evict_first(at);
+    else if constexpr (Hint == PrLoadHint::Streaming) return pr_load_streaming(at);
+    else return *at;
+  }
 }
 
 template <int V, PrLoadHint Hint = PrLoadHint::Plain, class S, class C>
