@@ -536,11 +536,9 @@ class KernelEmitter : private AccumulatorNames {
   LaneValuesSite laneSite(const AstUser& u, std::string vectorOk, bool masked, const std::string& in) {
     const bool acrossRows = masked && loadsAcrossRows();
     return {.kernel = k_, .instance = u, .loads = loads(), .evaluated = cache_.valuesOfPass(p_, u.pass),
-            .annotated = cache_.evaluatedInPass.empty() ? std::vector<bool>{} : p_.valuesOfPass(u.pass), .vectorOk = std::move(vectorOk),
-            .alignedOk = acrossRows ? alignedCondition() : "",
-            .tensorElements = acrossRows ? std::function<int64_t(size_t)>(
-                                               [this](size_t v) { return loadedTensorElements(g_, p_.body.at(v)); })
-                                         : std::function<int64_t(size_t)>(),
+            .annotated = cache_.evaluatedInPass.empty() ? std::vector<bool>{} : p_.valuesOfPass(u.pass),
+            .vectorOk = std::move(vectorOk), .alignedOk = acrossRows ? alignedCondition() : "",
+            .graph = acrossRows ? &g_ : nullptr,
             .masked = masked, .guardInvariant = scan_,
             .total = [this](int r) { return total(static_cast<size_t>(r)); },
             .facts = [this](size_t v) { return factsOf(v); },

@@ -97,8 +97,8 @@ void emitInvariantDivision(std::ostream& os, const BodyValue& b, size_t v, int V
 // or "" where the site does not take them or the tensor's size is unknown.
 std::string flatLoad(const LaneValuesSite& site, size_t v, const std::string& pointer, const std::string& at,
                      const std::string& dest) {
-  if (!site.masked || !site.tensorElements) return "";
-  const int64_t elements = site.tensorElements(v);
+  if (!site.masked || !site.graph) return "";
+  const int64_t elements = loadedTensorElements(*site.graph, site.kernel.plan.body.at(v));
   if (elements <= 0) return "";
   const std::string inBuffer = "pr_in_buffer<" + std::to_string(site.kernel.vector.width) + ">(" + at + ", " +
                                std::to_string(elements) + "LL)";

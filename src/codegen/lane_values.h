@@ -35,12 +35,12 @@ struct LaneValuesSite {
   std::vector<bool> annotated;
   std::string vectorOk;         // "vector_ok" (or its value in a versioned loop), with masked lanes "... && whole"
   // Masked rows of a reduction whose consumers all mask their lanes by [lo, hi): the
-  // alignment part of vectorOk ("vector_ok", "true", "false") and, per Load value, the
-  // elements of the tensor it reads (0: unknown); a contiguous load then takes its whole
-  // aligned vector wherever that lies inside the tensor (pr_load_lanes_flat). Unset: only
-  // vectors whole in their row load as one.
+  // alignment part of vectorOk ("vector_ok", "true", "false") and the graph, whose input
+  // tensors bound the loads; a contiguous load of an input then takes its whole aligned
+  // vector wherever that lies inside the tensor (pr_load_lanes_flat). Null: only vectors
+  // whole in their row load as one.
   std::string alignedOk;
-  std::function<int64_t(size_t)> tensorElements;
+  const Graph* graph = nullptr;
   bool masked = false;
   // Invariant loads only where some lane lies in the row: a scan's tile padding may
   // address beyond the tensor (poly/schedule.cc).

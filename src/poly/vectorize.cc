@@ -89,6 +89,7 @@ std::string rowShift(const KernelPlan& p, int width) {
 // store is not one aligned vector.
 bool classifyAccesses(isl_ctx* ctx, const KernelPlan& p, Vectorization& vec) {
   bool fits = true, anyContiguous = p.form == CanonicalForm::Elementwise;
+  const int loadBytes = p.form == CanonicalForm::Elementwise ? kElementwiseLoadBytes : kVectorBytes;
   // Whether each body value is the same in every lane (a Gather's index must be, for its
   // load to be one vector: offset + index * stride, with the stride a multiple of V).
   std::vector<bool> uniform(p.body.size(), false);
@@ -111,8 +112,7 @@ bool classifyAccesses(isl_ctx* ctx, const KernelPlan& p, Vectorization& vec) {
     } else if ((!v.gathers() || v.gatherStride % vec.width == 0) && laneStep(ctx, p, vec, v.offset, 1, load)) {
       // A coordinate needs no alignment: its lanes are base + v wherever the row starts.
       vec.accesses.push_back(LaneAccess::Contiguous);
-      const int accessBytes = p.form == CanonicalForm::Elementwise ? kElementwiseLoadBytes : kVectorBytes;
-      fits = fits && (!load || dtypeBytes(v.dtype) * vec.width <= accessBytes);
+      fits = fits && (!load || dtypeBytes(v.dtype) * vec.width <= loadBytes);
       anyContiguous = anyContiguous || load;
     } else {
       vec.accesses.push_back(LaneAccess::Gather);
