@@ -30,7 +30,7 @@ extern "C" {
 #define POLYRED_API
 #endif
 
-#define POLYRED_API_VERSION 1
+#define POLYRED_API_VERSION 2
 
 typedef enum polyred_status {
   POLYRED_OK = 0,
@@ -113,6 +113,14 @@ POLYRED_API polyred_status polyred_launch(polyred_program* program, void* const*
  * the reference interpreter (at most max_points statement instances; 0: all). Returns
  * POLYRED_OK when they match, POLYRED_MISMATCH (message: the comparison) when not. */
 POLYRED_API polyred_status polyred_check_cpu(const polyred_program* program, uint64_t seed, int64_t max_points);
+
+/* The CPU target: runs the program's lowered kernels (the very loop programs the GPU
+ * launches, executed block by block on the host; slow, for tests and machines without a
+ * GPU) on host memory. inputs[k] / outputs[k] are host pointers to contiguous row-major
+ * elements of the k-th input / output; an in-place output is passed as its input's
+ * pointer. Synchronous; no GPU, driver or NVRTC is touched. */
+POLYRED_API polyred_status polyred_run_cpu(const polyred_program* program, const void* const* inputs,
+                                           void* const* outputs);
 
 /* ---- Reductions over tensors sharded across GPUs (docs/multigpu.md) ----
  * A sharded program is a loaded program lowered for `ranks` ranks: the inputs named in

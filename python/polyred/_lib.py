@@ -1,6 +1,6 @@
 """ctypes bindings of libpolyred's C API (include/polyred/polyred.h), and where the
-library is found: $POLYRED_LIBRARY, else next to an installed package
-(PREFIX/lib/libpolyred.so), else the source tree's build/ directory, else the system's
+library is found: $POLYRED_LIBRARY, else inside the package (a wheel), else next to an
+installed package (PREFIX/lib/libpolyred.so), else the source tree's build/ directory, else the system's
 loader path."""
 import ctypes
 import ctypes.util
@@ -28,6 +28,8 @@ def _candidates():
         yield Path(env)
         return
     here = Path(__file__).resolve().parent  # .../polyred
+    # A wheel (pip install .): the library inside the package, under its SONAME.
+    yield from sorted(here.glob("libpolyred.so*"))
     # Installed: PREFIX/lib/python3/dist-packages/polyred -> PREFIX/lib/libpolyred.so.
     for parent in list(here.parents)[:4]:
         yield parent / "libpolyred.so"
@@ -70,6 +72,7 @@ lib.polyred_cuda_source.restype = ctypes.c_char_p
 # (kernel.py's _CallPlan): c_char_p passes the buffer's address, without a conversion.
 lib.polyred_launch.argtypes = [P, ctypes.c_char_p, ctypes.c_char_p, P]
 lib.polyred_check_cpu.argtypes = [P, ctypes.c_uint64, ctypes.c_int64]
+lib.polyred_run_cpu.argtypes = [P, ctypes.c_char_p, ctypes.c_char_p]
 
 
 def last_error():

@@ -113,6 +113,8 @@ class Kernel:
             raise BadInputError(f"the kernel takes {len(plan.inputs)} tensors, got {len(tensors)}")
         if not all(type(t) is plan.tensor_type for t in tensors):
             tensors = [t if isinstance(t, plan.tensor_type) else plan.from_dlpack(t) for t in tensors]
+        if tensors and tensors[0].device.type == "cpu":
+            return self.run_cpu(*tensors, out=out)
         index = tensors[0].get_device() if tensors else plan.torch.cuda.current_device()
         for k, (t, (dtype, shape)) in enumerate(zip(tensors, plan.inputs)):
             if t.dtype is not dtype or t.shape != shape or not t.is_contiguous() or t.get_device() != index or index < 0:
@@ -131,11 +133,34 @@ class Kernel:
             raise_for(status, _lib.last_error())
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
+    def run_cpu(self, *tensors, out=None):
+        """The CPU target: the same lowered kernels run on the host (slow; for tests and
+        machines without a GPU) on torch CPU tensors, with the checks and the results of
+        a GPU call."""
+        plan = self._plan or self._make_plan()
+        if len(tensors) != len(plan.inputs):
+            raise BadInputError(f"the kernel takes {len(plan.inputs)} tensors, got {len(tensors)}")
+        for k, (t, (dtype, shape)) in enumerate(zip(tensors, plan.inputs)):
+            if t.dtype is not dtype or t.shape != shape or not t.is_contiguous() or t.device.type != "cpu":
+                raise self._refuse_cpu(k, t)
+        outputs = self._outputs(plan, tensors, None, out)
+        if plan.in_place or out is not None:
+            _refuse_overlaps(plan, tensors, outputs, out is not None)
+        ins = plan.pack_inputs(*[t.data_ptr() for t in tensors])
+        outs = plan.pack_outputs(*[t.data_ptr() for t in outputs])
+        raise_for(_lib.lib.polyred_run_cpu(self._handle, ins, outs), _lib.last_error())
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    def _refuse_cpu(self, k, t):
+        if t.device.type != "cpu":
+            return BadInputError(f"input {k} ({self.inputs[k].name!r}) is on {t.device}, the other inputs on the CPU")
+        return self._refuse(k, t, t.device)
+
     def _outputs(self, plan, tensors, index, out):
         """The output tensors: in-place ones are their inputs; the others come from `out`
         (checked like inputs) or are allocated by torch on the inputs' device."""
         if out is None:
-            device = plan.device(index)
+            device = plan.device(index) if index is not None else plan.cpu
             return [tensors[alias] if alias >= 0 else plan.empty_strided(*layout, dtype=dtype, device=device)
                     for (dtype, _, alias), layout in zip(plan.outputs, plan.layouts)]
         given = [out] if isinstance(out, plan.tensor_type) else list(out)
@@ -145,7 +170,8 @@ class Kernel:
         for k, (t, (dtype, shape)) in enumerate(zip(given, plan.not_in_place)):
             if not isinstance(t, plan.tensor_type):
                 raise BadInputError(f"out= tensor {k} is a {type(t).__name__}, not a torch.Tensor")
-            if t.dtype is not dtype or t.shape != shape or not t.is_contiguous() or t.get_device() != index:
+            device_matches = t.get_device() == index if index is not None else t.device.type == "cpu"
+            if t.dtype is not dtype or t.shape != shape or not t.is_contiguous() or not device_matches:
                 raise self._refuse(k, t, tensors[0].device if tensors else index, what="out=")
         it = iter(given)
         return [tensors[alias] if alias >= 0 else next(it) for _, _, alias in plan.outputs]
@@ -182,6 +208,7 @@ class _CallPlan:
         self.raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None) or (
             lambda i: torch.cuda.current_stream(i).cuda_stream)
         self._devices = {}
+        self.cpu = torch.device("cpu")
 
     def device(self, index):
         d = self._devices.get(index)

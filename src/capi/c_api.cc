@@ -220,6 +220,36 @@ polyred_status polyred_check_cpu(const polyred_program* p, uint64_t seed, int64_
   });
 }
 
+polyred_status polyred_run_cpu(const polyred_program* p, const void* const* inputs, void* const* outputs) {
+  return guarded([&] {
+    if (!p) return fail(POLYRED_BAD_INPUT, "polyred_run_cpu: null program");
+    if ((!inputs && !p->inputs.empty()) || (!outputs && !p->outputs.empty()))
+      return fail(POLYRED_BAD_INPUT, "polyred_run_cpu: null pointer array");
+    const Graph& g = p->compiled.graph;
+    std::vector<HostTensor> hostInputs;
+    hostInputs.reserve(g.inputs.size());
+    for (size_t k = 0; k < g.inputs.size(); ++k) {
+      if (!inputs[k]) return fail(POLYRED_BAD_INPUT, "polyred_run_cpu: input " + std::to_string(k) + " is a null pointer");
+      const Tensor& t = g.tensor(g.inputs[k]);
+      HostTensor h = HostTensor::zeros(t.dtype, t.shape);
+      if (h.byteSize() > 0) std::memcpy(h.data(), inputs[k], static_cast<size_t>(h.byteSize()));
+      hostInputs.push_back(std::move(h));
+    }
+    for (size_t k = 0; k < g.outputs.size(); ++k)
+      if (!outputs[k]) return fail(POLYRED_BAD_INPUT, "polyred_run_cpu: output " + std::to_string(k) + " is a null pointer");
+    CpuCheckOptions o;
+    o.maxPoints = 0;  // every statement instance: the outputs are whole
+    o.deterministic = p->deterministic;
+    Deadline none = Deadline::none();
+    LoweredRun run = runLoweredOnCpu(p->compiled, hostInputs, o, none);
+    for (size_t k = 0; k < g.outputs.size(); ++k) {
+      const HostTensor& h = run.outputs[k];
+      if (h.byteSize() > 0) std::memcpy(outputs[k], h.data(), static_cast<size_t>(h.byteSize()));
+    }
+    return POLYRED_OK;
+  });
+}
+
 }  // extern "C"
 
 struct polyred_sharded {
