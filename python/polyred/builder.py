@@ -169,6 +169,11 @@ class Builder:
                         [("global", False), ("pool_type", kind), ("data_layout", layout), ("kernel_size", list(kernel)),
                          ("strides", list(stride)), ("pad", list(padding)), ("round_mode", 1)])
 
+    def window(self, x, begin, steps, shape):
+        """polyred's Window: out[idx] = x[(begin[d] + steps[d] * idx[d]) mod x.shape[d]] of
+        `shape` (a slice, a strided or reversed slice; docs/format.md)."""
+        return self._op("Window", [x], x.dtype, list(shape), [("begin", list(begin)), ("steps", list(steps))])
+
     def reshape(self, x, shape):
         return self._op("Reshape", [x], x.dtype, shape, [("shape", list(shape))])
 

@@ -18,7 +18,11 @@ argument changed in place is written back into its buffer, returned as that very
 tensor; an in-place op on a view, or on a tensor a view was taken of, is refused (fx
 does not follow the aliasing). Anything else
 raises BadInputError naming it; compile(fn, fallback=True) runs such a function
-eagerly instead (for all its calls)."""
+eagerly instead (for all its calls).
+
+A call with an input that requires grad (grad mode on) goes through the torch.compile
+backend instead (polyred.dynamo: AOTAutograd traces forward and backward, polyred
+computes the regions of both), so its results carry a grad_fn."""
 import dis
 import math
 import operator
@@ -541,8 +545,9 @@ class Compiled:
     """The callable polyred.compile returns: checks its arguments (CUDA tensors of the
     traced dtypes), compiles once per signature, launches on the current stream."""
 
-    def __init__(self, fn, fallback, options):
+    def __init__(self, fn, fallback, options, autograd=None):
         self.fn, self.fallback, self.options, self.kernels, self.eager = fn, fallback, options, {}, False
+        self.autograd, self._with_grad = autograd, None
 
     def lower(self, tensors):
         import torch
@@ -593,6 +598,8 @@ class Compiled:
     def __call__(self, *tensors):
         if self.eager:
             return self.fn(*tensors)
+        if self._needs_autograd(tensors):
+            return self._autograd_path()(*tensors)
         key = tuple((tuple(t.shape), str(t.dtype), str(t.device)) for t in tensors)
         compiled = self.kernels.get(key)
         if compiled is None:
@@ -613,6 +620,24 @@ class Compiled:
                    for g, want in zip(got, shapes)]
         return None if not got else got[0] if len(got) == 1 else tuple(got)
 
+    @staticmethod
+    def _needs_autograd(tensors):
+        """A call whose result must carry a grad_fn: grad mode on and an input requiring grad."""
+        if not any(getattr(t, "requires_grad", False) for t in tensors):
+            return False
+        import torch
+        return torch.is_grad_enabled()
+
+    def _autograd_path(self):
+        """fn compiled by the `autograd` factory the package gives (the torch.compile
+        backend, which sits above this layer), made at the first such call."""
+        if self._with_grad is None:
+            if self.autograd is None:
+                raise BadInputError("polyred.compile: an input requires grad, and this callable was made without "
+                                    "the torch.compile backend (use polyred.compile)")
+            self._with_grad = self.autograd(self.fn, self.options.get("deterministic", False))
+        return self._with_grad
+
     def torch_shapes(self, tensors):
         """The shapes `fn` returns, from a run on meta tensors (no data, no device), or
         None where that run fails."""
@@ -626,6 +651,7 @@ class Compiled:
         return [tuple(r.shape) if isinstance(r, torch.Tensor) else None for r in results if r is not None]
 
 
-def compile(fn, *, fallback=False, deterministic=False, target="gpu"):
-    """Returns a callable that runs `fn` as polyred kernels (see the module text)."""
-    return Compiled(fn, fallback, {"deterministic": deterministic, "target": target})
+def compile(fn, *, fallback=False, deterministic=False, target="gpu", autograd=None):
+    """Returns a callable that runs `fn` as polyred kernels (see the module text);
+    `autograd(fn, deterministic)` makes what runs calls that need gradients."""
+    return Compiled(fn, fallback, {"deterministic": deterministic, "target": target}, autograd)

@@ -1,0 +1,116 @@
+"""polyred as a torch.compile backend.
+
+    model = torch.compile(model, backend="polyred")          # registered by name
+    model = torch.compile(model, backend=polyred.backend)    # or the callable
+    model = torch.compile(model, backend="polyred", options={"rest": "eager"})
+
+(polyred.backend is this module's polyred_backend, importable without torch.)
+
+Dynamo captures the model; AOTAutograd traces its forward and backward into aten
+graphs (Inductor's decompositions); the partitioner (partition.py) finds the regions
+polyred computes, each becomes one call of the region op (region_op.py), and the rest
+of every graph runs through Inductor (`rest="inductor"`, the default) or eager aten
+(`rest="eager"`). Options, through torch.compile's `options=` or `polyred.backend.with_options(...)`:
+
+- deterministic (False): bitwise-reproducible reductions;
+- rest ("inductor"): what runs everything polyred does not take;
+- cpu ("polyred"): CPU tensors' regions run on polyred's CPU target; "rest" hands them
+  to the rest as well;
+- mode: torch.compile's mode for the rest ("reduce-overhead": CUDA graphs).
+
+The compile log (compile_log.py) says what polyred took and why.
+"""
+import functools
+import itertools
+
+from . import compile_log
+
+_OPTIONS = {"deterministic": False, "rest": "inductor", "cpu": "polyred"}
+_graph_ids = itertools.count()
+
+
+def _check_options(options):
+    unknown = set(options) - set(_OPTIONS) - {"mode"}
+    if unknown:
+        from ..errors import BadInputError
+        raise BadInputError(f"polyred backend: unknown option(s) {sorted(unknown)}; known: {sorted(_OPTIONS)}")
+    if options.get("rest", "inductor") not in ("inductor", "eager"):
+        from ..errors import BadInputError
+        raise BadInputError(f"polyred backend: rest must be 'inductor' or 'eager', not {options['rest']!r}")
+    if options.get("cpu", "polyred") not in ("polyred", "rest"):
+        from ..errors import BadInputError
+        raise BadInputError(f"polyred backend: cpu must be 'polyred' or 'rest', not {options['cpu']!r}")
+
+
+def take_regions(gm, graph_name, options):
+    """Replaces the regions polyred takes in gm (in place) and logs the decisions."""
+    from .partition import find_regions
+    from .rewrite import apply_regions
+
+    device_filter = None if options["cpu"] == "polyred" else (lambda d: d != "cpu")
+    regions, refused = find_regions(gm, device_filter)
+    apply_regions(gm, regions, {"deterministic": bool(options["deterministic"])}, graph_name.replace(" ", "_"))
+    compile_log.record(graph_name, regions, refused)
+    return gm
+
+
+def polyred_backend(gm, example_inputs, mode=None, options=None, name=None):
+    """The Dynamo backend (what torch.compile(backend="polyred") calls)."""
+    options = dict(options or {})
+    _check_options(options)
+    if mode is not None:
+        options["mode"] = mode
+    merged = {**_OPTIONS, **options}
+    graph = next(_graph_ids)
+    if merged["rest"] == "eager":
+        return _with_eager_rest(gm, example_inputs, merged, graph)
+    return _with_inductor_rest(gm, example_inputs, merged, graph)
+
+
+def with_options(**options):
+    """The backend with options fixed: torch.compile(m, backend=polyred.backend.with_options(rest="eager"))."""
+    _check_options(options)
+    return functools.partial(polyred_backend, options=options)
+
+
+def _graph_name(kind, graph):
+    return f"{kind} {graph}"
+
+
+def _with_inductor_rest(gm, example_inputs, options, graph):
+    from torch._inductor.compile_fx import compile_fx, compile_fx_inner
+
+    def inner(gm, example_inputs, **kwargs):
+        kind = "backward" if kwargs.get("is_backward") else "inference" if kwargs.get("is_inference") else "forward"
+        take_regions(gm, _graph_name(kind, graph), options)
+        return compile_fx_inner(gm, example_inputs, **kwargs)
+
+    patches = {"triton.cudagraphs": True} if options.get("mode") == "reduce-overhead" else None
+    if options.get("mode") in ("max-autotune", "max-autotune-no-cudagraphs"):
+        patches = {"max_autotune": True, "triton.cudagraphs": options["mode"] == "max-autotune"}
+    return compile_fx(gm, example_inputs, inner_compile=inner, config_patches=patches)
+
+
+def _with_eager_rest(gm, example_inputs, options, graph):
+    from functorch.compile import make_boxed_func
+    from torch._dynamo.backends.common import aot_autograd
+    from torch._inductor.decomposition import select_decomp_table
+
+    def compiler(kind):
+        def compile_graph(gm, example_inputs):
+            take_regions(gm, _graph_name(kind, graph), options)
+            return make_boxed_func(gm.forward)
+        return compile_graph
+
+    return aot_autograd(fw_compiler=compiler("forward"), bw_compiler=compiler("backward"),
+                        inference_compiler=compiler("inference"),
+                        decompositions=select_decomp_table())(gm, example_inputs)
+
+
+def register():
+    """Registers the backend under the name "polyred": an installed polyred is found
+    through its torch_dynamo_backends entry point; `import polyred` in a source tree
+    registers it here."""
+    from torch._dynamo.backends.registry import _COMPILER_FNS, register_backend
+    if "polyred" not in _COMPILER_FNS:
+        register_backend(polyred_backend, name="polyred")

@@ -1,0 +1,306 @@
+"""The torch.compile backend on the CPU: polyred's regions run on its CPU target (the
+lowered kernels executed on the host), so these tests exercise the regions a GPU gets.
+
+Every test compares with eager PyTorch on the same inputs -- outputs, and for training
+every input's and parameter's gradient -- and checks from the compile log that
+polyred took the regions the test is about (a test that passed with everything left
+to PyTorch would prove nothing). Tolerances, stated once: float32 values agree within
+rtol 1e-4 / atol 1e-5 (polyred's reductions add in another order than ATen's);
+bfloat16 autocast within a relative error of 2e-2 of each tensor's norm (bf16 keeps 8
+bits; the order of additions moves the roundings)."""
+import math
+import warnings
+
+import pytest
+
+torch = pytest.importorskip("torch", minversion="2.5")
+
+import polyred  # noqa: E402
+from polyred.dynamo import compile_log  # noqa: E402
+
+F32 = dict(rtol=1e-4, atol=1e-5)
+
+
+def backend(**options):
+    return polyred.backend.with_options(rest="eager", **options)
+
+
+def compile_with(fn, **options):
+    torch._dynamo.reset()
+    compile_log.clear()
+    return torch.compile(fn, backend=backend(**options), fullgraph=False)
+
+
+def taken(kind=None):
+    """Regions polyred took (in graphs of `kind`: forward, backward, inference)."""
+    return [ops for r in compile_log.records() if kind is None or r.graph.startswith(kind) for ops, _ in r.taken]
+
+
+def taken_ops(kind=None):
+    return {op for ops in taken(kind) for op in ops}
+
+
+def grads_of(fn, inputs, seed=0):
+    """fn's outputs and the gradients of a fixed random projection of them."""
+    xs = [x.detach().clone().requires_grad_(x.is_floating_point()) for x in inputs]
+    outs = fn(*xs)
+    outs = outs if isinstance(outs, (tuple, list)) else (outs,)
+    g = torch.Generator().manual_seed(seed)
+    loss = sum((o.float() * torch.randn(o.shape, generator=g)).sum() for o in outs if o.is_floating_point())
+    loss.backward()
+    return [o.detach() for o in outs], [x.grad for x in xs if x.requires_grad]
+
+
+def assert_same_training(fn, inputs, **tolerance):
+    tolerance = tolerance or F32
+    want_out, want_grads = grads_of(fn, inputs)
+    got_out, got_grads = grads_of(compile_with(fn), inputs)
+    for got, want in zip(got_out + got_grads, want_out + want_grads):
+        assert got.dtype == want.dtype and got.shape == want.shape
+        torch.testing.assert_close(got, want, **tolerance)
+
+
+def test_softmax_forward_and_backward_run_in_polyred():
+    x = torch.randn(33, 257)
+    assert_same_training(lambda x: torch.softmax(x, -1), [x])
+    assert taken("forward") and taken("backward")
+    assert "aten.amax.default" in taken_ops("forward")
+
+
+def test_layer_norm_gradients_reduce_rows_and_columns():
+    x, w, b = torch.randn(8, 100), torch.randn(100), torch.randn(100)
+    assert_same_training(lambda x, w, b: torch.nn.functional.layer_norm(x, (100,), w, b, 1e-5), [x, w, b])
+    assert "aten.var_mean.correction" in taken_ops("forward")
+    assert "aten.sum.dim_IntList" in taken_ops("backward")
+
+
+def test_rms_norm_as_hugging_face_writes_it():
+    def rms_norm(x, weight):
+        variance = x.float().pow(2).mean(-1, keepdim=True)
+        h = x * torch.rsqrt(variance + 1e-6)
+        return weight * h.to(x.dtype)
+
+    assert_same_training(rms_norm, [torch.randn(4, 7, 64), torch.randn(64)])
+    assert "aten.mean.dim" in taken_ops("forward")
+
+
+def test_gelu_with_a_bias_gradient_column_sum():
+    def mlp_tail(x, bias):
+        return torch.nn.functional.gelu(x + bias)
+
+    assert_same_training(mlp_tail, [torch.randn(64, 48), torch.randn(48)])
+    assert "aten.sum.dim_IntList" in taken_ops("backward")
+
+
+def test_cross_entropy_loss_and_its_gradient():
+    logits, target = torch.randn(16, 50), torch.randint(0, 50, (16,))
+
+    def loss(logits):
+        return torch.nn.functional.cross_entropy(logits, target)
+
+    assert_same_training(loss, [logits])
+    assert taken("forward")
+
+
+def test_batch_norm_training_statistics():
+    x = torch.randn(4, 3, 5, 5)
+    w, b = torch.randn(3), torch.randn(3)
+
+    def bn(x, w, b):
+        return torch.nn.functional.batch_norm(x, torch.zeros(3), torch.ones(3), w, b, training=True)
+
+    assert_same_training(bn, [x, w, b])
+    assert "aten.var_mean.correction" in taken_ops("forward")
+
+
+def test_type_promotion_and_scalars_follow_torch():
+    def f(x, mask, y):
+        a = x.float() * mask                      # float32 * bfloat16 -> float32
+        b = (y > 0.1).to(x.dtype) * 0.1           # a scalar not representable in bf16
+        return (a.sum(-1), (x * 0.3).sum(0), b.sum(), (y.int() + 3).sum(-1))
+
+    x = torch.randn(6, 40).to(torch.bfloat16)
+    mask = (torch.rand(6, 40) > 0.3).to(torch.bfloat16)
+    y = torch.randn(6, 40) * 4
+    with torch.no_grad():
+        want = f(x, mask, y)
+        got = compile_with(f)(x, mask, y)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        torch.testing.assert_close(g, w, rtol=1e-2 if w.dtype == torch.bfloat16 else 1e-5, atol=1e-5)
+    assert taken("inference")
+
+
+def test_matrix_products_stay_out_with_their_reason():
+    def f(x, w):
+        return torch.softmax(x @ w, -1)
+
+    assert_same_training(f, [torch.randn(8, 16), torch.randn(16, 24)])
+    left = {op for r in compile_log.records() for (op, _reason) in r.ops_left_out}
+    assert "aten.mm.default" in left
+    reasons = {reason for r in compile_log.records() for (op, reason) in r.ops_left_out if op == "aten.mm.default"}
+    assert reasons == {"no polyred lowering"}
+
+
+def test_elementwise_only_regions_stay_with_the_rest():
+    def f(x):
+        return torch.sigmoid(x) * 2 + 1
+
+    assert_same_training(f, [torch.randn(10, 10)])
+    assert not taken()
+    assert any("no reduction" in reason for r in compile_log.records() for _, reason in r.left)
+
+
+def test_a_region_that_fails_to_compile_falls_back_with_a_warning(monkeypatch):
+    from polyred.lowering import aten as lowering
+    lowering.ensure_registered()
+    amax = torch.ops.aten.amax.default
+
+    def refuse(g, node, a):
+        raise lowering.Unsupported("refused for the test")
+
+    monkeypatch.setitem(lowering.LOWERINGS, amax, refuse)
+    x = torch.randn(5, 9)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = compile_with(lambda x: torch.softmax(x, -1))(x)
+    torch.testing.assert_close(got, torch.softmax(x, -1))
+    assert any("refused for the test" in str(w.message) for w in caught)
+    monkeypatch.setenv("POLYRED_STRICT", "1")
+    with pytest.raises(Exception, match="refused for the test"):
+        compile_with(lambda x: torch.softmax(x, -1))(x)
+
+
+def test_the_backend_is_registered_by_name():
+    import polyred.dynamo
+    polyred.dynamo.register()
+    torch._dynamo.reset()
+    compile_log.clear()
+    x = torch.randn(4, 30)
+    f = torch.compile(lambda x: x.sum(-1) * 2, backend="polyred", options={"rest": "eager"})
+    torch.testing.assert_close(f(x), x.sum(-1) * 2)
+    assert taken()
+
+
+def test_unknown_options_are_refused():
+    with pytest.raises(polyred.BadInputError, match="unknown option"):
+        polyred.backend.with_options(fast=True)
+
+
+def test_inductor_runs_the_rest():
+    torch._dynamo.reset()
+    compile_log.clear()
+    f = torch.compile(lambda x, w: torch.softmax(x, -1) * w, backend=polyred.backend)
+    x, w = torch.randn(16, 64), torch.randn(64)
+    torch.testing.assert_close(f(x, w), torch.softmax(x, -1) * w, **F32)
+    assert taken()
+
+
+def test_polyred_compile_gains_autograd_through_the_backend():
+    compile_log.clear()
+    torch._dynamo.reset()
+    f = polyred.compile(lambda x, w: torch.nn.functional.layer_norm(x, (32,), w))
+    x, w = torch.randn(6, 32, requires_grad=True), torch.randn(32, requires_grad=True)
+    y = f(x, w)
+    assert y.grad_fn is not None
+    y.pow(2).sum().backward()
+    xe, we = x.detach().clone().requires_grad_(), w.detach().clone().requires_grad_()
+    torch.nn.functional.layer_norm(xe, (32,), we).pow(2).sum().backward()
+    torch.testing.assert_close(x.grad, xe.grad, **F32)
+    torch.testing.assert_close(w.grad, we.grad, **F32)
+    assert taken("backward")
+
+
+# ---- real models, built from configs with random weights (no download) -----------
+
+transformers = pytest.importorskip("transformers")
+
+
+def _train_step_matches(model, batch, steps=1, **tolerance):
+    """Loss and every parameter's gradient of eager and compiled copies of `model`."""
+    import copy
+    tolerance = tolerance or dict(rtol=2e-4, atol=2e-5)
+    eager = model
+    compiled = copy.deepcopy(model)
+    compiled_forward = compile_with(compiled)
+    for _ in range(steps):
+        loss_e = eager(**batch).loss
+        loss_c = compiled_forward(**batch).loss
+        torch.testing.assert_close(loss_c, loss_e, **tolerance)
+        loss_e.backward()
+        loss_c.backward()
+        for (name, pe), (_, pc) in zip(eager.named_parameters(), compiled.named_parameters()):
+            if pe.grad is None:
+                assert pc.grad is None, name
+                continue
+            torch.testing.assert_close(pc.grad, pe.grad, msg=lambda m: f"{name}: {m}", **tolerance)
+    assert taken("forward") and taken("backward")
+
+
+def _tokens(vocab, batch=2, seq=16):
+    g = torch.Generator().manual_seed(0)
+    ids = torch.randint(0, vocab, (batch, seq), generator=g)
+    return {"input_ids": ids, "labels": ids.clone()}
+
+
+def test_gpt2_trains_like_eager():
+    torch.manual_seed(0)
+    config = transformers.GPT2Config(n_layer=2, n_embd=64, n_head=4, vocab_size=128, n_positions=64,
+                                     resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0)
+    _train_step_matches(transformers.GPT2LMHeadModel(config), _tokens(128))
+
+
+def test_llama_trains_like_eager():
+    torch.manual_seed(0)
+    config = transformers.LlamaConfig(hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                                      num_attention_heads=4, num_key_value_heads=2, vocab_size=128,
+                                      max_position_embeddings=64)
+    _train_step_matches(transformers.LlamaForCausalLM(config), _tokens(128))
+
+
+def test_bert_trains_like_eager():
+    torch.manual_seed(0)
+    config = transformers.BertConfig(hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                                     num_attention_heads=4, vocab_size=128, max_position_embeddings=64,
+                                     hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    _train_step_matches(transformers.BertForMaskedLM(config), _tokens(128))
+
+
+def test_resnet_with_batch_norm_in_training_mode_trains_like_eager():
+    torchvision = pytest.importorskip("torchvision")
+    torch.manual_seed(0)
+    model = torchvision.models.resnet18(num_classes=10)
+    x, y = torch.randn(2, 3, 32, 32), torch.tensor([1, 7])
+
+    class WithLoss(torch.nn.Module):
+        def __init__(self, m):
+            super().__init__()
+            self.m = m
+
+        def forward(self, x, labels):
+            return transformers.modeling_outputs.ModelOutput(
+                loss=torch.nn.functional.cross_entropy(self.m(x), labels))
+
+    _train_step_matches(WithLoss(model), {"x": x, "labels": y}, rtol=1e-3, atol=1e-4)
+    assert "aten.var_mean.correction" in taken_ops("forward")
+
+
+def test_gpt2_under_bf16_autocast_is_within_bf16_tolerance():
+    import copy
+    torch.manual_seed(0)
+    config = transformers.GPT2Config(n_layer=1, n_embd=64, n_head=4, vocab_size=128, n_positions=64,
+                                     resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0)
+    eager = transformers.GPT2LMHeadModel(config)
+    compiled = copy.deepcopy(eager)
+    forward = compile_with(compiled)
+    batch = _tokens(128)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        loss_e, loss_c = eager(**batch).loss, forward(**batch).loss
+    assert abs(loss_c.item() - loss_e.item()) <= 2e-2 * abs(loss_e.item())
+    loss_e.backward()
+    loss_c.backward()
+    for (name, pe), (_, pc) in zip(eager.named_parameters(), compiled.named_parameters()):
+        err = (pc.grad.float() - pe.grad.float()).norm().item()
+        assert err <= 2e-2 * max(pe.grad.float().norm().item(), 1e-6), name
+    assert taken("forward") and taken("backward")
+    assert not any(math.isnan(p.grad.float().sum().item()) for p in compiled.parameters())
