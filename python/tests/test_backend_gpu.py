@@ -1,8 +1,9 @@
 """The torch.compile backend on the GPU (marked gpu: skipped without one): real models,
 config-built with random weights, through polyred's regions on CUDA and Inductor for
-the rest -- step 1's loss and every parameter's gradient against eager in float32
-(rtol 1e-3 / atol 1e-4: cuBLAS and the reductions add in other orders), and 20
-AdamW steps under bf16 autocast whose losses stay within 2% of eager's."""
+the rest -- step 1's loss (rtol 1e-4) and every parameter's gradient (within 1e-3 of
+its norm) against eager in float32 (cuBLAS and the reductions add in other orders than
+eager's), and 20 AdamW steps under bf16 autocast whose losses stay within 2% of
+eager's."""
 import copy
 
 import pytest
@@ -38,6 +39,14 @@ def _batch(vocab=512, batch=4, seq=128):
     return {"input_ids": ids, "labels": ids.clone()}
 
 
+def _assert_gradients_close(eager, model, relative=1e-3):
+    for (n, pe), (_, pc) in zip(eager.named_parameters(), model.named_parameters()):
+        if pe.grad is None:
+            continue
+        error = (pc.grad - pe.grad).norm().item()
+        assert error <= relative * max(pe.grad.norm().item(), 1e-6), f"{n}: {error} of {pe.grad.norm().item()}"
+
+
 def _taken(kind):
     return [r for r in compile_log.records() if r.graph.startswith(kind) and r.taken]
 
@@ -52,12 +61,10 @@ def test_step_one_loss_and_gradients_match_eager(name):
     compiled = torch.compile(model, backend=polyred.backend)
     batch = _batch()
     loss_e, loss_c = eager(**batch).loss, compiled(**batch).loss
-    torch.testing.assert_close(loss_c, loss_e, rtol=1e-3, atol=1e-4)
+    torch.testing.assert_close(loss_c, loss_e, rtol=1e-4, atol=1e-5)
     loss_e.backward()
     loss_c.backward()
-    for (n, pe), (_, pc) in zip(eager.named_parameters(), model.named_parameters()):
-        if pe.grad is not None:
-            torch.testing.assert_close(pc.grad, pe.grad, rtol=1e-3, atol=1e-4, msg=lambda m: f"{n}: {m}")
+    _assert_gradients_close(eager, model)
     assert _taken("forward") and _taken("backward")
 
 
@@ -96,11 +103,10 @@ def test_resnet_batch_norm_training_matches_eager():
     x, y = torch.randn(8, 3, 64, 64, device="cuda"), torch.randint(0, 10, (8,), device="cuda")
     loss_e = torch.nn.functional.cross_entropy(eager(x), y)
     loss_c = torch.nn.functional.cross_entropy(compiled(x), y)
-    torch.testing.assert_close(loss_c, loss_e, rtol=1e-3, atol=1e-4)
+    torch.testing.assert_close(loss_c, loss_e, rtol=1e-4, atol=1e-5)
     loss_e.backward()
     loss_c.backward()
-    for (n, pe), (_, pc) in zip(eager.named_parameters(), model.named_parameters()):
-        torch.testing.assert_close(pc.grad, pe.grad, rtol=1e-2, atol=1e-3, msg=lambda m: f"{n}: {m}")
+    _assert_gradients_close(eager, model)
     assert _taken("forward") and _taken("backward")
 
 

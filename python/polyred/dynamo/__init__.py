@@ -94,6 +94,7 @@ def _with_inductor_rest(gm, example_inputs, options, graph):
 def _with_eager_rest(gm, example_inputs, options, graph):
     from functorch.compile import make_boxed_func
     from torch._dynamo.backends.common import aot_autograd
+    import torch._inductor.lowering  # noqa: F401 -- some of Inductor's decompositions consult its lowerings
     from torch._inductor.decomposition import select_decomp_table
 
     def compiler(kind):

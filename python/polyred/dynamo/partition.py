@@ -33,7 +33,7 @@ def _anchor_ops():
            _aten.prod.default, _aten.amax.default, _aten.amin.default, _aten.max.default, _aten.min.default,
            _aten.var_mean.correction, _aten.var.correction, _aten.argmax.default, _aten.argmin.default,
            _aten._softmax.default, _aten._log_softmax.default, _aten.cumsum.default, _aten.embedding.default,
-           _aten.index_select.default]
+           _aten.index_select.default, _aten.gather.default]
     for name in ("any", "all"):
         op = getattr(_aten, name)
         ops += [getattr(op, ov) for ov in ("dim", "dims", "default") if hasattr(op, ov)]

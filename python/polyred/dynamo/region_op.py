@@ -49,7 +49,23 @@ class _Region:
         got = self.kernel(device.type)(*xs)
         if not isinstance(got, tuple):
             got = (got,)
-        return [self._restride(g, spec, dense) for g, spec, dense in zip(got, self.outputs, self.contiguous)]
+        outputs = [self._restride(g, spec, dense) for g, spec, dense in zip(got, self.outputs, self.contiguous)]
+        if self.reference is not None:
+            self._compare(inputs, outputs)
+        return outputs
+
+    reference = None  # (graph module of the region's aten ops, its name) under POLYRED_VERIFY
+
+    def _compare(self, inputs, outputs):
+        module, name = self.reference
+        with torch.no_grad():
+            want = module(*inputs)
+        for k, (got, expected) in enumerate(zip(outputs, want)):
+            tolerance = _TOLERANCES.get(expected.dtype, {"rtol": 0, "atol": 0})
+            try:
+                torch.testing.assert_close(got, expected, **tolerance)
+            except AssertionError as e:
+                raise AssertionError(f"polyred: {name}, output {k}, differs from eager aten: {e}") from None
 
     @staticmethod
     def _restride(result, spec, dense):
@@ -74,6 +90,16 @@ def _contiguous_strides(shape):
         strides.append(step)
         step *= max(int(n), 1)
     return tuple(reversed(strides))
+
+
+# POLYRED_VERIFY's bounds: float outputs of reductions add in another order than ATen's.
+_TOLERANCES = {torch.float32: {"rtol": 1e-4, "atol": 1e-5}, torch.float64: {"rtol": 1e-9, "atol": 1e-12},
+               torch.float16: {"rtol": 1e-2, "atol": 1e-3}, torch.bfloat16: {"rtol": 2e-2, "atol": 1e-2}}
+
+
+def verify_against(text, module, name):
+    """Makes every call of the region `text` compare with `module` (POLYRED_VERIFY)."""
+    region(text).reference = (module, name)
 
 
 def region(text):

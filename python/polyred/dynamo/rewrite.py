@@ -26,6 +26,21 @@ def strict():
     return os.environ.get("POLYRED_STRICT", "") not in ("", "0")
 
 
+def verifying():
+    """POLYRED_VERIFY=1: every region call also runs the region's aten ops and compares."""
+    return os.environ.get("POLYRED_VERIFY", "") not in ("", "0")
+
+
+def _extract(region):
+    """The region's nodes as a graph module of their own (inputs -> outputs)."""
+    graph = torch.fx.Graph()
+    env = {n: graph.placeholder(f"in{k}") for k, n in enumerate(region.inputs)}
+    for n in region.nodes:
+        env[n] = graph.node_copy(n, lambda a: env[a])
+    graph.output(tuple(env[o] for o in region.outputs))
+    return torch.fx.GraphModule(torch.nn.Module(), graph)
+
+
 def apply_regions(gm, regions, options, graph_name):
     """Rewrites gm in place; returns the regions, each with .taken and .reason updated."""
     changed = False
@@ -46,6 +61,8 @@ def apply_regions(gm, regions, options, graph_name):
                 raise RegionFailed(f"region {k} of the {graph_name} graph: {e}") from None
             warnings.warn(f"polyred: a region of the {graph_name} graph stays with PyTorch: {e}", stacklevel=2)
             continue
+        if verifying():
+            region_op.verify_against(text, _extract(region), f"region {k} of the {graph_name} graph")
         replaced.update(_replace(gm.graph, region, text))
         region.program = text
         changed = True

@@ -591,6 +591,60 @@ def _register_creation():
 
     lowers(aten.index_select.default)(index_select)
 
+    def gather_along(g, node, a):
+        """torch.gather(x, dim, index): out[p] = x[p with p[dim] = index[p]], as a Gather of
+        x flattened at each element's row-major position; an index outside [0, n) reads
+        nothing and gives 0 (polyred's Gather rule, where torch raises)."""
+        x, index = a["self"], g.to(a["index"], "int64")
+        rank = len(x.shape)
+        dim = a["dim"] % rank
+        shape = list(index.shape)
+        position, stride = None, 1
+        for d in reversed(range(rank)):
+            coordinate = index if d == dim else g.b.iota(shape, d, "int64")
+            term = coordinate if stride == 1 else g.b.binary("mul", coordinate, g.const(stride, "int64"))
+            position = term if position is None else g.b.binary("add", position, term)
+            stride *= x.shape[d]
+        inside = g.b.binary("logical_and", g.b.binary("ge", index, g.const(0, "int64")),
+                            g.b.binary("lt", index, g.const(x.shape[dim], "int64")))
+        position = g.b.select(inside, position, g.const(-1, "int64"))
+        return g.b.gather(g.b.reshape(x, [math.prod(x.shape)]), position, 0)
+
+    def gather_refused(a, node):
+        x, index = (n.meta["val"] for n in node.all_input_nodes[:2])
+        if x.dim() != index.dim() or any(i > n for i, n in zip(index.shape, x.shape)):
+            return "an index larger than the tensor off dim"
+        return None
+
+    lowers(aten.gather.default, refuses=gather_refused)(gather_along)
+
+    def scatter_one_hot(g, node, a):
+        """x.scatter(dim, index, value) with one index per row along dim (the gradient of
+        nll_loss): out = where(iota_dim == index, value, x)."""
+        x = a["self"]
+        out = g.out_dtype(node)
+        rank = len(x.shape)
+        dim = a["dim"] % rank
+        index = g.b.broadcast_to(g.to(a["index"], "int64"), list(x.shape))
+        hit = g.b.binary("eq", g.b.iota(list(x.shape), dim, "int64"), index)
+        value = a.get("value")
+        return g.b.select(hit, g.to(value if value is not None else a["src"], out), g.to(x, out))
+
+    def scatter_refused(a, node):
+        x, index = (n.meta["val"] for n in node.all_input_nodes[:2])
+        dim = a["dim"] % max(x.dim(), 1)
+        if x.dim() != index.dim() or index.shape[dim] != 1 or \
+                any(i != n for d, (i, n) in enumerate(zip(index.shape, x.shape)) if d != dim):
+            return "a scatter of more than one index per row"
+        if a.get("reduce") is not None:
+            return "a scatter with a reduce mode"
+        src = node.all_input_nodes[2].meta["val"] if len(node.all_input_nodes) > 2 else None
+        if src is not None and src.numel() != 1:
+            return "a scatter of a source tensor"
+        return None
+
+    lowers(aten.scatter.value, aten.scatter.src, refuses=scatter_refused)(scatter_one_hot)
+
 
 _registered = False
 
