@@ -119,7 +119,9 @@ def test_type_promotion_and_scalars_follow_torch():
     def f(x, mask, y):
         a = x.float() * mask                      # float32 * bfloat16 -> float32
         b = (y > 0.1).to(x.dtype) * 0.1           # a scalar not representable in bf16
-        return (a.sum(-1), (x * 0.3).sum(0), b.sum(), (y.int() + 3).sum(-1))
+        either = (y > 0) + (y < -1)               # bool + bool: or, in torch
+        return (a.sum(-1), (x * 0.3).sum(0), b.sum(), (y.int() + 3).sum(-1), either.sum(-1),
+                ((y > 0) * (y < 1)).any(-1))
 
     x = torch.randn(6, 40).to(torch.bfloat16)
     mask = (torch.rand(6, 40) > 0.3).to(torch.bfloat16)
@@ -192,6 +194,17 @@ def test_the_backend_is_registered_by_name():
     f = torch.compile(lambda x: x.sum(-1) * 2, backend="polyred", options={"rest": "eager"})
     torch.testing.assert_close(f(x), x.sum(-1) * 2)
     assert taken()
+
+
+def test_python_m_polyred_reports_what_a_bug_report_needs():
+    import os
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-m", "polyred"], capture_output=True, text=True, env=dict(os.environ),
+                         check=True).stdout
+    assert out.startswith(f"polyred {polyred.__version__} (C API ")
+    for field in ("library: ", f"torch: {torch.__version__}", "GPU: ", "backend: "):
+        assert field in out, out
 
 
 def test_unknown_options_are_refused():

@@ -127,10 +127,17 @@ def _check_values(node):
 
 # ---- elementwise -----------------------------------------------------------------
 
+def _compute_dtype(out):
+    """The dtype an op with result dtype `out` computes in: float32 for 16-bit floats
+    (eager's opmath), int32 for bools (torch's bool add/mul/max are or/and/or: the int
+    result cast back to bool), else `out`."""
+    return "float32" if out in HALF_FLOATS else "int32" if out == "bool" else out
+
+
 def _elementwise(g, node, op, *operands):
-    """op over operands in the result's dtype (float32 for 16-bit floats)."""
+    """op over operands in the result's compute dtype, rounded once to the result."""
     out = g.out_dtype(node)
-    compute = "float32" if out in HALF_FLOATS else out
+    compute = _compute_dtype(out)
     values = [g.to(x, compute) for x in operands]
     r = g.b.binary(op, *values) if len(values) == 2 else g.b.unary(op, values[0])
     return g.to(r, out)
@@ -139,8 +146,7 @@ def _elementwise(g, node, op, *operands):
 def _scaled(g, node, x, alpha):
     if alpha is None or alpha == 1:
         return x
-    out = g.out_dtype(node)
-    compute = "float32" if out in HALF_FLOATS else out
+    compute = _compute_dtype(g.out_dtype(node))
     return g.b.binary("mul", g.to(x, compute), g.const(alpha, compute))
 
 
@@ -162,19 +168,19 @@ def _register_elementwise():
 
     def add(g, node, a):
         out = g.out_dtype(node)
-        compute = "float32" if out in HALF_FLOATS else out
+        compute = _compute_dtype(out)
         other = _scaled(g, node, a["other"], a.get("alpha"))
         return g.to(g.b.binary("add", g.to(a["self"], compute), g.to(other, compute)), out)
 
     def sub(g, node, a):
         out = g.out_dtype(node)
-        compute = "float32" if out in HALF_FLOATS else out
+        compute = _compute_dtype(out)
         other = _scaled(g, node, a["other"], a.get("alpha"))
         return g.to(g.b.binary("sub", g.to(a["self"], compute), g.to(other, compute)), out)
 
     def rsub(g, node, a):
         out = g.out_dtype(node)
-        compute = "float32" if out in HALF_FLOATS else out
+        compute = _compute_dtype(out)
         other = _scaled(g, node, a["self"], a.get("alpha"))
         return g.to(g.b.binary("sub", g.to(a["other"], compute), g.to(other, compute)), out)
 
