@@ -5,9 +5,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# python3-torch and python3-pytest: the Python package's tests (Debian's python3).
+# python3-torch and python3-pytest: the PyTorch oracle tests (Debian's python3, torch 1.13);
+# python3-venv: the virtual environment of the Python package's tests (below).
 packages=(cmake ninja-build g++ pkg-config libisl-dev libgmp-dev nlohmann-json3-dev libgtest-dev
-  python3 python3-pytest python3-torch)
+  python3 python3-pytest python3-torch python3-venv)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -26,5 +27,12 @@ if [[ ! -f "$cuda_root/include/nvrtc.h" ]]; then
   exit 1
 fi
 
-cmake -S . -B build -G Ninja -DPOLYRED_CUDA_ROOT="$cuda_root" >/dev/null
+# The Python package and the torch.compile backend are tested with PyTorch 2 from PyPI
+# (Debian's is 1.13, without Dynamo) in .venv; pip leaves satisfied requirements alone.
+if [[ ! -x .venv/bin/python ]]; then
+  python3 -m venv .venv
+fi
+.venv/bin/python -m pip install -q --disable-pip-version-check -r python/requirements-test.txt
+
+cmake -S . -B build -G Ninja -DPOLYRED_CUDA_ROOT="$cuda_root" -DPOLYRED_PYTHON="$PWD/.venv/bin/python" >/dev/null
 ninja -C build
