@@ -102,6 +102,20 @@ TEST(CompositeReader, EmptyOrMissingAxisReducesEveryAxis) {
   EXPECT_EQ(n.reduction->name, "prod");
 }
 
+// AKG's complex-number files write "attr": {} for an op without attributes: read as
+// null is (a reduction without "axis" reduces every axis).
+TEST(CompositeReader, EmptyAttrObjectMeansNoAttributes) {
+  Json x = tensor("x", "float32", {4, 5});
+  Json y = tensor("y", "float32", {4, 5});
+  Json z = tensor("z", "float32", {});
+  Json add = op("Add", {x, x}, y), sum = op("ReduceSum", {y}, z);
+  const std::string withNull = parse(composite({x}, {add, sum}, {z})).toString();
+  add["attr"] = sum["attr"] = Json::object();
+  const Graph g = parse(composite({x}, {add, sum}, {z}));
+  EXPECT_EQ(g.toString(), withNull);
+  EXPECT_EQ(producerOf(g, "z").axes, (std::vector<int64_t>{0, 1}));
+}
+
 TEST(CompositeReader, ScalarResultDeclaredAsOneBecomesReduceThenReshape) {
   Json x = tensor("x", "float16", {16, 2});
   Json y = tensor("y", "float16", {1});

@@ -64,6 +64,18 @@ TEST(Printable, EscapesControlBytesBackslashesAndNonAscii) {
   EXPECT_EQ(shown.substr(shown.size() - 4), "tail");
 }
 
+// A report of several lines keeps its breaks (and a final one); every other byte is as
+// printable() makes it, each line within the limit.
+TEST(Printable, LinesKeepTheirBreaksAndNothingElse) {
+  EXPECT_EQ(printableLines("  output %a: ok\n  output %b: ok\n"), "  output %a: ok\n  output %b: ok\n");
+  EXPECT_EQ(printableLines("one\n\nthree\r\t"), "one\n\nthree%0D%09");
+  EXPECT_EQ(printableLines(""), "");
+  EXPECT_EQ(printableLines("  output %" + printable("x\ny") + ": ok\n"), "  output %x%0Ay: ok\n");
+  const std::string shown = printableLines(std::string(1000, 'n') + "\nshort", 40);
+  EXPECT_LE(shown.find('\n'), 40u);
+  EXPECT_EQ(shown.substr(shown.find('\n')), "\nshort");
+}
+
 // No byte sequence in a name changes the generated code: the CUDA of a graph with
 // hostile names equals, outside comments, the CUDA of the same graph with neutral
 // names, and holds only printable ASCII.

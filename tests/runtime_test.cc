@@ -8,8 +8,10 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "runtime/executor.h"
@@ -190,6 +192,55 @@ TEST(KernelCacheDisk, CorruptOrTruncatedEntriesAreRebuilt) {
   EXPECT_EQ(fake.calls, before) << "the rebuilt entry is valid again";
 }
 
+// A damaged entry is removed when it is read, even where the kernel then fails to
+// compile and nothing takes its place; a valid one that is read stays.
+TEST(KernelCacheDisk, DamagedEntriesAreRemovedWhenRead) {
+  TempDir dir;
+  FakeCompiler fake;
+  KernelCache writer(fake.compiler(), onDisk(dir.path()));
+  writer.cubin(addOneRequest());
+  const fs::path entry = dir.path() / (writer.key(addOneRequest()) + ".cubin");
+  KernelCache reader(fake.compiler(), onDisk(dir.path()));
+  reader.cubin(addOneRequest());
+  EXPECT_TRUE(fs::exists(entry)) << "a valid entry stays";
+  const auto size = fs::file_size(entry);
+  fs::resize_file(entry, size - 3);
+  Compiler failing{"fake-compiler 1", [](const CompileRequest&) -> std::vector<char> { throw Error("no compiler"); }};
+  KernelCache afterTruncation(failing, onDisk(dir.path()));
+  EXPECT_THROW(afterTruncation.cubin(addOneRequest()), Error);
+  EXPECT_FALSE(fs::exists(entry)) << "the truncated entry must not survive its reading";
+}
+
+// Writers of one entry at once, on many threads of two caches (two processes, in
+// effect), with readers between them: each reads the kernel or a miss, never a part.
+TEST(KernelCacheDisk, ConcurrentWritersOfOneKeyLeaveOneValidEntry) {
+  TempDir dir;
+  std::atomic<int> calls{0};
+  std::string big(1 << 20, 'x');  // a write spans several syscalls
+  Compiler slow{"slow", [&](const CompileRequest& r) {
+                  ++calls;
+                  std::string text = "cubin:" + r.name + big;
+                  return std::vector<char>(text.begin(), text.end());
+                }};
+  std::vector<std::unique_ptr<KernelCache>> caches;
+  for (int c = 0; c < 16; ++c) caches.push_back(std::make_unique<KernelCache>(slow, onDisk(dir.path())));
+  const std::string expected = "cubin:add_one" + big;
+  std::vector<std::thread> threads;
+  std::atomic<int> wrong{0};
+  for (auto& cache : caches)
+    threads.emplace_back([&, c = cache.get()] {
+      if (asString(c->cubin(addOneRequest())) != expected) ++wrong;
+    });
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(wrong, 0);
+  EXPECT_GE(calls, 1);
+  ASSERT_EQ(filesIn(dir.path()).size(), 1u) << "one entry, no temporary file left";
+  KernelCache later(slow, onDisk(dir.path()));
+  const int before = calls;
+  EXPECT_EQ(asString(later.cubin(addOneRequest())), expected);
+  EXPECT_EQ(calls, before) << "the entry left is valid";
+}
+
 TEST(KernelCacheDisk, DisabledCacheCompilesEveryTimeAndWritesNothing) {
   TempDir dir;
   FakeCompiler fake;
@@ -275,12 +326,15 @@ TEST(KernelCacheDisk, UsageAndClearCountOnlyCacheEntries) {
   KernelCache cache(fake.compiler(), onDisk(dir.path()));
   cache.cubin(addOneRequest());
   { std::ofstream(dir.path() / "notes.txt") << "not a cache entry"; }
+  const std::string leftover = cache.key(addOneRequest()) + ".cubin.tmp.4242.0.17";  // a writer died
+  { std::ofstream(dir.path() / leftover) << "half an entry"; }
   KernelCache::DiskUsage u = KernelCache::diskUsage(onDisk(dir.path()));
   EXPECT_EQ(u.entries, 1);
   EXPECT_GT(u.bytes, 0);
   EXPECT_EQ(KernelCache::clearDisk(onDisk(dir.path())), 1);
   EXPECT_EQ(KernelCache::diskUsage(onDisk(dir.path())).entries, 0);
-  EXPECT_TRUE(fs::exists(dir.path() / "notes.txt")) << "clear removes cache entries only";
+  EXPECT_FALSE(fs::exists(dir.path() / leftover)) << "a dead writer's temporary file goes too";
+  EXPECT_TRUE(fs::exists(dir.path() / "notes.txt")) << "clear removes cache files only";
   EXPECT_EQ(KernelCache::diskUsage(onDisk(dir.path() / "missing")).entries, 0);
 }
 

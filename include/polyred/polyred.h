@@ -74,8 +74,10 @@ typedef struct polyred_program polyred_program;
 POLYRED_API const char* polyred_version(void);
 POLYRED_API int polyred_api_version(void);
 /* The message of the calling thread's last call ("" after a success, except that
- * polyred_check_cpu leaves its comparison there). Valid until the thread's next
- * polyred call: copy it before calling again. */
+ * polyred_check_cpu and polyred_sharded_check_cpu leave their comparison there). Valid
+ * until the thread's next polyred call: copy it before calling again. Printable ASCII:
+ * an error is one line; a comparison has one line per output, and NVRTC's log its own
+ * lines, separated by '\n'. Bytes of names that are not printable are written %XX. */
 POLYRED_API const char* polyred_last_error(void);
 POLYRED_API void polyred_default_options(polyred_options* options);
 /* The byte size of one element (0 for an unknown dtype), and its name ("float32"). */

@@ -47,6 +47,18 @@ def test_builder_mirrors_the_cpp_builder():
     assert doc["op_desc"][0]["name"] == "Cast" and json.loads(b.to_json()) == doc
 
 
+def test_check_cpu_reports_one_line_per_output():
+    b = polyred.Builder("three_reductions")
+    x = b.input("x", "float32", (64, 48))
+    b.output(b.reduce_sum(x, axes=[0]))
+    b.output(b.reduce_sum(x, axes=[1]))
+    b.output(b.reduce_max(x))
+    report = b.compile().check_cpu()
+    lines = report.splitlines()
+    assert "%0A" not in report and len(lines) == 3, report
+    assert all(line.startswith("  output %") and ": ok (" in line for line in lines), report
+
+
 def test_builder_segment_sum_is_one_atomic_scatter_kernel():
     b = polyred.Builder("embedding_grad")
     grad, ids = b.input("grad", "float32", (500, 24)), b.input("ids", "int64", (500,))

@@ -23,6 +23,7 @@
 #include "multigpu/sharded_runtime.h"
 #include "frontend/composite_reader.h"
 #include "runtime/executor.h"
+#include "runtime/nvrtc.h"
 #include "support/error.h"
 #include "support/printable.h"
 
@@ -41,8 +42,18 @@ using namespace polyred;
 
 thread_local std::string lastError;
 
+constexpr size_t kMessageMax = 4096;
+
+// An error: one printable line.
 polyred_status fail(polyred_status s, const std::string& message) {
-  lastError = printable(message, 4096);
+  lastError = printable(message, kMessageMax);
+  return s;
+}
+
+// A report of several lines (a check's outputs, NVRTC's log): its line breaks stay;
+// the names in it were made printable when it was built.
+polyred_status report(polyred_status s, const std::string& message) {
+  lastError = printableLines(message, kMessageMax);
   return s;
 }
 
@@ -58,6 +69,9 @@ polyred_status guarded(F&& body) noexcept {
     return fail(POLYRED_INTERNAL, std::string("internal error (a polyred bug): ") + e.what());
   } catch (const Error& e) {
     return fail(POLYRED_BAD_INPUT, e.what());
+  } catch (const CompileError& e) {
+    return report(POLYRED_INTERNAL, std::string("internal error (a polyred bug): NVRTC rejected the generated code:\n") +
+                                        e.what());
   } catch (const std::bad_alloc&) {
     return fail(POLYRED_BAD_INPUT, "out of host memory");
   } catch (const std::exception& e) {
@@ -214,9 +228,7 @@ polyred_status polyred_check_cpu(const polyred_program* p, uint64_t seed, int64_
     o.maxPoints = maxPoints;
     o.deterministic = p->deterministic;
     CpuCheckReport r = checkOnCpu(p->compiled, o);
-    if (!r.ok) return fail(POLYRED_MISMATCH, r.message);
-    lastError = printable(r.message, 4096);  // the comparison, for callers who want it
-    return POLYRED_OK;
+    return report(r.ok ? POLYRED_OK : POLYRED_MISMATCH, r.message);  // the comparison either way
   });
 }
 
@@ -315,9 +327,7 @@ polyred_status polyred_sharded_check_cpu(const polyred_sharded* s, uint64_t seed
     std::vector<HostTensor> inputs = makeRandomInputs(s->graph, seed);
     ShardSimulation sim = simulateSharded(s->graph, s->lowering, inputs, o);
     CpuCheckReport r = compareWholeOutputs(s->graph, inputs, sim.outputs, evaluateReference(s->graph, inputs));
-    if (!r.ok) return fail(POLYRED_MISMATCH, r.message);
-    lastError = printable(r.message, 4096);
-    return POLYRED_OK;
+    return report(r.ok ? POLYRED_OK : POLYRED_MISMATCH, r.message);
   });
 }
 

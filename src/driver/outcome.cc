@@ -1,7 +1,6 @@
 #include "driver/outcome.h"
 
 #include <ostream>
-#include <sstream>
 
 #include "runtime/nvrtc.h"
 #include "support/error.h"
@@ -13,10 +12,10 @@ namespace {
 
 constexpr size_t kMessageMax = 4096;
 
-std::string printableLines(const std::string& text) {
-  std::istringstream in(text);
-  std::string line, out;
-  while (std::getline(in, line)) out += printable(line, kMessageMax) + "\n";
+// A multi-line message (NVRTC's log) with its line breaks, ending the output's line.
+std::string printableLog(const std::string& text) {
+  std::string out = printableLines(text, kMessageMax);
+  if (out.empty() || out.back() != '\n') out += '\n';
   return out;
 }
 
@@ -34,7 +33,7 @@ Exit runGuarded(const std::string& file, std::ostream& err, const std::function<
     err << "polyred: " << where << ": " << printable(e.what(), kMessageMax) << "\n";
     return Exit::Internal;
   } catch (const CompileError& e) {
-    err << "polyred: " << where << ": NVRTC rejected the generated code (a polyred bug):\n" << printableLines(e.what());
+    err << "polyred: " << where << ": NVRTC rejected the generated code (a polyred bug):\n" << printableLog(e.what());
     return Exit::Internal;
   } catch (const std::bad_alloc&) {
     err << "polyred: " << where << ": out of memory (a polyred bug: memory is planned before it is allocated)\n";

@@ -1,9 +1,11 @@
 // Composite JSON reader: takes composite text and gives a verified Graph (see the
 // header for the error contract).
 //
-// Honoured attributes: "axis" and "keep_dims" (reductions), "dst_type" (Cast, checked
-// against the declared output dtype), "shape" (Reshape/BroadcastTo, checked against
-// the declared output shape), "perm" (Transpose), "fake_output" (InplaceAssign).
+// An op's "attr" is a list of {"name", "value"}; null, a missing key and {} mean none
+// (docs/format.md, "Attributes"). Honoured attributes: "axis" and "keep_dims"
+// (reductions), "dst_type" (Cast, checked against the declared output dtype), "shape"
+// (Reshape/BroadcastTo, checked against the declared output shape), "perm" (Transpose),
+// "fake_output" (InplaceAssign).
 // A tensor's "format" is checked to be a plain row-major one (DefaultFormat, ND, NCHW,
 // ...) or FRACTAL_NZ, which only TransData may read or write (its shapes and axes are
 // not the logical ones); other blocked layouts are out of scope. Every other attribute (is_backed_cast,
@@ -176,10 +178,16 @@ class Reader : public ExpansionSink, CompositeAttrAccess {
 
   // ---- ops ----
 
+  // An op's "attr" is a list of {"name", "value"} objects, or, for an op without
+  // attributes, missing, null or an empty object (AKG's complex-number files write
+  // {}). AKG's parser reads only the list form and skips any other value; a non-empty
+  // object is refused rather than skipped, as dropping an "axis" would change the result.
   Attrs readAttrs(const Json& op) const {
     Attrs attrs;
     const Json* list = optionalField(op, "attr");
-    if (!list) return attrs;
+    if (!list || (list->is_object() && list->empty())) return attrs;
+    if (list->is_object())
+      fail("attr must be a list of {\"name\", \"value\"} objects, not an object of names to values");
     for (const Json& a : array(*list, "attr")) {
       object(a, "an attr");
       std::string name = readString(field(a, "name"), "attr name");

@@ -2,15 +2,17 @@
 // compiler it uses by default.
 #include "runtime/kernel_cache.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <cerrno>
 #include <cstdlib>
-#include <cstring>
-#include <fstream>
-#include <iterator>
+#include <optional>
+#include <random>
 
 #include "codegen/device_sources.h"
 #include "runtime/nvrtc.h"
@@ -25,6 +27,10 @@ constexpr std::string_view kCacheVersion = "polyred-kernel-cache-1";
 // First bytes of an entry file; followed by the payload's SHA-256, then the payload.
 constexpr std::string_view kEntryMagic = "polyred-cubin-1\n";
 constexpr size_t kDigestBytes = 32;
+// Larger files under an entry's name are not entries polyred wrote (CUBINs are KBs to MBs).
+constexpr size_t kMaxEntryBytes = size_t{256} << 20;
+// An entry being written: "<key>.cubin" + this + a name of the writer's own.
+constexpr std::string_view kTemporaryInfix = ".tmp.";
 
 constexpr std::array<uint32_t, 64> kRoundConstants = {
     0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
@@ -52,6 +58,18 @@ std::string_view asText(const std::array<uint8_t, 32>& digest) {
   return {reinterpret_cast<const char*>(digest.data()), digest.size()};
 }
 
+// The payload of an entry file if its header and checksum hold.
+std::optional<std::string_view> validPayload(std::string_view file) {
+  const size_t headerBytes = kEntryMagic.size() + kDigestBytes;
+  if (file.size() <= headerBytes || !file.starts_with(kEntryMagic)) return std::nullopt;
+  const std::string_view payload = file.substr(headerBytes);
+  Sha256 hash;
+  hash.update(payload);
+  const std::array<uint8_t, 32> digest = hash.finish();
+  if (asText(digest) != file.substr(kEntryMagic.size(), kDigestBytes)) return std::nullopt;
+  return payload;
+}
+
 // Feeds a length-prefixed field, so that no two different field lists hash alike.
 void updateField(Sha256& hash, std::string_view field) {
   uint64_t length = field.size();
@@ -66,27 +84,96 @@ std::string readEnv(const char* name) {
   return value ? value : "";
 }
 
-// Writes `parts` to `path` through a temporary file in the same directory and a rename,
-// so readers see either no file or a complete one. Returns false on any failure.
-bool writeAtomically(const std::filesystem::path& path,
-                     std::initializer_list<std::string_view> parts) {
+// A name no other writer picks, in this process or another (on this host or, for a
+// cache on a shared file system, another): the process id and 64 random bits.
+std::filesystem::path temporaryNameFor(const std::filesystem::path& path) {
   static std::atomic<uint64_t> counter{0};
+  thread_local std::mt19937_64 random{std::random_device{}()};
+  std::filesystem::path temporary = path;
+  temporary += std::string(kTemporaryInfix) + std::to_string(getpid()) + "." + std::to_string(counter++) + "." +
+               std::to_string(random());
+  return temporary;
+}
+
+bool writeAll(int fd, std::string_view bytes) {
+  while (!bytes.empty()) {
+    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    bytes.remove_prefix(static_cast<size_t>(n));
+  }
+  return true;
+}
+
+// Makes a rename in `dir` durable; best effort (not every file system syncs directories).
+void syncDirectory(const std::filesystem::path& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  ::fsync(fd);
+  ::close(fd);
+}
+
+// Writes `parts` to `path` through a temporary file of its own in the same directory,
+// synced to disk before the rename: readers, in this process or any other, see no file,
+// the previous one or the complete new one, and a crash cannot leave a renamed file
+// whose bytes never reached the disk. Writers of the same path at once each rename a
+// complete file; the last rename stays. Returns false on any failure (the temporary
+// file removed).
+bool writeAtomically(const std::filesystem::path& path, std::initializer_list<std::string_view> parts) {
   std::error_code error;
   std::filesystem::create_directories(path.parent_path(), error);
-  std::filesystem::path temporary = path;
-  temporary += ".tmp." + std::to_string(getpid()) + "." + std::to_string(counter++);
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    for (std::string_view part : parts)
-      out.write(part.data(), static_cast<std::streamsize>(part.size()));
-    if (!out.flush()) {
-      std::filesystem::remove(temporary, error);
-      return false;
-    }
+  const std::filesystem::path temporary = temporaryNameFor(path);
+  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return false;
+  bool written = true;
+  for (std::string_view part : parts) written = written && writeAll(fd, part);
+  written = written && ::fsync(fd) == 0;
+  written = ::close(fd) == 0 && written;
+  if (written) std::filesystem::rename(temporary, path, error);
+  if (!written || error) {
+    std::filesystem::remove(temporary, error);
+    return false;
   }
-  std::filesystem::rename(temporary, path, error);
-  if (error) std::filesystem::remove(temporary, error);
-  return !error;
+  syncDirectory(path.parent_path());
+  return true;
+}
+
+// A regular file's identity and bytes (none where it is larger than maxBytes: no entry
+// is), or nothing for a missing file or one of another kind.
+struct FileRead {
+  std::string bytes;
+  dev_t device = 0;
+  ino_t inode = 0;
+};
+std::optional<FileRead> readFile(const std::filesystem::path& path, size_t maxBytes) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);  // a FIFO must not block
+  if (fd < 0) return std::nullopt;
+  struct stat st;
+  std::optional<FileRead> file;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+    file.emplace();
+    file->device = st.st_dev;
+    file->inode = st.st_ino;
+    if (static_cast<uint64_t>(st.st_size) <= maxBytes) file->bytes.resize(static_cast<size_t>(st.st_size));
+    size_t done = 0;
+    while (done < file->bytes.size()) {
+      const ssize_t n = ::read(fd, file->bytes.data() + done, file->bytes.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      done += static_cast<size_t>(n);
+    }
+    file->bytes.resize(done);  // shorter than its size said: its checksum fails
+  }
+  ::close(fd);
+  return file;
+}
+
+// Removes the file at `path` if it is still the one that was read: a writer may have
+// renamed a valid entry over it since.
+void removeIfUnchanged(const std::filesystem::path& path, const FileRead& read) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && st.st_dev == read.device && st.st_ino == read.inode)
+    ::unlink(path.c_str());
 }
 
 // NVRTC's version, the options compileCuda adds on its own and the device headers it
@@ -243,20 +330,19 @@ std::filesystem::path KernelCache::entryPath(const std::string& key) const {
   return config_.directory / (key + ".cubin");
 }
 
-// A missing, unreadable, truncated or corrupt entry reads as absent.
+// A missing, unreadable, truncated or corrupt entry reads as absent (never as an
+// error); a damaged one is removed, and the caller's recompiled entry takes its place.
 KernelCache::Cubin KernelCache::readFromDisk(const std::string& key) const {
   if (config_.directory.empty()) return nullptr;
-  std::ifstream in(entryPath(key), std::ios::binary);
-  std::string file{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  size_t headerBytes = kEntryMagic.size() + kDigestBytes;
-  if (file.size() < headerBytes || !file.starts_with(kEntryMagic)) return nullptr;
-  std::string_view payload = std::string_view(file).substr(headerBytes);
-  Sha256 hash;
-  hash.update(payload);
-  std::array<uint8_t, 32> digest = hash.finish();
-  if (asText(digest) != std::string_view(file).substr(kEntryMagic.size(), kDigestBytes))
+  const std::filesystem::path path = entryPath(key);
+  std::optional<FileRead> file = readFile(path, kMaxEntryBytes);
+  if (!file) return nullptr;
+  std::optional<std::string_view> payload = validPayload(file->bytes);
+  if (!payload) {
+    removeIfUnchanged(path, *file);
     return nullptr;
-  return std::make_shared<const std::vector<char>>(payload.begin(), payload.end());
+  }
+  return std::make_shared<const std::vector<char>>(payload->begin(), payload->end());
 }
 
 // Best effort: a cache that cannot be written (read-only home, full disk) only costs
@@ -273,24 +359,32 @@ void KernelCache::writeToDisk(const std::string& key, const std::vector<char>& c
 namespace {
 
 // A cache entry's file name: 64 lowercase hex digits and ".cubin".
-bool isEntryName(const std::string& name) {
+bool isEntryName(std::string_view name) {
   if (name.size() != 64 + 6 || !name.ends_with(".cubin")) return false;
   return std::all_of(name.begin(), name.begin() + 64, [](char c) { return std::isxdigit(c) && !std::isupper(c); });
 }
 
+// A temporary file of writeAtomically for an entry (left behind by a writer that died).
+bool isTemporaryName(std::string_view name) {
+  const size_t infix = 64 + 6;
+  return name.size() > infix + kTemporaryInfix.size() && isEntryName(name.substr(0, infix)) &&
+         name.substr(infix, kTemporaryInfix.size()) == kTemporaryInfix;
+}
+
 template <class F>
-void forEachEntry(const KernelCacheConfig& config, F&& f) {
+void forEachFile(const KernelCacheConfig& config, F&& f) {
   std::error_code ec;
   if (config.directory.empty() || !std::filesystem::is_directory(config.directory, ec)) return;
   for (const auto& e : std::filesystem::directory_iterator(config.directory, ec))
-    if (e.is_regular_file(ec) && isEntryName(e.path().filename().string())) f(e);
+    if (e.is_regular_file(ec)) f(e, e.path().filename().string());
 }
 
 }  // namespace
 
 KernelCache::DiskUsage KernelCache::diskUsage(const KernelCacheConfig& config) {
   DiskUsage u;
-  forEachEntry(config, [&](const std::filesystem::directory_entry& e) {
+  forEachFile(config, [&](const std::filesystem::directory_entry& e, const std::string& name) {
+    if (!isEntryName(name)) return;
     std::error_code ec;
     ++u.entries;
     u.bytes += static_cast<int64_t>(e.file_size(ec));
@@ -299,13 +393,20 @@ KernelCache::DiskUsage KernelCache::diskUsage(const KernelCacheConfig& config) {
 }
 
 int64_t KernelCache::clearDisk(const KernelCacheConfig& config) {
-  std::vector<std::filesystem::path> entries;
-  forEachEntry(config, [&](const std::filesystem::directory_entry& e) { entries.push_back(e.path()); });
+  std::vector<std::filesystem::path> entries, temporaries;
+  forEachFile(config, [&](const std::filesystem::directory_entry& e, const std::string& name) {
+    if (isEntryName(name)) entries.push_back(e.path());
+    else if (isTemporaryName(name)) temporaries.push_back(e.path());
+  });
   int64_t removed = 0;
   for (const auto& path : entries) {
     std::error_code ec;
-    if (std::filesystem::remove(path, ec)) ++removed;
-    else throw Error(path.string(), "", "cannot remove this cache entry: " + ec.message());
+    if (std::filesystem::remove(path, ec)) ++removed;  // false without ec: another process removed it
+    else if (ec) throw Error(path.string(), "", "cannot remove this cache entry: " + ec.message());
+  }
+  for (const auto& path : temporaries) {  // best effort: a live writer's rename then fails, harmlessly
+    std::error_code ec;
+    std::filesystem::remove(path, ec);
   }
   return removed;
 }

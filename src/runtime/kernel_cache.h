@@ -5,8 +5,11 @@
 // Entries are keyed by the SHA-256 of everything that decides the cubin: a cache format
 // version, the compiler's identity (NVRTC's version, the options it always passes and the
 // embedded device headers), the arch, the extra options, the name and the source. On disk each
-// entry is one file written atomically (temporary file + rename) and checksummed, so a torn or
-// corrupt file is ignored and rebuilt rather than loaded.
+// entry is one checksummed file, written atomically (a temporary file of the writer's own,
+// synced, then renamed), so processes sharing the directory (torchrun's ranks, a notebook
+// beside a training job) never see a partial entry, and writers of the same key at once
+// each leave a complete one. A truncated, corrupt or oversized file reads as a miss, is
+// removed and rebuilt, never loaded and never an error.
 //
 // Environment (read by KernelCache::global()):
 //   POLYRED_CACHE_DIR      cache directory (default $XDG_CACHE_HOME/polyred, else
@@ -94,7 +97,8 @@ class KernelCache {
     int64_t bytes = 0;
   };
   static DiskUsage diskUsage(const KernelCacheConfig& config);
-  // Removes those entries (nothing else in the directory); returns how many.
+  // Removes those entries and the temporary files of writers that died before their
+  // rename (<entry>.tmp.*), nothing else in the directory; returns how many entries.
   static int64_t clearDisk(const KernelCacheConfig& config);
 
  private:

@@ -1,3 +1,4 @@
+// Printable renderings of user-supplied text (support/printable.h).
 #include "support/printable.h"
 
 namespace polyred {
@@ -39,6 +40,18 @@ std::string printable(std::string_view text, size_t maxBytes) {
   if (maxBytes < 8 || text.size() <= maxBytes) return escape(text);
   size_t keep = (maxBytes - 3) / 2;
   return escape(text.substr(0, keep)) + "..." + escape(text.substr(text.size() - keep));
+}
+
+std::string printableLines(std::string_view text, size_t maxLineBytes) {
+  std::string out;
+  for (size_t start = 0;;) {
+    const size_t end = text.find('\n', start);
+    out += printable(text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start),
+                     maxLineBytes);
+    if (end == std::string_view::npos) return out;
+    out += '\n';
+    start = end + 1;
+  }
 }
 
 }  // namespace polyred

@@ -6,7 +6,9 @@
 // result is printable ASCII without a backslash: it cannot end the line, splice the
 // next line into a comment, cut a C string short (NUL) or put control bytes on a
 // terminal. Other bytes are written %XX (hex); text longer than `maxBytes` keeps its
-// head and tail around "...". printable(printable(s)) == printable(s).
+// head and tail around "...". printable(printable(s)) == printable(s). Names go
+// through printable() when a message is built; a report of several lines keeps its
+// line breaks through printableLines().
 #pragma once
 
 #include <string>
@@ -22,6 +24,11 @@ std::string printable(std::string_view text, size_t maxBytes = kPrintableDefault
 inline std::string quotedName(std::string_view text, size_t maxBytes = kPrintableDefaultMax) {
   return "'" + printable(text, maxBytes) + "'";
 }
+
+// printable() line by line, for a report that spans lines (a check's outputs, NVRTC's
+// log): its '\n' stay, each line is printable(line, maxLineBytes), so a name escaped
+// into one line when the report was built still cannot add a line of its own.
+std::string printableLines(std::string_view text, size_t maxLineBytes = kPrintableDefaultMax);
 
 // Whether every byte of `text` is one printable() keeps as it is.
 bool isPrintableText(std::string_view text);

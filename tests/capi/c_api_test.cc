@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "polyred/polyred.h"
 
@@ -55,6 +56,40 @@ TEST(CApi, LoadsQueriesAndChecksAProgram) {
   EXPECT_EQ(polyred_launch(p, none, none, nullptr), POLYRED_BAD_INPUT);
   EXPECT_NE(lastError().find("null pointer"), std::string::npos);
   polyred_program_free(p);
+}
+
+// A check's report has one line per output through the C API, as the CLI prints it;
+// a name's own line break and tab stay escaped inside its line.
+TEST(CApi, CheckReportsKeepOneLinePerOutput) {
+  const std::string json = R"({"op": "three_reductions",
+    "input_desc": [[{"tensor_name": "x", "data_type": "float32", "shape": [64, 48], "format": "DefaultFormat"}]],
+    "op_desc": [
+      {"name": "ReduceSum", "attr": [{"name": "axis", "value": [0]}, {"name": "keep_dims", "value": false}],
+       "input_desc": [[{"tensor_name": "x", "data_type": "float32", "shape": [64, 48]}]],
+       "output_desc": [{"tensor_name": "cols", "data_type": "float32", "shape": [48]}]},
+      {"name": "ReduceSum", "attr": [{"name": "axis", "value": [1]}, {"name": "keep_dims", "value": false}],
+       "input_desc": [[{"tensor_name": "x", "data_type": "float32", "shape": [64, 48]}]],
+       "output_desc": [{"tensor_name": "rows\n  output %forged: ok\t", "data_type": "float32", "shape": [64]}]},
+      {"name": "ReduceMax", "attr": {},
+       "input_desc": [[{"tensor_name": "x", "data_type": "float32", "shape": [64, 48]}]],
+       "output_desc": [{"tensor_name": "top", "data_type": "float32", "shape": []}]}],
+    "output_desc": [{"tensor_name": "cols", "data_type": "float32", "shape": [48]},
+                    {"tensor_name": "rows\n  output %forged: ok\t", "data_type": "float32", "shape": [64]},
+                    {"tensor_name": "top", "data_type": "float32", "shape": []}]})";
+  polyred_program* p = nullptr;
+  ASSERT_EQ(polyred_load_json(json.data(), json.size(), "three_reductions.json", nullptr, &p), POLYRED_OK)
+      << lastError();
+  ASSERT_EQ(polyred_check_cpu(p, 1, 0), POLYRED_OK) << lastError();
+  const std::string report = lastError();
+  polyred_program_free(p);
+  std::vector<std::string> lines;
+  for (size_t start = 0, end; (end = report.find('\n', start)) != std::string::npos; start = end + 1)
+    lines.push_back(report.substr(start, end - start));
+  ASSERT_EQ(lines.size(), 3u) << report;
+  EXPECT_EQ(lines[0].rfind("  output %cols: ok (", 0), 0u) << report;
+  EXPECT_EQ(lines[1].rfind("  output %rows%0A  output %forged: ok%09: ok (", 0), 0u) << report;
+  EXPECT_EQ(lines[2].rfind("  output %top: ok (", 0), 0u) << report;
+  for (char c : report) EXPECT_TRUE(c == '\n' || (c >= 0x20 && c <= 0x7e)) << static_cast<int>(c);
 }
 
 TEST(CApi, WithoutAGpuLaunchesSayWhy) {
