@@ -14,6 +14,7 @@ built-in one:
     b.output(b.user_reduce("max_abs", x, axes=[1], dtype="float32"))
 """
 import json
+import math
 from dataclasses import dataclass
 
 from .errors import BadInputError
@@ -88,6 +89,8 @@ class Builder:
         return v
 
     def constant(self, value, dtype):
+        if isinstance(value, float) and not math.isfinite(value):  # JSON numbers cannot hold them
+            value = "nan" if math.isnan(value) else "inf" if value > 0 else "-inf"
         return Value(self._fresh("const"), dtype, (), value)
 
     def unary(self, op, x):

@@ -22,6 +22,12 @@ from polyred.dynamo import compile_log  # noqa: E402
 F32 = dict(rtol=1e-4, atol=1e-5)
 
 
+@pytest.fixture(autouse=True)
+def strict(monkeypatch):
+    """A region that fails to compile is an error here, not a fallback."""
+    monkeypatch.setenv("POLYRED_STRICT", "1")
+
+
 def backend(**options):
     return polyred.backend.with_options(rest="eager", **options)
 
@@ -135,6 +141,17 @@ def test_type_promotion_and_scalars_follow_torch():
     assert taken("inference")
 
 
+def test_infinite_constants_as_attention_masks_write_them():
+    def masked_softmax(x, keep):
+        return torch.softmax(x.masked_fill(~keep, float("-inf")), -1) + torch.finfo(x.dtype).min * 0
+
+    x, keep = torch.randn(4, 16), torch.rand(4, 16) > 0.3
+    keep[:, 0] = True
+    with torch.no_grad():
+        torch.testing.assert_close(compile_with(masked_softmax)(x, keep), masked_softmax(x, keep), **F32)
+    assert taken("inference")
+
+
 def test_matrix_products_stay_out_with_their_reason():
     def f(x, w):
         return torch.softmax(x @ w, -1)
@@ -164,6 +181,7 @@ def test_a_region_that_fails_to_compile_falls_back_with_a_warning(monkeypatch):
         raise lowering.Unsupported("refused for the test")
 
     monkeypatch.setitem(lowering.LOWERINGS, amax, refuse)
+    monkeypatch.delenv("POLYRED_STRICT")
     x = torch.randn(5, 9)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

@@ -16,6 +16,12 @@ from polyred.dynamo import compile_log  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 
+
+@pytest.fixture(autouse=True)
+def strict(monkeypatch):
+    """A region that fails to compile is an error here, not a fallback."""
+    monkeypatch.setenv("POLYRED_STRICT", "1")
+
 if not torch.cuda.is_available():
     pytest.skip("no CUDA GPU", allow_module_level=True)
 

@@ -45,7 +45,7 @@ class RegionGraph:
                 raise Unsupported(f"the constant {value} in an integer op")
             value = int(value)
         else:
-            value = float(value)
+            value = float(value)  # inf and nan as Builder.constant writes them
         return self.b.constant(value, dtype)
 
     def to(self, x, dtype):
