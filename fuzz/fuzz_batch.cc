@@ -2,6 +2,7 @@
 // pipeline, failing on anything a user must never see.
 //
 //   polyred_fuzz_batch --corpus=DIR [--cases=N] [--seed=S] [--first=K] [--nvrtc-every=M]
+//                      [--case-seconds=T] [--address-space=SIZE]
 //
 // Case k (k = first .. first+N-1) mutates a corpus file chosen by (seed, k) with
 // fuzz/mutator, then does what `polyred check --nvrtc` does (parse, compile, NVRTC
@@ -15,8 +16,14 @@
 //     outside comments from the CUDA of the same graph with every name replaced by a
 //     neutral one (a name changed the code's tokens);
 //   - the case took longer than --case-seconds (a hang that the budgets missed).
+// --address-space=SIZE (e.g. 4G) runs the batch under that RLIMIT_AS, as `ulimit -v`
+// would, and gives each check the memory limit the CLI would have there (no fixed
+// --max-memory): a check must then be refused by its memory plan (exit 2), never die
+// of bad_alloc (exit 3). ctest passes 4G; a sanitizer build cannot (its shadow memory).
 // A crash fails the whole run (ctest reports it). Prints one line per failure and a
 // summary; exits 0 only when no case failed.
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -35,6 +42,7 @@
 #include "fuzz/code_checks.h"
 #include "fuzz/mutator.h"
 #include "runtime/nvrtc.h"
+#include "support/budget.h"
 #include "support/printable.h"
 
 using namespace polyred;
@@ -45,9 +53,19 @@ namespace {
 struct Options {
   std::string corpus;
   int64_t cases = 1000, first = 0, nvrtcEvery = 8;
+  int64_t addressSpaceBytes = 0;  // 0: the limit the batch was started with
   uint64_t seed = 1;
   double caseSeconds = 30;
 };
+
+int64_t byteSize(const char* text) {
+  try {
+    return parseByteSize(text);
+  } catch (const Error& e) {
+    std::cerr << "polyred_fuzz_batch: --address-space: " << e.what() << "\n";
+    std::exit(2);
+  }
+}
 
 Options parse(int argc, char** argv) {
   Options o;
@@ -63,6 +81,7 @@ Options parse(int argc, char** argv) {
     else if (const char* v = value("seed")) o.seed = std::stoull(v);
     else if (const char* v = value("nvrtc-every")) o.nvrtcEvery = std::stoll(v);
     else if (const char* v = value("case-seconds")) o.caseSeconds = std::stod(v);
+    else if (const char* v = value("address-space")) o.addressSpaceBytes = byteSize(v);
     else {
       std::cerr << "polyred_fuzz_batch: unknown argument " << printable(a) << "\n";
       std::exit(2);
@@ -73,6 +92,16 @@ Options parse(int argc, char** argv) {
     std::exit(2);
   }
   return o;
+}
+
+void limitAddressSpace(int64_t bytes) {
+  rlimit limit{};
+  getrlimit(RLIMIT_AS, &limit);
+  limit.rlim_cur = static_cast<rlim_t>(bytes);
+  if (setrlimit(RLIMIT_AS, &limit) != 0) {
+    std::cerr << "polyred_fuzz_batch: cannot set the address-space limit to " << formatBytes(bytes) << "\n";
+    std::exit(2);
+  }
 }
 
 std::vector<std::string> seedTexts(const std::string& dir) {
@@ -133,6 +162,7 @@ std::string messageProblem(Exit exit, const std::string& label, const std::strin
 
 int main(int argc, char** argv) {
   const Options o = parse(argc, argv);
+  if (o.addressSpaceBytes > 0) limitAddressSpace(o.addressSpaceBytes);
   const std::vector<std::string> seeds = seedTexts(o.corpus);
   if (seeds.empty()) {
     std::cerr << "polyred_fuzz_batch: no composite files under " << printable(o.corpus) << "\n";
@@ -141,7 +171,10 @@ int main(int argc, char** argv) {
   CompileOptions co;  // the default target (sm_90, 132 SMs), no dumps
   CpuCheckOptions check;
   check.maxPoints = 1 << 14;
-  check.limits.maxMemoryBytes = int64_t{1} << 30;
+  // Under --address-space the check gets what the process really has (3/4 of what
+  // the limit leaves), so its memory plan is all that stands between a large case and
+  // bad_alloc; otherwise a fixed 1 GiB keeps the batch light on any machine.
+  check.limits.maxMemoryBytes = o.addressSpaceBytes > 0 ? 0 : int64_t{1} << 30;
   check.limits.timeoutSeconds = 5;
 
   std::map<int, int64_t> byExit;

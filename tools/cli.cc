@@ -40,7 +40,7 @@ const Option kOptions[] = {
     {"test-data", Takes::Nothing, "", "with --output: also random inputs, reference outputs and tolerances in DIR/test"},
     {"seed", Takes::Value, "N", "seed of the random inputs (default 1)"},
     {"max-points", Takes::Value, "N", "CPU check: statement instances run, as whole tiles (default 1048576; 0 = all)"},
-    {"max-memory", Takes::Value, "SIZE", "host memory for inputs, outputs and the reference (default 3/4 of available; K/M/G/T)"},
+    {"max-memory", Takes::Value, "SIZE", "host memory for inputs, outputs and the reference (K/M/G/T); default and most: 3/4 of what the process may still allocate (MemAvailable, cgroup limit, ulimit -v/-d)"},
     {"timeout", Takes::Value, "SECONDS", "stop a check that runs longer, with exit 2 (default 300)"},
     {"no-time", Takes::Nothing, "", "run without timing"},
     {"iterations", Takes::Value, "N", "timed launches (default 50)"},

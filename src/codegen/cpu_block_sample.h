@@ -16,5 +16,7 @@ namespace polyred {
 
 // (bx, by) of the blocks to run; `sampled` says whether some were left out.
 std::vector<std::pair<int64_t, int64_t>> blocksToRun(const PolyKernel& k, int64_t maxPoints, bool& sampled);
+// The bytes blocksToRun(k, maxPoints, ...) takes while it runs, and its list after.
+int64_t blocksToRunBytes(const PolyKernel& k, int64_t maxPoints);
 
 }  // namespace polyred

@@ -52,4 +52,10 @@ struct CpuExecResult {
 CpuExecResult executeOnCpu(const Graph& g, const PolyKernel& k, const std::vector<HostTensor>& inputs,
                            std::vector<HostTensor>& temporaries, const CpuExecOptions& options = {});
 
+// The host memory executeOnCpu(.., k, .., options) takes besides the tensors it is given
+// and returns: the list of blocks it runs, the per-row workspace and the per-block
+// partials of each reduction (32-byte Scalars, tuples on the heap), the tickets and
+// the ordered-tuple witness. An upper bound, for driver/cpu_check's memory plan.
+int64_t cpuExecutorBytes(const PolyKernel& k, const CpuExecOptions& options);
+
 }  // namespace polyred

@@ -39,9 +39,10 @@ int64_t memoizableElements(const Graph& g) {
 }
 
 // Bytes a reference value takes: interp/reference widens every element to 8 bytes;
-// a PointReference memo entry is a hash node holding an index and a Scalar.
+// a PointReference memo entry is a hash node holding an index, a 32-byte Scalar and
+// its magnitude (56 bytes, 64 with malloc's header) plus its bucket pointer.
 constexpr int64_t kWideElementBytes = 8;
-constexpr int64_t kMemoEntryBytes = 64;
+constexpr int64_t kMemoEntryBytes = 80;
 constexpr auto kMemoEntriesMax = static_cast<int64_t>(PointReference::kMemoEntries);
 
 // Per graph output: the input whose buffer a kernel writes it into directly (an
@@ -67,15 +68,26 @@ bool anyInPlace(const std::vector<int>& inPlace) {
   return std::any_of(inPlace.begin(), inPlace.end(), [](int in) { return in >= 0; });
 }
 
+// How the CPU check runs the kernels of `c` on the executor.
+CpuExecOptions executorOptions(const CompiledGraph& c, const CpuCheckOptions& options) {
+  CpuExecOptions o;
+  o.deterministic = options.deterministic;
+  o.blockOrderSeed = options.seed;
+  // Sampling would leave parts of a temporary unwritten for the kernels that read it
+  // (a staged in-place output's temporary is read by none).
+  o.maxPoints = anyTemporaryLoaded(c.partition) ? 0 : options.maxPoints;
+  return o;
+}
+
 }  // namespace
 
 std::string CheckMemory::toString() const {
   return formatBytes(total()) + " (inputs " + formatBytes(inputs) + ", outputs " + formatBytes(outputs) +
          ", temporaries " + formatBytes(temporaries) + ", reference " + formatBytes(reference) +
-         (sampledReference ? ", sampled" : "") + ")";
+         (sampledReference ? ", sampled" : "") + (executor > 0 ? ", executor " + formatBytes(executor) : "") + ")";
 }
 
-CheckMemory planCheckMemory(const CompiledGraph& c) {
+CheckMemory planCheckMemory(const CompiledGraph& c, const CpuCheckOptions* cpu) {
   const Graph& g = c.graph;
   CheckMemory m;
   for (TensorId t : g.inputs) m.inputs += bytesOf(g.tensor(t));
@@ -91,16 +103,21 @@ CheckMemory planCheckMemory(const CompiledGraph& c) {
   m.sampledReference = elements > kFullReferenceElements;
   m.reference = m.sampledReference ? kMemoEntryBytes * std::min(memoizableElements(g), kMemoEntriesMax)
                                    : kWideElementBytes * elements;
+  if (cpu) {  // kernels run one after another: the largest one's state
+    const CpuExecOptions o = executorOptions(c, *cpu);
+    for (const PolyKernel& k : c.kernels) m.executor = std::max(m.executor, cpuExecutorBytes(k, o));
+  }
   return m;
 }
 
-CheckMemory requireCheckMemory(const CompiledGraph& c, const ResourceLimits& limits, const std::string& what) {
-  const CheckMemory memory = planCheckMemory(c);
-  const int64_t limit = memoryLimit(limits);
-  if (memory.total() > limit)
+CheckMemory requireCheckMemory(const CompiledGraph& c, const ResourceLimits& limits, const std::string& what,
+                               const CpuCheckOptions* cpu) {
+  const CheckMemory memory = planCheckMemory(c, cpu);
+  const MemoryLimit limit = memoryLimit(limits);
+  if (memory.total() > limit.bytes)
     throw Error(c.graph.sourceFile, "",
                 what + " would need about " + memory.toString() + " of host memory, more than the limit of " +
-                    formatBytes(limit) + " (--max-memory)");
+                    formatBytes(limit.bytes) + " (" + limit.why + ")");
   return memory;
 }
 
@@ -203,16 +220,10 @@ LoweredRun runLoweredOnCpu(const CompiledGraph& c, const std::vector<HostTensor>
   std::vector<HostTensor> buffers;
   if (writesInPlace) buffers = inputs;
   const std::vector<HostTensor>& kernelInputs = writesInPlace ? buffers : inputs;
-  const bool sampleable = !anyTemporaryLoaded(c.partition);
   for (size_t k = 0; k < c.kernels.size(); ++k) {
     deadline.setStage("running kernel " + std::to_string(k + 1) + " of " + std::to_string(c.kernels.size()) + " (" +
                       c.kernels[k].plan.name + ") on the CPU");
-    CpuExecOptions o;
-    o.deterministic = options.deterministic;
-    o.blockOrderSeed = options.seed;
-    // Sampling would leave parts of a temporary unwritten for the kernels that read it
-    // (a staged in-place output's temporary is read by none).
-    o.maxPoints = sampleable ? options.maxPoints : 0;
+    CpuExecOptions o = executorOptions(c, options);
     o.deadline = &deadline;
     if (writesInPlace) {
       o.inputBuffers = &buffers;
@@ -238,7 +249,7 @@ LoweredRun runLoweredOnCpu(const CompiledGraph& c, const std::vector<HostTensor>
 
 CpuCheckReport checkOnCpu(const CompiledGraph& c, const CpuCheckOptions& options) {
   const Graph& g = c.graph;
-  const CheckMemory memory = requireCheckMemory(c, options.limits, "the CPU check");
+  const CheckMemory memory = requireCheckMemory(c, options.limits, "the CPU check", &options);
   Deadline deadline(options.limits.timeoutSeconds);
   deadline.setStage("making random inputs");
   std::vector<HostTensor> inputs = makeRandomInputs(g, options.seed);

@@ -2,7 +2,7 @@
 // cpu_executor) against the reference interpreter, within memory and time limits.
 //
 // Takes a CompiledGraph and CpuCheckOptions; gives a CpuCheckReport (one line per
-// output) or throws Error (exit 2) when the check would exceed --max-memory or runs
+// output) or throws Error (exit 2) when the check would exceed its memory limit or runs
 // past --timeout (TimeBudgetExceeded says how far it got).
 //
 // Sampling rule (documented in docs/design.md, "Checks that scale"):
@@ -38,16 +38,20 @@ struct CpuCheckOptions {
 
 struct CheckMemory {
   int64_t inputs = 0, outputs = 0, temporaries = 0, reference = 0;
+  int64_t executor = 0;  // the CPU executor's own state, of its largest kernel (0: no executor)
   bool sampledReference = false;  // point reference at the written elements
-  int64_t total() const { return inputs + outputs + temporaries + reference; }
+  int64_t total() const { return inputs + outputs + temporaries + reference + executor; }
   std::string toString() const;
 };
 
-// What a check of `c` will allocate on the host (an upper bound).
-CheckMemory planCheckMemory(const CompiledGraph& c);
-// planCheckMemory(c), or Error (exit 2) with the figures when it exceeds the limit;
-// `what` names the work in the message ("the CPU check").
-CheckMemory requireCheckMemory(const CompiledGraph& c, const ResourceLimits& limits, const std::string& what);
+// What a check of `c` will allocate on the host (an upper bound). `cpu`: the options
+// of a CPU check, whose executor is planned too; null for a GPU run's host side.
+CheckMemory planCheckMemory(const CompiledGraph& c, const CpuCheckOptions* cpu = nullptr);
+// planCheckMemory(c, cpu), or Error (exit 2) with the figures when it exceeds the limit
+// (support/budget's memoryLimit, which the message names); `what` names the work in
+// the message ("the CPU check").
+CheckMemory requireCheckMemory(const CompiledGraph& c, const ResourceLimits& limits, const std::string& what,
+                               const CpuCheckOptions* cpu = nullptr);
 
 struct CpuCheckReport {
   bool ok = true;

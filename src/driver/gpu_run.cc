@@ -5,7 +5,9 @@
 #include "interp/random_inputs.h"
 #include "runtime/cuda_driver.h"
 #include "runtime/executor.h"
+#include "support/budget.h"
 #include "support/error.h"
+#include "support/printable.h"
 
 namespace polyred {
 
@@ -39,9 +41,10 @@ DeviceTensors upload(const Graph& g, const std::vector<HostTensor>& inputs, int 
   DeviceTensors d;
   d.inputs.reserve(inputs.size());  // outputHome points into these vectors
   d.outputs.reserve(g.outputs.size());
-  for (const HostTensor& h : inputs) {
+  for (size_t in = 0; in < inputs.size(); ++in) {
+    const HostTensor& h = inputs[in];
     const size_t offset = offsetBytes(dtypeBytes(h.dtype), misalignElements);
-    d.inputs.emplace_back(static_cast<size_t>(h.byteSize()) + offset);
+    d.inputs.emplace_back(static_cast<size_t>(h.byteSize()) + offset, "input " + quotedName(g.tensor(g.inputs[in]).name));
     d.inputs.back().upload(h.data(), static_cast<size_t>(h.byteSize()), offset);
     d.inputPtrs.push_back(static_cast<char*>(d.inputs.back().data()) + offset);
     d.inputOffsets.push_back(offset);
@@ -58,7 +61,8 @@ DeviceTensors upload(const Graph& g, const std::vector<HostTensor>& inputs, int 
     }
     const Tensor& t = g.tensor(o.tensor);
     const size_t offset = offsetBytes(dtypeBytes(t.dtype), misalignElements);
-    d.outputs.emplace_back(static_cast<size_t>(numElements(t.shape) * dtypeBytes(t.dtype)) + offset);
+    d.outputs.emplace_back(static_cast<size_t>(numElements(t.shape) * dtypeBytes(t.dtype)) + offset,
+                           "output " + quotedName(t.name));
     d.outputPtrs.push_back(static_cast<char*>(d.outputs.back().data()) + offset);
     d.outputHome.push_back(&d.outputs.back());
     d.outputOffsets.push_back(offset);
@@ -92,6 +96,24 @@ int64_t bytesWritten(const Graph& g) {
   return bytes;
 }
 
+// Refuses (exit 2) a run whose tensors, workspaces and temporaries cannot fit in the
+// device memory free now, before anything is made or allocated.
+void requireDeviceMemory(const CompiledGraph& c) {
+  const Graph& g = c.graph;
+  int64_t tensors = bytesRead(g), scratch = 0;
+  for (const Output& o : g.outputs)
+    if (!o.aliasOfInput) tensors += tensorBytes(g, o.tensor);
+  for (const KernelSpec& k : c.program.kernels)
+    for (const WorkspaceSpec& w : k.workspaces) scratch += w.bytes;
+  for (const TemporarySpec& t : c.program.temporaries) scratch += t.bytes;
+  const cuda::DeviceMemory device = cuda::deviceMemory();
+  if (device.totalBytes > 0 && tensors + scratch > device.freeBytes)
+    throw cuda::DeviceOutOfMemory(g.sourceFile, "",
+                                  "the GPU run needs " + formatBytes(tensors + scratch) + " of device memory (tensors " +
+                                      formatBytes(tensors) + ", workspaces and temporaries " + formatBytes(scratch) +
+                                      "), more than " + cuda::deviceMemoryText());
+}
+
 }  // namespace
 
 std::vector<HostTensor> launchOnGpu(const CompiledGraph& c, const std::vector<HostTensor>& inputs) {
@@ -104,6 +126,7 @@ std::vector<HostTensor> launchOnGpu(const CompiledGraph& c, const std::vector<Ho
 GpuRunReport runOnGpu(const CompiledGraph& c, const GpuRunOptions& options) {
   const Graph& g = c.graph;
   DeviceInfo device = currentDevice();
+  requireDeviceMemory(c);
   // The host holds what a CPU check holds (inputs, outputs, the reference), less the
   // executor; graphs past the full-reference size are compared on a sample.
   const CheckMemory memory = requireCheckMemory(c, options.limits, "checking the GPU result");
@@ -148,6 +171,7 @@ std::vector<std::optional<double>> timeVariants(const std::vector<const Compiled
   const CompiledGraph& first = *variants.front();
   const Graph& g = first.graph;
   DeviceInfo device = currentDevice();
+  for (const CompiledGraph* v : variants) requireDeviceMemory(*v);
   const CheckMemory memory = requireCheckMemory(first, options.limits, "checking the tuned variants");
   Deadline deadline(options.limits.timeoutSeconds);
   std::vector<HostTensor> inputs = makeRandomInputs(g, options.seed);

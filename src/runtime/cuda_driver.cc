@@ -10,6 +10,7 @@
 #include <map>
 #include <mutex>
 
+#include "support/budget.h"
 #include "support/error.h"
 
 namespace polyred::cuda {
@@ -150,8 +151,30 @@ std::string cudaVersionText(int cudaVersion) {
 std::string describe(CUresult result) { return describeWith(loadedDriver().api, result); }
 
 void check(CUresult result, std::string_view call) {
+  if (result == CUDA_ERROR_OUT_OF_MEMORY) {
+    const std::string free = deviceMemoryText();
+    throw DeviceOutOfMemory(std::string(call) + " failed: the device is out of memory" + (free.empty() ? "" : ": " + free));
+  }
   if (result != CUDA_SUCCESS)
     throw CudaError(result, std::string(call) + " failed: " + describe(result));
+}
+
+DeviceMemory deviceMemory() {
+  ensureContext();
+  size_t freeBytes = 0, totalBytes = 0;
+  if (driver().cuMemGetInfo(&freeBytes, &totalBytes) != CUDA_SUCCESS) return {};
+  return {static_cast<int64_t>(freeBytes), static_cast<int64_t>(totalBytes)};
+}
+
+std::string deviceMemoryText() {
+  DeviceMemory m;
+  try {
+    m = deviceMemory();
+  } catch (const std::exception&) {
+    return "";  // for a message about another failure: say nothing rather than throw
+  }
+  if (m.totalBytes <= 0) return "";
+  return "the device has " + formatBytes(m.freeBytes) + " free of " + formatBytes(m.totalBytes);
 }
 
 CUdevice selectedDevice() {

@@ -9,9 +9,12 @@
 #include <cuda.h>
 #include <cudaTypedefs.h>
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+
+#include "support/error.h"
 
 namespace polyred::cuda {
 
@@ -39,7 +42,7 @@ namespace polyred::cuda {
   X(cuGraphDestroy, 10000) X(cuGraphExecDestroy, 10000) X(cuEventCreate, 2000) \
   X(cuEventRecord, 2000) X(cuEventSynchronize, 2000) X(cuEventElapsedTime, 12080) \
   X(cuEventDestroy, 4000) \
-  X(cuMemcpy2DAsync, 3020) X(cuMemcpyDtoDAsync, 3020)
+  X(cuMemcpy2DAsync, 3020) X(cuMemcpyDtoDAsync, 3020) X(cuMemGetInfo, 3020)
 // clang-format on
 
 struct Driver {
@@ -58,6 +61,15 @@ class CudaError : public std::runtime_error {
   CUresult code_;
 };
 
+// The device ran out of memory (CUDA_ERROR_OUT_OF_MEMORY): the work asked for more than
+// the device has free -- a tensor, workspace or temporary too large for it -- which is
+// bad input (exit 2, POLYRED_BAD_INPUT), not a polyred bug. What was allocated before
+// is freed by its owners and the context stays usable.
+class DeviceOutOfMemory : public Error {
+ public:
+  using Error::Error;
+};
+
 // The loaded and initialized driver. Loading happens once per process; when it fails
 // (libcuda missing, driver too old, cuInit error, zero devices) every call throws
 // NoGpuError with that reason.
@@ -69,8 +81,18 @@ std::string describe(CUresult result);
 // "13.0" for a CUDA version number such as 13000.
 std::string cudaVersionText(int cudaVersion);
 
-// Throws CudaError naming `call` when `result` is not CUDA_SUCCESS.
+// Throws CudaError naming `call` when `result` is not CUDA_SUCCESS, DeviceOutOfMemory
+// (with the device's free memory) when it is CUDA_ERROR_OUT_OF_MEMORY.
 void check(CUresult result, std::string_view call);
+
+// The device memory of the context polyred runs in (ensureContext; cuMemGetInfo), in
+// bytes; {0, 0} when unknown.
+struct DeviceMemory {
+  int64_t freeBytes = 0, totalBytes = 0;
+};
+DeviceMemory deviceMemory();
+// "the device has 10.0 GiB free of 79.6 GiB", for messages; "" when unknown.
+std::string deviceMemoryText();
 
 // The device polyred runs on: the current context's device when the caller (e.g.
 // PyTorch) made one current, else $POLYRED_DEVICE, else device 0. Throws NoGpuError

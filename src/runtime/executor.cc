@@ -12,6 +12,7 @@
 #include "runtime/cuda_driver.h"
 #include "runtime/kernel_cache.h"
 #include "runtime/register_fit.h"
+#include "support/budget.h"
 #include "support/error.h"
 
 namespace polyred {
@@ -100,12 +101,12 @@ void validateKernel(const KernelSpec& kernel, const Program& program) {
 }
 
 // A workspace as every kernel expects to find it: initPattern repeated, or zeros.
-DeviceBuffer makeWorkspace(const WorkspaceSpec& spec) {
+DeviceBuffer makeWorkspace(const WorkspaceSpec& spec, const std::string& kernel) {
+  DeviceBuffer buffer(static_cast<size_t>(spec.bytes), "a workspace of kernel " + kernel);
   std::vector<uint8_t> contents(static_cast<size_t>(spec.bytes), 0);
   const std::vector<uint8_t>& pattern = spec.initPattern;
   if (!pattern.empty())
     for (size_t i = 0; i < contents.size(); ++i) contents[i] = pattern[i % pattern.size()];
-  DeviceBuffer buffer(contents.size());
   buffer.upload(contents.data(), contents.size());
   return buffer;
 }
@@ -182,8 +183,17 @@ DeviceInfo currentDevice() {
 
 // --- DeviceBuffer ---
 
-DeviceBuffer::DeviceBuffer(size_t bytes) : bytes_(bytes), context_(cuda::ensureContext()) {
-  if (bytes > 0) check(driver().cuMemAlloc(&pointer_, bytes), "cuMemAlloc");
+DeviceBuffer::DeviceBuffer(size_t bytes, std::string_view what) : bytes_(bytes), context_(cuda::ensureContext()) {
+  if (bytes == 0) return;
+  const CUresult result = driver().cuMemAlloc(&pointer_, bytes);
+  if (result == CUDA_ERROR_OUT_OF_MEMORY) {
+    pointer_ = 0;
+    const std::string free = cuda::deviceMemoryText();
+    throw cuda::DeviceOutOfMemory(std::string(what) + " needs " + formatBytes(static_cast<int64_t>(bytes)) +
+                                  " of device memory, more than the device can give" +
+                                  (free.empty() ? "" : ": " + free));
+  }
+  check(result, "cuMemAlloc");
 }
 
 DeviceBuffer::~DeviceBuffer() { release(); }
@@ -244,6 +254,7 @@ struct LoadedKernel {
   std::vector<OutputInit> initFirst;
   OwnedModule module;
   CUfunction function = nullptr;
+  std::string name;
 };
 
 // What one stream's launches use, so that launches on different streams never share
@@ -255,7 +266,7 @@ struct StreamResources {
 
 LoadedKernel loadKernel(const KernelSpec& spec, const DeviceInfo& device) {
   KernelCache::Cubin cubin = fitRegisters(spec, device.ccMajor, device.ccMinor, through(KernelCache::global())).cubin;
-  LoadedKernel kernel{spec.launch, spec.params, spec.workspaces, spec.initFirst, nullptr, nullptr};
+  LoadedKernel kernel{spec.launch, spec.params, spec.workspaces, spec.initFirst, nullptr, nullptr, spec.name};
   CUmodule module = nullptr;
   check(driver().cuModuleLoadData(&module, cubin->data()), "cuModuleLoadData(" + spec.name + ")");
   kernel.module.reset(module);
@@ -331,10 +342,11 @@ std::unique_ptr<StreamResources> CompiledProgram::State::allocateResources(CUstr
   for (const LoadedKernel& kernel : kernels) {
     std::vector<DeviceBuffer>& buffers = resources->workspaces.emplace_back();
     for (const WorkspaceSpec& workspace : kernel.workspaces)
-      buffers.push_back(makeWorkspace(workspace));
+      buffers.push_back(makeWorkspace(workspace, kernel.name));
   }
   for (const TemporarySpec& temporary : temporaries) {
-    const DeviceBuffer& buffer = resources->temporaries.emplace_back(static_cast<size_t>(temporary.bytes));
+    const DeviceBuffer& buffer = resources->temporaries.emplace_back(
+        static_cast<size_t>(temporary.bytes), "temporary " + std::to_string(resources->temporaries.size()));
     if (temporary.zeroWhenAllocated)  // before the first launch that uses it, on its stream
       check(driver().cuMemsetD8Async(devicePointer(buffer.data()), 0, static_cast<size_t>(temporary.bytes), stream),
             "cuMemsetD8Async");
@@ -459,7 +471,7 @@ double timeMedianMicros(std::function<void(CUstream)> enqueue, int iterations, C
   check(api.cuGraphLaunch(graph.get(), stream), "cuGraphLaunch");
   check(api.cuStreamSynchronize(stream), "cuStreamSynchronize");
 
-  DeviceBuffer l2Flush(kL2FlushBytes);
+  DeviceBuffer l2Flush(kL2FlushBytes, "the L2 flush of the timing");
   OwnedEvent start = makeEvent();
   OwnedEvent stop = makeEvent();
   std::vector<double> micros;

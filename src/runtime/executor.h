@@ -18,6 +18,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "codegen/kernel_spec.h"
@@ -42,11 +43,13 @@ struct DeviceInfo {
 // reason when there is none.
 DeviceInfo currentDevice();
 
-// Device memory owned RAII-style (cuMemAlloc/cuMemFree) in the current context.
+// Device memory owned RAII-style (cuMemAlloc/cuMemFree) in the current context. When
+// the device has too little free, the constructor throws cuda::DeviceOutOfMemory (an
+// Error: exit 2) naming `what` ("input %x"), the size asked for and what is free.
 class DeviceBuffer {
  public:
   DeviceBuffer() = default;
-  explicit DeviceBuffer(size_t bytes);
+  explicit DeviceBuffer(size_t bytes, std::string_view what = "a device buffer");
   ~DeviceBuffer();
   DeviceBuffer(DeviceBuffer&& other) noexcept;
   DeviceBuffer& operator=(DeviceBuffer&& other) noexcept;

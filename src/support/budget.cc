@@ -3,27 +3,24 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <sstream>
 
 namespace polyred {
 
-int64_t availableMemoryBytes() {
-  std::ifstream in("/proc/meminfo");
-  std::string key, unit;
-  int64_t kib = 0;
-  while (in >> key >> kib >> unit)
-    if (key == "MemAvailable:") return kib * 1024;
-  return 0;
+MemoryLimit memoryLimitGiven(const std::optional<MemoryBound>& tightest, int64_t maxMemoryBytes) {
+  // A quarter is left for what the plan does not count: the allocator's arenas and
+  // slack, the compiler's own structures, stacks and libraries mapped later.
+  MemoryLimit limit = tightest ? MemoryLimit{tightest->bytes / 4 * 3, "3/4 of what the process may still allocate: " +
+                                                                           tightest->what}
+                               : MemoryLimit{kUnknownMemoryLimit, "the default when the available memory is unknown"};
+  if (maxMemoryBytes <= 0) return limit;
+  if (maxMemoryBytes <= limit.bytes) return {maxMemoryBytes, "--max-memory"};
+  limit.why += "; --max-memory=" + formatBytes(maxMemoryBytes) + " cannot raise it";
+  return limit;
 }
 
-int64_t defaultMaxMemoryBytes() {
-  int64_t available = availableMemoryBytes();
-  return available > 0 ? available / 4 * 3 : int64_t{8} << 30;
-}
-
-int64_t memoryLimit(const ResourceLimits& limits) {
-  return limits.maxMemoryBytes > 0 ? limits.maxMemoryBytes : defaultMaxMemoryBytes();
+MemoryLimit memoryLimit(const ResourceLimits& limits) {
+  return memoryLimitGiven(tightestBound(memoryBounds(readMemoryFacts())), limits.maxMemoryBytes);
 }
 
 int64_t parseByteSize(const std::string& text) {

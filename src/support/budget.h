@@ -2,31 +2,44 @@
 // it may run. Both turn a would-be crash or hang into a clear error (exit 2).
 //
 // Memory: a check computes what it will allocate before allocating (driver/
-// check_memory) and compares it with maxMemoryBytes (default: 3/4 of the memory the
-// kernel reports available, MemAvailable in /proc/meminfo).
+// cpu_check's planCheckMemory) and compares it with the limit in force: 3/4 of what the
+// process may still allocate (support/process_memory: the least of MemAvailable, its
+// cgroups' limits, RLIMIT_AS and RLIMIT_DATA), lowered by --max-memory, never raised.
 // Time: long loops poll a Deadline; past it they throw TimeBudgetExceeded, an Error
 // whose reason says which stage was running and how far it had got.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "support/error.h"
+#include "support/process_memory.h"
 
 namespace polyred {
 
 struct ResourceLimits {
-  int64_t maxMemoryBytes = 0;     // 0: defaultMaxMemoryBytes()
+  int64_t maxMemoryBytes = 0;     // --max-memory; 0: none asked for
   double timeoutSeconds = 300;    // <= 0: no limit
 };
 
-// MemAvailable from /proc/meminfo, or 0 when it cannot be read.
-int64_t availableMemoryBytes();
-// 3/4 of availableMemoryBytes(), or 8 GiB when that is unknown.
-int64_t defaultMaxMemoryBytes();
-// The limit in force: `limits.maxMemoryBytes`, or the default.
-int64_t memoryLimit(const ResourceLimits& limits);
+// The memory limit of a check, and why it is that ("3/4 of the 1.6 GiB that the
+// address-space limit (ulimit -v) leaves"), for the message that refuses a check.
+struct MemoryLimit {
+  int64_t bytes = 0;
+  std::string why;
+};
+
+// Used when nothing bounds the process's memory that polyred can read.
+constexpr int64_t kUnknownMemoryLimit = int64_t{8} << 30;
+
+// The limit given what bounds the process (`tightest`, nullopt when unknown) and the
+// bytes --max-memory asks for (0: none): 3/4 of the tightest bound, or --max-memory
+// when that is lower. Pure, for tests; memoryLimit() passes this process's bound.
+MemoryLimit memoryLimitGiven(const std::optional<MemoryBound>& tightest, int64_t maxMemoryBytes);
+// The limit in force for this process now.
+MemoryLimit memoryLimit(const ResourceLimits& limits);
 
 // "123", "64K", "512M", "2G", "1T" (powers of 1024) -> bytes; throws Error otherwise.
 int64_t parseByteSize(const std::string& text);
