@@ -280,6 +280,23 @@ bool acceptsComplex(OpKind k) {
   }
 }
 
+std::optional<std::string> unsignedRefusal(OpKind k, DType t) {
+  if (t != DType::UInt16 && t != DType::UInt32 && t != DType::UInt64) return std::nullopt;
+  const std::string what = std::string(opName(k)) + " of " + std::string(dtypeName(t)) + " is refused: ";
+  if (k == OpKind::Neg) return what + "an unsigned value has no negation; Cast to a signed type first";
+  if (isFloatMath(k) || isPredicate(k))
+    return what + "it is float math; Cast to float32 first";
+  if (t != DType::UInt64) return std::nullopt;
+  switch (k) {
+    case OpKind::Abs: case OpKind::Sign: case OpKind::Less: case OpKind::LessEqual: case OpKind::Greater:
+    case OpKind::GreaterEqual: case OpKind::Maximum: case OpKind::Minimum: case OpKind::Div:
+    case OpKind::FloorDiv: case OpKind::Mod: case OpKind::FloorMod: case OpKind::Pow:
+      return what + "polyred orders and divides unsigned values up to uint32 only; Cast to int64 where the "
+                    "values fit";
+    default: return std::nullopt;
+  }
+}
+
 bool isFloatMath(OpKind k) {
   switch (k) {
     case OpKind::Exp: case OpKind::Log: case OpKind::Sqrt: case OpKind::Rsqrt: case OpKind::Reciprocal:
