@@ -303,7 +303,7 @@ Values elementwise(OpKind k, const std::vector<const Values*>& operands, DType t
   std::optional<Values> out;
   if (isFloat(t) && operands[0]->dtype == t) {
     if (operands.size() == 1)
-      withUnaryFormula(k, [&](auto formula) { out = mapFloatUnary(*operands[0], t, formula); });
+      withUnaryFormula(k, t, [&](auto formula) { out = mapFloatUnary(*operands[0], t, formula); });
     if (operands.size() == 2)
       withBinaryFormula(k, [&](auto formula) { out = mapFloatBinary(*operands[0], *operands[1], t, s, formula); });
   }

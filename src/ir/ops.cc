@@ -163,7 +163,10 @@ Scalar evalFloat(OpKind k, std::span<const Scalar> a, DType result) {
     case OpKind::Exp: return out(std::exp(x(0)));
     case OpKind::Log: return out(std::log(x(0)));
     case OpKind::Sqrt: return out(std::sqrt(x(0)));
-    case OpKind::Rsqrt: return out(1.0 / std::sqrt(x(0)));
+    // As the device computes it: 1 / sqrt in float (16-bit floats too), each rounded.
+    case OpKind::Rsqrt:
+      return out(result == DType::Float64 ? 1.0 / std::sqrt(x(0))
+                                          : static_cast<double>(1.0f / std::sqrt(static_cast<float>(x(0)))));
     case OpKind::Reciprocal: return out(1.0 / x(0));
     case OpKind::Tanh: return out(std::tanh(x(0)));
     case OpKind::Sin: return out(std::sin(x(0)));
