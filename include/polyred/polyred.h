@@ -51,7 +51,10 @@ typedef enum polyred_dtype {
   POLYRED_BFLOAT16 = 6,
   POLYRED_FLOAT32 = 7,
   POLYRED_FLOAT64 = 8,
-  POLYRED_COMPLEX64 = 9 /* two float32: real, imaginary */
+  POLYRED_COMPLEX64 = 9, /* two float32: real, imaginary */
+  POLYRED_UINT16 = 10,
+  POLYRED_UINT32 = 11,
+  POLYRED_UINT64 = 12
 } polyred_dtype;
 
 typedef struct polyred_options {

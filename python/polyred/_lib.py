@@ -9,7 +9,8 @@ from pathlib import Path
 
 OK, MISMATCH, BAD_INPUT, INTERNAL, NO_GPU = 0, 1, 2, 3, 4
 
-DTYPES = ["bool", "int8", "uint8", "int32", "int64", "float16", "bfloat16", "float32", "float64", "complex64"]
+DTYPES = ["bool", "int8", "uint8", "int32", "int64", "float16", "bfloat16", "float32", "float64", "complex64",
+          "uint16", "uint32", "uint64"]
 
 
 class Options(ctypes.Structure):

@@ -9,7 +9,7 @@ from .errors import BadInputError, raise_for
 
 _TORCH_DTYPES = {"bool": "bool", "int8": "int8", "uint8": "uint8", "int32": "int32", "int64": "int64",
                  "float16": "float16", "bfloat16": "bfloat16", "float32": "float32", "float64": "float64",
-                 "complex64": "complex64"}
+                 "complex64": "complex64", "uint16": "uint16", "uint32": "uint32", "uint64": "uint64"}
 
 
 @dataclass(frozen=True)

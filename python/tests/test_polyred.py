@@ -1,6 +1,7 @@
 """The Python package (python/polyred) on the CPU: loading, the builder, tracing
 PyTorch functions, the CPU check against the reference, and errors as exceptions.
 GPU tests are in test_polyred_gpu.py (skipped without a GPU)."""
+import ctypes
 import json
 from pathlib import Path
 
@@ -339,3 +340,15 @@ def test_custom_op_registration_is_refused_where_it_cannot_work(torch_or_skip):
     else:
         with pytest.raises(polyred.BadInputError, match="torch >= 2.4"):
             k.as_torch_op("sg09")
+
+
+def test_dtypes_follow_the_c_api_and_unsigned_files_load():
+    from polyred import _lib
+    _lib.lib.polyred_dtype_name.restype = ctypes.c_char_p
+    _lib.lib.polyred_dtype_name.argtypes = [ctypes.c_int]
+    assert [_lib.lib.polyred_dtype_name(k).decode() for k in range(len(_lib.DTYPES))] == _lib.DTYPES
+    assert _lib.DTYPES[10:] == ["uint16", "uint32", "uint64"]
+    k = polyred.load(REPO / "examples" / "unsigned" / "uint32_mask_sum.json")
+    assert [i.dtype for i in k.inputs] == ["uint32", "float16"]
+    assert k.outputs[2].dtype == "uint32"
+    assert "ok" in k.check_cpu(max_points=1 << 14)

@@ -82,7 +82,7 @@ void expandMaskedSum(Graph& out, const Node& n, const Graph& in, const std::stri
 // The dtype a scatter of `t` adds in: ReduceSum's accumulator for the 8- and 16-bit
 // types (the device library adds atomically in 32- and 64-bit words), else `t`.
 DType atomicAddType(DType t) {
-  return t == DType::Int8 || t == DType::UInt8 || t == DType::Float16 || t == DType::BFloat16
+  return t == DType::Int8 || t == DType::UInt8 || t == DType::UInt16 || t == DType::Float16 || t == DType::BFloat16
              ? accumulatorType(BuiltinCombiner::Sum, t, t)
              : t;
 }

@@ -143,12 +143,12 @@ void polyred_default_options(polyred_options* o) {
 }
 
 size_t polyred_dtype_size(polyred_dtype t) {
-  if (t < POLYRED_BOOL || t > POLYRED_COMPLEX64) return 0;
+  if (t < POLYRED_BOOL || t > POLYRED_UINT64) return 0;
   return static_cast<size_t>(dtypeBytes(static_cast<DType>(t)));
 }
 
 const char* polyred_dtype_name(polyred_dtype t) {
-  if (t < POLYRED_BOOL || t > POLYRED_COMPLEX64) return "unknown";
+  if (t < POLYRED_BOOL || t > POLYRED_UINT64) return "unknown";
   return dtypeName(static_cast<DType>(t)).data();  // names are string literals
 }
 

@@ -34,8 +34,11 @@ std::string computeType(DType t) {
     case DType::Bool: return "bool";
     case DType::Int8:
     case DType::UInt8:
+    case DType::UInt16:
     case DType::Int32: return "int";
     case DType::Int64: return "long long";
+    case DType::UInt32: return "unsigned";
+    case DType::UInt64: return "unsigned long long";
     case DType::Float16:
     case DType::BFloat16:
     case DType::Float32: return "float";
@@ -56,6 +59,7 @@ std::string fit(DType t, const std::string& e) {
     case DType::BFloat16: return "pr_fit_bfloat16(" + e + ")";
     case DType::Int8: return "pr_fit_int8(" + e + ")";
     case DType::UInt8: return "pr_fit_uint8(" + e + ")";
+    case DType::UInt16: return "pr_fit_uint16(" + e + ")";
     default: return e;
   }
 }
@@ -71,6 +75,7 @@ std::string emitCast(const std::string& e, DType from, DType to) {
   if (isComplex(from)) return emitCast("(" + e + ").re", DType::Float32, to);
   if (to == DType::Bool) return "(" + e + " != 0)";
   std::string ct = computeType(to);
+  if (isFloat(from) && to == DType::UInt64) return "pr_f2uint64(" + e + ")";
   if (isFloat(from) && isInteger(to)) {
     IntRange r = intRange(to);
     // The int64 minimum has no literal of its own: write it as an expression.
@@ -79,6 +84,7 @@ std::string emitCast(const std::string& e, DType from, DType to) {
     return "(" + ct + ")pr_f2int(" + e + ", " + lo + ", " + std::to_string(r.hi) + "LL)";
   }
   // Integers past float's 24-bit significand would be rounded twice on the way.
+  if (from == DType::UInt64 && to == DType::BFloat16) return "pr_uint_to_bfloat16(" + e + ")";
   if (!isFloat(from) && to == DType::BFloat16) return "pr_int_to_bfloat16((long long)(" + e + "))";
   return fit(to, "(" + ct + ")(" + e + ")");
 }
@@ -146,8 +152,23 @@ std::string emitFloatOp(OpKind op, const std::vector<std::string>& a, DType t, O
   }
 }
 
+// uint32 and uint64, computed as unsigned types (uint8 and uint16 compute as int).
+bool computesUnsigned(DType t) { return t == DType::UInt32 || t == DType::UInt64; }
+
+// Integer arithmetic in the compute type; the unsigned ones divide as unsigned (their
+// quotients are the floored ones) and are their own absolute value.
 std::string emitIntOp(OpKind op, const std::vector<std::string>& a, DType t) {
   std::string ct = computeType(t);
+  if (computesUnsigned(t)) {
+    switch (op) {
+      case OpKind::Abs: return a[0];
+      case OpKind::Div:
+      case OpKind::FloorDiv: return "pr_udiv(" + a[0] + ", " + a[1] + ")";
+      case OpKind::Mod:
+      case OpKind::FloorMod: return "pr_umod(" + a[0] + ", " + a[1] + ")";
+      default: break;
+    }
+  }
   switch (op) {
     case OpKind::Neg: return "pr_neg((" + ct + ")" + a[0] + ")";
     case OpKind::Abs: return "(" + a[0] + " < 0 ? pr_neg((" + ct + ")" + a[0] + ") : " + a[0] + ")";
@@ -192,6 +213,9 @@ std::string emitLiteral(const Scalar& v) {
            emitLiteral(Scalar::ofFloat(DType::Float32, v.im)) + ")";
   if (v.type == DType::Bool) return v.i ? "true" : "false";
   if (isInteger(v.type)) {
+    // Unsigned literals keep the operands of pr_add and friends one type.
+    if (v.type == DType::UInt32) return std::to_string(v.i) + "u";
+    if (v.type == DType::UInt64) return std::to_string(static_cast<uint64_t>(v.i)) + "ull";
     // The most negative values are written as differences: "-2147483648" would be the
     // negation of a long literal, not an int.
     if (v.i == INT64_MIN) return "(-9223372036854775807LL - 1)";

@@ -186,6 +186,7 @@ __device__ __forceinline__ float pr_fit_float16(float x) { return __half2float(_
 __device__ __forceinline__ float pr_fit_bfloat16(float x) { return __bfloat162float(__float2bfloat16_rn(x)); }
 __device__ __forceinline__ int pr_fit_int8(int x) { return (int)(signed char)x; }
 __device__ __forceinline__ int pr_fit_uint8(int x) { return (int)(unsigned char)x; }
+__device__ __forceinline__ int pr_fit_uint16(int x) { return (int)(unsigned short)x; }
 
 // --- loads and stores (storage type <-> compute type) ------------------------------
 __device__ __forceinline__ float pr_load(const __half* p, long long k) { return __half2float(__ldg(p + k)); }
@@ -196,6 +197,9 @@ __device__ __forceinline__ int pr_load(const int* p, long long k) { return __ldg
 __device__ __forceinline__ long long pr_load(const long long* p, long long k) { return __ldg(p + k); }
 __device__ __forceinline__ int pr_load(const signed char* p, long long k) { return p[k]; }
 __device__ __forceinline__ int pr_load(const unsigned char* p, long long k) { return p[k]; }
+__device__ __forceinline__ int pr_load(const unsigned short* p, long long k) { return __ldg(p + k); }
+__device__ __forceinline__ unsigned pr_load(const unsigned* p, long long k) { return __ldg(p + k); }
+__device__ __forceinline__ unsigned long long pr_load(const unsigned long long* p, long long k) { return __ldg(p + k); }
 __device__ __forceinline__ bool pr_load(const bool* p, long long k) { return p[k]; }
 // A Gather's element: p[k + index * stride], or 0 where the index is outside [0, extent)
 // (nothing is read there).
@@ -218,6 +222,8 @@ __device__ __forceinline__ void pr_atomic_add(int* p, int v) { atomicAdd(p, v); 
 __device__ __forceinline__ void pr_atomic_add(long long* p, long long v) {
   atomicAdd(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));  // wraps as int64 does
 }
+__device__ __forceinline__ void pr_atomic_add(unsigned* p, unsigned v) { atomicAdd(p, v); }
+__device__ __forceinline__ void pr_atomic_add(unsigned long long* p, unsigned long long v) { atomicAdd(p, v); }
 __device__ __forceinline__ void pr_atomic_add(float* p, float v) { atomicAdd(p, v); }
 __device__ __forceinline__ void pr_atomic_add(double* p, double v) { atomicAdd(p, v); }
 template <class S, class V>
@@ -246,6 +252,13 @@ __device__ __forceinline__ long long pr_f2int(double x, long long lo, long long 
   return (long long)x;
 }
 
+// Float to uint64: as pr_f2int over [0, 2^64 - 1], whose top is no long long.
+__device__ __forceinline__ unsigned long long pr_f2uint64(double x) {
+  if (x != x || x <= 0) return 0;
+  if (x >= 18446744073709551616.0) return ~0ull;
+  return (unsigned long long)x;
+}
+
 // An integer to bfloat16 precision, rounded once: truncate to float (round toward
 // zero), mark an inexact result in the last bit (round to odd), then round to
 // nearest even; a plain (float) then bfloat16 conversion would round twice.
@@ -253,6 +266,13 @@ __device__ __forceinline__ float pr_int_to_bfloat16(long long v) {
   float t = __ll2float_rz(v);
   unsigned bits = __float_as_uint(t);
   if (__float2ll_rz(t) != v) bits |= 1u;
+  return pr_fit_bfloat16(__uint_as_float(bits));
+}
+// The same for a uint64 (its values past 2^63 have no long long).
+__device__ __forceinline__ float pr_uint_to_bfloat16(unsigned long long v) {
+  float t = __ull2float_rz(v);
+  unsigned bits = __float_as_uint(t);
+  if (__float2ull_rz(t) != v) bits |= 1u;
   return pr_fit_bfloat16(__uint_as_float(bits));
 }
 
@@ -273,6 +293,19 @@ __device__ __forceinline__ long long pr_sub(long long a, long long b) {
 __device__ __forceinline__ long long pr_mul(long long a, long long b) {
   return (long long)((unsigned long long)a * (unsigned long long)b);
 }
+// uint32 and uint64 (computed as unsigned and unsigned long long) wrap natively.
+__device__ __forceinline__ unsigned pr_add(unsigned a, unsigned b) { return a + b; }
+__device__ __forceinline__ unsigned pr_sub(unsigned a, unsigned b) { return a - b; }
+__device__ __forceinline__ unsigned pr_mul(unsigned a, unsigned b) { return a * b; }
+__device__ __forceinline__ unsigned long long pr_add(unsigned long long a, unsigned long long b) { return a + b; }
+__device__ __forceinline__ unsigned long long pr_sub(unsigned long long a, unsigned long long b) { return a - b; }
+__device__ __forceinline__ unsigned long long pr_mul(unsigned long long a, unsigned long long b) { return a * b; }
+// Unsigned quotient and remainder (by 0: quotient 0, remainder a, as pr_idiv / pr_imod);
+// they are also the floored ones.
+template <class T>
+__device__ __forceinline__ T pr_udiv(T a, T b) { return b == 0 ? (T)0 : a / b; }
+template <class T>
+__device__ __forceinline__ T pr_umod(T a, T b) { return b == 0 ? a : a % b; }
 template <class T>
 __device__ __forceinline__ T pr_idiv(T a, T b) { return b == 0 ? (T)0 : (b == (T)-1 ? pr_neg(a) : a / b); }
 // Remainders (ir/ops.h: Mod truncates, FloorMod floors; by 0 the quotient is 0, so the

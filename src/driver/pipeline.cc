@@ -5,6 +5,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "canon/constant_powers.h"
 #include "canon/launch_groups.h"
 #include "canon/gather_sources.h"
 #include "canon/in_place_hazards.h"
@@ -226,11 +227,12 @@ CompiledGraph compileGraph(const Graph& source, const CompileOptions& options) {
                                        : lse == LogSumExpRowsMode::Online ? SplitLogSumExpRows::Never
                                                                           : SplitLogSumExpRows::Policy;
   // The graph the kernels compute (and the reference checks them against): the
-  // source, with gathers of computed params pushed into what computes them, logsumexp
+  // source, with Pow by the exponents PyTorch special-cases written as its forms, gathers of computed params pushed into what computes them, logsumexp
   // over block-sized rows as max-then-sum, and the scatters whose atomic store cannot
   // be a finished output through temporaries (or, deterministic float ones, masked sums).
   c.graph = timed(ms, "rewrite", [&] {
-    return lowerUnstorableScatters(splitLogSumExpRows(gathersFromInputs(source), rowsFit, splitRows), options.deterministic);
+    const Graph powers = strengthReduceConstantPowers(source);
+    return lowerUnstorableScatters(splitLogSumExpRows(gathersFromInputs(powers), rowsFit, splitRows), options.deterministic);
   });
   const Graph& g = c.graph;
   dump("rewrite", g.nodes.size() == source.nodes.size() ? std::string("(nothing to rewrite)\n") : g.toString());

@@ -23,7 +23,10 @@ constexpr int64_t kMaxPoolWindow = 1024;
 double lowestFinite(DType t) {
   switch (t) {
     case DType::Int8: return -128;
-    case DType::UInt8: return 0;
+    case DType::UInt8:
+    case DType::UInt16:
+    case DType::UInt32:
+    case DType::UInt64: return 0;
     case DType::Int32: return -2147483648.0;
     case DType::Int64: return -9223372036854775808.0;
     case DType::Float16: return -65504;

@@ -53,6 +53,7 @@ nlohmann::json scalarToJson(const Scalar& v) {
   if (isComplex(v.type) && v.im != 0)
     throw UnsupportedError("", "", "a complex64 constant with a nonzero imaginary part (" + v.toString() +
                                        ") has no composite JSON form; build it with Complex from two float32");
+  if (v.type == DType::UInt64) return static_cast<uint64_t>(v.i);  // its bit pattern read as unsigned
   if (!isFloat(v.type) && !isComplex(v.type)) return v.i;
   if (std::isnan(v.f)) return "nan";
   if (std::isinf(v.f)) return v.f > 0 ? "inf" : "-inf";

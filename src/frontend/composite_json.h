@@ -28,8 +28,10 @@ nlohmann::json parseCompositeJson(const std::string& text, const std::string& fi
 
 inline std::optional<Scalar> scalarFromJson(const nlohmann::json& j, DType t) {
   if (j.is_boolean()) return Scalar::convert(int64_t{j.get<bool>()}, t);
-  if (j.is_number_unsigned() && j.get<uint64_t>() > uint64_t{std::numeric_limits<int64_t>::max()})
+  if (j.is_number_unsigned() && j.get<uint64_t>() > uint64_t{std::numeric_limits<int64_t>::max()}) {
+    if (t == DType::UInt64) return Scalar::ofInt(t, static_cast<int64_t>(j.get<uint64_t>()));  // its bit pattern
     return Scalar::convert(static_cast<double>(j.get<uint64_t>()), t);
+  }
   if (j.is_number_integer()) return Scalar::convert(j.get<int64_t>(), t);
   if (j.is_number_float()) return Scalar::convert(j.get<double>(), t);
   if (j.is_string() && isFloat(t)) {

@@ -54,8 +54,7 @@ constexpr OutOfScopeOp kOutOfScopeOps[] = {
 };
 
 // Element types MindSpore has and polyred does not.
-constexpr std::string_view kUnsupportedDTypes[] = {"int16", "uint16", "uint32", "uint64",
-                                                   "complex128"};
+constexpr std::string_view kUnsupportedDTypes[] = {"int16", "complex128"};
 
 // The entry of `table` called `name`, or null.
 template <class Entry, size_t N>

@@ -1,6 +1,6 @@
 // The reference interpreter's float fast paths (interp/reference.cc): each formula is
-// the one evalElementwise() applies in double for float operands (ir/ops.cc,
-// evalFloat), and the result is rounded to the output dtype as Scalar::convert does.
+// the one evalElementwise() applies for float operands (ir/ops.cc, evalFloat: in
+// double, Rsqrt in float below float64), and the result is rounded to the output dtype as Scalar::convert does.
 // Reference.EveryOpMatchesEvalElementwise checks that the two agree bit for bit.
 // Formulas and roundings are passed as lambdas (not function pointers) so that each
 // loop is compiled with both inlined.
@@ -17,16 +17,19 @@
 
 namespace polyred {
 
-// Calls body(formula) if op k has a unary float fast path.
+// Calls body(formula) if op k has a unary float fast path for results of dtype t.
 template <class Body>
-void withUnaryFormula(OpKind k, Body body) {
+void withUnaryFormula(OpKind k, DType t, Body body) {
   switch (k) {
     case OpKind::Neg: body([](double x) { return -x; }); return;
     case OpKind::Abs: body([](double x) { return std::fabs(x); }); return;
     case OpKind::Exp: body([](double x) { return std::exp(x); }); return;
     case OpKind::Log: body([](double x) { return std::log(x); }); return;
     case OpKind::Sqrt: body([](double x) { return std::sqrt(x); }); return;
-    case OpKind::Rsqrt: body([](double x) { return 1.0 / std::sqrt(x); }); return;
+    case OpKind::Rsqrt:  // in float below float64, as the device computes it
+      if (t == DType::Float64) body([](double x) { return 1.0 / std::sqrt(x); });
+      else body([](double x) { return static_cast<double>(1.0f / std::sqrt(static_cast<float>(x))); });
+      return;
     case OpKind::Reciprocal: body([](double x) { return 1.0 / x; }); return;
     case OpKind::Tanh: body([](double x) { return std::tanh(x); }); return;
     case OpKind::Erf: body([](double x) { return std::erf(x); }); return;

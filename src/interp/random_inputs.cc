@@ -20,7 +20,7 @@ double randomFloat(SplitMix64& rng, ValueRange r) {
 }
 
 int64_t randomInt(SplitMix64& rng, DType t, ValueRange r) {
-  bool positiveOnly = r == ValueRange::Positive || t == DType::UInt8;
+  bool positiveOnly = r == ValueRange::Positive || isUnsigned(t);
   int64_t low = positiveOnly ? 1 : -100;
   return low + static_cast<int64_t>(rng.next() % static_cast<uint64_t>(100 - low));
 }
@@ -50,6 +50,9 @@ HostTensor makeRandomTensor(DType t, const Shape& s, uint64_t seed, ValueRange r
     case DType::UInt8: fill<uint8_t>(h, [&] { return static_cast<uint8_t>(i()); }); break;
     case DType::Int32: fill<int32_t>(h, [&] { return static_cast<int32_t>(i()); }); break;
     case DType::Int64: fill<int64_t>(h, i); break;
+    case DType::UInt16: fill<uint16_t>(h, [&] { return static_cast<uint16_t>(i()); }); break;
+    case DType::UInt32: fill<uint32_t>(h, [&] { return static_cast<uint32_t>(i()); }); break;
+    case DType::UInt64: fill<uint64_t>(h, [&] { return static_cast<uint64_t>(i()); }); break;
     case DType::Complex64:  // both parts drawn as float32 values (real, then imaginary)
       for (int64_t k = 0; k < 2 * h.size(); ++k) {
         const float v = static_cast<float>(f());

@@ -16,7 +16,7 @@ namespace polyred {
 
 // Float ranges are before rounding to the dtype (float16 may round 1 - 2^-23 up to 1).
 enum class ValueRange {
-  // floats: uniform in [-1, 1), exactly 0 excluded; integers: [-100, 100), uint8 [1, 100)
+  // floats: uniform in [-1, 1), exactly 0 excluded; integers: [-100, 100), unsigned types [1, 100)
   Symmetric,
   // floats: uniform in [0.5, 2); integers: [1, 100). For graphs with log, sqrt, division.
   Positive,

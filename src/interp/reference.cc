@@ -175,6 +175,11 @@ Values fromHost(const HostTensor& h) {
     case DType::UInt8: fillFrom(v.i, [p](int64_t k) { return int64_t{loadAt<uint8_t>(p, k)}; }); break;
     case DType::Int32: fillFrom(v.i, [p](int64_t k) { return int64_t{loadAt<int32_t>(p, k)}; }); break;
     case DType::Int64: fillFrom(v.i, [p](int64_t k) { return loadAt<int64_t>(p, k); }); break;
+    case DType::UInt16: fillFrom(v.i, [p](int64_t k) { return int64_t{loadAt<uint16_t>(p, k)}; }); break;
+    case DType::UInt32: fillFrom(v.i, [p](int64_t k) { return int64_t{loadAt<uint32_t>(p, k)}; }); break;
+    case DType::UInt64:  // the bit pattern (ir/dtype.h)
+      fillFrom(v.i, [p](int64_t k) { return static_cast<int64_t>(loadAt<uint64_t>(p, k)); });
+      break;
     case DType::Complex64:
       fillFrom(v.f, [p](int64_t k) { return double{loadAt<float>(p, 2 * k)}; });
       fillFrom(v.im, [p](int64_t k) { return double{loadAt<float>(p, 2 * k + 1)}; });
@@ -216,7 +221,14 @@ HostTensor toHost(const Values& v) {
     case DType::Int32:
       writeAll(v.i, v.splat, n, [p](int64_t k, int64_t x) { storeAt(p, k, static_cast<int32_t>(x)); });
       break;
-    case DType::Int64: writeAll(v.i, v.splat, n, [p](int64_t k, int64_t x) { storeAt(p, k, x); }); break;
+    case DType::Int64:
+    case DType::UInt64: writeAll(v.i, v.splat, n, [p](int64_t k, int64_t x) { storeAt(p, k, x); }); break;
+    case DType::UInt16:
+      writeAll(v.i, v.splat, n, [p](int64_t k, int64_t x) { storeAt(p, k, static_cast<uint16_t>(x)); });
+      break;
+    case DType::UInt32:
+      writeAll(v.i, v.splat, n, [p](int64_t k, int64_t x) { storeAt(p, k, static_cast<uint32_t>(x)); });
+      break;
     case DType::Complex64:
       writeAll(v.f, v.splat, n, [p](int64_t k, double x) { storeAt(p, 2 * k, static_cast<float>(x)); });
       writeAll(v.im, v.splat, n, [p](int64_t k, double x) { storeAt(p, 2 * k + 1, static_cast<float>(x)); });
@@ -291,7 +303,7 @@ Values elementwise(OpKind k, const std::vector<const Values*>& operands, DType t
   std::optional<Values> out;
   if (isFloat(t) && operands[0]->dtype == t) {
     if (operands.size() == 1)
-      withUnaryFormula(k, [&](auto formula) { out = mapFloatUnary(*operands[0], t, formula); });
+      withUnaryFormula(k, t, [&](auto formula) { out = mapFloatUnary(*operands[0], t, formula); });
     if (operands.size() == 2)
       withBinaryFormula(k, [&](auto formula) { out = mapFloatBinary(*operands[0], *operands[1], t, s, formula); });
   }

@@ -27,6 +27,9 @@ constexpr DTypeInfo kInfo[] = {
     {DType::Float32, "float32", 4, "float"},
     {DType::Float64, "float64", 8, "double"},
     {DType::Complex64, "complex64", 8, "pr_complex"},
+    {DType::UInt16, "uint16", 2, "unsigned short"},
+    {DType::UInt32, "uint32", 4, "unsigned int"},
+    {DType::UInt64, "uint64", 8, "unsigned long long"},
 };
 const DTypeInfo& info(DType t) { return kInfo[static_cast<int>(t)]; }
 }  // namespace
@@ -47,6 +50,9 @@ bool isFloat(DType t) {
 }
 bool isInteger(DType t) { return !isFloat(t) && t != DType::Bool && t != DType::Complex64; }
 bool isComplex(DType t) { return t == DType::Complex64; }
+bool isUnsigned(DType t) {
+  return t == DType::UInt8 || t == DType::UInt16 || t == DType::UInt32 || t == DType::UInt64;
+}
 
 uint16_t floatToHalfBits(float v) {
   uint32_t x = std::bit_cast<uint32_t>(v);
@@ -102,6 +108,9 @@ int64_t wrapToIntType(int64_t v, DType t) {
     case DType::UInt8: return static_cast<uint8_t>(v);
     case DType::Int32: return static_cast<int32_t>(static_cast<uint32_t>(v));
     case DType::Int64: return v;
+    case DType::UInt16: return static_cast<uint16_t>(v);
+    case DType::UInt32: return static_cast<uint32_t>(v);
+    case DType::UInt64: return v;  // the bit pattern (dtype.h)
     default: POLYRED_CHECK(false, "wrapToIntType on float dtype");
   }
 }
@@ -113,6 +122,9 @@ IntRange intRange(DType t) {
     case DType::UInt8: return {0, 255};
     case DType::Int32: return {std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()};
     case DType::Int64: return {std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()};
+    case DType::UInt16: return {0, std::numeric_limits<uint16_t>::max()};
+    case DType::UInt32: return {0, std::numeric_limits<uint32_t>::max()};
+    case DType::UInt64: return {0, std::numeric_limits<int64_t>::max()};
     default: POLYRED_CHECK(false, "intRange of a float dtype");
   }
 }
@@ -122,6 +134,11 @@ IntRange intRange(DType t) {
 // PyTorch's CUDA result, and the device library's pr_f2int.
 static int64_t floatToInt(double v, DType t) {
   if (std::isnan(v)) return 0;
+  if (t == DType::UInt64) {  // [0, 2^64 - 1], as its bit pattern
+    if (v >= 0x1p64) return -1;
+    if (v <= 0) return 0;
+    return static_cast<int64_t>(static_cast<uint64_t>(v));
+  }
   const IntRange r = intRange(t);
   if (v >= static_cast<double>(r.hi)) return r.hi;
   if (v <= static_cast<double>(r.lo)) return r.lo;
@@ -130,16 +147,19 @@ static int64_t floatToInt(double v, DType t) {
 
 // The integer v rounded once, to nearest even, to a `bits`-bit significand (exact
 // as a double for bits <= 53). Rounding through double first would round twice.
-static double roundIntegerToSignificand(int64_t v, int bits) {
-  const uint64_t a = v < 0 ? 0ull - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
+// a is the magnitude, `negative` its sign.
+static double roundIntegerToSignificand(uint64_t a, bool negative, int bits) {
   const int width = static_cast<int>(std::bit_width(a));
-  if (width <= bits) return static_cast<double>(v);
+  if (width <= bits) return negative ? -static_cast<double>(a) : static_cast<double>(a);
   const int shift = width - bits;
   uint64_t keep = a >> shift;
   const uint64_t rest = a & ((uint64_t{1} << shift) - 1), half = uint64_t{1} << (shift - 1);
   if (rest > half || (rest == half && (keep & 1))) ++keep;
   const double r = std::ldexp(static_cast<double>(keep), shift);
-  return v < 0 ? -r : r;
+  return negative ? -r : r;
+}
+static double roundIntegerToSignificand(int64_t v, int bits) {
+  return roundIntegerToSignificand(v < 0 ? 0ull - static_cast<uint64_t>(v) : static_cast<uint64_t>(v), v < 0, bits);
 }
 
 static int significandBits(DType t) {
@@ -171,6 +191,11 @@ Scalar Scalar::castTo(DType t) const {
     if (t == DType::Bool) return ofBool(f != 0 || im != 0);
     return convert(f, t);  // the real part (see the header)
   }
+  // A uint64 past int64's range reads as unsigned where the target keeps its magnitude.
+  if (type == DType::UInt64 && i < 0 && (isFloat(t) || isComplex(t))) {
+    const DType rounding = isComplex(t) ? DType::Float32 : t;
+    return convert(roundIntegerToSignificand(static_cast<uint64_t>(i), false, significandBits(rounding)), t);
+  }
   return isFloat(type) ? convert(f, t) : convert(i, t);
 }
 
@@ -194,6 +219,7 @@ std::string Scalar::toString() const {
     os << "(" << f << (std::signbit(im) ? " - " : " + ") << std::fabs(im) << "j)";
     return os.str();
   }
+  if (type == DType::UInt64) return std::to_string(static_cast<uint64_t>(i));
   if (!isFloat(type)) return std::to_string(i);
   os << f;
   return os.str();
@@ -211,6 +237,9 @@ Scalar loadScalar(const void* base, DType t, int64_t index) {
     case DType::UInt8: return Scalar::ofInt(t, rd(uint8_t{}));
     case DType::Int32: return Scalar::ofInt(t, rd(int32_t{}));
     case DType::Int64: return Scalar::ofInt(t, rd(int64_t{}));
+    case DType::UInt16: return Scalar::ofInt(t, rd(uint16_t{}));
+    case DType::UInt32: return Scalar::ofInt(t, rd(uint32_t{}));
+    case DType::UInt64: return Scalar::ofInt(t, static_cast<int64_t>(rd(uint64_t{})));
     case DType::Float16: return Scalar::ofFloat(t, halfBitsToFloat(rd(uint16_t{})));
     case DType::BFloat16: return Scalar::ofFloat(t, bfloat16BitsToFloat(rd(uint16_t{})));
     case DType::Float32: return Scalar::ofFloat(t, rd(float{}));
@@ -234,6 +263,9 @@ void storeScalar(void* base, DType t, int64_t index, const Scalar& value) {
     case DType::UInt8: wr(static_cast<uint8_t>(v.i)); return;
     case DType::Int32: wr(static_cast<int32_t>(v.i)); return;
     case DType::Int64: wr(static_cast<int64_t>(v.i)); return;
+    case DType::UInt16: wr(static_cast<uint16_t>(v.i)); return;
+    case DType::UInt32: wr(static_cast<uint32_t>(v.i)); return;
+    case DType::UInt64: wr(static_cast<uint64_t>(v.i)); return;
     case DType::Float16: wr(floatToHalfBits(static_cast<float>(v.f))); return;
     case DType::BFloat16: wr(floatToBFloat16Bits(static_cast<float>(v.f))); return;
     case DType::Float32: wr(static_cast<float>(v.f)); return;

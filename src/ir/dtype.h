@@ -4,7 +4,10 @@
 // integer and bool types as int64 (exact), complex64 as two doubles (real in f,
 // imaginary in im; each part a float32 value once stored). Storing a Scalar into a typed buffer rounds
 // (float16/bfloat16/float32: round to nearest even) or wraps (integers: two's
-// complement, as the framework's declared type does).
+// complement, as the framework's declared type does). uint64 values past int64's range
+// are carried as their two's complement bit pattern (Scalar::i < 0): the ops that read
+// an order or a quotient from them are refused on uint64 (unsignedRefusal, ir/ops.h),
+// and conversions read them as unsigned.
 #pragma once
 
 #include <cstdint>
@@ -15,7 +18,10 @@
 
 namespace polyred {
 
-enum class DType : uint8_t { Bool, Int8, UInt8, Int32, Int64, Float16, BFloat16, Float32, Float64, Complex64 };
+// The values are stable (the C API's polyred_dtype casts to them): new types are appended.
+enum class DType : uint8_t {
+  Bool, Int8, UInt8, Int32, Int64, Float16, BFloat16, Float32, Float64, Complex64, UInt16, UInt32, UInt64
+};
 
 inline constexpr DType kAllDTypes[] = {DType::Bool,    DType::Int8,     DType::UInt8,
                                        DType::Int32,   DType::Int64,    DType::Float16,
@@ -23,20 +29,24 @@ inline constexpr DType kAllDTypes[] = {DType::Bool,    DType::Int8,     DType::U
 // kAllDTypes lists the real types; complex64 (two float32 words: real, imaginary; 8
 // bytes, aligned 8) is the one complex type, accepted by the ops of docs/format.md
 // that define it and refused by the others.
+// The wide unsigned types, with PyTorch's limited op set (unsignedRefusal, ir/ops.h):
+// arithmetic wraps modulo 2^n, comparisons are unsigned.
+inline constexpr DType kWideUnsignedDTypes[] = {DType::UInt16, DType::UInt32, DType::UInt64};
 
 std::string_view dtypeName(DType t);             // "float32", as in composite JSON
 std::optional<DType> parseDType(std::string_view name);
 int dtypeBytes(DType t);
 bool isFloat(DType t);
-bool isInteger(DType t);  // int8..int64, uint8 (not bool, not complex)
+bool isInteger(DType t);  // int8..int64, uint8..uint64 (not bool, not complex)
+bool isUnsigned(DType t);  // uint8, uint16, uint32, uint64
 bool isComplex(DType t);  // complex64
 // The part type of a complex dtype (float32 for complex64).
 inline DType complexPartType(DType) { return DType::Float32; }
 // The CUDA C++ type that stores a value of this dtype in memory.
 std::string_view cudaStorageType(DType t);
 
-// A host-side scalar value: double for float dtypes, int64 for integer and bool,
-// (f, im) for complex64.
+// A host-side scalar value: double for float dtypes, int64 for integer and bool (uint64:
+// its bit pattern), (f, im) for complex64.
 struct Scalar {
   DType type = DType::Float32;
   double f = 0;
@@ -75,7 +85,8 @@ float bfloat16BitsToFloat(uint16_t h);
 double roundToFloatType(double v, DType t);
 // Wraps an integer to the value range of an integer dtype (bool: v != 0).
 int64_t wrapToIntType(int64_t v, DType t);
-// The value range of an integer dtype (bool: [0, 1]).
+// The value range of an integer dtype (bool: [0, 1]); for uint64, the part of its range
+// an int64 holds, [0, 2^63 - 1] (its conversions handle the rest).
 struct IntRange {
   int64_t lo, hi;
 };

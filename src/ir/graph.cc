@@ -249,6 +249,7 @@ class Verifier {
   void checkNode(const Node& n) const {
     if (n.kind == OpKind::PhiloxNormal) return checkPhiloxNormal(n);
     checkComplex(n);
+    checkUnsigned(n);
     if (n.kind == OpKind::Complex || isComplexPart(n.kind) ||
         (n.kind == OpKind::Abs && !n.inputs.empty() && isComplex(in(n, 0).dtype)))
       return;  // checked completely by checkComplex
@@ -259,6 +260,22 @@ class Verifier {
       case OpCategory::Movement: checkMovement(n); return;
       case OpCategory::Reduction: checkReduce(n); return;
     }
+  }
+
+  // The ops and reductions of uint16/uint32/uint64 operands that polyred does not
+  // define (unsignedRefusal, unsignedReductionRefusal).
+  void checkUnsigned(const Node& n) const {
+    if (n.inputs.empty()) return;
+    const size_t typed = n.kind == OpKind::Select && n.inputs.size() > 1 ? 1 : 0;
+    const DType t = in(n, typed).dtype;
+    std::optional<std::string> why;
+    if (n.kind == OpKind::Reduce || n.kind == OpKind::Scan) {
+      if (n.reduction)
+        why = unsignedReductionRefusal(n.reduction->builtin(), n.reduction->isTuple(), t, out(n).dtype);
+    } else if (isElementwise(n.kind)) {
+      why = unsignedRefusal(n.kind, t);
+    }
+    if (why) fail(n.name, *why);
   }
 
   void checkUnary(const Node& n) const {

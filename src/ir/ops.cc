@@ -163,7 +163,10 @@ Scalar evalFloat(OpKind k, std::span<const Scalar> a, DType result) {
     case OpKind::Exp: return out(std::exp(x(0)));
     case OpKind::Log: return out(std::log(x(0)));
     case OpKind::Sqrt: return out(std::sqrt(x(0)));
-    case OpKind::Rsqrt: return out(1.0 / std::sqrt(x(0)));
+    // As the device computes it: 1 / sqrt in float (16-bit floats too), each rounded.
+    case OpKind::Rsqrt:
+      return out(result == DType::Float64 ? 1.0 / std::sqrt(x(0))
+                                          : static_cast<double>(1.0f / std::sqrt(static_cast<float>(x(0)))));
     case OpKind::Reciprocal: return out(1.0 / x(0));
     case OpKind::Tanh: return out(std::tanh(x(0)));
     case OpKind::Sin: return out(std::sin(x(0)));
@@ -277,6 +280,23 @@ bool acceptsComplex(OpKind k) {
     case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div: case OpKind::Neg: case OpKind::Abs:
     case OpKind::Conj: case OpKind::CReal: case OpKind::CImag: case OpKind::Select: return true;
     default: return false;
+  }
+}
+
+std::optional<std::string> unsignedRefusal(OpKind k, DType t) {
+  if (t != DType::UInt16 && t != DType::UInt32 && t != DType::UInt64) return std::nullopt;
+  const std::string what = std::string(opName(k)) + " of " + std::string(dtypeName(t)) + " is refused: ";
+  if (k == OpKind::Neg) return what + "an unsigned value has no negation; Cast to a signed type first";
+  if (isFloatMath(k) || isPredicate(k))
+    return what + "it is float math; Cast to float32 first";
+  if (t != DType::UInt64) return std::nullopt;
+  switch (k) {
+    case OpKind::Abs: case OpKind::Sign: case OpKind::Less: case OpKind::LessEqual: case OpKind::Greater:
+    case OpKind::GreaterEqual: case OpKind::Maximum: case OpKind::Minimum: case OpKind::Div:
+    case OpKind::FloorDiv: case OpKind::Mod: case OpKind::FloorMod: case OpKind::Pow:
+      return what + "polyred orders and divides unsigned values up to uint32 only; Cast to int64 where the "
+                    "values fit";
+    default: return std::nullopt;
   }
 }
 

@@ -69,6 +69,14 @@ bool isComplexPart(OpKind k);       // CReal, CImag: complex64 in, float32 out
 // The elementwise ops defined on complex64 operands (Add, Sub, Mul, Div, Neg, Abs,
 // Conj, CReal, CImag, Select); every other op refuses them (graph verifier, exit 2).
 bool acceptsComplex(OpKind k);
+// Why elementwise op k is refused on operands of the wide unsigned dtype t (uint16,
+// uint32, uint64), or nullopt where it is defined. Defined: arithmetic (Add, Sub, Mul,
+// Pow wrap modulo 2^n), comparisons (unsigned), Div/Mod (unsigned; their floored forms
+// are the same), Maximum/Minimum, Abs (the value), Sign, Select, Cast. Refused: Neg
+// (no unsigned meaning), float math (as on every integer type), and on uint64 every op
+// that reads an order or a quotient (its values past 2^63 have no int64 value on the host).
+// uint8 keeps its own established semantics (not refused here).
+std::optional<std::string> unsignedRefusal(OpKind k, DType t);
 // The operands an op takes in a reduction's expression (a combiner, a tuple's lift,
 // combine or finalize): 1 for a unary op, 2 for a binary one, 3 for Select; -1 for any
 // other op, which such an expression cannot use (PhiloxNormal too: its operands and

@@ -78,7 +78,9 @@ DType defaultAccType(DType in) {
     case DType::BFloat16:
     case DType::Float32: return DType::Float32;
     case DType::Float64: return DType::Float64;
-    case DType::Int64: return DType::Int64;
+    case DType::Int64:
+    case DType::UInt32:
+    case DType::UInt64: return DType::Int64;
     case DType::Complex64: return DType::Complex64;  // two float32 parts
     default: return DType::Int32;
   }
@@ -87,7 +89,8 @@ DType defaultAccType(DType in) {
 DType accumulatorType(BuiltinCombiner c, DType in, DType out) {
   if (c != BuiltinCombiner::Sum && c != BuiltinCombiner::Prod) return defaultAccType(in);
   if (isComplex(in) || isComplex(out)) return DType::Complex64;
-  if (!isFloat(in)) return in == DType::Int64 || out == DType::Int64 || isFloat(out) ? DType::Int64 : DType::Int32;
+  auto wide = [](DType t) { return t == DType::Int64 || t == DType::UInt64; };
+  if (!isFloat(in)) return wide(in) || wide(out) || isFloat(out) ? DType::Int64 : DType::Int32;
   return in == DType::Float64 || out == DType::Float64 ? DType::Float64 : DType::Float32;
 }
 
@@ -96,6 +99,18 @@ bool accumulatorHolds(DType acc, DType out) {
   if (out == DType::Bool) return true;
   if (isFloat(out)) return acc == DType::Int64 || (isFloat(acc) && dtypeBytes(acc) >= dtypeBytes(out));
   return isFloat(acc) || dtypeBytes(acc) >= dtypeBytes(out);
+}
+
+std::optional<std::string> unsignedReductionRefusal(BuiltinCombiner c, bool tuple, DType in, DType out) {
+  if (in != DType::UInt16 && in != DType::UInt32 && in != DType::UInt64) return std::nullopt;
+  const std::string what = "a reduction of " + std::string(dtypeName(in)) + " ";
+  if (tuple) return what + "by a tuple reduction (argmax, ...) is refused; Cast to int64 first";
+  if (in != DType::UInt64) return std::nullopt;
+  if (c != BuiltinCombiner::Sum && c != BuiltinCombiner::Prod)
+    return what + "is refused unless it is a sum or a product: polyred orders unsigned values up to uint32 only";
+  if (out != DType::UInt64 && out != DType::Int64)
+    return what + "into " + std::string(dtypeName(out)) + " is refused: reduce into uint64, then Cast";
+  return std::nullopt;
 }
 
 namespace {
@@ -115,7 +130,10 @@ Scalar lowest(DType in) {
   switch (in) {
     case DType::Bool: return Scalar::ofInt(DType::Int64, 0);
     case DType::Int8: return Scalar::ofInt(DType::Int64, -128);
-    case DType::UInt8: return Scalar::ofInt(DType::Int64, 0);
+    case DType::UInt8:
+    case DType::UInt16:
+    case DType::UInt32:
+    case DType::UInt64: return Scalar::ofInt(DType::Int64, 0);
     case DType::Int32: return Scalar::ofInt(DType::Int64, std::numeric_limits<int32_t>::min());
     case DType::Int64: return Scalar::ofInt(DType::Int64, std::numeric_limits<int64_t>::min());
     default: return Scalar::ofFloat(DType::Float64, -INFINITY);
@@ -126,6 +144,9 @@ Scalar highest(DType in) {
     case DType::Bool: return Scalar::ofInt(DType::Int64, 1);
     case DType::Int8: return Scalar::ofInt(DType::Int64, 127);
     case DType::UInt8: return Scalar::ofInt(DType::Int64, 255);
+    case DType::UInt16: return Scalar::ofInt(DType::Int64, std::numeric_limits<uint16_t>::max());
+    case DType::UInt32: return Scalar::ofInt(DType::Int64, std::numeric_limits<uint32_t>::max());
+    case DType::UInt64: return Scalar::ofInt(DType::UInt64, -1);  // 2^64 - 1 (max and min of uint64 are refused)
     case DType::Int32: return Scalar::ofInt(DType::Int64, std::numeric_limits<int32_t>::max());
     case DType::Int64: return Scalar::ofInt(DType::Int64, std::numeric_limits<int64_t>::max());
     default: return Scalar::ofFloat(DType::Float64, INFINITY);

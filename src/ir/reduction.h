@@ -80,14 +80,15 @@ struct Reduction {
   Scalar combine(const Scalar& acc, const Scalar& x) const;
 };
 
-// float16/bfloat16 accumulate in float32; bool/int8/uint8 in int32 (exact for
-// sum and prod modulo wrapping to the output type, which is applied at the end).
+// float16/bfloat16 accumulate in float32; bool/int8/uint8/uint16 in int32 (exact for
+// sum and prod modulo wrapping to the output type, which is applied at the end);
+// uint32 in int64 (its maxima and minima exact); uint64 in int64 (its bit patterns).
 DType defaultAccType(DType in);
 
 // The accumulator of a built-in reduction of `in` stored as `out`. Max, min, and, or
 // are exact: defaultAccType(in). Sum and prod honour the wider of input and output:
-// integer inputs accumulate in int64 when the output is int64 or a float type (an
-// exact integer sum, rounded once), else in int32; float inputs in float64 when
+// integer inputs accumulate in int64 when input or output is int64 or uint64, or the
+// output is a float type (an exact integer sum, rounded once), else in int32; float inputs in float64 when
 // input or output is float64, else in float32 (never narrower than float32).
 DType accumulatorType(BuiltinCombiner c, DType in, DType out);
 
@@ -96,5 +97,13 @@ DType accumulatorType(BuiltinCombiner c, DType in, DType out);
 // integer accumulator at least as wide, or a float one (a float sum cast to ints); a
 // float output needs a float accumulator at least as wide, or int64.
 bool accumulatorHolds(DType acc, DType out);
+
+// Why a reduction (combiner c, or a tuple reduction) of the wide unsigned dtype `in`
+// (uint16, uint32, uint64) stored as `out` is refused, or nullopt where it is defined.
+// uint16 and uint32 reduce as the other integers (their values are exact in the int32 /
+// int64 accumulators); tuple reductions of them are refused. uint64 sums and products
+// accumulate its bit patterns in int64 and are defined into uint64 or int64 only;
+// every other reduction of uint64 reads an order and is refused.
+std::optional<std::string> unsignedReductionRefusal(BuiltinCombiner c, bool tuple, DType in, DType out);
 
 }  // namespace polyred

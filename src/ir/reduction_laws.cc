@@ -26,7 +26,10 @@ Scalar sampleElement(DType t, std::mt19937_64& rng) {
   std::uniform_real_distribution<double> real(-4, 4);
   switch (t) {
     case DType::Bool: return Scalar::ofBool(coin(rng) == 1);
-    case DType::UInt8: return Scalar::ofInt(t, unsignedInt(rng));
+    case DType::UInt8:
+    case DType::UInt16:
+    case DType::UInt32:
+    case DType::UInt64: return Scalar::ofInt(t, unsignedInt(rng));
     case DType::Int8:
     case DType::Int32:
     case DType::Int64: return Scalar::ofInt(t, signedInt(rng));

@@ -76,13 +76,15 @@ ncclDataType_t ncclTypeOf(DType t) {
   switch (t) {
     case DType::Int8: return ncclInt8;
     case DType::UInt8: return ncclUint8;
+    case DType::UInt32: return ncclUint32;
+    case DType::UInt64: return ncclUint64;
     case DType::Int32: return ncclInt32;
     case DType::Int64: return ncclInt64;
     case DType::Float16: return ncclFloat16;
     case DType::BFloat16: return ncclBfloat16;
     case DType::Float32: return ncclFloat32;
     case DType::Float64: return ncclFloat64;
-    case DType::Bool: case DType::Complex64: break;  // (shard/collective_choice.cc: ncclHasType)
+    case DType::Bool: case DType::Complex64: case DType::UInt16: break;  // (shard/collective_choice.cc: ncclHasType)
   }
   POLYRED_CHECK(false, "NCCL has no type for " << dtypeName(t));
   return ncclInt8;

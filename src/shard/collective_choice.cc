@@ -9,7 +9,7 @@ std::string_view collectiveName(Collective c) {
   return c == Collective::AllReduce ? "all-reduce" : "all-gather + rank-order combine";
 }
 
-bool ncclHasType(DType t) { return t != DType::Bool && !isComplex(t); }
+bool ncclHasType(DType t) { return t != DType::Bool && t != DType::UInt16 && !isComplex(t); }
 
 CollectiveChoice chooseCollective(const Reduction& r, bool deterministic) {
   CollectiveChoice c;

@@ -31,6 +31,12 @@ TEST(CApi, MisuseGivesStatusesAndMessages) {
   EXPECT_EQ(polyred_cuda_source(nullptr, 0), nullptr);
   EXPECT_EQ(polyred_dtype_size(static_cast<polyred_dtype>(42)), 0u);
   EXPECT_STREQ(polyred_dtype_name(POLYRED_BFLOAT16), "bfloat16");
+  // The unsigned types appended after complex64 (the values are stable).
+  EXPECT_EQ(polyred_dtype_size(POLYRED_UINT16), 2u);
+  EXPECT_EQ(polyred_dtype_size(POLYRED_UINT32), 4u);
+  EXPECT_EQ(polyred_dtype_size(POLYRED_UINT64), 8u);
+  EXPECT_STREQ(polyred_dtype_name(POLYRED_UINT32), "uint32");
+  EXPECT_STREQ(polyred_dtype_name(static_cast<polyred_dtype>(13)), "unknown");
 }
 
 TEST(CApi, LoadsQueriesAndChecksAProgram) {
