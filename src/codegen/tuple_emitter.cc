@@ -264,7 +264,7 @@ std::string logSumExpLanes(const TupleLaneTree& t, const std::string& in) {
   os << in << "  #pragma unroll\n" << in << "  for (int l = 0; l < " << V << "; ++l) " << lanes << "[l] = " << t.laneInput << ";\n";
   // Lanes outside the row are -inf, set on the partial vectors' path only (as the tree's
   // identities): a select per lane in every vector cost a staged softmax via logsumexp
-  // f16 [4096,50257] with lse=online 10% (H200, session 42: 231.7 -> 255.5 us).
+  // f16 [4096,50257] with lse=online 10% (H200, 2026-11-29: 231.7 -> 255.5 us).
   if (t.masked)
     os << in << "  if (!whole) {\n"
        << lanesOutsideTheRow(in + "    ", V, lanes, "(-__int_as_float(0x7f800000))") << in << "  }\n";

@@ -32,7 +32,7 @@ std::vector<KernelConfig> candidateConfigs(bool hasReduction, bool rowResident, 
     // One block a row, no cross-block combine, where the policy's rule still splits
     // (binding.cc, unsplitRows: rows with masked lanes past 4 vectors a thread, fewer than
     // 16 rows): blocks of 1024 and 512 took 6-16% off rows of 5000-32000 elements that the
-    // rule now takes, f16 [3,32000] 14% (H200, session 47).
+    // rule now takes, f16 [3,32000] 14% (H200, 2026-11-30).
     for (int threads : {512, 1024}) {
       KernelConfig c;
       c.threadsPerBlock = threads;
