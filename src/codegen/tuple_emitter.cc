@@ -30,7 +30,7 @@ struct Sides {
 // statements: a Welford combine's count sum, its share and its mean difference, an
 // argmax combine's winner test shared by its two fields. A select whose arms are such
 // locals no longer guards them with a branch: where one of them was a division, the
-// branch kept the compiler from batching a loop's loads (docs/design.md, "Tuple
+// branch kept the compiler from batching a loop's loads (docs/design/pipeline-and-ir.md, "Tuple
 // reductions"). Divisions of two counts print as pr_div_counts (ir/tuple_counts.h).
 // Usage: count() every expression, then print() each; locals() holds the declarations
 // the printed expressions use.

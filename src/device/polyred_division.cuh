@@ -30,7 +30,7 @@
 // against the half ulp of 2^-11 (float16) or 2^-8 (bfloat16) of the rounding that
 // follows: the 16-bit result is the correctly rounded one, or its neighbour where a / b
 // lies within 2^-23 relative of a rounding boundary (the pr_expf_fast rule for Exps,
-// docs/design.md "Runtime"). Below float32's normal range (where p's error is absolute,
+// docs/design/runtime.md "Runtime"). Below float32's normal range (where p's error is absolute,
 // 2^-149) the 16-bit types' own steps are 2^-24 (float16) and 2^-133 (bfloat16); past
 // float32's largest finite value a / b rounds to infinity in both types anyway.
 //

@@ -25,7 +25,7 @@
 // negated values likewise (found by tests/gpu/random_graphs_gpu_test.cc; reproduced
 // with nvcc -O1..-O3, correct at -O0). It treats 0 - x, x * -1 and neg.s32 as one
 // negation, so every 32-bit negation in generated code is ~x + 1 written in PTX, which
-// it keeps as a NOT and an add. 64-bit negation was measured correct. docs/design.md,
+// it keeps as a NOT and an add. 64-bit negation was measured correct. docs/design/codegen-and-device.md,
 // "Toolchain defects worked around".
 __device__ __forceinline__ int pr_neg(int x) {
   int r;

@@ -6,7 +6,7 @@ namespace polyred {
 
 std::vector<KernelConfig> candidateConfigs(bool hasReduction, bool rowResident, bool transposes, bool logSumExp) {
   // Each distinct program costs an NVRTC compile (~0.3 s) and a timing: the grid is
-  // kept to the knobs that moved times on the H100 (docs/design.md, "Code variants").
+  // kept to the knobs that moved times on the H100 (docs/design/tuning.md, "Code variants").
   std::vector<KernelConfig> configs = {KernelConfig{}};
   auto add = [&](KernelConfig c) {
     for (const KernelConfig& seen : configs)
