@@ -225,7 +225,7 @@ class KernelEmitter : private AccumulatorNames {
   // Vector accesses whose alignment is checked at run time go through a loop of their
   // own per answer: with the check inside, NVRTC kept a branch around every access of
   // the unrolled loop, one load in flight per thread. Gains and losses measured (H100,
-  // docs/design/schedule-and-binding.md "Vector lanes", docs/results/notes-2026-11-28.md: all-reduces lost, and
+  // docs/design/schedule-and-binding.md "Vector lanes", docs/results/notes-2026-11-28.md): all-reduces lost, and
   // row-resident kernels (their register-cached passes duplicated whole) keep the branch.
   bool versionsPassLoops() const {
     return k_.vector.width > 1 && !k_.vector.strided && !scan_ && p_.passes() == 1 &&

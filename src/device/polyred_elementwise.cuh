@@ -348,7 +348,7 @@ __device__ __forceinline__ T pr_ipow(T base, T e) {
 // host's floatMaximum / floatMinimum): never dependent on fmaxf's choice. Also the
 // combiner of Max/Min reductions of floats (polyred_block_reduce.cuh).
 // f32, sm_90: one max.NaN / min.NaN, which orders the zeros (measured on the H100,
-// docs/results/notes-2026-11-25.md. sm_80..89: max.NaN / min.NaN, then for equal operands
+// docs/results/notes-2026-11-25.md). sm_80..89: max.NaN / min.NaN, then for equal operands
 // -- identical bits, or zeros of both signs -- their bits ANDed (max) or ORed (min),
 // since the zero order was not measured there. Older targets and f64: a chain of
 // selects, not nested conditionals (nvcc turned those into branches, five per call,

@@ -44,7 +44,7 @@ __device__ __forceinline__ __nv_bfloat16 pr_storage<__nv_bfloat16, float>(float 
 // L2::cache_hint; plain before), and a store of bytes the kernel never reads again goes
 // as st.global.cs ("cache streaming"), so that what later passes of a row-resident
 // kernel read again stays in the L2 longer. The same bits move either way.
-// Measured on the H100 (docs/results/notes-2026-11-25.md: ld.global.cs loads, which leave
+// Measured on the H100 (docs/results/notes-2026-11-25.md): ld.global.cs loads, which leave
 // the read-only path, cost cross-entropy 7%; the policy on st.global cost softmax 4%.
 __device__ __forceinline__ unsigned long long pr_l2_evict_first_policy() {
   unsigned long long policy = 0;

@@ -217,7 +217,7 @@ __device__ __forceinline__ T load_cg(const T* p) {
 // How many partials a thread of the last block loads before it folds them. The last
 // block's fold is on the critical path of every multi-block kernel: one load at a time
 // paid an L2 round trip per partial (ncu, max f16 [21128,768] over its rows, 4 lanes:
-// 22 dependent loads a thread while the rest of the GPU idled; docs/results/notes-2026-11-28.md.
+// 22 dependent loads a thread while the rest of the GPU idled; docs/results/notes-2026-11-28.md).
 // 32 bytes a thread keep eight words in flight without raising the kernel's
 // register count, which its main loop's occupancy depends on.
 inline constexpr int kFoldBatchBytes = 32;
@@ -317,7 +317,7 @@ __device__ __forceinline__ T combine_partials_fixed_order_x(const T* partials, i
 // block by block: block b's partial of row r (a column of the tensor) at partials[b *
 // stride + r], so that a warp's threads, which own consecutive rows, load consecutive
 // partials (stored row by row, a warp's loads of one block's partials lay `n` apart,
-// 32 sectors each: max f32 [8192,768] over its rows, H100, docs/results/notes-2026-11-28.md.
+// 32 sectors each: max f32 [8192,768] over its rows, H100, docs/results/notes-2026-11-28.md).
 // Thread (x, y) folds the y-th contiguous chunk of the blocks in block order for its V
 // rows first_row .. first_row + V - 1 (rows from rows_end on combine nothing), then the
 // block reduces over y in y order: a fixed tree that keeps block order, so InOrder

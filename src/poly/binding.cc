@@ -43,7 +43,7 @@ constexpr int64_t kRowResidentWaves = 2;
 // them three times. H100, softmax f32 over rows of 16384..100000, three kernels against
 // one row-resident kernel (us): 2048 rows 192.2 -> 97.1, 400 rows 86.0 -> 48.3, 200 rows
 // 24.9 -> 15.5, 132 rows 29.6 -> 18.1, 64 rows of 65536 30.1 -> 23.7, but 16 rows of
-// 100000 19.4 -> 29.2 (docs/results/notes-2026-11-26.md.
+// 100000 19.4 -> 29.2 (docs/results/notes-2026-11-26.md).
 constexpr int64_t kLongRowWaveDivisor = 4;
 constexpr int kLongRowThreads = 1024;  // row-resident kernels over long rows
 // ... or half as many where the rows that blocks of kLongRowHalfThreads keep resident
@@ -67,7 +67,7 @@ constexpr int kLongRowHalfThreads = kLongRowThreads / 2;
 // [8192,4096] 117.0 -> 94.7, [43690,768] 98.8 -> 93.9; logsumexp f16 [8192,32000]
 // 198.8 -> 186.5; the bert dropout-grad file 21.42 -> 17.82; the bert softmax file
 // 18.34 -> 18.56 and cross-entropy f16 [8192,32000] 230.6 -> 231.9 the only losses
-// (docs/results/notes-2026-11-26.md.
+// (docs/results/notes-2026-11-26.md).
 constexpr int kRowResidentItems = 4;
 // Row-resident x-reduces whose launch at kRowResidentItems would fill less than half a
 // wave of resident threads take kSparseRowResidentItems: twice the threads on each
@@ -89,7 +89,7 @@ int pow2AtLeast(int64_t n, int cap) {
 // reduction of less than kSmallLaunchWaves waves of resident threads' work is bound by
 // latency, not bandwidth, and takes fewer items per thread -- 4, or 2 under one wave's
 // worth -- so that more threads issue their loads at once. H200, 2026-11-28
-// (docs/results/notes-2026-11-28.md, before -> after (us): vgg16's [64,1000] cross-entropy
+// (docs/results/notes-2026-11-28.md), before -> after (us): vgg16's [64,1000] cross-entropy
 // rows 9.62 -> 5.40, its exp-sum rows 7.01 -> 4.77, bert's [320,768] rows 8.00 -> 6.30,
 // wide_deep's 16000-element sum 7.86 -> 5.16, its [16000,39] rows 8.30 -> 6.79; plain
 // sums over [2048,768] and [320,768] rows lose 0.1-0.4.
@@ -446,7 +446,7 @@ bool rowsFitOneBlock(const CanonicalSpace& space, const Target& target) {
   // Columns (y-reduces) count two waves of default blocks: a block of 32 long columns
   // re-reads more than the L2 holds while the other blocks stream, and a column softmax
   // of f32 [4096,32768] took 866.7 us as one such kernel against 827.9 as three
-  // (docs/results/notes-2026-11-26.md.
+  // (docs/results/notes-2026-11-26.md).
   if (space.form == CanonicalForm::YReduce)
     return b.tiles >= kRowResidentWaves * residentBlocks(target, b.threadsPerBlock());
   // Rows count a quarter wave (kLongRowWaveDivisor) of the blocks chooseBinding will

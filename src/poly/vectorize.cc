@@ -44,7 +44,7 @@ namespace {
 constexpr int kVectorBytes = 16;
 // An elementwise kernel's lanes are set by its stores (16 bytes of the widest), and a
 // load wider than its stores may take two 16-byte accesses a vector. H200, 2026-11-30
-// (a hand-written f32 -> f16 cast, blocks of 256, docs/results/notes-2026-11-30.md: 102.8 M
+// (a hand-written f32 -> f16 cast, blocks of 256, docs/results/notes-2026-11-30.md): 102.8 M
 // elements 150.0 us at 4 lanes (16-byte loads, 8-byte stores) against 146.7 at 8 (two
 // 16-byte loads, one 16-byte store), 16.8 M 29.8 against 29.3, 4.2 M 10.9 against 10.7.
 constexpr int kElementwiseLoadBytes = 2 * kVectorBytes;
@@ -133,7 +133,7 @@ bool classifyAccesses(isl_ctx* ctx, const KernelPlan& p, Vectorization& vec) {
 // together (block_reduce_y_lanes: deep_fm's [8000,39,80] sums 50.5 -> 44.5 us, an
 // embedding bag f16 [30522,768] 13.2 -> 11.7, a global average pool 12.5 -> 11.0), and
 // kept axes from 1024 columns take 4 lanes. Measured on the H100 (2026-11-27,
-// docs/results/notes-2026-11-27.md, scalar -> 4 lanes: and_bool [131072,1024] over its rows
+// docs/results/notes-2026-11-27.md), scalar -> 4 lanes: and_bool [131072,1024] over its rows
 // 85.8 -> 60.5 us, sum f16 117.2 -> 104.6, wide_deep's [16000,1024] sum 25.9 -> 23.5, a
 // transposed [2048,8192] row sum 38.1 -> 32.6 (max f32 [131072,1024] 192.4 -> 198.1 the
 // one loss); but every narrower axis lost, and shorter columns too -- the epilogue
@@ -202,7 +202,7 @@ bool hasLongLatencyOp(const ScalarExpr& e) {
 // us scalar, 277.0 us with masked lanes (198.8 us with the combine branch-free);
 // cross-entropy's logsumexp, 370.5 us scalar, 359.4 us with masked lanes. A tuple with
 // a later-combine (argmax) folds whole vectors with it, without the tie and index
-// tests, and one 16-byte load replaces V scalar ones (docs/results/notes-2026-11-26.md.
+// tests, and one 16-byte load replaces V scalar ones (docs/results/notes-2026-11-26.md).
 bool tupleLanesPay(const KernelPlan& plan) {
   for (const ReductionOutput& r : plan.reductions) {
     if (!r.reduction.isTuple()) continue;
