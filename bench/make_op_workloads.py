@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""GPU-sized composite files for the ops of session 19 (FloorMod, Atan2, Concat, Tile,
-StridedSlice with a stride, Split, Gather) and session 20 (LayerNorm, Pool2D, GatherNd,
+"""GPU-sized composite files for the ops added on 2026-11-26 (FloorMod, Atan2, Concat, Tile,
+StridedSlice with a stride, Split, Gather, LayerNorm, Pool2D, GatherNd,
 BiasAdd + HSwish), to time them against PyTorch with the benchmark:
 
     python3 bench/make_op_workloads.py OUTDIR
@@ -144,7 +144,7 @@ def layer_workloads(out):
 
 
 def scatter_temporary_workloads(out):
-    """Scatters whose atomic store cannot be a finished output (session 27): 16- and
+    """Scatters whose atomic store cannot be a finished output (2026-11-27): 16- and
     8-bit sums (added in a 32-bit temporary, then cast) and sums another op reads, from
     a few thousand mask elements (where a masked sum is one launch) to BERT's embedding
     gradient in float16 (refused before: a masked sum of 5 * 10^11 elements); table

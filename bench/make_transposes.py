@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Synthetic transposes for the tiled-transpose measurements (docs/results.md, session 33).
+"""Synthetic transposes for the tiled-transpose measurements (docs/results/notes-2026-11-28.md).
 
     python3 bench/make_transposes.py OUTDIR
 

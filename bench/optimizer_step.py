@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """An optimizer step written with PyTorch's in-place methods -- Adam as a
 single-tensor loop writes it -- traced by polyred.compile into one kernel that updates
-p, m and v in place (docs/design.md, "In-place outputs"), against the same function
+p, m and v in place (docs/design/frontend.md, "In-place outputs"), against the same function
 eagerly and under torch.compile, and the practical limit of METHOD.md: a streaming
 copy moving the same bytes (4 tensors read, 3 written). Every column is checked
 against eager first (relative error); timed as bench/peers_torch.py times (L2 flush,

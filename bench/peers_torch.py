@@ -274,7 +274,7 @@ def polyred_kernel(path):
     """polyred's kernels for `path` through its Python package (python/, over the C API),
     called on the peers' own torch tensors: the same buffers and the same harness as
     torch.compile. (Where buffers sit matters: on the H100 one polyred kernel ran 16.2 us
-    on torch's tensors and 18.2 us on buffers from cuMemAlloc, docs/results.md session 25.)"""
+    on torch's tensors and 18.2 us on buffers from cuMemAlloc, docs/results/notes-2026-11-27.md.)"""
     import polyred
     return polyred.load(path)
 

@@ -11,7 +11,7 @@
 // live by a store that never happens -- that also streams the written bytes out with
 // 16-byte stores, for every B in {0, 1, 2, 4, 8}, U in {1, 2, 4, 8} and 256 or 512
 // threads, and keeps the fastest. B = 0 is one pass: as many blocks as the bytes need,
-// each thread's loop one trip. (Session 46 added it and dropped the block's atomic on
+// each thread's loop one trip. (Added on 2026-11-30, it dropped the block's atomic on
 // one address, which made the one pass's thousands of blocks wait on each other: the
 // limit of large reads fell 1-3%, e.g. Table 2's sg02 32.6 -> 31.5 us on the H200.)
 // Method as everywhere: the memset of the sum and the kernel are one CUDA graph; per

@@ -91,8 +91,8 @@ TEST(CubinInfo, CorpusWithNvrtcCountsRegisterLimitedKernels) {
   o.nvrtc = true;
   o.maxPoints = 1 << 12;
   // A folder of two files: an int32 division (38 registers unbounded, 32 bound to 8
-  // blocks, no spills: fitted) and deep_fm's parallel sums (32 registers since session
-  // 48's masked-row loads: nothing to fit).
+  // blocks, no spills: fitted) and deep_fm's parallel sums (32 registers since the 2026-11-30
+  // masked-row loads: nothing to fit).
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() / ("polyred-cubin-info-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);

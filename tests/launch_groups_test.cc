@@ -124,7 +124,7 @@ TEST(LaunchGroups, SmallerBlocksAreBoundAgainWithTheLargest) {
 // small sums. Launched one after another, the small parts' blocks would wait behind
 // the wave and run as a tail of their own; fused, the large part splits j over fewer
 // blocks so that the whole launch is one wave (H100, the deep_fm file of this shape:
-// 35.2 -> 31.8 us, docs/results.md session 15).
+// 35.2 -> 31.8 us, docs/results/notes-2026-11-26.md).
 TEST(LaunchGroups, TheLargestPartLeavesRoomForTheOthersInItsWave) {
   auto graph = [](int64_t smallRows) {
     GraphBuilder b("wave");

@@ -307,7 +307,7 @@ TEST(NvrtcKernels, WideIndexShapes) {
 }
 
 // ptxas of CUDA 13.0 miscompiles a 32-bit negation feeding two same-kind min or max
-// (docs/design.md, "Toolchain defects worked around"; IntegerNegationGpu shows it on
+// (docs/design/codegen-and-device.md, "Toolchain defects worked around"; IntegerNegationGpu shows it on
 // the GPU). Without a GPU the invariant is checked on the PTX NVRTC hands to ptxas: the
 // kernels of every spelling of an integer negation, in min/max chains and min/max
 // reductions, contain no plain negation (`neg.s32`), only pr_neg's NOT and add.

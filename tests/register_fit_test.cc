@@ -54,10 +54,10 @@ Graph int32Division() {
 }
 
 TEST(RegisterFit, ARegisterLimitedLaunchIsBoundToFullOccupancyWithoutSpills) {
-  // (lstm's transpose was this test's kernel until its threads stopped looping, session
-  // 46: 24 registers now; the Welford var_mean of session 35 needed the fit too, 34
-  // registers, until its combine shared its division: 32 since session 43; deep_fm's
-  // parallel sums 15983009430977764326 after it, 40 registers, until session 48's
+  // (lstm's transpose was this test's kernel until its threads stopped looping, 2026-11-30:
+  // 24 registers now; the Welford var_mean of 2026-11-28 needed the fit too, 34
+  // registers, until its combine shared its division: 32 since 2026-11-29; deep_fm's
+  // parallel sums 15983009430977764326 after it, 40 registers, until the 2026-11-30
   // masked-row loads: 32.)
   const CompiledGraph c = test_support::compileWithKnobs(int32Division(), "");
   ASSERT_EQ(c.program.kernels.size(), 1u);

@@ -157,7 +157,7 @@ TEST(RowResident, ManyLongRowsStayOneKernelOfOneBlockPerRow) {
 // quarter wave of those blocks (264 resident on 132 SMs, so 66 rows); 65 rows split
 // into three kernels. Counted in two waves of 256-thread blocks, rows had needed 2112
 // (H100, softmax f32 [2048,16384]: three kernels 192.2 us, one 97.1 us; 132 rows of
-// 32768: 29.6 -> 18.1 us; 16 rows of 100000 lose: docs/results.md session 15).
+// 32768: 29.6 -> 18.1 us; 16 rows of 100000 lose: docs/results/notes-2026-11-26.md).
 // Columns (y-reduces) keep two waves of default blocks.
 TEST(RowResident, LongRowsStayWholeFromAQuarterWaveOfOneRowBlocks) {
   const Target target;

@@ -44,8 +44,8 @@ TEST(ScansScatters, CumSumAddsThePrefixInEveryDirection) {
   expectOutput(cum("CumProd", {attr("axis", 0), attr("exclusive", true)}, "float32", {4}), {f}, {1, 1, 2, 6});
 }
 
-// A long scan is one scan kernel whatever its length (the masked reductions of session
-// 20 took three past 1024 elements): every direction, on ones (out = the count of
+// A long scan is one scan kernel whatever its length (the masked reductions of 2026-11-26
+// took three past 1024 elements): every direction, on ones (out = the count of
 // elements folded) and on 1..n (triangular numbers).
 TEST(ScansScatters, LongScansAreOneScanKernel) {
   const int64_t n = 1100;

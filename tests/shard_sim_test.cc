@@ -220,7 +220,7 @@ TEST(ShardLowering, CollectiveChoiceFollowsTheReduction) {
 // magnitude of an element's operands: this file's complex products (96 rows, up to about
 // 1e32) cancel in their imaginary parts and overflow in places, where the ranks'
 // partials associate otherwise than the reference (finite differences past the plain
-// tolerance, NaN for inf): it reported mismatches before session 31.
+// tolerance, NaN for inf): it reported mismatches before 2026-11-28.
 TEST(ShardLowering, ComplexProductsNearOverflowCompareByMagnitude) {
   const Graph g = readCompositeFile(std::string(POLYRED_SOURCE_DIR) + "/tests/data/complex/complex_sum_prod.json");
   for (int ranks : {2, 3}) {

@@ -143,7 +143,7 @@ class Builder:
         return self._op("Concat", list(xs), xs[0].dtype, shape, [("axis", axis)])
 
     def cumsum(self, x, axis, exclusive=False, reverse=False):
-        """MindSpore's CumSum along `axis`: one scan kernel (docs/design.md, "Scans")."""
+        """MindSpore's CumSum along `axis`: one scan kernel (docs/design/frontend.md, "Scans")."""
         return self._op("CumSum", [x], x.dtype, x.shape,
                         [("axis", axis), ("exclusive", bool(exclusive)), ("reverse", bool(reverse))])
 

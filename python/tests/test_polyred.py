@@ -310,7 +310,7 @@ def test_what_traced_code_cannot_mean_is_refused(torch_or_skip):
         return c.sum()
 
     trace(rebinding, x, x).check_cpu()
-    # add and sub honour alpha (it was dropped before session 28).
+    # add and sub honour alpha (it was dropped before 2026-11-27).
     kernel = trace(lambda a, b: torch.add(a, b, alpha=3) - a.sub(b, alpha=0.5), x, x)
     kernel.check_cpu()
 

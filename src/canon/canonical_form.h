@@ -30,7 +30,7 @@ CanonicalForm chooseForm(const AxisSplit& s);
 std::string describeSplit(const Shape& shape, const std::vector<int64_t>& axes, const AxisSplit& s, CanonicalForm f);
 
 // Flips an x- or y-reduce plan to the form that more of its bytes are contiguous along
-// (docs/design.md, "Form"); the reason is appended to plan.why.
+// (docs/design/canonical-forms.md, "Form"); the reason is appended to plan.why.
 void chooseFormFromLayout(KernelPlan& plan, const AxisSplit& split);
 
 // A reduction's canonical iteration space: its form and the coalesced extents.

@@ -12,8 +12,8 @@
 // gives -inf, a +inf gives +inf, a NaN gives NaN. Other rows keep the online tuple: one
 // pass, its lanes folded in closed form (codegen/lane_folds.h).
 //
-// Policy (SplitLogSumExpRows::Policy), measured on the H200 (docs/results.md, session
-// 42; us, split against online): a logsumexp whose result feeds a pass over its own rows
+// Policy (SplitLogSumExpRows::Policy), measured on the H200 (docs/results/notes-2026-11-29.md;
+// us, split against online): a logsumexp whose result feeds a pass over its own rows
 // (softmax via logsumexp: exp(x - lse)) splits -- its kernel is row-resident anyway, and
 // three staged passes took softmax via logsumexp f16 [4096,50257] 216.5 where the tuple's
 // two took 231.7. Otherwise rows of 256 and 512 elements split (f16: 10.9 vs 13.2, 9.8

@@ -225,7 +225,7 @@ class KernelEmitter : private AccumulatorNames {
   // Vector accesses whose alignment is checked at run time go through a loop of their
   // own per answer: with the check inside, NVRTC kept a branch around every access of
   // the unrolled loop, one load in flight per thread. Gains and losses measured (H100,
-  // docs/design.md "Vector lanes", docs/results.md session 30): all-reduces lost, and
+  // docs/design/schedule-and-binding.md "Vector lanes", docs/results/notes-2026-11-28.md): all-reduces lost, and
   // row-resident kernels (their register-cached passes duplicated whole) keep the branch.
   bool versionsPassLoops() const {
     return k_.vector.width > 1 && !k_.vector.strided && !scan_ && p_.passes() == 1 &&
@@ -603,7 +603,7 @@ class KernelEmitter : private AccumulatorNames {
   // division by an earlier pass's total with its divisor declared before the pass loop
   // (loop_invariants.h) where the kernel is staged or the quotient only rounded to 16
   // bits (coarse_results.h; an unstaged float32 quotient keeps the IEEE division,
-  // docs/design.md on pr_div_coarse); a 16-bit value only stores read (store_rounding.h).
+  // docs/design/schedule-and-binding.md on pr_div_coarse); a 16-bit value only stores read (store_rounding.h).
   OperandFacts factsOf(size_t v) const {
     const bool invariant = (!stage_.empty() || coarseQuotient_[v]) && dividesByTotals(p_, ofTotals_, v);
     return {.fastExp = fastExp_[v],

@@ -20,7 +20,7 @@
 // (An Exp whose own dtype is 16-bit is rounded the same way: codegen/cuda_expr takes it
 // fast without this analysis.)
 //
-// Decision (docs/design.md, "Runtime"): proven cases only -- the unit's error grows with
+// Decision (docs/design/runtime.md, "Runtime"): proven cases only -- the unit's error grows with
 // |x|, which only a bounded argument or a coarse result hides; any other f32 Exp stays
 // expf unless the user asks for --fast-exp.
 #pragma once

@@ -11,7 +11,7 @@
 //              the lanes' maximum, the sum of their exponentials relative to it, one
 //              join -- V + 2 Exps a vector where the tree's combines take V - 1 Exps,
 //              each with its compares and selects.
-// Measured on the H200 (docs/results.md, session 42; us, tree -> closed form): rows of
+// Measured on the H200 (docs/results/notes-2026-11-29.md; us, tree -> closed form): rows of
 // 2M halves 67.2 -> 42.0; with canon/logsumexp_rows's policy, logsumexp f16
 // [8192,32000] 148.6 (split rows) -> 130.9 and cross-entropy 179.1 -> 143.7.
 #pragma once

@@ -69,8 +69,8 @@ std::string maskedLaneBounds(const std::string& pos, int64_t extent, int width, 
 // Staged softmax kernels ran 8-10% faster so; from global memory, with the volatile
 // pair loads of then (issued in order: its unrolled vectors' loads no longer
 // overlapped), the first pass of logsumexp f16 [8192,32000] ran 3-4% slower (H200,
-// session 40). With the plain global pair loads of since, under 0.5% either way
-// (logsumexp and cross-entropy, H200, session 41): not taken.
+// 2026-11-29). With the plain global pair loads of since, under 0.5% either way
+// (logsumexp and cross-entropy, H200, 2026-11-29): not taken.
 int pairFoldSource(const LaneValuesSite& site, size_t r);
 
 }  // namespace polyred

@@ -12,7 +12,7 @@
 // so the kernel's results are bit for bit what they were.
 // Why: per vector, the compiler recomputed them -- a division's reciprocal and its test
 // were about 12 instructions a vector of 8, softmax via logsumexp's logf about 20
-// (SASS, sm_90, sessions 40-41); it does not hoist code with branches out of the loop.
+// (SASS, sm_90, 2026-11-29); it does not hoist code with branches out of the loop.
 #pragma once
 
 #include <functional>

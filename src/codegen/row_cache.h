@@ -28,7 +28,7 @@
 //
 // Policy (auto): in registers where the kernel makes three passes or more (two re-reads
 // saved) and is not staged (codegen/row_stage.h), if the conditions above hold; else
-// none. On the H100 (2026-11-27, docs/results.md "session 24"): layer norm f16
+// none. On the H100 (2026-11-27, docs/results/notes-2026-11-27.md): layer norm f16
 // [8192,1024] 19.8 -> 18.5 us, f32 [8192,1024] 31.5 -> 27.7, softmax f16 [8192,1024]
 // 19.5 -> 16.8, layer norm and softmax f16 [4096,4096] within 1%; with two passes it
 // costs more occupancy than the one re-read it saves (RMS norm f16 [8192,1024] 15.2 ->
@@ -45,12 +45,12 @@
 // value's storage type (exact: a value is already rounded to its type). If the results
 // and loads together pass kRegisterCacheBytes, the plan keeps the loads alone.
 // Why: the short-row softmax of bert (16613891787345259176, [24576,128] f16, three
-// passes) is bound by instructions issued, not by DRAM (docs/results.md session 48).
+// passes) is bound by instructions issued, not by DRAM (docs/results/notes-2026-11-30.md).
 //
 // In shared memory (`cache=on`) only when asked: the row-resident kernels measured are
 // issue-bound, not L2-bound, and that cache costs occupancy and instructions:
 // logsumexp f16 [8192,32000] 269.5 us without, 270.2 with; softmax f16 [4096,50257]
-// 449.4 vs 600.3; cross-entropy 363.0 vs 339.5 (docs/results.md, "session 9").
+// 449.4 vs 600.3; cross-entropy 363.0 vs 339.5 (docs/results/notes-2026-11-25.md).
 #pragma once
 
 #include <cstdint>

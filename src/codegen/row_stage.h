@@ -13,7 +13,7 @@
 // while its DRAM traffic waits for the next row. Staged, the row crosses DRAM once by
 // copies no thread issues, and the block's compute runs beside the DRAM traffic of the
 // other block on its SM. Softmax f16 [4096,50257] on the H100 (2026-11-26): 346 us
-// unstaged, 307.5 staged (a plain copy of its bytes: 297.9; docs/results.md, session 17).
+// unstaged, 307.5 staged (a plain copy of its bytes: 297.9; docs/results/notes-2026-11-26.md).
 //
 // Soundness: each block stages one row (one row per block: BY = 1, GX = 1) at the mark
 // of pass 0, where the row index is block-uniform (it depends on no loop inside the

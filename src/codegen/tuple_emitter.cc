@@ -30,7 +30,7 @@ struct Sides {
 // statements: a Welford combine's count sum, its share and its mean difference, an
 // argmax combine's winner test shared by its two fields. A select whose arms are such
 // locals no longer guards them with a branch: where one of them was a division, the
-// branch kept the compiler from batching a loop's loads (docs/design.md, "Tuple
+// branch kept the compiler from batching a loop's loads (docs/design/pipeline-and-ir.md, "Tuple
 // reductions"). Divisions of two counts print as pr_div_counts (ir/tuple_counts.h).
 // Usage: count() every expression, then print() each; locals() holds the declarations
 // the printed expressions use.
@@ -264,7 +264,7 @@ std::string logSumExpLanes(const TupleLaneTree& t, const std::string& in) {
   os << in << "  #pragma unroll\n" << in << "  for (int l = 0; l < " << V << "; ++l) " << lanes << "[l] = " << t.laneInput << ";\n";
   // Lanes outside the row are -inf, set on the partial vectors' path only (as the tree's
   // identities): a select per lane in every vector cost a staged softmax via logsumexp
-  // f16 [4096,50257] with lse=online 10% (H200, session 42: 231.7 -> 255.5 us).
+  // f16 [4096,50257] with lse=online 10% (H200, 2026-11-29: 231.7 -> 255.5 us).
   if (t.masked)
     os << in << "  if (!whole) {\n"
        << lanesOutsideTheRow(in + "    ", V, lanes, "(-__int_as_float(0x7f800000))") << in << "  }\n";

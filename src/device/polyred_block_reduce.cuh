@@ -399,7 +399,7 @@ __device__ __forceinline__ T fold_staged_column(const T* smem, int lane, int x, 
 // column c over y in order 0, 1, ..., BY - 1 and leaves the total in row 0, one more
 // barrier, and the threads with y == 0 read their lanes' totals back. Two barriers for
 // all V lanes, where V calls of block_reduce_y take three each (H100, 2026-11-27,
-// docs/results.md session 29). The fold keeps y order, so Order is satisfied either way.
+// docs/results/notes-2026-11-27.md). The fold keeps y order, so Order is satisfied either way.
 // smem holds smem_y_lanes<BX, BY, V>() elements. All threads of the block must call it.
 template <class T, class Op, int BX, int BY, int V, class Order = AnyOrder>
 __device__ __forceinline__ void block_reduce_y_lanes(T (&v)[V], Op op, T* smem) {

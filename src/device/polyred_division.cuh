@@ -7,7 +7,7 @@
 // The divisor is taken apart once, before the loop (codegen/loop_invariants.h):
 // pr_invariant_divisor(b) holds b, its reciprocal r = 1/b correctly rounded and whether
 // a / b may go through r (r finite and not 0). Inside a function called per vector the
-// compiler did not hoist the reciprocal out of the pass loop (SASS, sm_90, session 40):
+// compiler did not hoist the reciprocal out of the pass loop (SASS, sm_90, 2026-11-29):
 // about 12 instructions a vector of 8.
 //
 // pr_div_invariant(a, d) is a / b: p = a * r and one Newton step on the exact residual
@@ -18,7 +18,7 @@
 // as a / b does. Within an ulp of the IEEE quotient everywhere: p is a / b to within
 // 2^-24 relative, so where p alone underflows to 0 or overflows to infinity a / b is at
 // most the next float (the smallest subnormal, the largest float) -- the only quotients
-// that differ from before session 37, which took the IEEE division there. That branch,
+// that differ from before 2026-11-29, which took the IEEE division there. That branch,
 // once per element with the convergence barriers the compiler puts around it, was half
 // of a staged softmax's instructions per element in its last pass (SASS, sm_90,
 // 2026-11-29).
@@ -30,7 +30,7 @@
 // against the half ulp of 2^-11 (float16) or 2^-8 (bfloat16) of the rounding that
 // follows: the 16-bit result is the correctly rounded one, or its neighbour where a / b
 // lies within 2^-23 relative of a rounding boundary (the pr_expf_fast rule for Exps,
-// docs/design.md "Runtime"). Below float32's normal range (where p's error is absolute,
+// docs/design/runtime.md "Runtime"). Below float32's normal range (where p's error is absolute,
 // 2^-149) the 16-bit types' own steps are 2^-24 (float16) and 2^-133 (bfloat16); past
 // float32's largest finite value a / b rounds to infinity in both types anyway.
 //
@@ -48,8 +48,8 @@
 // 2^13 and 2^30 random pairs to 2^100 in either order, zero divisors among them
 // (tests/gpu/device_division_gpu_test.cc). In a Welford combine the check's branch kept
 // the compiler from batching the loop's loads and put a call on every level of the
-// block's tree: var_mean f32 [32,64,56,56] 15.6 -> 14.2 us with it gone (H200, session
-// 43, with the combine's shared operations printed once).
+// block's tree: var_mean f32 [32,64,56,56] 15.6 -> 14.2 us with it gone (H200, 2026-11-29,
+// with the combine's shared operations printed once).
 #pragma once
 
 #if defined(__CUDACC__)

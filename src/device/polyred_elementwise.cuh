@@ -25,7 +25,7 @@
 // negated values likewise (found by tests/gpu/random_graphs_gpu_test.cc; reproduced
 // with nvcc -O1..-O3, correct at -O0). It treats 0 - x, x * -1 and neg.s32 as one
 // negation, so every 32-bit negation in generated code is ~x + 1 written in PTX, which
-// it keeps as a NOT and an add. 64-bit negation was measured correct. docs/design.md,
+// it keeps as a NOT and an add. 64-bit negation was measured correct. docs/design/codegen-and-device.md,
 // "Toolchain defects worked around".
 __device__ __forceinline__ int pr_neg(int x) {
   int r;
@@ -348,7 +348,7 @@ __device__ __forceinline__ T pr_ipow(T base, T e) {
 // host's floatMaximum / floatMinimum): never dependent on fmaxf's choice. Also the
 // combiner of Max/Min reductions of floats (polyred_block_reduce.cuh).
 // f32, sm_90: one max.NaN / min.NaN, which orders the zeros (measured on the H100,
-// docs/results.md "session 9"). sm_80..89: max.NaN / min.NaN, then for equal operands
+// docs/results/notes-2026-11-25.md). sm_80..89: max.NaN / min.NaN, then for equal operands
 // -- identical bits, or zeros of both signs -- their bits ANDed (max) or ORed (min),
 // since the zero order was not measured there. Older targets and f64: a chain of
 // selects, not nested conditionals (nvcc turned those into branches, five per call,

@@ -18,7 +18,7 @@
 // 2^-22 absolute per term (the pr_expf_fast rule of codegen/exp_range.h).
 // exp(x_l - z) is 2^(x_l * log2(e) - z * log2(e)): one FFMA a lane, z * log2(e) once a
 // vector. That product overflows for a finite |z| past 2^128 * ln(2) (a row near the
-// float32 limit gave -inf that way; H200, session 42): there s is 1 -- every other lane
+// float32 limit gave -inf that way; H200, 2026-11-29): there s is 1 -- every other lane
 // is at least an ulp of z (2^104) below it, its term 0, the lanes equal to z count 1
 // each, and the log of their count (at most V) is far under half an ulp of z, so the
 // finalized z + log(s) is the same float (a branch on |z| instead cost 3%).

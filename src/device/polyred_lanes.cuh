@@ -44,7 +44,7 @@ __device__ __forceinline__ __nv_bfloat16 pr_storage<__nv_bfloat16, float>(float 
 // L2::cache_hint; plain before), and a store of bytes the kernel never reads again goes
 // as st.global.cs ("cache streaming"), so that what later passes of a row-resident
 // kernel read again stays in the L2 longer. The same bits move either way.
-// Measured on the H100 (docs/results.md, session 12): ld.global.cs loads, which leave
+// Measured on the H100 (docs/results/notes-2026-11-25.md): ld.global.cs loads, which leave
 // the read-only path, cost cross-entropy 7%; the policy on st.global cost softmax 4%.
 __device__ __forceinline__ unsigned long long pr_l2_evict_first_policy() {
   unsigned long long policy = 0;
@@ -180,7 +180,7 @@ __device__ __forceinline__ void pr_load_lanes_flat(const S* p, long long k, C (&
 // the load's cache hint) and its halves paired by bit operations the compiler folds
 // away. From shared memory (a staged row) the access is written in PTX
 // (pr_ld_shared_words): built in C++, the compiler split it into V or V/2 loads, which
-// made the staged softmax kernels 8-10% slower (H200, session 40); volatile, so that it
+// made the staged softmax kernels 8-10% slower (H200, 2026-11-29); volatile, so that it
 // stays after the chunk waits before it (polyred_row_stage.cuh).
 template <int W>
 __device__ __forceinline__ void pr_ld_shared_words(const void* p, unsigned (&w)[W]) {
@@ -241,7 +241,7 @@ __device__ __forceinline__ void pr_unpair(const __half2 (&pairs)[V / 2], float (
 // max (min) of a float accumulator and the V lanes of a float16 vector held as half
 // pairs, as folding the lanes one by one with pr_max (pr_min): the maximum of halves is
 // one of them, so taking it in half is exact, and max.NaN.f16x2 propagates NaN and
-// orders -0 below +0 as pr_max does on sm_90 (measured on the H200, session 40: every
+// orders -0 below +0 as pr_max does on sm_90 (measured on the H200, 2026-11-29: every
 // pair of +-0, +-1, +-inf and NaN in both orders; EdgeValuesGpu's rows of 64 matched
 // bit for bit while global loads also took pairs; NaN payloads are canonical either
 // way). V/2 - 1 pair maxima, two conversions and two float maxima, where the lanes one

@@ -127,7 +127,7 @@ __device__ __forceinline__ void atomic_combine(T* addr, T v, Op op) {
 // its whole block -- wrote earlier; its acquire, in the last block, orders the reads
 // after it behind every earlier arrival's writes. (A __threadfence in every thread
 // before a relaxed increment, and again in the last block, did the same: 0.6 us
-// slower on var_mean's 832 blocks, docs/results.md session 13.)
+// slower on var_mean's 832 blocks, docs/results/notes-2026-11-26.md.)
 __device__ __forceinline__ bool arrive_last(unsigned* ticket, unsigned expected) {
   unsigned old;
   asm volatile("atom.acq_rel.gpu.global.inc.u32 %0, [%1], %2;" : "=r"(old) : "l"(ticket), "r"(expected - 1u) : "memory");
@@ -153,8 +153,8 @@ __device__ __forceinline__ bool block_arrive_last(unsigned* ticket, unsigned exp
 // hands its total to sink(c, total), for the tile's columns below `columns` (a last
 // tile may be short). So a warp's threads hold consecutive columns: their atomics or
 // partial stores cover consecutive addresses, where thread x's V lanes, V apart, put
-// each warp-wide atomic over V cache lines (H200, 2026-11-30, docs/results.md session
-// 45: a column sum f32 [8192,1024], 1024 blocks, 19.8 -> 15.6 us; wide_deep's f16
+// each warp-wide atomic over V cache lines (H200, 2026-11-30, docs/results/notes-2026-11-30.md:
+// a column sum f32 [8192,1024], 1024 blocks, 19.8 -> 15.6 us; wide_deep's f16
 // [16000,1024] column sums 19.9 -> 15.7). The staging's lane stride (y_lane_stride)
 // keeps a warp's folds, V lanes of 32 / V threads, on distinct banks. Leaves v as it
 // is. All threads of the block must call it.
@@ -217,8 +217,8 @@ __device__ __forceinline__ T load_cg(const T* p) {
 // How many partials a thread of the last block loads before it folds them. The last
 // block's fold is on the critical path of every multi-block kernel: one load at a time
 // paid an L2 round trip per partial (ncu, max f16 [21128,768] over its rows, 4 lanes:
-// 22 dependent loads a thread while the rest of the GPU idled; docs/results.md session
-// 31). 32 bytes a thread keep eight words in flight without raising the kernel's
+// 22 dependent loads a thread while the rest of the GPU idled; docs/results/notes-2026-11-28.md).
+// 32 bytes a thread keep eight words in flight without raising the kernel's
 // register count, which its main loop's occupancy depends on.
 inline constexpr int kFoldBatchBytes = 32;
 template <class T>
@@ -269,7 +269,7 @@ __device__ __forceinline__ T fold_partials(const T* partials, int n, int lane, i
 // on n (0: unknown). When the partials fit one warp (MaxPartials <= 32) and the row is
 // whole warps, the row's first warp combines them alone -- lane k loads partial k, one
 // warp tree -- with no shared memory or barrier: the last block's combine is on the
-// critical path of every multi-block kernel (var_mean, session 13).
+// critical path of every multi-block kernel (var_mean, 2026-11-26).
 namespace detail {
 
 template <int MaxPartials, int RowWidth>
@@ -317,7 +317,7 @@ __device__ __forceinline__ T combine_partials_fixed_order_x(const T* partials, i
 // block by block: block b's partial of row r (a column of the tensor) at partials[b *
 // stride + r], so that a warp's threads, which own consecutive rows, load consecutive
 // partials (stored row by row, a warp's loads of one block's partials lay `n` apart,
-// 32 sectors each: max f32 [8192,768] over its rows, H100, docs/results.md session 30).
+// 32 sectors each: max f32 [8192,768] over its rows, H100, docs/results/notes-2026-11-28.md).
 // Thread (x, y) folds the y-th contiguous chunk of the blocks in block order for its V
 // rows first_row .. first_row + V - 1 (rows from rows_end on combine nothing), then the
 // block reduces over y in y order: a fixed tree that keeps block order, so InOrder

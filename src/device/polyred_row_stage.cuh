@@ -142,7 +142,7 @@ __device__ __forceinline__ unsigned pr_stage_chunk_end(const PrRowStage& st, uns
 // so most vectors lie in the chunks it waited for last: two compares, no barrier. (The
 // chunk's barrier found and waited on for every vector, with the 64-bit byte arithmetic,
 // were 55 of the 83 instructions a vector of softmax f16 [4096,50257]'s first pass took;
-// now the pass takes 48 with its half-pair maximum. SASS, sm_90, session 40.)
+// now the pass takes 48 with its half-pair maximum. SASS, sm_90, 2026-11-29.)
 __device__ __forceinline__ void pr_stage_wait(PrRowStage& st, unsigned b0, unsigned b1) {
   if (b0 >= st.landedLo && b1 < st.landedHi) return;
   const unsigned c0 = pr_stage_chunk(st, b0), c1 = pr_stage_chunk(st, b1);

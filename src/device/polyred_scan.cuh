@@ -15,7 +15,7 @@
 //   warps, the warps' totals through shared memory, scanned by shuffles again.
 //   Along y: the tile transposed through shared memory, so that a column's threads
 //   are consecutive lanes, and scanned by shuffles the same way (H100: a Hillis-Steele
-//   scan in shared memory took two barriers per step; docs/results.md, session 23).
+//   scan in shared memory took two barriers per step; docs/results/notes-2026-11-27.md).
 //
 // Accumulators are scalars (int, long long, float, double) or complex64. A call that uses shared
 // memory begins with a barrier (the previous user is done with it); all threads of the

@@ -5,7 +5,7 @@
 // output) or throws Error (exit 2) when the check would exceed its memory limit or runs
 // past --timeout (TimeBudgetExceeded says how far it got).
 //
-// Sampling rule (documented in docs/design.md, "Checks that scale"):
+// Sampling rule (documented in docs/design/untrusted-input-and-fuzzing.md, "Checks that scale"):
 //   - the executor runs at most `maxPoints` statement instances, as whole i-tiles
 //     (the first, the last and pseudo-random others); graphs with materialized
 //     temporaries run whole, since a later kernel reads every element;

@@ -15,7 +15,7 @@
 // (device/polyred_division.cuh): IEEE division's own fast path without its range check
 // and slow-path branch, the same bits for operands in [0, 2^100]. The branch kept
 // the compiler from batching a Welford loop's loads and put a call on every combine
-// of the block's and blocks' trees (docs/design.md, "Tuple reductions").
+// of the block's and blocks' trees (docs/design/pipeline-and-ir.md, "Tuple reductions").
 #pragma once
 
 #include <cstdint>

@@ -19,7 +19,7 @@
 // already rounded to its type), and the values of `a` and `other` are converted as they
 // come. A call whose values have other types than those the program was built for
 // builds it again. (The tree evaluation cost about 2.7 us per element of argmax in the
-// reference; docs/design.md. tests/tuple_program_test.cc holds the two together.)
+// reference; docs/design/pipeline-and-ir.md. tests/tuple_program_test.cc holds the two together.)
 // Not thread-safe: one program per thread.
 #pragma once
 

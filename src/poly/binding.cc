@@ -25,8 +25,8 @@ constexpr int64_t kMaxGridY = 65535;
 // keeps a horizontally fused launch's blocks far below the grid's 2^31 - 1. The loop over
 // four waves of blocks it replaced lost 3-4% on streaming files: its wave count came
 // from threads per SM, so blocks that registers held to 6 per SM ran 5.3 waves, and
-// short blocks fill the SMs as they drain. H200, 2026-11-30 (docs/results.md, session
-// 46), 4 waves -> one instance a thread (us): wide_deep's GkDropout 808053980462053508
+// short blocks fill the SMs as they drain. H200, 2026-11-30 (docs/results/notes-2026-11-30.md),
+// 4 waves -> one instance a thread (us): wide_deep's GkDropout 808053980462053508
 // 125.7 -> 120.9 (torch.compile 120.8), its 4775603695370583184 175.9 -> 169.6
 // (168.3), its 8372888187105518809 126.3 -> 121.6 (121.6), vgg16's Cast
 // 3703874439199233056 153.5 -> 150.2 (145.9); 8, 16 and 64 waves fell in between on
@@ -43,14 +43,14 @@ constexpr int64_t kRowResidentWaves = 2;
 // them three times. H100, softmax f32 over rows of 16384..100000, three kernels against
 // one row-resident kernel (us): 2048 rows 192.2 -> 97.1, 400 rows 86.0 -> 48.3, 200 rows
 // 24.9 -> 15.5, 132 rows 29.6 -> 18.1, 64 rows of 65536 30.1 -> 23.7, but 16 rows of
-// 100000 19.4 -> 29.2 (docs/results.md, session 15).
+// 100000 19.4 -> 29.2 (docs/results/notes-2026-11-26.md).
 constexpr int64_t kLongRowWaveDivisor = 4;
 constexpr int kLongRowThreads = 1024;  // row-resident kernels over long rows
 // ... or half as many where the rows that blocks of kLongRowHalfThreads keep resident
 // at once still fit the L2 for the later passes' re-reads, and make at least a wave
 // without adding one (halfBlocksSuitLongRows):
 // twice the elements per thread halve what the block reductions and the loops' set-up
-// cost each element. H200 (60 MB of L2), 2026-11-29 (docs/results.md, session 39),
+// cost each element. H200 (60 MB of L2), 2026-11-29 (docs/results/notes-2026-11-29.md),
 // 1024 -> 512 threads (us): logsumexp f16 [8192,32000] (64 KB rows, 34 MB resident)
 // 162.3 -> 149.0, cross-entropy f16 [8192,32000] 217.4 -> 180.0, a staged softmax f16
 // [8192,32000] 311.8 -> 260.3; rows of f16 50257 (53 MB resident): logsumexp 177.9 ->
@@ -67,11 +67,11 @@ constexpr int kLongRowHalfThreads = kLongRowThreads / 2;
 // [8192,4096] 117.0 -> 94.7, [43690,768] 98.8 -> 93.9; logsumexp f16 [8192,32000]
 // 198.8 -> 186.5; the bert dropout-grad file 21.42 -> 17.82; the bert softmax file
 // 18.34 -> 18.56 and cross-entropy f16 [8192,32000] 230.6 -> 231.9 the only losses
-// (docs/results.md, session 14).
+// (docs/results/notes-2026-11-26.md).
 constexpr int kRowResidentItems = 4;
 // Row-resident x-reduces whose launch at kRowResidentItems would fill less than half a
 // wave of resident threads take kSparseRowResidentItems: twice the threads on each
-// row, to keep more loads in flight. H200, 2026-11-28 (docs/results.md, session 35),
+// row, to keep more loads in flight. H200, 2026-11-28 (docs/results/notes-2026-11-28.md),
 // 4 -> 2 items: bert's DropoutGrad + ReduceSum over [16,12,128,128]'s rows (36% of a
 // wave) 15.19 -> 12.35 us, softmax f16 [32768,128] (48%) 11.65 -> 9.71, f32
 // [2048,1024] 9.27 -> 8.73; but f32 [8192,512] (97% of a wave) 12.73 -> 12.93, and
@@ -89,7 +89,7 @@ int pow2AtLeast(int64_t n, int cap) {
 // reduction of less than kSmallLaunchWaves waves of resident threads' work is bound by
 // latency, not bandwidth, and takes fewer items per thread -- 4, or 2 under one wave's
 // worth -- so that more threads issue their loads at once. H200, 2026-11-28
-// (docs/results.md, session 32), before -> after (us): vgg16's [64,1000] cross-entropy
+// (docs/results/notes-2026-11-28.md), before -> after (us): vgg16's [64,1000] cross-entropy
 // rows 9.62 -> 5.40, its exp-sum rows 7.01 -> 4.77, bert's [320,768] rows 8.00 -> 6.30,
 // wide_deep's 16000-element sum 7.86 -> 5.16, its [16000,39] rows 8.30 -> 6.79; plain
 // sums over [2048,768] and [320,768] rows lose 0.1-0.4.
@@ -139,7 +139,7 @@ KernelConfig smallLaunchConfig(const KernelConfig& asked, const KernelPlan& plan
 // fused launch) over the slots their waves occupy -- among the splits that leave each
 // thread `items` elements; ties go to the fewest blocks (fewer partial results to
 // combine). One wave of longer blocks beat several of shorter ones that fill their
-// slots better: H200, 2026-11-28 (docs/results.md, session 35), Table 2's sg02 (a
+// slots better: H200, 2026-11-28 (docs/results/notes-2026-11-28.md), Table 2's sg02 (a
 // y-reduce of 166 column tiles) 3 waves at 99.6% -> 1 at 94%: 39.3 -> 35.4 us;
 // alexnet's [32,64,57,57] channel sums 2 waves at 100% -> 1 at 97%: 16.8 -> 15.3 us.
 constexpr double kFullWaveShare = 0.9;
@@ -175,7 +175,7 @@ int64_t splitReduced(int64_t N, int64_t threadsAlongJ, int64_t tilesOfI, int thr
 // gives every thread the same trip makes it a constant with neither. So when the wave
 // rule leaves threads at most kShortTrip instances, the largest split from half its
 // choice up that divides the row evenly, at most kMaxEvenTrip instances a thread, is
-// taken instead. H200, 2026-11-29 (docs/results.md, session 44), all 18 shapes where
+// taken instead. H200, 2026-11-29 (docs/results/notes-2026-11-29.md), all 18 shapes where
 // the rule changes the split: channel sums, maxima and Welford statistics over
 // (0,2,3) 13 -> 7 and 25 -> 14 blocks a channel (var_mean f32 [32,64,56,56] 14.4 ->
 // 13.6 us, its sum 13.4 -> 12.3), all-reduces of 5-8 M floats 1056 -> 1024 blocks:
@@ -323,7 +323,7 @@ KernelConfig sparseRowsConfig(const KernelConfig& asked, const KernelPlan& plan,
 //  - rows too few to fill the GPU one block each (a quarter wave, as splitScanRows)
 //    take up to kLongRowThreads threads along the row, one vector each per tile: the
 //    block walks its row's tiles in order, each a block scan, so fewer and wider tiles
-//    finish sooner (H100, session 23: cumsum f32 [64,4096] as 4 tiles of 256 threads
+//    finish sooner (H100, 2026-11-27: cumsum f32 [64,4096] as 4 tiles of 256 threads
 //    against 1 of 1024, docs/results.md).
 KernelConfig scanConfig(const KernelConfig& asked, const KernelPlan& plan, const Target& target) {
   KernelConfig c = rowResidentConfig(asked, plan.form, plan.M, plan.N);
@@ -343,13 +343,13 @@ KernelConfig scanConfig(const KernelConfig& asked, const KernelPlan& plan, const
 // Scans of rows too few to fill the GPU one block each (a quarter wave) and at least
 // kMinScanTilesToSplit tiles long split each row over several blocks, GX chunks of
 // consecutive tiles, as many as fill one wave (a block takes its chunk in arrival
-// order, so it only ever waits for blocks that run). H100, 2026-11-27 (docs/results.md,
-// session 22), one block per row against the split: cumsum f32 [4,1048576] (256 tiles
+// order, so it only ever waits for blocks that run). H100, 2026-11-27 (docs/results/notes-2026-11-27.md,
+// 2026-11-27), one block per row against the split: cumsum f32 [4,1048576] (256 tiles
 // per row) 414.7 -> 35.4 us, f32 [4096,1024] down its 1024 columns (128 tiles) 150.5 ->
 // 37.8 us; but [64,4096] (4 tiles) 8.2 -> 10.6 us and cumprod f32 [8,32,1000] down 32
 // rows (4 tiles) 6.1 -> 11.9 us: a short row gains less than the look-back costs.
-// Splitting rows that fill between a quarter and half a wave was slower too (session
-// 23, 2 chunks per row): f16 [4096,4096] down its columns 43.4 -> 50.5 us, [8192,4096]
+// Splitting rows that fill between a quarter and half a wave was slower too (2026-11-27,
+// 2 chunks per row): f16 [4096,4096] down its columns 43.4 -> 50.5 us, [8192,4096]
 // 82.2 -> 91.3, f32 [100,65536] 35.2 -> 37.8. And one wave of chunks beat smaller ones
 // (hand-edited kernels, same session): [4,1048576] in chunks of 1, 2, 4 (one wave) and
 // 8 tiles: 39.2, 31.0, 25.1, 27.5 us; [4096,1024] down its columns, 1, 2 (one wave), 4
@@ -360,13 +360,13 @@ constexpr int64_t kMinScanTilesToSplit = 16;
 // auto: where a combiner would otherwise take a compare-and-swap loop). Every block
 // of a launch ends at about the same time, so a CAS loop on a shared slot serializes
 // them; the partials cost one store per block and a fold by the last. H100,
-// 2026-11-27 (docs/results.md, session 29), atomic -> partials: max f32 [21128,768]
+// 2026-11-27 (docs/results/notes-2026-11-27.md), atomic -> partials: max f32 [21128,768]
 // over its rows 38.5 -> 36.1 us, [8192,768] 21.6 -> 19.9, max f32 over [1024,1024]
 // 9.06 -> 7.78, max f16 over 16226304 elements 18.96 -> 18.21; but sum f32
 // [8192,768] over its rows 17.5 -> 19.7: hardware atomics stay where they exist. Since
-// session 48 float maxima and minima have them (integer atomics on the bit patterns),
-// and took the sums' lanes and atomics over partials (H200, 2026-11-30, docs/results.md
-// session 48): max f32 [21128,768] over its rows 27.0 -> 23.8 us, min 26.9 -> 23.7,
+// 2026-11-30 float maxima and minima have them (integer atomics on the bit patterns),
+// and took the sums' lanes and atomics over partials (H200, 2026-11-30, docs/results/notes-2026-11-30.md
+// 2026-11-30): max f32 [21128,768] over its rows 27.0 -> 23.8 us, min 26.9 -> 23.7,
 // [8192,768] 14.8 -> 14.1, f16 [131072,1024] 77.3 -> 74.3, f16 [21128,768] 15.6 -> 15.0,
 // max f32 over [1024,1024] 7.2 -> 6.9; f32 [131072,1024] 133.5 -> 134.0 the one loss.
 bool combineThroughPartials(const KernelPlan& plan, const KernelConfig& c) {
@@ -391,8 +391,8 @@ void splitScanRows(Binding& b, int64_t N, int64_t alongJ, const Target& target) 
 // Rows split over blocks, at least kMinUnsplitRows of them, whose kernel could instead
 // give each row one block of up to 1024 threads, all in one wave, with at most
 // kMaxUnsplitTrip instances a thread: the widest such block, and no cross-block combine
-// (the last block's wait on the others' partials). H200, 2026-11-30 (docs/results.md,
-// session 47), split -> one block a row (us): channel sums f32 [32,C,13,13] C = 192
+// (the last block's wait on the others' partials). H200, 2026-11-30 (docs/results/notes-2026-11-30.md,
+// 2026-11-30), split -> one block a row (us): channel sums f32 [32,C,13,13] C = 192
 // 7.78 -> 6.74, 256 8.12 -> 7.29, 384 (512 threads) 9.24 -> 8.29, [32,128,28,28] f32
 // 10.05 -> 9.21, f16 8.15 -> 7.05; row sums f32 [48,9000] 6.06 -> 5.05, [64,16384] 6.95
 // -> 5.90, [32,32768] 7.07 -> 6.20, [24,32768] 6.72 -> 6.05, [16,16384] 5.65 -> 4.96,
@@ -446,7 +446,7 @@ bool rowsFitOneBlock(const CanonicalSpace& space, const Target& target) {
   // Columns (y-reduces) count two waves of default blocks: a block of 32 long columns
   // re-reads more than the L2 holds while the other blocks stream, and a column softmax
   // of f32 [4096,32768] took 866.7 us as one such kernel against 827.9 as three
-  // (docs/results.md, session 15).
+  // (docs/results/notes-2026-11-26.md).
   if (space.form == CanonicalForm::YReduce)
     return b.tiles >= kRowResidentWaves * residentBlocks(target, b.threadsPerBlock());
   // Rows count a quarter wave (kLongRowWaveDivisor) of the blocks chooseBinding will

@@ -1,7 +1,7 @@
 // Hardware binding policy: block shape and grid for a canonical kernel.
 //
 // Takes: a KernelPlan and the target GPU. Gives: a Binding that the schedule builder
-// turns into isl constraints. The heuristic (documented in docs/design.md):
+// turns into isl constraints. The heuristic (documented in docs/design/schedule-and-binding.md):
 //   x-reduce / all-reduce: threadIdx.x runs along the reduced j (coalesced; a power
 //     of two for N/8 elements per thread, at least a warp once N >= 32, at most 256;
 //     launches too small to fill the GPU take 4 or 2 elements per thread, rows up to

@@ -27,7 +27,7 @@ bool readsEachElementOnce(isl_ctx* ctx, const std::string& offset, int64_t M, in
 // [32,64,56,56] 19.01 -> 17.49, deep_fm's 60 MB sum of squares 31.78 -> 27.68; 4-6 MB
 // reads within 1.5%; sum f32 [1024,131072] (537 MB) 188.1 -> 196.3, f16 (268 MB)
 // 100.8 -> 105.2; deep_fm's 105 MB y-reduce with lanes 54.2 -> 50.4 (scalar y-reduces,
-// below 8192 columns, carry no hint) (docs/results.md, session 18).
+// below 8192 columns, carry no hint) (docs/results/notes-2026-11-26.md).
 // Where a later kernel re-reads the input, the hint costs: softmax f32 [64,65536] as
 // three kernels over x took 29.7 us with plain loads, 36.9 with the reductions' .cs.
 bool streamsSinglePass(const KernelPlan& plan, int64_t bytesRead, int64_t l2Bytes) {

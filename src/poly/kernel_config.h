@@ -2,7 +2,7 @@
 //
 // Takes: text "threads=256,items=8,vector=16" (any subset, any order; "auto" for the
 // policy's own choice). Gives: a KernelConfig that chooseBinding and
-// chooseVectorization read. The defaults are the analytic policy (docs/design.md,
+// chooseVectorization read. The defaults are the analytic policy (docs/design/tuning.md,
 // "Code variants and tuning"); `polyred tune` times other values per graph on the GPU
 // and keeps the best in the tuning database.
 //   threads  threads per block (a power of two, 32..1024)

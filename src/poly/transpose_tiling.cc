@@ -21,7 +21,7 @@ namespace polyred {
 
 namespace {
 
-// Under auto (H200, 2026-11-28, docs/results.md sessions 33 and 34: the 1-D loop against
+// Under auto (H200, 2026-11-28, docs/results/notes-2026-11-28.md: the 1-D loop against
 // tiles on 25 transposes), tiles are taken where they were faster:
 //  - the stores' axis a holds at least a warp (kWarpTile) of elements, or the tile is
 //    flat. Shorter rows in Rows tiles were slower or even (f16 [1024,4096,8] 41.1 ->

@@ -44,7 +44,7 @@ namespace {
 constexpr int kVectorBytes = 16;
 // An elementwise kernel's lanes are set by its stores (16 bytes of the widest), and a
 // load wider than its stores may take two 16-byte accesses a vector. H200, 2026-11-30
-// (a hand-written f32 -> f16 cast, blocks of 256, docs/results.md session 49): 102.8 M
+// (a hand-written f32 -> f16 cast, blocks of 256, docs/results/notes-2026-11-30.md): 102.8 M
 // elements 150.0 us at 4 lanes (16-byte loads, 8-byte stores) against 146.7 at 8 (two
 // 16-byte loads, one 16-byte store), 16.8 M 29.8 against 29.3, 4.2 M 10.9 against 10.7.
 constexpr int kElementwiseLoadBytes = 2 * kVectorBytes;
@@ -129,11 +129,11 @@ bool classifyAccesses(isl_ctx* ctx, const KernelPlan& p, Vectorization& vec) {
 // y-reduce lanes (a thread owning V columns) lost to scalar code on the H100 wherever
 // the kept axis is narrow (2026-11-23, polyred tune: [8192,768] and [21128,768] columns
 // 1.2-4x slower) while each lane took a block reduction of its own; with many columns
-// they won (sg02, 21128 columns: 61.5 -> 52.5 us). Since session 29 the lanes reduce
+// they won (sg02, 21128 columns: 61.5 -> 52.5 us). Since 2026-11-27 the lanes reduce
 // together (block_reduce_y_lanes: deep_fm's [8000,39,80] sums 50.5 -> 44.5 us, an
 // embedding bag f16 [30522,768] 13.2 -> 11.7, a global average pool 12.5 -> 11.0), and
 // kept axes from 1024 columns take 4 lanes. Measured on the H100 (2026-11-27,
-// docs/results.md session 29), scalar -> 4 lanes: and_bool [131072,1024] over its rows
+// docs/results/notes-2026-11-27.md), scalar -> 4 lanes: and_bool [131072,1024] over its rows
 // 85.8 -> 60.5 us, sum f16 117.2 -> 104.6, wide_deep's [16000,1024] sum 25.9 -> 23.5, a
 // transposed [2048,8192] row sum 38.1 -> 32.6 (max f32 [131072,1024] 192.4 -> 198.1 the
 // one loss); but every narrower axis lost, and shorter columns too -- the epilogue
@@ -144,17 +144,17 @@ constexpr int64_t kMinColumnsForLanes = 1024;
 constexpr int64_t kMinRowsForNarrowLanes = 8192;
 // Kept axes of 512 to 1023 columns of 8- and 16-bit data, in columns of at least 8192
 // rows, take column pairs (2- or 4-byte loads) (`--config=vector=2,evict=off`, H100,
-// 2026-11-27, docs/results.md session 29; with the cache hints of every single-pass
-// kernel since session 36: sum f16 [21128,768] 17.38 -> 15.86 us on the H200), scalar
+// 2026-11-27, docs/results/notes-2026-11-27.md; with the cache hints of every single-pass
+// kernel since 2026-11-28: sum f16 [21128,768] 17.38 -> 15.86 us on the H200), scalar
 // -> pairs: sum f16 [21128,768] over its rows 25.60 -> 21.38 us, and_bool 18.35 ->
 // 16.38, sum f16 [8192,768] 13.44 -> 12.50, Table 2's sg10 13.39 -> 12.45, wide_deep's
 // f16 [16000,512] 15.92 -> 14.83; wider data lost (max f32 [8192,768] 19.94 -> 24.10,
 // sum f32 [21128,768] 34.10 -> 34.66, bert's f32 [2048,768] 8.64 -> 8.86). Narrower
 // axes were not measured.
-// Maxima of floats, whose blocks combined through partials until session 48 (now:
+// Maxima of floats, whose blocks combined through partials until 2026-11-30 (now:
 // products and user combiners), lost with lanes while the
 // partials lay row by row; stored block by block (codegen/cross_block.h), they gain
-// from pairs (H100, 2026-11-28, docs/results.md session 30; scalar -> pairs -> 4 lanes):
+// from pairs (H100, 2026-11-28, docs/results/notes-2026-11-28.md; scalar -> pairs -> 4 lanes):
 // max f16 [21128,768] over its rows 26.77 -> 23.73 -> 32.10 us, [8192,768] 14.69 ->
 // 14.93 -> 22.72 (kept: within 2%), f16 [131072,1024] 111.84 (4 lanes, the rule above)
 // -> 105.54 with pairs, f32 [131072,1024] 199.15 -> 191.26; so such reductions take
@@ -169,7 +169,7 @@ constexpr int kNarrowColumnLanes = 4;
 // (contribute_y_lanes: a warp's atomics over consecutive columns, where each thread's V
 // lanes had put every warp-wide atomic over V cache lines), 4 lanes pay on shorter
 // columns too, and on 768 columns of 4-byte data, once the tensor holds 6 Mi elements
-// (H200, 2026-11-30, docs/results.md session 45, `polyred tune --candidates=vector=N`,
+// (H200, 2026-11-30, docs/results/notes-2026-11-30.md, `polyred tune --candidates=vector=N`,
 // scalar -> 4 lanes): sums f16 [8000,1024] 13.23 -> 12.11 us, [8000,1536] 17.82 ->
 // 13.79, [4096,1536] 11.14 -> 10.50; f32 [8000,1024] 16.24 -> 15.65, [8000,1536] 21.65
 // -> 19.73, [16384,768] 21.86 -> 20.08, [21128,768] 26.32 -> 23.42, [8192,768] 13.89 ->
@@ -202,7 +202,7 @@ bool hasLongLatencyOp(const ScalarExpr& e) {
 // us scalar, 277.0 us with masked lanes (198.8 us with the combine branch-free);
 // cross-entropy's logsumexp, 370.5 us scalar, 359.4 us with masked lanes. A tuple with
 // a later-combine (argmax) folds whole vectors with it, without the tie and index
-// tests, and one 16-byte load replaces V scalar ones (docs/results.md, session 14).
+// tests, and one 16-byte load replaces V scalar ones (docs/results/notes-2026-11-26.md).
 bool tupleLanesPay(const KernelPlan& plan) {
   for (const ReductionOutput& r : plan.reductions) {
     if (!r.reduction.isTuple()) continue;
@@ -262,10 +262,10 @@ int laneLimitFor(int maxWidth, const KernelPlan& plan) {
 // vectors of its row per pass. Aligned rows kept the default: softmax f32 [8192,512],
 // 15.9 us unrolled by 4, 17.7 not. Long aligned rows (each thread walks about eight
 // vectors per pass) ran faster unrolled by 2 (H100, `--config=unroll=N`): cross-entropy
-// f16 [8192,32000] 341.8 us by 4, 279.4 by 2, 341.0 by 8 (2026-11-25, session 9);
-// logsumexp f16 [8192,32000] 272.2 by 4, 265.3 by 2, 287.2 by 8 (session 8).
+// f16 [8192,32000] 341.8 us by 4, 279.4 by 2, 341.0 by 8 (2026-11-25);
+// logsumexp f16 [8192,32000] 272.2 by 4, 265.3 by 2, 287.2 by 8 (2026-11-25).
 // Since Exps of max-shifted rows take the fast unit (codegen/exp_range.h), by 1 / by 2
-// (H100, 2026-11-25, session 10): logsumexp f16 [8192,32000] 219.4 / 208.5 us,
+// (H100, 2026-11-25): logsumexp f16 [8192,32000] 219.4 / 208.5 us,
 // [8192,16384] 117.2 / 113.8, softmax f16 [4096,32768] 341.3 / 281.9, but cross-entropy
 // f16 [8192,32000] 237.3 / 311.2 and [8192,16384] 121.2 / 119.9. Cross-entropy's first
 // pass folds two reductions (the max and the target logit's sum): unrolled by 2, NVRTC
@@ -277,12 +277,12 @@ int laneLimitFor(int maxWidth, const KernelPlan& plan) {
 // Tuples whose combine is short and who have no later-combine take no lanes
 // (chooseVectorization), so each thread of their one-pass x-/all-reduces loads one
 // element per iteration: unrolled by 16 it keeps 16 loads in flight. argmax f16
-// [4096,50257] (H100, 2026-11-25, session 11, before argmax had lanes): 193.1 us by 4,
+// [4096,50257] (H100, 2026-11-25, before argmax had lanes): 193.1 us by 4,
 // 191.3 by 8, 183.4 by 16.
 // Tuples whose lanes fold with a later-combine (argmax) hold V lifted tuples per
 // vector: unrolled by 4, NVRTC gave argmax f16 [4096,50257] 37 registers (6 blocks of
 // 256 per SM, 69% occupancy) and 167.4 us; by 2, 32 registers and 157.9 us; by 1, 158.4
-// (H100, 2026-11-26, session 14).
+// (H100, 2026-11-26).
 constexpr int kLaterCombineLanesUnroll = 2;
 
 bool foldsLanesWithLaterCombine(const KernelPlan& plan) {
@@ -363,7 +363,7 @@ Vectorization gatheredScan(const KernelPlan& plan, int width, char axis) {
   return v;
 }
 
-// Points of a column per thread in a y-reduce scan. H100 (2026-11-27, session 23, a
+// Points of a column per thread in a y-reduce scan. H100 (2026-11-27, a
 // hand-written cumsum f32 [4096,1024] down its columns, blocks of 32x32): one point per
 // thread 32.3 us, 2 25.4, 4 23.7, 8 23.6 -- the block scan and its barriers run once per
 // V points instead of once per point.

@@ -5,7 +5,7 @@
 // resident blocks those registers allow, because the registers decide occupancy: the
 // Welford var_mean kernel unrolled by 4 took 34 registers (6 blocks of 256 per SM),
 // unrolled by 2 or 8 32 (8 blocks), and ran 19.3 against 15.5 us on the H200
-// (docs/results.md, session 35).
+// (docs/results/notes-2026-11-28.md).
 //
 // The reader checks every offset against the buffer: a truncated or foreign file gives
 // an empty answer, never a crash.

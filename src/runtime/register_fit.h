@@ -5,7 +5,7 @@
 // ptxas gives a kernel without a minimum of blocks per SM in its launch bound as many
 // registers as it likes, and above 32 a thread that costs occupancy: the Welford
 // var_mean kernel took 34 registers, 6 blocks of 256 per SM instead of 8, and ran
-// 19.3 us against 15.5 at 32 (docs/results.md, session 35). So a kernel whose
+// 19.3 us against 15.5 at 32 (docs/results/notes-2026-11-28.md). So a kernel whose
 // registers hold fewer blocks per SM than its threads and shared memory allow is
 // compiled again asking for those blocks (-DPOLYRED_MIN_BLOCKS_PER_SM=n, which
 // POLYRED_LAUNCH_BOUNDS of the device library reads), then for each fewer count that

@@ -6,7 +6,7 @@ namespace polyred {
 
 std::vector<KernelConfig> candidateConfigs(bool hasReduction, bool rowResident, bool transposes, bool logSumExp) {
   // Each distinct program costs an NVRTC compile (~0.3 s) and a timing: the grid is
-  // kept to the knobs that moved times on the H100 (docs/design.md, "Code variants").
+  // kept to the knobs that moved times on the H100 (docs/design/tuning.md, "Code variants").
   std::vector<KernelConfig> configs = {KernelConfig{}};
   auto add = [&](KernelConfig c) {
     for (const KernelConfig& seen : configs)
@@ -32,7 +32,7 @@ std::vector<KernelConfig> candidateConfigs(bool hasReduction, bool rowResident, 
     // One block a row, no cross-block combine, where the policy's rule still splits
     // (binding.cc, unsplitRows: rows with masked lanes past 4 vectors a thread, fewer than
     // 16 rows): blocks of 1024 and 512 took 6-16% off rows of 5000-32000 elements that the
-    // rule now takes, f16 [3,32000] 14% (H200, session 47).
+    // rule now takes, f16 [3,32000] 14% (H200, 2026-11-30).
     for (int threads : {512, 1024}) {
       KernelConfig c;
       c.threadsPerBlock = threads;

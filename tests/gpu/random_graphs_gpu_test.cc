@@ -157,7 +157,7 @@ TEST(RandomGraphsGpu, IndexOpGraphsMatchTheReference) {
 
 // Softmax and layer norm over random chains (dependent reductions, row-resident
 // passes; on sm_90 many long rows are staged in shared memory). The slowest of these
-// tests: more than a minute on the H100 machine (session 31).
+// tests: more than a minute on the H100 machine (2026-11-28).
 TEST(RandomGraphsGpu, RowPassGraphsMatchTheReference) {
   std::string why;
   if (!gpuAvailable(&why)) GTEST_SKIP() << why;

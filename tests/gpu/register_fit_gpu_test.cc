@@ -16,9 +16,9 @@ using namespace polyred;
 
 namespace {
 
-// (lstm's transpose 1513731845463005129 left the list in session 47: since session 46
+// (lstm's transpose 1513731845463005129 left the list on 2026-11-30: since then
 // its threads do not loop, 24 registers, nothing to fit. deep_fm's and wide_deep's
-// masked-row sums left it in session 48: their loads across rows take 32 registers.
+// masked-row sums left it on 2026-11-30: their loads across rows take 32 registers.
 // Of the public corpus only bert's file below is still fitted; the op suite's int32
 // and int8 divisions and f16 layer norm are, 8 blocks at 32 registers without spills.)
 const char* const kFittedFiles[] = {
