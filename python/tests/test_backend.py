@@ -24,8 +24,11 @@ F32 = dict(rtol=1e-4, atol=1e-5)
 
 @pytest.fixture(autouse=True)
 def strict(monkeypatch):
-    """A region that fails to compile is an error here, not a fallback."""
+    """A region that fails to compile is an error here, not a fallback; and every
+    compile goes through the backend (no cached code), so the compile log shows it."""
     monkeypatch.setenv("POLYRED_STRICT", "1")
+    with torch._inductor.config.patch(force_disable_caches=True):
+        yield
 
 
 def backend(**options):
@@ -228,6 +231,22 @@ def test_python_m_polyred_reports_what_a_bug_report_needs():
 def test_unknown_options_are_refused():
     with pytest.raises(polyred.BadInputError, match="unknown option"):
         polyred.backend.with_options(fast=True)
+
+
+def test_plain_torch_compile_caches_never_stand_in_for_polyred(tmp_path, monkeypatch):
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path))  # caches empty at the start
+
+    def f(x, w):
+        return torch.softmax(x, -1) * w
+
+    x, w = torch.randn(16, 64), torch.randn(64)
+    with torch._inductor.config.patch(force_disable_caches=False):
+        torch._dynamo.reset()
+        torch.compile(f)(x, w)                   # fills Inductor's and AOTAutograd's caches
+        torch._dynamo.reset()
+        compile_log.clear()
+        torch.testing.assert_close(torch.compile(f, backend=polyred.backend)(x, w), f(x, w), **F32)
+    assert taken(), "a cached plain Inductor compile was taken for polyred's"
 
 
 def test_inductor_runs_the_rest():

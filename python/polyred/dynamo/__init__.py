@@ -62,6 +62,9 @@ def polyred_backend(gm, example_inputs, mode=None, options=None, name=None):
         options["mode"] = mode
     merged = {**_OPTIONS, **options}
     graph = next(_graph_ids)
+    # Code from Inductor's or AOTAutograd's cache calls the region op without this
+    # backend rewriting anything in this process: the op must exist first.
+    from . import region_op  # noqa: F401
     if merged["rest"] == "eager":
         return _with_eager_rest(gm, example_inputs, merged, graph)
     return _with_inductor_rest(gm, example_inputs, merged, graph)
@@ -85,10 +88,42 @@ def _with_inductor_rest(gm, example_inputs, options, graph):
         take_regions(gm, _graph_name(kind, graph), options)
         return compile_fx_inner(gm, example_inputs, **kwargs)
 
-    patches = {"triton.cudagraphs": True} if options.get("mode") == "reduce-overhead" else None
+    patches = {"triton.cudagraphs": True} if options.get("mode") == "reduce-overhead" else {}
     if options.get("mode") in ("max-autotune", "max-autotune-no-cudagraphs"):
         patches = {"max_autotune": True, "triton.cudagraphs": options["mode"] == "max-autotune"}
+    patches["post_grad_custom_pre_pass"] = cache_key_pass(options)
     return compile_fx(gm, example_inputs, inner_compile=inner, config_patches=patches)
+
+
+def cache_key_pass(options):
+    """An Inductor graph pass that changes nothing but the key of Inductor's and
+    AOTAutograd's caches: code compiled with polyred's regions and code compiled without
+    them (plain torch.compile of the same model) must never be taken for each other.
+    Its uuid hashes this package's Python sources and the options; a user's own pre
+    pass still runs, first."""
+    import hashlib
+    import json
+    from pathlib import Path
+
+    import torch._inductor.config as inductor_config
+    from torch._inductor.custom_graph_pass import CustomGraphPass
+
+    package = Path(__file__).resolve().parents[1]
+    digest = hashlib.sha256(json.dumps({k: options[k] for k in sorted(options)}, default=str).encode())
+    for source in sorted(package.rglob("*.py")):
+        digest.update(source.read_bytes())
+    user_pass = inductor_config.post_grad_custom_pre_pass
+
+    class PolyredCacheKey(CustomGraphPass):
+        def __call__(self, graph):
+            if user_pass is not None:
+                user_pass(graph)
+
+        def uuid(self):
+            theirs = user_pass.uuid() if user_pass is not None and hasattr(user_pass, "uuid") else None
+            return digest.hexdigest() + ("" if theirs is None else str(theirs))
+
+    return PolyredCacheKey()
 
 
 def _with_eager_rest(gm, example_inputs, options, graph):
