@@ -96,7 +96,13 @@ def polyred_profile(step, torch):
     return count, launches, ours / total if total else 0.0
 
 
+# Liger-Kernel patches these Hugging Face architectures (its apply_liger_kernel_to_*).
+LIGER_MODELS = {"llama"}
+
+
 def run_one(name, impl, args, torch):
+    if impl == "liger" and name not in LIGER_MODELS:
+        return {"model": name, "impl": impl, "skipped": "Liger-Kernel has no patch for this architecture"}
     torch.manual_seed(0)
     base, kind = build(name, args, torch)
     model = copy.deepcopy(base).cuda()
