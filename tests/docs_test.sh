@@ -2,7 +2,8 @@
 # Checks the repository's docs and comments as text: takes the source tree's root
 # (argument 1) and fails, listing the hits, where a file points into a work log by
 # entry number ("session" followed by a number) instead of a date and a record file,
-# or where a directory under src/ is named ("src/<dir>") by no part of docs/design/.
+# where a directory under src/ is named ("src/<dir>") by no part of docs/design/, or
+# where a page under docs/ is longer than 600 lines (split it by topic or date).
 # Skips (exit 77) when the tree is not a git checkout, since it asks git for the files.
 set -u
 root=${1:?usage: docs_test.sh SOURCE_ROOT}
@@ -33,3 +34,17 @@ if [ -n "$undocumented" ]; then
   exit 1
 fi
 echo "docs_test: every src/ directory has a design part"
+
+long_pages=""
+for page in "$root"/docs/*.md "$root"/docs/*/*.md; do
+  [ -f "$page" ] || continue
+  lines=$(wc -l <"$page")
+  if [ "$lines" -gt 600 ]; then
+    long_pages="$long_pages ${page#"$root"/} ($lines lines)"
+  fi
+done
+if [ -n "$long_pages" ]; then
+  echo "docs_test: pages over 600 lines:$long_pages"
+  exit 1
+fi
+echo "docs_test: no page under docs/ is over 600 lines"
