@@ -328,7 +328,22 @@ def test_tensor_arguments_are_checked_before_any_launch(torch_or_skip):
     with pytest.raises(polyred.BadInputError, match="not contiguous"):
         k(torch.zeros(768, 8192).t(), good)
     with pytest.raises(polyred.BadInputError, match="not on a CUDA device"):
-        k(good, good)
+        k(good.to("meta"), good.to("meta"))
+
+
+def test_cpu_tensors_run_on_the_cpu_target(torch_or_skip):
+    torch = torch_or_skip
+    b = polyred.Builder("sums")
+    x = b.input("x", "float32", (300, 70))
+    b.output(b.reduce_sum(b.unary("exp", x), axes=[0]))
+    b.output(b.reduce("max", x, axes=[1]))
+    k = b.compile()
+    t = torch.randn(300, 70)
+    col, row = k(t)
+    torch.testing.assert_close(col, t.exp().sum(0), rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(row, t.amax(1))
+    with pytest.raises(polyred.BadInputError, match="float16"):
+        k(t.half())
 
 
 def test_custom_op_registration_is_refused_where_it_cannot_work(torch_or_skip):
