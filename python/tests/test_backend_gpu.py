@@ -140,3 +140,35 @@ def test_cuda_graphs_through_reduce_overhead():
     for _ in range(3):
         got = f(x, w)
     torch.testing.assert_close(got, torch.nn.functional.layer_norm(x, (768,), w) * 2, rtol=1e-4, atol=1e-4)
+
+
+def test_gpt2_over_sequence_lengths_compiles_once():
+    """dynamic=True: the graphs of the first sequence length serve every other, each
+    length's step-one loss and gradients as eager's."""
+    torch.manual_seed(0)
+    eager = _models()["gpt2"]().cuda()
+    model = copy.deepcopy(eager)
+    graphs = []
+
+    def counting(gm, example_inputs, **kwargs):
+        graphs.append(gm)
+        return polyred.backend(gm, example_inputs, **kwargs)
+
+    torch._dynamo.reset()
+    compile_log.clear()
+    compiled = torch.compile(model, backend=counting, dynamic=True)
+    first_length_graphs = None
+    for seq in (37, 128, 200, 96):
+        batch = _batch(seq=seq)
+        for m in (eager, model):
+            m.zero_grad(set_to_none=True)
+        loss_e = eager(**batch).loss
+        loss_e.backward()
+        loss_c = compiled(**batch).loss
+        loss_c.backward()
+        torch.testing.assert_close(loss_c, loss_e, rtol=1e-4, atol=1e-5)
+        _assert_gradients_close(eager, model)
+        first_length_graphs = first_length_graphs or len(graphs)
+    # (Hugging Face's model breaks its graph where it logs, under plain torch.compile too.)
+    assert len(graphs) == first_length_graphs, f"{len(graphs)} Dynamo graphs, {first_length_graphs} for the first length"
+    assert _taken("forward") and _taken("backward")

@@ -96,12 +96,13 @@ def find_regions(gm, device_filter=None):
 
 
 def _boundary(nodes):
-    """(inputs, outputs) of a node set, in graph order."""
+    """(inputs, outputs) of a node set, in graph order; the inputs are the tensors read
+    (a size an op reads, a SymInt, is not an input: its value is the program's)."""
     members = set(nodes)
     inputs, outputs = [], []
     for n in nodes:
         for a in n.all_input_nodes:
-            if a not in members and a not in inputs:
+            if a not in members and a not in inputs and not lowering.is_size(a.meta.get("val")):
                 inputs.append(a)
         if any(u not in members for u in n.users):
             outputs.append(n)
@@ -149,11 +150,27 @@ def _decide(region, device_filter):
 
 
 def _dense(t):
-    """Non-overlapping and dense: some permutation of the dims is contiguous."""
+    """Non-overlapping and dense: some permutation of the dims is contiguous (for
+    symbolic sizes: provably so, never by a guard on the example's sizes)."""
+    if any(not isinstance(s, int) for s in tuple(t.shape) + tuple(t.stride())):
+        return _provably_dense(t)
     dims = sorted((d for d in range(t.dim()) if t.shape[d] != 1), key=lambda d: t.stride()[d])
     step = 1
     for d in dims:
         if t.stride()[d] != step:
             return False
         step *= t.shape[d]
+    return True
+
+
+def _provably_dense(t):
+    """Symbolic strides: contiguous, or contiguous under the order of their hints."""
+    from ..lowering import sizes
+    dims = [d for d in range(t.dim()) if not sizes.known_true(t.shape[d] == 1)]
+    dims.sort(key=lambda d: sizes.hint(t.stride()[d]))
+    step = 1
+    for d in dims:
+        if not sizes.known_true(t.stride()[d] == step):
+            return False
+        step = step * t.shape[d]
     return True

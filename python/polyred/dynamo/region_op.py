@@ -1,29 +1,42 @@
-"""The region op: torch.ops.polyred.region(program, inputs) -> outputs.
+"""The region op: torch.ops.polyred.region(program, inputs, sizes) -> outputs.
 
 Takes the program text of a region (lowering/region.py: the polyred graph, the
-outputs' torch shapes, strides and dtypes, the compile options) and its input tensors;
-gives the outputs, computed by the compiled polyred program -- on a CUDA tensor's
+outputs' torch shapes, strides and dtypes, the compile options), its input tensors and
+the values of its symbolic sizes (none for a region of static sizes); gives the outputs, computed by the compiled polyred program -- on a CUDA tensor's
 stream, or by the CPU target (the same lowered kernels run on the host) for CPU
 tensors. One torch custom op for every region, with a fake kernel, so that the graphs
 that hold it stay traceable, CUDA-graph-able and compilable by Inductor. The program
 text is the op's own argument, so code that Inductor or AOTAutograd cached in another
 process runs without the backend having seen the graph: each text is compiled once
 per process (and per device type) on first use, through polyred's kernel cache.
+
+A region traced with symbolic sizes (torch.compile's dynamic shapes) has a symbolic
+program text: its aten ops as a template (lowering/template.py) and the names of its
+size symbols, whose values each call passes. One graph serves every size: each new
+assignment of the symbols is lowered and compiled once, on its first call, and kept.
+An assignment that polyred does not compile (an empty tensor, say) runs the region's
+own aten ops, with a warning (an error under POLYRED_STRICT=1).
 """
 import json
+import os
 import threading
+import warnings
 
 import torch
 
+from ..errors import Error
 from ..kernel import load_json
+from ..lowering import sizes as symbolic_sizes
+from ..lowering.region import lower_instance, program_text
 
 _regions = {}  # program text -> _Region
-_lock = threading.Lock()
+_lock = threading.RLock()  # a symbolic region's first call compiles its instance under it
 
 
 class _Region:
-    def __init__(self, text):
-        spec = json.loads(text)
+    """A region of static sizes: one polyred program per device type."""
+
+    def __init__(self, spec):
         self.graph = spec["graph"]
         self.options = spec.get("options", {})
         self.outputs = [(tuple(o["shape"]), tuple(o["stride"]), getattr(torch, o["dtype"])) for o in spec["outputs"]]
@@ -43,7 +56,7 @@ class _Region:
                     self._kernels[device_type] = k
         return k
 
-    def run(self, inputs):
+    def run(self, inputs, sizes=()):
         device = inputs[0].device
         xs = [x.contiguous().view(shape) for x, shape in zip(inputs, self.input_shapes)]
         got = self.kernel(device.type)(*xs)
@@ -79,9 +92,74 @@ class _Region:
         out.copy_(result)
         return out
 
-    def fake(self, inputs):
+    def fake(self, inputs, sizes=()):
         device = inputs[0].device
         return [torch.empty_strided(shape, stride, dtype=dtype, device=device) for shape, stride, dtype in self.outputs]
+
+
+class _SymbolicRegion:
+    """A region of symbolic sizes: one concrete _Region per assignment of its symbols."""
+
+    def __init__(self, spec):
+        self.name = spec["name"]
+        self.template = spec["template"]
+        self.symbols = spec["symbols"]
+        self.options = spec.get("options", {})
+        self._instances = {}  # (device type, symbol values) -> _Region, or the aten module it falls back to
+        self.reference = None  # the region's name under POLYRED_VERIFY
+
+    def values(self, sizes):
+        return dict(zip(self.symbols, sizes))
+
+    def instance(self, device, sizes):
+        key = (device.type, tuple(int(s) for s in sizes))
+        found = self._instances.get(key)
+        if found is None:
+            with _lock:
+                found = self._instances.get(key)
+                if found is None:
+                    found = self._instance(device, key[1])
+                    self._instances[key] = found
+        return found
+
+    def _instance(self, device, sizes):
+        values = self.values(sizes)
+        module = None
+        try:
+            module, graph, specs = lower_instance(self.name, self.template, values, device)
+            concrete = region(program_text(graph, specs, self.options))
+            concrete.kernel(device.type)
+        except Error as e:
+            if os.environ.get("POLYRED_STRICT", "") not in ("", "0") or module is None:
+                raise
+            warnings.warn(f"polyred: {self.name} at sizes {values} runs its aten ops: {e}", stacklevel=2)
+            return module
+        if self.reference is not None:
+            concrete.reference = (module, f"{self.reference} at sizes {values}")
+        return concrete
+
+    def kernel_at(self, device, sizes):
+        """Compiles the instance for `sizes` (the backend checks the example's this way)."""
+        found = self.instance(device, sizes)
+        if not isinstance(found, _Region):
+            raise Error(f"{self.name} does not compile at sizes {self.values(sizes)}")
+
+    def run(self, inputs, sizes):
+        found = self.instance(inputs[0].device, sizes)
+        if isinstance(found, _Region):
+            return found.run(inputs)
+        with torch.no_grad():  # the aten ops' results, copied: an op's output never aliases its inputs
+            return [out.copy_(got) for out, got in zip(self.fake(inputs, sizes), found(*inputs))]
+
+    def fake(self, inputs, sizes):
+        """Empty outputs of the traced shapes and strides (SymInts while torch traces)."""
+        values, device = self.values(sizes), inputs[0].device
+        outs = []
+        for spec in self.template["output_specs"]:
+            shape = [symbolic_sizes.evaluate(s, values) for s in spec["shape"]]
+            stride = [symbolic_sizes.evaluate(s, values) for s in spec["stride"]]
+            outs.append(torch.empty_strided(shape, stride, dtype=getattr(torch, spec["dtype"]), device=device))
+        return outs
 
 
 def _contiguous_strides(shape):
@@ -98,26 +176,36 @@ _TOLERANCES = {torch.float32: {"rtol": 1e-4, "atol": 1e-5}, torch.float64: {"rto
 
 
 def verify_against(text, module, name):
-    """Makes every call of the region `text` compare with `module` (POLYRED_VERIFY)."""
-    region(text).reference = (module, name)
+    """Makes every call of the region `text` compare with `module` (POLYRED_VERIFY); a
+    symbolic region compares each instance with its own aten ops at its sizes."""
+    r = region(text)
+    if isinstance(r, _SymbolicRegion):
+        r.reference = name
+        r._instances.clear()  # made again, each with its reference
+    else:
+        r.reference = (module, name)
 
 
 def region(text):
     r = _regions.get(text)
     if r is None:
         with _lock:
-            r = _regions.setdefault(text, _Region(text))
+            r = _regions.get(text)
+            if r is None:
+                spec = json.loads(text)
+                r = _SymbolicRegion(spec) if "template" in spec else _Region(spec)
+                _regions[text] = r
     return r
 
 
 @torch.library.custom_op("polyred::region", mutates_args=())
-def region_op(program: str, inputs: list[torch.Tensor]) -> list[torch.Tensor]:
-    return region(program).run(inputs)
+def region_op(program: str, inputs: list[torch.Tensor], sizes: list[int]) -> list[torch.Tensor]:
+    return region(program).run(inputs, sizes)
 
 
 @region_op.register_fake
-def _region_fake(program, inputs):
-    return region(program).fake(inputs)
+def _region_fake(program, inputs, sizes):
+    return region(program).fake(inputs, sizes)
 
 
 OP = torch.ops.polyred.region.default

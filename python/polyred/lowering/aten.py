@@ -19,6 +19,7 @@ import math
 import operator
 
 from ..errors import BadInputError
+from . import sizes
 
 
 class Unsupported(BadInputError):
@@ -95,8 +96,14 @@ def _tensors_of(val):
     return [val] if hasattr(val, "dtype") and hasattr(val, "shape") else []
 
 
+def is_size(val):
+    """An int or SymInt an op reads as an argument (a view's size, say), not a tensor."""
+    return isinstance(val, int) and not isinstance(val, bool) or type(val).__name__ == "SymInt"
+
+
 def _check_values(node):
-    """Every tensor read or produced: a polyred dtype, static non-zero sizes, one device."""
+    """Every tensor read or produced: a polyred dtype, sizes that are ints or symbolic
+    sizes polyred can carry (lowering/sizes.py), not known to be empty, one device."""
     val = node.meta.get("val")
     if val is None:
         return "no shape information (meta['val'])"
@@ -106,6 +113,8 @@ def _check_values(node):
     read = []
     for n in node.all_input_nodes:
         v = n.meta.get("val")
+        if is_size(v):
+            continue
         ts = _tensors_of(v)
         if not ts:
             return f"reads {n.name}, which is not a tensor"
@@ -115,9 +124,12 @@ def _check_values(node):
         name = dtype_name(t.dtype)
         if name not in DTYPES:
             return f"dtype {name} is not computed by polyred"
-        if any(not isinstance(s, int) for s in t.shape):
-            return "symbolic sizes"
-        if math.prod(t.shape) == 0:
+        try:
+            for s in list(t.shape) + list(t.stride()):
+                sizes.size_expr(s)
+        except sizes.UnsupportedSize as e:
+            return str(e)
+        if sizes.known_true(math.prod(t.shape) == 0):
             return "an empty tensor"
         devices.add(t.device.type)
     if len(devices - {"cpu"}) > 1 or (devices - {"cpu", "cuda"}):
@@ -618,7 +630,7 @@ def _register_creation():
 
     def gather_refused(a, node):
         x, index = (n.meta["val"] for n in node.all_input_nodes[:2])
-        if x.dim() != index.dim() or any(i > n for i, n in zip(index.shape, x.shape)):
+        if x.dim() != index.dim() or not all(sizes.known_true(i <= n) for i, n in zip(index.shape, x.shape)):
             return "an index larger than the tensor off dim"
         return None
 
@@ -639,13 +651,13 @@ def _register_creation():
     def scatter_refused(a, node):
         x, index = (n.meta["val"] for n in node.all_input_nodes[:2])
         dim = a["dim"] % max(x.dim(), 1)
-        if x.dim() != index.dim() or index.shape[dim] != 1 or \
-                any(i != n for d, (i, n) in enumerate(zip(index.shape, x.shape)) if d != dim):
+        if x.dim() != index.dim() or not sizes.known_true(index.shape[dim] == 1) or \
+                not all(sizes.known_true(i == n) for d, (i, n) in enumerate(zip(index.shape, x.shape)) if d != dim):
             return "a scatter of more than one index per row"
         if a.get("reduce") is not None:
             return "a scatter with a reduce mode"
         src = node.all_input_nodes[2].meta["val"] if len(node.all_input_nodes) > 2 else None
-        if src is not None and src.numel() != 1:
+        if src is not None and not sizes.known_true(src.numel() == 1):
             return "a scatter of a source tensor"
         return None
 

@@ -115,5 +115,22 @@ def program_text(graph, outputs, options):
                       separators=(",", ":"))
 
 
+def symbolic_program_text(name, template, symbols, options):
+    """The region op's argument for a region of symbolic sizes: its ops as a template
+    (lowering/template.py) and its symbols, in the order of the op's size values."""
+    return json.dumps({"name": name, "template": template, "symbols": symbols, "options": options},
+                      sort_keys=True, separators=(",", ":"))
+
+
+def lower_instance(name, template, values, device):
+    """A symbolic region (lowering/template.py) at the symbol `values`: its graph module
+    (what it computes with aten ops, at these sizes) and the program text that computes
+    it with polyred, or Unsupported where this instance does not lower."""
+    from .template import instantiate
+    module, nodes, inputs, outputs = instantiate(template, values, device)
+    graph, specs = lower_region(name, nodes, inputs, outputs)
+    return module, graph, specs
+
+
 def elements(shape):
     return math.prod(shape)
