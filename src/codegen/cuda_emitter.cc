@@ -59,6 +59,7 @@ class KernelEmitter : private AccumulatorNames {
     y_ = p_.form == CanonicalForm::YReduce;
     scan_ = p_.hasScan();
     lanesTogether_ = reducesLanesTogether(k);
+    dynamicArrays_ = reductionArraysAreDynamic(k);
     // Tuples cannot use atomics: their blocks always combine through the partials, in block order
     // (device/polyred_reduce.cuh, "Protocol"); so do complex products (no atomic multiplies two
     // floats at once) and kernels whose binding chose the partials (Binding::partials).
@@ -71,13 +72,16 @@ class KernelEmitter : private AccumulatorNames {
   KernelSpec run() {
     checkSharedMemory();
     const int64_t staticBytes = staticSharedBytes(k_);
-    // A cache asked for comes first, then the row stage, then the policy's cache.
+    // A cache asked for comes first, then the row stage, then the policy's cache; none
+    // where the reductions' own arrays take the dynamic shared memory.
     const int64_t cacheLimit = o_.sharedBytesPerBlock - staticBytes;
-    if (o_.rowCache != RowCacheMode::Auto) cache_ = planRowCache(k_, cacheLimit, o_.rowCache);
-    if (cache_.empty()) stage_ = planRowStage(k_, o_.sharedBytesPerBlock, staticBytes, o_.rowStage, o_.ccMajor);
-    if (o_.rowCache == RowCacheMode::Auto && stage_.empty()) cache_ = planRowCache(k_, cacheLimit, o_.rowCache);
+    if (!dynamicArrays_ && o_.rowCache != RowCacheMode::Auto) cache_ = planRowCache(k_, cacheLimit, o_.rowCache);
+    if (!dynamicArrays_ && cache_.empty())
+      stage_ = planRowStage(k_, o_.sharedBytesPerBlock, staticBytes, o_.rowStage, o_.ccMajor);
+    if (!dynamicArrays_ && o_.rowCache == RowCacheMode::Auto && stage_.empty())
+      cache_ = planRowCache(k_, cacheLimit, o_.rowCache);
     KernelSpec spec;
-    spec.launch.dynamicSharedBytes = static_cast<uint32_t>(cache_.bytes + stage_.bytes);
+    spec.launch.dynamicSharedBytes = static_cast<uint32_t>(cache_.bytes + stage_.bytes + dynamicReductionBytes(k_));
     spec.name = p_.name;
     spec.launch.grid = {static_cast<uint32_t>(k_.binding.GX), static_cast<uint32_t>(k_.binding.GY), 1};
     spec.launch.block = {static_cast<uint32_t>(k_.binding.BX), static_cast<uint32_t>(k_.binding.BY), 1};
@@ -112,6 +116,7 @@ class KernelEmitter : private AccumulatorNames {
   // BX * BY threads: the caller (a horizontally fused kernel) gives the block coordinates.
   KernelPart part(int n) {
     checkSharedMemory();
+    POLYRED_CHECK(!dynamicArrays_, p_.name << ": a kernel whose reductions need dynamic shared memory in a fused launch");
     KernelPart kp;
     // The parameters are also declared by the fused kernel, outside the namespace.
     qualifier_ = "polyred_part" + std::to_string(n) + "::";
@@ -135,13 +140,16 @@ class KernelEmitter : private AccumulatorNames {
   }
 
  private:
-  // Tuple accumulators are wider than scalars: a kernel with many of them could ask
-  // for more static shared memory than a block may declare.
+  // Many reductions in one kernel (or wide tuple accumulators) can need more shared
+  // memory than a block may have even dynamically on the target.
   void checkSharedMemory() const {
-    if (p_.hasTupleReduction() && staticSharedBytes(k_) > kMaxStaticSharedBytes)
+    const int64_t bytes = dynamicArrays_ ? dynamicReductionBytes(k_) : staticSharedBytes(k_);
+    const int64_t limit = dynamicArrays_ ? o_.sharedBytesPerBlock : kMaxStaticSharedBytes;
+    if (bytes > limit)
       throw UnsupportedError(g_.sourceFile, p_.name,
-                             "its tuple reductions need " + std::to_string(staticSharedBytes(k_)) +
-                                 " bytes of shared memory, more than a block's 48 KiB");
+                             "its " + std::to_string(p_.reductions.size()) + " reductions need " + std::to_string(bytes) +
+                                 " bytes of shared memory, more than a block's " + std::to_string(limit / 1024) +
+                                 " KiB on this target");
   }
 
   void emitCombiners(std::ostream& os) {
@@ -194,15 +202,15 @@ class KernelEmitter : private AccumulatorNames {
   void emitDeclarations(std::ostream& os) {
     const std::string smemSize = lanesTogether_ ? "smem_y_lanes<" + shape() + ", " + std::to_string(lanes_) + ">()"
                                                 : (y_ ? "smem_y<" : "smem_x<") + shape() + ">()";  // block reductions
+    if (dynamicArrays_) os << dynamicArrayBuffer();
+    int64_t offset = 0;  // into the dynamic buffer
     for (size_t r = 0; r < p_.reductions.size(); ++r) {
       if (!owns(r)) continue;
       if (scan_) {  // a carry per thread; no block reduction
         os << "  " << scanSharedMemory(scanCode()) << "  " << accType(r) << " acc" << r << ";\n";
         continue;
       }
-      os << "  __shared__ " << accType(r) << " smem" << r << "[polyred_dev::" << smemSize << "];\n";
-      if (broadcastsTotal(r))
-        os << "  __shared__ " << accType(r) << " totals" << r << "[" << (y_ ? k_.binding.BX : k_.binding.BY) << "];\n";
+      os << reductionArrayDeclarations(k_, r, accType(r), "polyred_dev::" + smemSize, broadcastsTotal(r), offset);
       os << "  " << accType(r) << " acc" << r << (lanes_ > 1 ? "[" + std::to_string(lanes_) + "]" : "") << ";\n";
     }
     if (k_.binding.multiBlock()) os << "  bool last_block = false;\n";
@@ -663,6 +671,7 @@ class KernelEmitter : private AccumulatorNames {
   Alignment alignment_ = Alignment::Checked;  // of the vector accesses being emitted
   CrossBlockKernel crossBlock_;  // the kernel as the combine across blocks sees it
   bool lanesTogether_ = false;  // a y-reduce's lanes reduce in one block reduction (reducesLanesTogether)
+  bool dynamicArrays_ = false;  // the block reductions' arrays in dynamic shared memory (reductionArraysAreDynamic)
   std::string qualifier_;  // "polyred_part<n>::" for the types of a part's parameters
   RowCache cache_;  // empty in parts of a horizontally fused kernel
   int guards_ = -1;  // the Ifs around the node being emitted inside a pass's loops (-1: outside)

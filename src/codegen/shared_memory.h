@@ -8,6 +8,8 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "poly/poly_kernel.h"
 
@@ -16,7 +18,34 @@ namespace polyred {
 // The static shared memory one block may declare.
 inline constexpr int64_t kMaxStaticSharedBytes = 48 * 1024;
 
+// The shared memory of a kernel's block reductions, as the emitter declares it: per
+// reduction with storage of its own, its block-reduction array and, for a total read by
+// a later pass, the row totals (0 bytes where it has none). Empty for scans and tiled
+// transposes, whose shared memory is of another kind.
+struct ReductionArrays {
+  int reduction = 0;  // into KernelPlan::reductions
+  int64_t slotBytes = 0;
+  int64_t totalsBytes = 0;
+};
+std::vector<ReductionArrays> reductionArrays(const PolyKernel& k);
+
 int64_t staticSharedBytes(const PolyKernel& k);
+
+// Whether the block reductions' arrays go to dynamic shared memory: with many
+// reductions in one kernel (a backward's column sums over every layer) they add up past
+// the 48 KiB a block may declare statically. The emitter then carves them out of one
+// dynamic buffer (16-byte aligned, in reduction order) and the launch opts in.
+bool reductionArraysAreDynamic(const PolyKernel& k);
+int64_t dynamicReductionBytes(const PolyKernel& k);  // 0 unless reductionArraysAreDynamic
+
+// The declaration of the dynamic buffer the arrays are carved from.
+std::string dynamicArrayBuffer();
+
+// The declarations of reduction r's array `smem<r>` (`staticSize` elements of `type`
+// when static) and, where `totals`, its row totals `totals<r>`: static arrays, or
+// pointers into the dynamic buffer at `offset`, which advances past them.
+std::string reductionArrayDeclarations(const PolyKernel& k, size_t r, const std::string& type,
+                                       const std::string& staticSize, bool totals, int64_t& offset);
 
 // Whether a y-reduce's vector lanes (a thread owning V columns) reduce over the block
 // all at once (block_reduce_y_lanes: V * BY * (BX + 1) accumulators of shared memory per
