@@ -177,8 +177,8 @@ TEST(RowResident, LongRowsStayWholeFromAQuarterWaveOfOneRowBlocks) {
   EXPECT_EQ(columns.partition.kernels.size(), 3u) << columns.partition.toString(columns.graph);
 }
 
-// A row-resident kernel takes 4 items per thread along the row (poly/binding.cc,
-// kRowResidentItems): a softmax over rows of 30522 halves (3816 vectors) gets one row
+// A row-resident kernel takes 4 items per thread along the row (poly/binding.cc, the
+// launch policy's rowResidentItems): a softmax over rows of 30522 halves (3816 vectors) gets one row
 // per block of 1024 threads, where 8 items would give blocks of two rows of 512; the
 // `items` knob reaches row-resident kernels and gives that shape back.
 TEST(RowResident, LongRowsTakeOneRowPerBlockAndTheItemsKnob) {
@@ -201,7 +201,7 @@ TEST(RowResident, LongRowsTakeOneRowPerBlockAndTheItemsKnob) {
 
 // Long rows take blocks of 512 threads instead of 1024 where the rows those blocks keep
 // resident (4 blocks on each of 132 SMs: 528 rows) fit the L2, make a wave and take no
-// more waves than blocks of 1024 (poly/binding.cc, kLongRowHalfThreads); the bytes
+// more waves than blocks of 1024 (the launch policy's longRowHalfThreads); the bytes
 // counted per row are those of the loads that vary along the row and across rows, not
 // a weight every row shares. A tuned variant that asks for `items` keeps its shape.
 TEST(RowResident, LongRowsTakeHalfBlocksWhileTheirRowsFitTheL2) {

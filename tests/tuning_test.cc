@@ -33,10 +33,10 @@ TEST(KernelConfig, ParsesKnobsAndRejectsNonsense) {
   EXPECT_EQ(KernelConfig::parse(c.toString(), "x"), c);
   EXPECT_TRUE(KernelConfig::parse("", "x").isDefault());
   KernelConfig unrolled = KernelConfig::parse("unroll=8", "x");
-  EXPECT_EQ(unrolled.unrollFactor(), 8);
+  EXPECT_EQ(unrolled.unroll, 8);
   EXPECT_EQ(unrolled.toString(), "threads=256,items=auto,vector=auto,unroll=8");
   EXPECT_EQ(KernelConfig::parse(unrolled.toString(), "x"), unrolled);
-  EXPECT_EQ(KernelConfig{}.unrollFactor(), KernelConfig::kDefaultUnroll);
+  EXPECT_EQ(KernelConfig{}.unroll, KernelConfig::kAuto);  // the launch policy's (loopUnrollFor)
   KernelConfig partials = KernelConfig::parse("combine=partials", "x");
   EXPECT_EQ(partials.combine, CombineMode::Partials);
   EXPECT_EQ(partials.toString(), "threads=256,items=auto,vector=auto,combine=partials");

@@ -12,6 +12,9 @@
 namespace polyred {
 namespace {
 
+// The policy the tests' target (Target{}: sm_90) reads.
+const LaunchPolicy& kSm90 = launchPolicyFor(9, 0);
+
 CompiledGraph compileAndCheck(const Graph& g, bool deterministic = false, KernelConfig config = {}) {
   CompileOptions o;
   o.deterministic = deterministic;
@@ -257,7 +260,7 @@ TEST(Vectorize, RowResidentPassesTakeLanes) {
       // (the last pass's stores evict first by default: poly/cache_hints.h)
       EXPECT_NE(c.program.kernels[0].source.find("pr_store_lanes<" + std::to_string(k.width) + ", true>"), std::string::npos);
       // The pass loops of masked row-resident kernels are not unrolled (loopUnrollFor)...
-      EXPECT_EQ(loopUnrollFor(c.kernels[0].plan, c.kernels[0].vector, KernelConfig::kAuto), k.masked ? 1 : 4);
+      EXPECT_EQ(loopUnrollFor(c.kernels[0].plan, c.kernels[0].vector, KernelConfig::kAuto, kSm90), k.masked ? 1 : 4);
       // ...except where their rows are kept in registers (three passes: the default),
       // whose slots need the loops unrolled whole (codegen/row_cache.h).
       const std::string& source = c.program.kernels[0].source;
@@ -280,10 +283,10 @@ TEST(Vectorize, LongRowResidentRowsUnrollByTwo) {
   ASSERT_EQ(c.kernels.size(), 1u);
   EXPECT_GT(c.kernels[0].plan.passes(), 1);
   EXPECT_FALSE(c.kernels[0].vector.masked());
-  EXPECT_EQ(loopUnrollFor(c.kernels[0].plan, c.kernels[0].vector, KernelConfig::kAuto), 2);
+  EXPECT_EQ(loopUnrollFor(c.kernels[0].plan, c.kernels[0].vector, KernelConfig::kAuto, kSm90), 2);
   EXPECT_NE(c.program.kernels[0].source.find("#pragma unroll 2\n"), std::string::npos);
   EXPECT_EQ(c.program.kernels[0].source.find("#pragma unroll 4\n"), std::string::npos);
-  EXPECT_EQ(loopUnrollFor(c.kernels[0].plan, c.kernels[0].vector, 8), 8);  // a knob wins
+  EXPECT_EQ(loopUnrollFor(c.kernels[0].plan, c.kernels[0].vector, 8, kSm90), 8);  // a knob wins
 }
 
 // ...but only where each pass folds one accumulator: cross-entropy's first pass folds
@@ -302,7 +305,7 @@ TEST(Vectorize, LongRowsWithTwoAccumulatorsInAPassAreNotUnrolled) {
   ASSERT_EQ(c.kernels.size(), 1u);
   EXPECT_EQ(c.kernels[0].plan.passes(), 2);
   EXPECT_FALSE(c.kernels[0].vector.masked());
-  EXPECT_EQ(loopUnrollFor(c.kernels[0].plan, c.kernels[0].vector, KernelConfig::kAuto), 1);
+  EXPECT_EQ(loopUnrollFor(c.kernels[0].plan, c.kernels[0].vector, KernelConfig::kAuto, kSm90), 1);
   EXPECT_EQ(c.program.kernels[0].source.find("#pragma unroll 2\n"), std::string::npos);
 }
 
@@ -314,7 +317,8 @@ TEST(Vectorize, TupleRowsUnrollByHowTheyFold) {
   auto unrollOf = [](Graph g) {
     CompiledGraph c = compileGraph(g, CompileOptions{});
     EXPECT_EQ(c.kernels.size(), 1u);
-    return std::pair(c.kernels[0].vector.width, loopUnrollFor(c.kernels[0].plan, c.kernels[0].vector, KernelConfig::kAuto));
+    const PolyKernel& k = c.kernels[0];
+    return std::pair(k.vector.width, loopUnrollFor(k.plan, k.vector, KernelConfig::kAuto, kSm90));
   };
   GraphBuilder rows("argmax_rows");
   rows.output(rows.argmax(rows.input("x", DType::Float16, {64, 50257}), 1));

@@ -24,6 +24,7 @@
 #include "codegen/tile_code.h"
 #include "codegen/tuple_emitter.h"
 #include "ir/tuple_reduction.h"
+#include "poly/launch_policy.h"
 #include "support/error.h"
 #include "support/printable.h"
 
@@ -629,7 +630,9 @@ class KernelEmitter : private AccumulatorNames {
   }
 
   RowLoads loads() const { return {k_, cache_, stage_}; }
-  std::string passLoopUnroll() const { return cache_.passLoopUnroll(loopUnrollFor(p_, k_.vector, o_.unroll)); }
+  std::string passLoopUnroll() const {
+    return cache_.passLoopUnroll(loopUnrollFor(p_, k_.vector, o_.unroll, launchPolicyFor(o_.ccMajor, o_.ccMinor)));
+  }
 
   // The fused producers at one point, then the accumulation or the stores of the
   // statement's pass; a later pass of a row-resident kernel reads earlier totals.

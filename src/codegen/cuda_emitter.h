@@ -36,7 +36,8 @@ struct CodegenOptions {
   // Row-resident kernels bring their row into shared memory by bulk copies
   // (codegen/row_stage.h; KernelConfig's `stage` knob), on sm_90 and later.
   RowStageMode rowStage = RowStageMode::Auto;
-  int ccMajor = 9;
+  // The target's compute capability (also: its launch policy, poly/launch_policy.h).
+  int ccMajor = 9, ccMinor = 0;
   // How kernels without a launch bound of their own (a row stage's) let the runtime
   // fit their registers (KernelSpec::registerFit; KernelConfig's `regfit` knob).
   RegisterFitMode registerFit = RegisterFitMode::Auto;

@@ -157,8 +157,8 @@ std::vector<Bound> bindKernels(const KernelPartition& partition, const std::vect
   std::vector<Bound> bound;
   for (const KernelPlan& plan : partition.kernels) {
     Bound b;
-    b.tiling = chooseTransposeTiling(plan, config, &b.vector);
-    if (b.tiling.empty()) b.vector = chooseVectorization(plan, config.maxVectorWidth);
+    b.tiling = chooseTransposeTiling(plan, config, target.launchPolicy(), &b.vector);
+    if (b.tiling.empty()) b.vector = chooseVectorization(plan, target.launchPolicy(), config.maxVectorWidth);
     b.binding = bindOne(plan, b, target, config, 0);
     bound.push_back(std::move(b));
   }
@@ -277,7 +277,7 @@ CompiledGraph compileGraph(const Graph& source, const CompileOptions& options) {
   const CodegenOptions codegen{options.deterministic,          options.config.unroll,
                                options.fastExp,                options.config.rowCache,
                                options.target.sharedBytesPerBlock(), options.config.rowStage,
-                               options.target.ccMajor,
+                               options.target.ccMajor,         options.target.ccMinor,
                                options.config.registerFit};
   for (const LaunchGroup& group : groups)
     for (const std::vector<int>& members : splitBySharedMemory(group, c.kernels)) {

@@ -46,9 +46,10 @@ bool hasRowResidentKernel(const CompiledGraph& c) {
 }
 
 // Whether an elementwise kernel transposes (tiles could take it: poly/transpose_tiling.h).
-bool hasTransposingKernel(const CompiledGraph& c) {
+bool hasTransposingKernel(const CompiledGraph& c, const Target& target) {
   for (const KernelPlan& k : c.partition.kernels)
-    if (!chooseTransposeTiling(k, KernelConfig::parse("transpose=on", "tune")).empty()) return true;
+    if (!chooseTransposeTiling(k, KernelConfig::parse("transpose=on", "tune"), target.launchPolicy()).empty())
+      return true;
   return false;
 }
 
@@ -71,7 +72,7 @@ TuneCandidates compileTuneCandidates(const Graph& g, const CompileOptions& base,
   const std::vector<KernelConfig> configs =
       !candidates.empty() ? candidates
                           : candidateConfigs(hasReduction(t.programs[0]), hasRowResidentKernel(t.programs[0]),
-                                             hasTransposingKernel(t.programs[0]), hasLogSumExp(g));
+                                             hasTransposingKernel(t.programs[0], base.target), hasLogSumExp(g));
   std::vector<std::optional<CompiledGraph>> compiled(configs.size());
   parallelFor(configs.size(), threads, [&](size_t k) {
     CompileOptions ok = base;

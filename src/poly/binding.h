@@ -16,7 +16,7 @@
 // GX is chosen for the best wave efficiency (blocks / (waves * resident blocks), 8
 // resident blocks per SM): 1280 row blocks on 1056 resident slots leave the second
 // wave 80% idle, 3 blocks per row fill 91% of 4 waves. Each thread still handles at
-// least kMinItemsPerThread elements. Where that leaves each thread a short loop whose
+// least its items per thread. Where that leaves each thread a short loop whose
 // trip differs between threads, a split that gives all the same trip is preferred
 // (evenSplit in binding.cc); the `split` knob overrides both.
 #pragma once
@@ -27,6 +27,7 @@
 #include "canon/flatten.h"
 #include "canon/kernel_plan.h"
 #include "poly/kernel_config.h"
+#include "poly/launch_policy.h"
 
 namespace polyred {
 
@@ -38,6 +39,9 @@ struct Target {
   // The shared memory one block may have (static + dynamic, opt-in) on this compute
   // capability: 227 KiB on sm_90.
   int64_t sharedBytesPerBlock() const;
+  // The measured thresholds of the binding and vectorization rules for this compute
+  // capability's family (poly/launch_policy.h).
+  const LaunchPolicy& launchPolicy() const { return launchPolicyFor(ccMajor, ccMinor); }
 };
 
 struct Binding {
@@ -73,8 +77,8 @@ struct Binding {
 int64_t residentBlocks(const Target& target, int threadsPerBlock);
 
 // The items per thread of `config` for a kernel of this form reducing N elements per
-// row (resolving "auto").
-int itemsFor(const KernelConfig& config, CanonicalForm form, int64_t N);
+// row (resolving "auto" by `policy`).
+int itemsFor(const KernelConfig& config, CanonicalForm form, int64_t N, const LaunchPolicy& policy);
 
 // threadsPerBlock > 0 asks for blocks of exactly that many threads (a power of two,
 // at least the natural choice's threadsPerBlock()): the parts of a horizontally fused
@@ -82,7 +86,7 @@ int itemsFor(const KernelConfig& config, CanonicalForm form, int64_t N);
 // j (y-reduce) or a larger grid stride; isl guards the ones past the extents.
 // `config` holds the knobs of the policy (defaults: the analytic choice); row-resident
 // kernels use the defaults but for a larger block size and the items per thread
-// (kRowResidentItems unless `items` is given; rowsFitOneBlock promised their rows one
+// (the policy's rowResidentItems unless `items` is given; rowsFitOneBlock promised their rows one
 // block under the defaults).
 // blocksBeside: blocks that the other parts of a horizontally fused launch add to it;
 // a split along j then fills the waves of the whole launch, not its own.

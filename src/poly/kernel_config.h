@@ -10,7 +10,7 @@
 //            along the reduced axis: bounds how many blocks split one row or column
 //            (in a row-resident kernel, one block per row: how many threads share it).
 //            auto: 4 for large all-reduces and row-resident kernels, 8 otherwise
-//            (itemsFor, kRowResidentItems)
+//            (itemsFor; the launch policy's rowResidentItems, poly/launch_policy.h)
 //   vector   the most vector lanes (1: scalar code; the 16-byte rule still applies).
 //            auto: 16-byte lanes; y-reduces of columns at least 8192 rows long: 4
 //            from 1024 to 8191 kept columns (2 where blocks combine through
@@ -21,7 +21,7 @@
 //            binding.cc. Row-resident kernels (one block a row) and scans keep
 //            their own splits
 //   unroll   how far each thread's accumulation loop is unrolled (1..32): the loads
-//            it keeps in flight. auto: 4
+//            it keeps in flight. auto: the launch policy's (loopUnrollFor; 4 on most kernels)
 //   cache    on, regs, off or auto: row-resident kernels keep their row for the later
 //            passes in shared memory (on) or in each thread's registers (regs; rows
 //            whose share per thread is a few vectors, codegen/row_cache.h).
@@ -86,9 +86,6 @@ struct KernelConfig {
   RegisterFitMode registerFit = RegisterFitMode::Auto;
   LogSumExpRowsMode logSumExpRows = LogSumExpRowsMode::Auto;
   int splitBlocks = kAuto;  // last: the tuner's candidates initialize the fields above by position
-
-  static constexpr int kDefaultUnroll = 4;
-  int unrollFactor() const { return unroll == kAuto ? kDefaultUnroll : unroll; }
 
   bool operator==(const KernelConfig&) const = default;
   bool isDefault() const { return *this == KernelConfig{}; }

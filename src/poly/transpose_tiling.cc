@@ -155,13 +155,14 @@ bool tileable(const KernelPlan& plan) {
 // Stage's: 16 bytes of the widest staged load (at most `maxWidth`), halved until they
 // divide B, TB, and every staged load's origin and strides but b's.
 // Returns Elem's Vectorization (width Va).
-Vectorization chooseLanes(TransposeTiling& t, const KernelPlan& plan, int maxWidth, const std::vector<int64_t>& origins,
-                          const std::vector<std::vector<int64_t>>& strides, const std::vector<int>& loads) {
+Vectorization chooseLanes(TransposeTiling& t, const KernelPlan& plan, int maxWidth, const LaunchPolicy& policy,
+                          const std::vector<int64_t>& origins, const std::vector<std::vector<int64_t>>& strides,
+                          const std::vector<int>& loads) {
   const int64_t A = t.dims[static_cast<size_t>(t.a)], B = t.dims[static_cast<size_t>(t.b)];
   auto wholeVectors = [&](int64_t w) { return t.flat() ? (B * A) % w == 0 && (t.TB * A) % w == 0 : A % w == 0 && t.TA % w == 0; };
-  Vectorization elem = chooseVectorization(plan, maxWidth);
-  while (elem.width > 1 && !wholeVectors(elem.width)) elem = chooseVectorization(plan, elem.width / 2);
-  if (elem.width == 1) elem = chooseVectorization(plan, 1);
+  Vectorization elem = chooseVectorization(plan, policy, maxWidth);
+  while (elem.width > 1 && !wholeVectors(elem.width)) elem = chooseVectorization(plan, policy, elem.width / 2);
+  if (elem.width == 1) elem = chooseVectorization(plan, policy, 1);
   t.Va = elem.width;
   int64_t widest = 1;
   for (int v : loads)
@@ -372,7 +373,8 @@ std::string TransposeTiling::describe(const KernelPlan& plan) const {
   return d;
 }
 
-TransposeTiling chooseTransposeTiling(const KernelPlan& plan, const KernelConfig& config, Vectorization* elemLanes) {
+TransposeTiling chooseTransposeTiling(const KernelPlan& plan, const KernelConfig& config, const LaunchPolicy& policy,
+                                      Vectorization* elemLanes) {
   const TransposeTileMode mode = config.transposeTiles;
   if (mode == TransposeTileMode::Off || !tileable(plan)) return {};
   if (mode == TransposeTileMode::Auto && bytesMoved(plan) < kMinBytes) return {};
@@ -413,7 +415,7 @@ TransposeTiling chooseTransposeTiling(const KernelPlan& plan, const KernelConfig
   t.staged.assign(plan.body.size(), false);
   for (size_t k = 0; k < loads.size(); ++k)
     if (contiguousDim(strides[k]) == t.b) t.staged[static_cast<size_t>(loads[k])] = true;
-  Vectorization elem = chooseLanes(t, plan, config.maxVectorWidth, origins, strides, loads);
+  Vectorization elem = chooseLanes(t, plan, config.maxVectorWidth, policy, origins, strides, loads);
   if (t.flat()) chooseFlatPitch(t, plan);
   if (t.sharedBytes(plan) > kMaxTileBytes) return {};
   if (elemLanes) *elemLanes = std::move(elem);

@@ -115,8 +115,9 @@ struct TransposeTiling {
 
 // The tiling of `plan` under the config's `transpose` knob (its `vector` bounds the
 // lanes), or an empty one; with a tiling, `elemLanes` (if given) gets Elem's
-// Vectorization, of width Va.
-TransposeTiling chooseTransposeTiling(const KernelPlan& plan, const KernelConfig& config, Vectorization* elemLanes = nullptr);
+// Vectorization, of width Va (lanes by `policy`, the target's).
+TransposeTiling chooseTransposeTiling(const KernelPlan& plan, const KernelConfig& config, const LaunchPolicy& policy,
+                                      Vectorization* elemLanes = nullptr);
 
 // Threads a tiled kernel's block takes: of the multiples of a warp from half of `most`
 // to `most`, the largest that leaves the fewest threads idle over a tile's Stage and

@@ -29,7 +29,8 @@
 // multiple of V masks the same way with shift 0: its last vector is partial.
 // V = 1 (no vectorization) when the lanes would run along i of a y-reduce whose extent
 // there is not a multiple of V, for y-reduces that store points or have several
-// passes, and kernels under 2^16 elements (launch-bound: lanes only add latency there).
+// passes, and kernels under the policy's minElements (launch-bound: lanes only add
+// latency there).
 // A y-reduce scan (a column's running fold) takes strided lanes along j instead: V
 // consecutive points of its column per thread (V divides N), each lane a scalar access.
 #pragma once
@@ -39,6 +40,7 @@
 
 #include "canon/kernel_plan.h"
 #include "poly/kernel_config.h"
+#include "poly/launch_policy.h"
 
 namespace polyred {
 
@@ -81,17 +83,20 @@ struct Vectorization {
 };
 
 // At most `maxWidth` lanes (KernelConfig::maxVectorWidth; 1: scalar code; kAuto: the
-// policy's limit for the kernel, laneLimitFor: y-reduces take 16-byte lanes from 8192
-// kept columns, 4 lanes from 1024 columns of at least 8192 rows (pairs where the
-// blocks combine through partials), column pairs of 8- and 16-bit data from 512 columns
-// of at least 8192 rows, else none).
-Vectorization chooseVectorization(const KernelPlan& plan, int maxWidth = KernelConfig::kAuto);
-int laneLimitFor(int maxWidth, const KernelPlan& plan);
+// policy's limit for the kernel, laneLimitFor: on sm_90, y-reduces take 16-byte lanes
+// from 8192 kept columns, 4 lanes from 1024 columns of at least 8192 rows (pairs where
+// the blocks combine through partials), column pairs of 8- and 16-bit data from 512
+// columns of at least 8192 rows, else none). `policy`: the target's
+// (poly/launch_policy.h).
+Vectorization chooseVectorization(const KernelPlan& plan, const LaunchPolicy& policy,
+                                  int maxWidth = KernelConfig::kAuto);
+int laneLimitFor(int maxWidth, const KernelPlan& plan, const LaunchPolicy& policy);
 
 // How far the kernel's accumulation and pointwise loops are unrolled: `requested`
-// (KernelConfig::unroll) unless auto; auto is KernelConfig::kDefaultUnroll, except for
-// row-resident kernels: 1 with masked lanes; for rows of 16384 elements or more, 2
-// where each pass folds one accumulator, else 1 (measured, vectorize.cc).
-int loopUnrollFor(const KernelPlan& plan, const Vectorization& vec, int requested);
+// (KernelConfig::unroll) unless auto; auto is the policy's defaultUnroll, except for
+// row-resident kernels: 1 with masked lanes; for rows of longRowElements or more,
+// longRowUnroll where each pass folds one accumulator, else 1; and for one-pass tuples
+// (scalarTupleUnroll, laterCombineLanesUnroll).
+int loopUnrollFor(const KernelPlan& plan, const Vectorization& vec, int requested, const LaunchPolicy& policy);
 
 }  // namespace polyred
