@@ -217,6 +217,18 @@ def test_the_backend_is_registered_by_name():
     assert taken()
 
 
+def test_an_installed_entry_point_is_left_to_torch_to_register(monkeypatch):
+    """pip-installed, torch registers the backend from the entry point when it imports
+    polyred: polyred registering itself then would make torch's registration a duplicate."""
+    import polyred.dynamo
+    from torch._dynamo.backends import registry
+    monkeypatch.setattr(polyred.dynamo, "installed_entry_point", lambda: True)
+    monkeypatch.delitem(registry._COMPILER_FNS, "polyred", raising=False)
+    polyred.dynamo.register()
+    assert "polyred" not in registry._COMPILER_FNS
+    registry.register_backend(compiler_fn=polyred.dynamo.polyred_backend, name="polyred")  # torch's own step
+
+
 def test_python_m_polyred_reports_what_a_bug_report_needs():
     import os
     import subprocess

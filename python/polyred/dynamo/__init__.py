@@ -144,9 +144,18 @@ def _with_eager_rest(gm, example_inputs, options, graph):
 
 
 def register():
-    """Registers the backend under the name "polyred": an installed polyred is found
-    through its torch_dynamo_backends entry point; `import polyred` in a source tree
-    registers it here."""
+    """Registers the backend under the name "polyred" where no installed distribution
+    declares it: an installed polyred is found through its torch_dynamo_backends entry
+    point, which torch loads (importing polyred) and registers itself -- registering here
+    too would make torch's own registration fail as a duplicate. `import polyred` in a
+    source tree registers it here."""
     from torch._dynamo.backends.registry import _COMPILER_FNS, register_backend
-    if "polyred" not in _COMPILER_FNS:
+    if "polyred" not in _COMPILER_FNS and not installed_entry_point():
         register_backend(polyred_backend, name="polyred")
+
+
+def installed_entry_point():
+    """Whether an installed distribution declares the torch_dynamo_backends entry point
+    "polyred"."""
+    from importlib.metadata import entry_points
+    return any(e.name == "polyred" for e in entry_points(group="torch_dynamo_backends"))
