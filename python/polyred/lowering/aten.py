@@ -339,6 +339,14 @@ def _register_elementwise():
         r = g.b.binary("mul", grad, g.b.binary("sub", g.const(1.0, compute), g.b.binary("mul", y, y)))
         return g.to(r, out)
 
+    def fma(g, node, a):  # prims.fma(a, b, c) = a * b + c (Inductor's softmax backward), in opmath
+        out = g.out_dtype(node)
+        compute = _compute_dtype(out)
+        x, y, z = (g.to(a[k], compute) for k in ("a", "b", "c"))
+        return g.to(g.b.binary("add", g.b.binary("mul", x, y), z), out)
+
+    import torch._inductor.inductor_prims  # noqa: F401 -- defines prims.fma, which its decompositions emit
+    lowers(_prims().fma.default)(fma)
     lowers(aten.sigmoid_backward.default)(sigmoid_backward)
     lowers(aten.tanh_backward.default)(tanh_backward)
 
