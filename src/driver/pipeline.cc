@@ -205,6 +205,10 @@ std::string describeLaunches(const Program& program) {
     const LaunchConfig& c = k.launch;
     os << "launch " << l << ": " << k.name << " grid (" << c.grid[0] << "," << c.grid[1] << ") block (" << c.block[0]
        << "," << c.block[1] << ")";
+    if (c.rows.symbol >= 0)
+      os << ", grid " << "xyz"[c.rows.axis] << " = min(" << c.grid[static_cast<size_t>(c.rows.axis)] << ", ceil("
+         << (c.rows.coefficient == 1 ? "" : std::to_string(c.rows.coefficient) + "*")
+         << program.symbols.at(static_cast<size_t>(c.rows.symbol)) << " / " << c.rows.rowsPerBlock << "))";
     if (!k.parts.empty()) os << ", " << k.parts.size() << " parts (horizontal fusion):";
     os << "\n";
     for (const OutputInit& z : k.initFirst)
