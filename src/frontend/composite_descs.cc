@@ -33,10 +33,20 @@ Shape CompositeDescReader::readShape(const Json& j, TensorDesc& d) const {
   Shape s;
   std::vector<SymbolicDim> symbolic;
   for (const Json& e : array(j, what)) {
-    if (e.is_string() && symbols_) {
-      const int symbol = symbolIndex(e.get<std::string>(), tensor);
-      s.push_back(symbolProbe(symbol));
-      symbolic.push_back({symbol, 1});
+    if (e.is_string() && symbols_) {  // "S", or "12*S": a constant times the symbol
+      const std::string text = e.get<std::string>();
+      const size_t star = text.find('*');
+      int64_t coefficient = 1;
+      if (star != std::string::npos) {
+        const std::string digits = text.substr(0, star);
+        if (digits.empty() || digits.size() > 9 || !std::all_of(digits.begin(), digits.end(), ::isdigit) ||
+            std::stoll(digits) < 1)
+          fail(what + ": " + quotedName(text) + " is not a size symbol or a positive integer times one (\"12*S\")");
+        coefficient = std::stoll(digits);
+      }
+      const int symbol = symbolIndex(star == std::string::npos ? text : text.substr(star + 1), tensor);
+      s.push_back(coefficient * symbolProbe(symbol));
+      symbolic.push_back({symbol, coefficient});
       continue;
     }
     s.push_back(readInt(e, what + " entry"));
