@@ -13,6 +13,7 @@
 #include "driver/cpu_check.h"
 #include "driver/pipeline.h"
 #include "frontend/builder.h"
+#include "frontend/composite_reader.h"
 #include "ir/symbolic_dims.h"
 #include "support/error.h"
 
@@ -202,6 +203,36 @@ TEST(SymbolicDims, RefusesSymbolicColumnsOfAYReduce) {
   const Graph g = b.build();
   const std::string why = refusal([&] { compileGraph(g, CompileOptions{}); });
   EXPECT_NE(why.find("not supported yet"), std::string::npos) << why;
+}
+
+// Composite JSON: "S" and "12*S" in shapes; a Reshape merging the symbol with a
+// constant, checked at several sizes; a malformed symbol is refused naming the file.
+TEST(SymbolicDims, CompositeShapesNameSymbols) {
+  const std::string json = R"({"op": "sym_json", "input_desc": [[{"tensor_name": "x", "data_type": "float32",
+    "format": "DefaultFormat", "shape": ["S", 12, 64]}]],
+    "op_desc": [{"name": "Reshape", "input_desc": [[{"tensor_name": "x", "data_type": "float32",
+      "format": "DefaultFormat", "shape": ["S", 12, 64]}]], "output_desc": [{"tensor_name": "y", "data_type":
+      "float32", "format": "DefaultFormat", "shape": ["12*S", 64]}]},
+      {"name": "ReduceSum", "attr": [{"name": "axis", "value": [1]}, {"name": "keep_dims", "value": false}],
+       "input_desc": [[{"tensor_name": "y", "data_type": "float32", "format": "DefaultFormat",
+         "shape": ["12*S", 64]}]], "output_desc": [{"tensor_name": "z", "data_type": "float32",
+         "format": "DefaultFormat", "shape": ["12*S"]}]}],
+    "output_desc": [{"tensor_name": "z", "data_type": "float32", "format": "DefaultFormat", "shape": ["12*S"]}]})";
+  const Graph g = parseComposite(json, "sym.json");
+  ASSERT_EQ(g.symbols, std::vector<std::string>{"S"});
+  EXPECT_EQ(symbolicShapeString(g, g.tensor(g.outputs[0].tensor)), "[12*S]");
+  const CompiledGraph c = compileGraph(g, CompileOptions{});
+  for (int64_t size : {1, 5, 29}) {
+    CpuCheckOptions o;
+    o.sizes = {size};
+    const CpuCheckReport r = checkOnCpu(c, o);
+    EXPECT_TRUE(r.ok) << size << ": " << r.message;
+  }
+  std::string bad = json;
+  bad.replace(bad.find("\"12*S\", 64"), 10, "\"S*12\", 64");
+  const std::string why = refusal([&] { parseComposite(bad, "bad.json"); });
+  EXPECT_NE(why.find("bad.json"), std::string::npos) << why;
+  EXPECT_NE(why.find("S*12"), std::string::npos) << why;
 }
 
 TEST(SymbolicDims, ConcreteChecksRefuseSizes) {
