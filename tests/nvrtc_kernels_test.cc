@@ -343,5 +343,17 @@ TEST(NvrtcKernels, IntegerNegationsReachPtxasAsNotAndAdd) {
   EXPECT_GE(kernels, 10);
 }
 
+// A symbolic program's kernels (examples/symbolic, docs/design/symbolic-dims.md) take
+// size_S after their pointers; NVRTC compiles them, in both modes.
+TEST(NvrtcKernels, SymbolicRowsExample) {
+  Graph g = readCompositeFile(std::string(POLYRED_SOURCE_DIR) + "/examples/symbolic/softmax_rows.json");
+  for (bool deterministic : {false, true}) {
+    const CompiledGraph c = compile(g, deterministic);
+    ASSERT_EQ(c.program.symbols, std::vector<std::string>{"S"});
+    EXPECT_NE(c.program.kernels.at(0).source.find("const long long size_S"), std::string::npos);
+    expectNvrtcCompiles(c, deterministic ? "symbolic softmax (deterministic)" : "symbolic softmax");
+  }
+}
+
 }  // namespace
 }  // namespace polyred

@@ -40,6 +40,7 @@ const Option kOptions[] = {
     {"test-data", Takes::Nothing, "", "with --output: also random inputs, reference outputs and tolerances in DIR/test"},
     {"seed", Takes::Value, "N", "seed of the random inputs (default 1)"},
     {"max-points", Takes::Value, "N", "CPU check: statement instances run, as whole tiles (default 1048576; 0 = all)"},
+    {"size", Takes::Value, "SYMBOL=N[,N...]", "check: the values of a size symbol (repeat for each symbol); the file compiles once and is checked at every value"},
     {"max-memory", Takes::Value, "SIZE", "host memory for inputs, outputs and the reference (K/M/G/T); default and most: 3/4 of what the process may still allocate (MemAvailable, cgroup limit, ulimit -v/-d)"},
     {"timeout", Takes::Value, "SECONDS", "stop a check that runs longer, with exit 2 (default 300)"},
     {"no-time", Takes::Nothing, "", "run without timing"},
@@ -67,7 +68,7 @@ const Command kCommands[] = {
      {"dump", "deterministic", "no-horizontal-fusion", "fast-exp", "config", "no-tune-db", "nvrtc", "output", "test-data", "seed", "arch", "sms", "l2-mib", "verbose",
       "help"}},
     {"check", "FILE...", "run the lowered kernels on the CPU and compare them with the reference (no GPU needed)",
-     {"seed", "max-points", "deterministic", "no-horizontal-fusion", "fast-exp", "config", "no-tune-db", "max-memory", "timeout", "arch",
+     {"seed", "max-points", "size", "deterministic", "no-horizontal-fusion", "fast-exp", "config", "no-tune-db", "max-memory", "timeout", "arch",
       "sms", "l2-mib", "verbose", "shard", "ranks", "help"}},
     {"run", "FILE...", "run on the GPU with random inputs, compare with the reference, time (needs a GPU)",
      {"seed", "deterministic", "no-horizontal-fusion", "fast-exp", "config", "no-tune-db", "no-time", "iterations", "misalign", "json",
@@ -113,6 +114,14 @@ void validate(const std::string& name, const std::string& v) {
     if (!allDigits(v) || std::stoll(v) < 1 || std::stoll(v) > 100000) bad("a count from 1 to 100000");
   } else if (name == "misalign") {
     if (!allDigits(v) || std::stoll(v) > 1024) bad("a number of elements from 0 to 1024");
+  } else if (name == "size") {
+    const size_t eq = v.find('=');
+    if (eq == std::string::npos || eq == 0) bad("SYMBOL=N[,N...]");
+    std::stringstream list(v.substr(eq + 1));
+    std::string n;
+    while (std::getline(list, n, ','))
+      if (!allDigits(n)) bad("SYMBOL=N[,N...] with non-negative integers N");
+    if (v.back() == ',' || eq + 1 == v.size()) bad("SYMBOL=N[,N...]");
   } else if (name == "seed" || name == "max-points" || name == "min-compiled" || name == "max-launches") {
     if (!allDigits(v)) bad("a non-negative integer");
   } else if (name == "max-memory") {
@@ -200,7 +209,8 @@ Args parse(int argc, char** argv) {
       throw UsageError("--" + name + " needs a value: --" + name + "=" + std::string(o->value));
     std::string value = eq == std::string::npos ? "" : w.substr(eq + 1);
     validate(name, value);
-    a.values[name] = value;
+    if (name == "size" && a.has("size")) a.values[name] += ";" + value;  // repeated: one per symbol
+    else a.values[name] = value;
   }
   if (a.has("version") || (a.command.empty() && a.has("help"))) return a;
   if (a.command.empty()) throw UsageError("no command given");

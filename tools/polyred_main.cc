@@ -13,6 +13,7 @@
 #include <iomanip>
 #include <iostream>
 #include <iterator>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -261,6 +262,42 @@ Exit cmdRunSharded(const Args& a) {
   return worst;
 }
 
+// --size=S=1,7,1000 (repeated per symbol): every combination of the values, in the
+// order of the program's symbols; one empty list for a program without symbols.
+std::vector<std::vector<int64_t>> sizesToCheck(const Args& a, const CompiledGraph& c) {
+  std::map<std::string, std::vector<int64_t>> given;
+  std::stringstream entries(a.get("size", ""));
+  for (std::string entry; std::getline(entries, entry, ';');) {
+    const size_t eq = entry.find('=');
+    std::vector<int64_t>& values = given[entry.substr(0, eq)];
+    std::stringstream list(entry.substr(eq + 1));
+    for (std::string n; std::getline(list, n, ',');) values.push_back(std::stoll(n));
+  }
+  const std::vector<std::string>& symbols = c.symbolic.symbols;
+  for (const auto& [name, values] : given)
+    if (std::find(symbols.begin(), symbols.end(), name) == symbols.end())
+      throw Error(c.graph.sourceFile, "", "--size names " + quotedName(name) + ", which is not a size symbol of the graph" +
+                                              (symbols.empty() ? " (it has none)" : ""));
+  std::vector<std::vector<int64_t>> combinations = {{}};
+  for (const std::string& symbol : symbols) {
+    if (!given.count(symbol)) throw Error(c.graph.sourceFile, "", "the graph has the size symbol " + symbol + ": give its values with --size=" + symbol + "=N[,N...]");
+    std::vector<std::vector<int64_t>> next;
+    for (const std::vector<int64_t>& prefix : combinations)
+      for (int64_t v : given.at(symbol)) {
+        next.push_back(prefix);
+        next.back().push_back(v);
+      }
+    combinations = std::move(next);
+  }
+  return combinations;
+}
+
+std::string sizesLabel(const CompiledGraph& c, const std::vector<int64_t>& sizes) {
+  std::string s;
+  for (size_t k = 0; k < sizes.size(); ++k) s += (k ? ", " : " at ") + c.symbolic.symbols[k] + " = " + std::to_string(sizes[k]);
+  return s;
+}
+
 Exit cmdCheck(const Args& a) {
   if (a.has("shard")) return cmdCheckSharded(a);
   Exit worst = Exit::Ok;
@@ -274,12 +311,20 @@ Exit cmdCheck(const Args& a) {
       o.maxPoints = a.integer("max-points", o.maxPoints);
       o.deterministic = a.has("deterministic");
       o.limits = resourceLimits(a);
-      CpuCheckReport r = timings.measure("check", [&] { return checkOnCpu(c, o); });
-      std::cout << label(file) << ": CPU check of " << c.program.kernels.size() << " lowered kernel(s) "
-                << (r.ok ? "passed" : "FAILED") << (r.sampled ? " (sampled i-tiles)" : "") << "\n"
-                << r.message;
+      bool ok = true;
+      const std::vector<std::vector<int64_t>> sizes = sizesToCheck(a, c);
+      for (const std::vector<int64_t>& at : sizes) {
+        o.sizes = at;
+        CpuCheckReport r = timings.measure("check", [&] { return checkOnCpu(c, o); });
+        std::cout << label(file) << ": CPU check" << sizesLabel(c, at) << " of " << c.program.kernels.size()
+                  << " lowered kernel(s) " << (r.ok ? "passed" : "FAILED") << (r.sampled ? " (sampled i-tiles)" : "")
+                  << "\n" << r.message;
+        ok = ok && r.ok;
+      }
+      if (!c.symbolic.symbols.empty())
+        std::cout << label(file) << ": compiled 1 time, checked at " << sizes.size() << " size(s)\n";
       timings.print(file);
-      return r.ok ? Exit::Ok : Exit::Mismatch;
+      return ok ? Exit::Ok : Exit::Mismatch;
     }));
   return worst;
 }

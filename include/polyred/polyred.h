@@ -30,7 +30,7 @@ extern "C" {
 #define POLYRED_API
 #endif
 
-#define POLYRED_API_VERSION 2
+#define POLYRED_API_VERSION 3
 
 typedef enum polyred_status {
   POLYRED_OK = 0,
@@ -70,6 +70,12 @@ typedef struct polyred_tensor_info {
   int rank;
   const int64_t* shape; /* rank extents, valid while the program lives */
   int in_place_of_input; /* outputs: the input whose buffer it is written into, or -1 */
+  /* Symbolic programs (polyred_num_symbols > 0): per axis, the size symbol an axis
+   * holds (its shape entry is then -1) and its coefficient (the axis is coefficient *
+   * the symbol's value), or -1 and 1 for a constant axis. Valid while the program lives;
+   * NULL for a program without symbols. (API version 3.) */
+  const int* shape_symbol;
+  const int64_t* shape_coefficient;
 } polyred_tensor_info;
 
 typedef struct polyred_program polyred_program;
@@ -113,6 +119,21 @@ POLYRED_API const char* polyred_cuda_source(const polyred_program* program, int 
  * cache) and allocates the program's workspaces; later ones allocate nothing. */
 POLYRED_API polyred_status polyred_launch(polyred_program* program, void* const* inputs, void* const* outputs,
                                           void* stream);
+
+/* ---- Symbolic sizes (API version 3) ----
+ * A composite file may name a size symbol in a shape ("shape": ["S", 768]): the program
+ * is compiled once for every value of it. Its entry points take the symbols' values,
+ * `sizes[k]` for symbol k (num_sizes of them, >= 0), and the buffers of the tensors at
+ * those sizes; the sizeless entry points refuse a symbolic program (POLYRED_BAD_INPUT). */
+POLYRED_API int polyred_num_symbols(const polyred_program* program);
+/* The name of size symbol `index` (valid while the program lives), or NULL. */
+POLYRED_API const char* polyred_symbol_name(const polyred_program* program, int index);
+POLYRED_API polyred_status polyred_launch_sized(polyred_program* program, void* const* inputs, void* const* outputs,
+                                                void* stream, const int64_t* sizes, int num_sizes);
+POLYRED_API polyred_status polyred_check_cpu_sized(const polyred_program* program, uint64_t seed, int64_t max_points,
+                                                   const int64_t* sizes, int num_sizes);
+POLYRED_API polyred_status polyred_run_cpu_sized(const polyred_program* program, const void* const* inputs,
+                                                 void* const* outputs, const int64_t* sizes, int num_sizes);
 
 /* Runs the lowered kernels on the CPU with seeded random inputs and compares them with
  * the reference interpreter (at most max_points statement instances; 0: all). Returns

@@ -20,7 +20,9 @@ class Options(ctypes.Structure):
 
 class TensorInfo(ctypes.Structure):
     _fields_ = [("name", ctypes.c_char_p), ("dtype", ctypes.c_int), ("rank", ctypes.c_int),
-                ("shape", ctypes.POINTER(ctypes.c_int64)), ("in_place_of_input", ctypes.c_int)]
+                ("shape", ctypes.POINTER(ctypes.c_int64)), ("in_place_of_input", ctypes.c_int),
+                ("shape_symbol", ctypes.POINTER(ctypes.c_int)),  # symbolic programs (API version 3)
+                ("shape_coefficient", ctypes.POINTER(ctypes.c_int64))]
 
 
 def _candidates():
@@ -74,6 +76,14 @@ lib.polyred_cuda_source.restype = ctypes.c_char_p
 lib.polyred_launch.argtypes = [P, ctypes.c_char_p, ctypes.c_char_p, P]
 lib.polyred_check_cpu.argtypes = [P, ctypes.c_uint64, ctypes.c_int64]
 lib.polyred_run_cpu.argtypes = [P, ctypes.c_char_p, ctypes.c_char_p]
+# Symbolic programs: the size symbols' values as a c_int64 array and their count.
+lib.polyred_num_symbols.argtypes = [P]
+lib.polyred_symbol_name.argtypes = [P, ctypes.c_int]
+lib.polyred_symbol_name.restype = ctypes.c_char_p
+_SIZES = ctypes.POINTER(ctypes.c_int64)
+lib.polyred_launch_sized.argtypes = [P, ctypes.c_char_p, ctypes.c_char_p, P, _SIZES, ctypes.c_int]
+lib.polyred_check_cpu_sized.argtypes = [P, ctypes.c_uint64, ctypes.c_int64, _SIZES, ctypes.c_int]
+lib.polyred_run_cpu_sized.argtypes = [P, ctypes.c_char_p, ctypes.c_char_p, _SIZES, ctypes.c_int]
 
 
 def last_error():

@@ -6,6 +6,11 @@ composite JSON (docs/format.md) that polyred compiles:
     b.output(b.reduce_sum(b.cast(x, "float32"), axes=[0]))
     kernel = b.compile()
 
+A string in a shape names a size symbol: the kernel is compiled once for every value of
+it and a call takes it from its tensors' shapes (docs/format.md, "Symbolic sizes"):
+
+    x = b.input("x", "float32", ("S", 768))
+
 A reduction of your own is declared once (its combiner an expression of composite ops
 over "a", the accumulator, and "b", the element or a later partial) and used like a
 built-in one:
@@ -45,13 +50,14 @@ _REDUCE = {"sum": "ReduceSum", "prod": "ReduceProd", "max": "ReduceMax", "min": 
 
 
 def _broadcast(a, b):
+    """Numpy broadcasting; a string is a size symbol, which matches itself or 1."""
     out = []
     for k in range(max(len(a), len(b))):
         x = a[len(a) - 1 - k] if k < len(a) else 1
         y = b[len(b) - 1 - k] if k < len(b) else 1
         if x != y and 1 not in (x, y):
             raise BadInputError(f"shapes {a} and {b} do not broadcast")
-        out.append(max(x, y) if 1 in (x, y) else x)
+        out.append(y if x == 1 else x)
     return tuple(reversed(out))
 
 
@@ -178,7 +184,9 @@ class Builder:
         return self._op("Window", [x], x.dtype, list(shape), [("begin", list(begin)), ("steps", list(steps))])
 
     def reshape(self, x, shape):
-        return self._op("Reshape", [x], x.dtype, shape, [("shape", list(shape))])
+        # A symbolic target (a size symbol's name in it) is the declared output shape alone.
+        symbolic = any(isinstance(d, str) for d in shape)
+        return self._op("Reshape", [x], x.dtype, shape, [] if symbolic else [("shape", list(shape))])
 
     def transpose(self, x, perm):
         return self._op("Transpose", [x], x.dtype, [x.shape[p] for p in perm], [("perm", list(perm))])

@@ -4,7 +4,7 @@ import ctypes
 import struct
 from dataclasses import dataclass
 
-from . import _lib
+from . import _lib, symbolic
 from .errors import BadInputError, raise_for
 
 _TORCH_DTYPES = {"bool": "bool", "int8": "int8", "uint8": "uint8", "int32": "int32", "int64": "int64",
@@ -16,8 +16,10 @@ _TORCH_DTYPES = {"bool": "bool", "int8": "int8", "uint8": "uint8", "int32": "int
 class TensorSpec:
     name: str
     dtype: str          # polyred's dtype name, e.g. "float32"
-    shape: tuple
+    shape: tuple        # a symbolic program's symbolic axes: the symbol ("S", "12*S")
     in_place_of_input: int = -1  # outputs written into an input's buffer: that input
+    # Symbolic programs: per axis, (symbol index, coefficient), or None for a constant axis.
+    symbolic: tuple = ()
 
 
 def _options(deterministic, horizontal_fusion, target):
@@ -41,14 +43,24 @@ class Kernel:
         self._handle = ctypes.c_void_p(handle)
         self._plan = None  # _CallPlan, made at the first call
         lib = _lib.lib
+        # Size symbols (docs/format.md, "Symbolic sizes"): a call takes their values from
+        # its tensors' shapes (symbolic.py).
+        self.symbols = tuple(lib.polyred_symbol_name(self._handle, k).decode()
+                             for k in range(lib.polyred_num_symbols(self._handle)))
         self.inputs = [self._info(lib.polyred_input_info, k) for k in range(lib.polyred_num_inputs(self._handle))]
         self.outputs = [self._info(lib.polyred_output_info, k) for k in range(lib.polyred_num_outputs(self._handle))]
 
     def _info(self, fn, k):
         info = _lib.TensorInfo()
         raise_for(fn(self._handle, k, ctypes.byref(info)), _lib.last_error())
-        return TensorSpec(info.name.decode(), _lib.DTYPES[info.dtype], tuple(info.shape[d] for d in range(info.rank)),
-                          info.in_place_of_input)
+        shape = tuple(info.shape[d] for d in range(info.rank))
+        if not self.symbols:
+            return TensorSpec(info.name.decode(), _lib.DTYPES[info.dtype], shape, info.in_place_of_input)
+        symbolic = tuple(None if info.shape_symbol[d] < 0 else (info.shape_symbol[d], info.shape_coefficient[d])
+                         for d in range(info.rank))
+        shape = tuple(n if a is None else (self.symbols[a[0]] if a[1] == 1 else f"{a[1]}*{self.symbols[a[0]]}")
+                      for n, a in zip(shape, symbolic))
+        return TensorSpec(info.name.decode(), _lib.DTYPES[info.dtype], shape, info.in_place_of_input, symbolic)
 
     def __del__(self):
         if getattr(self, "_handle", None):
@@ -66,10 +78,13 @@ class Kernel:
             raise BadInputError(f"no launch {launch}: the program has {self.launches}")
         return src.decode()
 
-    def check_cpu(self, seed=1, max_points=1 << 20):
+    def check_cpu(self, seed=1, max_points=1 << 20, sizes=None):
         """Runs the lowered kernels on the CPU against the reference; raises
-        MismatchError with the comparison when they differ. Returns the comparison."""
-        raise_for(_lib.lib.polyred_check_cpu(self._handle, seed, max_points), _lib.last_error())
+        MismatchError with the comparison when they differ. Returns the comparison. A
+        symbolic kernel is checked at `sizes`, a dict of its symbols' values."""
+        values = symbolic.size_array(self, sizes or {})
+        raise_for(_lib.lib.polyred_check_cpu_sized(self._handle, seed, max_points, values, len(self.symbols)),
+                  _lib.last_error())
         return _lib.last_error()
 
     def as_torch_op(self, name):
@@ -108,6 +123,8 @@ class Kernel:
         in-place ones) instead of tensors that torch allocates at each call."""
         # The per-call path (issue #15: host overhead) compares against a plan resolved
         # at the first call and passes the pointers as packed 64-bit buffers.
+        if self.symbols:
+            return symbolic.call(self, tensors, out)
         plan = self._plan or self._make_plan()
         if len(tensors) != len(plan.inputs):
             raise BadInputError(f"the kernel takes {len(plan.inputs)} tensors, got {len(tensors)}")
@@ -137,6 +154,8 @@ class Kernel:
         """The CPU target: the same lowered kernels run on the host (slow; for tests and
         machines without a GPU) on torch CPU tensors, with the checks and the results of
         a GPU call."""
+        if self.symbols:
+            return symbolic.call(self, tensors, out, cpu=True)
         plan = self._plan or self._make_plan()
         if len(tensors) != len(plan.inputs):
             raise BadInputError(f"the kernel takes {len(plan.inputs)} tensors, got {len(tensors)}")

@@ -25,6 +25,7 @@
 // Every other kernel has one pass.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -115,10 +116,24 @@ struct ElementwiseOutput {
   bool zeroWhereNonzero = false;
 };
 
+// The rows of a symbolic kernel (driver/symbolic_kernels): M = coefficient * the value
+// of size symbol `symbol` (Graph::symbols), known only at launch. The generated code
+// reads it from the kernel parameter `param()`; KernelPlan::M then holds it at the
+// symbol's probe value, which the binding takes as its row count.
+struct SymbolicRows {
+  int symbol = -1;
+  std::string name;
+  int64_t coefficient = 1;
+  std::string param() const { return "size_" + name; }
+  // The extent as an isl (and C) expression: "768*size_S".
+  std::string extent() const { return (coefficient == 1 ? "" : std::to_string(coefficient) + "*") + param(); }
+};
+
 struct KernelPlan {
   std::string name;
   CanonicalForm form = CanonicalForm::Elementwise;
   int64_t M = 1;  // kept extent
+  std::optional<SymbolicRows> symbolicRows;  // set: M is a symbolic kernel's probe value
   int64_t N = 1;  // reduced extent
   // Elements that one unit of N stands for: 1, or the vector width where the plan is
   // bound per vector instance (the driver divides N by it before binding).

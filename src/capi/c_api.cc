@@ -5,6 +5,7 @@
 
 #include <cstring>
 #include <exception>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <new>
@@ -22,6 +23,7 @@
 #include "multigpu/nccl_library.h"
 #include "multigpu/sharded_runtime.h"
 #include "frontend/composite_reader.h"
+#include "ir/symbolic_dims.h"
 #include "runtime/executor.h"
 #include "runtime/nvrtc.h"
 #include "support/error.h"
@@ -32,6 +34,13 @@ struct polyred_program {
   polyred::CompileOptions options;  // what it was compiled with (sharded programs reuse them)
   bool deterministic = false;
   std::vector<polyred_tensor_info> inputs, outputs;
+  // A symbolic program's shapes (-1 at symbolic axes), symbols and coefficients per
+  // axis, which its tensor infos point into.
+  struct AxisInfo {
+    std::vector<int64_t> shape, coefficient;
+    std::vector<int> symbol;
+  };
+  std::deque<AxisInfo> axes;
   std::mutex loading;                                // guards `loaded`
   std::unique_ptr<polyred::CompiledProgram> loaded;  // on the GPU, at the first launch
 };
@@ -108,7 +117,35 @@ CompileOptions compileOptions(const polyred_options* given) {
 polyred_tensor_info infoOf(const Graph& g, TensorId id, int inPlaceOf) {
   const Tensor& t = g.tensor(id);
   return {t.name.c_str(), static_cast<polyred_dtype>(t.dtype), static_cast<int>(t.shape.size()), t.shape.data(),
-          inPlaceOf};
+          inPlaceOf, nullptr, nullptr};
+}
+
+// A symbolic program's info of tensor `id` of its template (ir/symbolic_dims.h).
+polyred_tensor_info symbolicInfoOf(polyred_program& p, TensorId id, int inPlaceOf) {
+  const Tensor& t = p.compiled.symbolic.tensor(id);
+  polyred_program::AxisInfo& a = p.axes.emplace_back();
+  for (size_t k = 0; k < t.shape.size(); ++k) {
+    const SymbolicDim d = t.symbolic.empty() ? SymbolicDim{} : t.symbolic[k];
+    a.shape.push_back(d.isConstant() ? t.shape[k] : -1);
+    a.symbol.push_back(d.symbol);
+    a.coefficient.push_back(d.isConstant() ? 1 : d.coefficient);
+  }
+  return {t.name.c_str(), static_cast<polyred_dtype>(t.dtype), static_cast<int>(t.shape.size()), a.shape.data(),
+          inPlaceOf, a.symbol.data(), a.coefficient.data()};
+}
+
+// The symbols' values a sized entry point was given, checked against the program's.
+std::vector<int64_t> sizesOf(const polyred_program& p, const int64_t* sizes, int count, const std::string& what) {
+  const size_t symbols = p.compiled.symbolic.symbols.size();
+  if (count < 0 || (count > 0 && !sizes)) throw Error(what + ": bad size list");
+  if (static_cast<size_t>(count) != symbols)
+    throw Error(what + ": the program has " + std::to_string(symbols) + " size symbols but " + std::to_string(count) +
+                " values were given" + (count == 0 ? " (call the _sized entry point with their values)" : ""));
+  std::vector<int64_t> v(sizes, sizes + count);
+  for (size_t k = 0; k < v.size(); ++k)
+    if (v[k] < 0)
+      throw Error(what + ": size " + p.compiled.symbolic.symbols[k] + " = " + std::to_string(v[k]) + " is negative");
+  return v;
 }
 
 polyred_status finishLoad(Graph g, const polyred_options* options, polyred_program** out) {
@@ -117,10 +154,14 @@ polyred_status finishLoad(Graph g, const polyred_options* options, polyred_progr
   p->compiled = compileGraph(g, o);
   p->deterministic = o.deterministic;
   p->options = o;
-  const Graph& graph = p->compiled.graph;
-  for (TensorId id : graph.inputs) p->inputs.push_back(infoOf(graph, id, -1));
+  const bool symbolic = !p->compiled.symbolic.symbols.empty();
+  const Graph& graph = symbolic ? p->compiled.symbolic : p->compiled.graph;
+  auto info = [&](TensorId id, int inPlaceOf) {
+    return symbolic ? symbolicInfoOf(*p, id, inPlaceOf) : infoOf(graph, id, inPlaceOf);
+  };
+  for (TensorId id : graph.inputs) p->inputs.push_back(info(id, -1));
   for (const Output& o : graph.outputs)
-    p->outputs.push_back(infoOf(graph, o.tensor, o.aliasOfInput ? graph.inputIndex(*o.aliasOfInput) : -1));
+    p->outputs.push_back(info(o.tensor, o.aliasOfInput ? graph.inputIndex(*o.aliasOfInput) : -1));
   *out = p.release();
   return POLYRED_OK;
 }
@@ -201,8 +242,14 @@ polyred_status polyred_output_info(const polyred_program* p, int index, polyred_
 }
 
 polyred_status polyred_launch(polyred_program* p, void* const* inputs, void* const* outputs, void* stream) {
+  return polyred_launch_sized(p, inputs, outputs, stream, nullptr, 0);
+}
+
+polyred_status polyred_launch_sized(polyred_program* p, void* const* inputs, void* const* outputs, void* stream,
+                                    const int64_t* sizeValues, int numSizes) {
   return guarded([&] {
     if (!p) return fail(POLYRED_BAD_INPUT, "polyred_launch: null program");
+    const std::vector<int64_t> sizes = sizesOf(*p, sizeValues, numSizes, "polyred_launch");
     if ((!inputs && !p->inputs.empty()) || (!outputs && !p->outputs.empty()))
       return fail(POLYRED_BAD_INPUT, "polyred_launch: null pointer array");
     const std::span<void* const> in(inputs, p->inputs.size()), out(outputs, p->outputs.size());
@@ -215,15 +262,21 @@ polyred_status polyred_launch(polyred_program* p, void* const* inputs, void* con
       if (!p->loaded)
         p->loaded = std::make_unique<CompiledProgram>(CompiledProgram::load(p->compiled.program, currentDevice()));
     }
-    p->loaded->launch(in, out, static_cast<CUstream>(stream));
+    p->loaded->launch(in, out, static_cast<CUstream>(stream), sizes);
     return POLYRED_OK;
   });
 }
 
 polyred_status polyred_check_cpu(const polyred_program* p, uint64_t seed, int64_t maxPoints) {
+  return polyred_check_cpu_sized(p, seed, maxPoints, nullptr, 0);
+}
+
+polyred_status polyred_check_cpu_sized(const polyred_program* p, uint64_t seed, int64_t maxPoints,
+                                       const int64_t* sizeValues, int numSizes) {
   return guarded([&] {
     if (!p) return fail(POLYRED_BAD_INPUT, "polyred_check_cpu: null program");
     CpuCheckOptions o;
+    o.sizes = sizesOf(*p, sizeValues, numSizes, "polyred_check_cpu");
     o.seed = seed;
     o.maxPoints = maxPoints;
     o.deterministic = p->deterministic;
@@ -233,23 +286,33 @@ polyred_status polyred_check_cpu(const polyred_program* p, uint64_t seed, int64_
 }
 
 polyred_status polyred_run_cpu(const polyred_program* p, const void* const* inputs, void* const* outputs) {
+  return polyred_run_cpu_sized(p, inputs, outputs, nullptr, 0);
+}
+
+polyred_status polyred_run_cpu_sized(const polyred_program* p, const void* const* inputs, void* const* outputs,
+                                     const int64_t* sizeValues, int numSizes) {
   return guarded([&] {
     if (!p) return fail(POLYRED_BAD_INPUT, "polyred_run_cpu: null program");
     if ((!inputs && !p->inputs.empty()) || (!outputs && !p->outputs.empty()))
       return fail(POLYRED_BAD_INPUT, "polyred_run_cpu: null pointer array");
-    const Graph& g = p->compiled.graph;
+    CpuCheckOptions o;
+    o.sizes = sizesOf(*p, sizeValues, numSizes, "polyred_run_cpu");
+    // The tensors at these sizes (no rows: the symbolic template at them, all empty).
+    const bool empty = emptyAtSizes(p->compiled, o.sizes);
+    const Graph g = empty ? instantiate(p->compiled.symbolic, o.sizes) : graphAtSizes(p->compiled, o.sizes);
     std::vector<HostTensor> hostInputs;
     hostInputs.reserve(g.inputs.size());
     for (size_t k = 0; k < g.inputs.size(); ++k) {
-      if (!inputs[k]) return fail(POLYRED_BAD_INPUT, "polyred_run_cpu: input " + std::to_string(k) + " is a null pointer");
       const Tensor& t = g.tensor(g.inputs[k]);
+      if (!inputs[k] && numElements(t.shape) > 0)  // an empty tensor's pointer may be null
+        return fail(POLYRED_BAD_INPUT, "polyred_run_cpu: input " + std::to_string(k) + " is a null pointer");
       HostTensor h = HostTensor::zeros(t.dtype, t.shape);
       if (h.byteSize() > 0) std::memcpy(h.data(), inputs[k], static_cast<size_t>(h.byteSize()));
       hostInputs.push_back(std::move(h));
     }
     for (size_t k = 0; k < g.outputs.size(); ++k)
-      if (!outputs[k]) return fail(POLYRED_BAD_INPUT, "polyred_run_cpu: output " + std::to_string(k) + " is a null pointer");
-    CpuCheckOptions o;
+      if (!outputs[k] && numElements(g.tensor(g.outputs[k].tensor).shape) > 0)
+        return fail(POLYRED_BAD_INPUT, "polyred_run_cpu: output " + std::to_string(k) + " is a null pointer");
     o.maxPoints = 0;  // every statement instance: the outputs are whole
     o.deterministic = p->deterministic;
     Deadline none = Deadline::none();
@@ -260,6 +323,15 @@ polyred_status polyred_run_cpu(const polyred_program* p, const void* const* inpu
     }
     return POLYRED_OK;
   });
+}
+
+int polyred_num_symbols(const polyred_program* p) {
+  return p ? static_cast<int>(p->compiled.symbolic.symbols.size()) : -1;
+}
+
+const char* polyred_symbol_name(const polyred_program* p, int index) {
+  if (!p || index < 0 || index >= polyred_num_symbols(p)) return nullptr;
+  return p->compiled.symbolic.symbols[static_cast<size_t>(index)].c_str();
 }
 
 }  // extern "C"
@@ -294,6 +366,8 @@ polyred_status polyred_shard(const polyred_program* p, int ranks, const polyred_
     if (!p || !out || (count > 0 && !shards)) return fail(POLYRED_BAD_INPUT, "polyred_shard: null argument");
     *out = nullptr;
     if (count < 1) return fail(POLYRED_BAD_INPUT, "polyred_shard: no input is sharded (count < 1)");
+    if (!p->compiled.symbolic.symbols.empty())
+      return fail(POLYRED_BAD_INPUT, "polyred_shard: sharding a program with size symbols is not supported yet");
     auto s = std::make_unique<polyred_sharded>();
     s->graph = p->compiled.graph;
     s->options = p->options;

@@ -38,34 +38,36 @@ struct UnitSample {
   bool sampled = false;
 };
 
-UnitSample unitSample(const PolyKernel& k, int64_t maxPoints) {
-  const bool elementwise = k.plan.form == CanonicalForm::Elementwise;
+UnitSample unitSample(const KernelPlan& plan, const Binding& binding, int64_t maxPoints) {
+  const bool elementwise = plan.form == CanonicalForm::Elementwise;
   UnitSample s;
-  s.units = elementwise ? k.binding.GX : k.binding.GY;
-  const int64_t pointsPerUnit = std::max<int64_t>(1, k.plan.M * k.plan.N / s.units);
+  s.units = elementwise ? binding.GX : binding.GY;
+  if (s.units == 0) return s;  // a symbolic kernel without rows
+  const int64_t pointsPerUnit = std::max<int64_t>(1, plan.M * plan.N / s.units);
   // A scatter adds into rows any block may reach: only all blocks give its sums.
-  s.sampled = maxPoints > 0 && pointsPerUnit * s.units > maxPoints && s.units > 2 && !k.plan.hasScatterStore();
+  s.sampled = maxPoints > 0 && pointsPerUnit * s.units > maxPoints && s.units > 2 && !plan.hasScatterStore();
   s.keep = s.sampled ? std::clamp<int64_t>(maxPoints / pointsPerUnit, 2, s.units) : s.units;
   return s;
 }
 
 }  // namespace
 
-std::vector<std::pair<int64_t, int64_t>> blocksToRun(const PolyKernel& k, int64_t maxPoints, bool& sampled) {
-  const UnitSample s = unitSample(k, maxPoints);
+std::vector<std::pair<int64_t, int64_t>> blocksToRun(const KernelPlan& plan, const Binding& binding, int64_t maxPoints,
+                                                     bool& sampled) {
+  const UnitSample s = unitSample(plan, binding, maxPoints);
   sampled = s.sampled;
   std::vector<std::pair<int64_t, int64_t>> blocks;
   for (int64_t u : sampleIndices(s.units, s.keep)) {
-    if (k.plan.form == CanonicalForm::Elementwise) blocks.emplace_back(u, 0);
+    if (plan.form == CanonicalForm::Elementwise) blocks.emplace_back(u, 0);
     else
-      for (int64_t bx = 0; bx < k.binding.GX; ++bx) blocks.emplace_back(bx, u);
+      for (int64_t bx = 0; bx < binding.GX; ++bx) blocks.emplace_back(bx, u);
   }
   return blocks;
 }
 
-int64_t blocksToRunBytes(const PolyKernel& k, int64_t maxPoints) {
-  const UnitSample s = unitSample(k, maxPoints);
-  const int64_t blocks = k.plan.form == CanonicalForm::Elementwise ? s.keep : s.keep * k.binding.GX;
+int64_t blocksToRunBytes(const KernelPlan& plan, const Binding& binding, int64_t maxPoints) {
+  const UnitSample s = unitSample(plan, binding, maxPoints);
+  const int64_t blocks = plan.form == CanonicalForm::Elementwise ? s.keep : s.keep * binding.GX;
   // The chosen units (and, while sampling, their std::set: a ~48-byte node each), then
   // a (bx, by) pair per block.
   return s.keep * (s.sampled ? 56 : 8) + blocks * 16;

@@ -14,9 +14,15 @@
 
 namespace polyred {
 
-// (bx, by) of the blocks to run; `sampled` says whether some were left out.
-std::vector<std::pair<int64_t, int64_t>> blocksToRun(const PolyKernel& k, int64_t maxPoints, bool& sampled);
-// The bytes blocksToRun(k, maxPoints, ...) takes while it runs, and its list after.
-int64_t blocksToRunBytes(const PolyKernel& k, int64_t maxPoints);
+// (bx, by) of the blocks to run; `sampled` says whether some were left out. A symbolic
+// kernel's plan and binding are given at its sizes (codegen/cpu_executor: M and the
+// grid it is launched with).
+std::vector<std::pair<int64_t, int64_t>> blocksToRun(const KernelPlan& plan, const Binding& binding, int64_t maxPoints,
+                                                     bool& sampled);
+inline std::vector<std::pair<int64_t, int64_t>> blocksToRun(const PolyKernel& k, int64_t maxPoints, bool& sampled) {
+  return blocksToRun(k.plan, k.binding, maxPoints, sampled);
+}
+// The bytes blocksToRun(plan, binding, maxPoints, ...) takes while it runs, and its list after.
+int64_t blocksToRunBytes(const KernelPlan& plan, const Binding& binding, int64_t maxPoints);
 
 }  // namespace polyred

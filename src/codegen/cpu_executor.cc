@@ -7,6 +7,7 @@
 #include <random>
 
 #include "codegen/cpu_block_sample.h"
+#include "codegen/symbolic_launch.h"
 #include "codegen/cpu_scan.h"
 #include "codegen/cpu_shared_tiles.h"
 #include "codegen/cpu_stores.h"
@@ -26,9 +27,10 @@ enum Slot { kBx = 0, kBy = 1, kTx = 2, kTy = 3 };
 
 class BlockMachine {
  public:
-  BlockMachine(const Graph& g, const PolyKernel& k, const std::vector<HostTensor>& inputs, CpuStores& stores,
-               const CpuExecOptions& o, int slots)
-      : g_(g), k_(k), p_(k.plan), b_(k.binding), inputs_(inputs), stores_(stores), o_(o), slots_(slots), tiles_(k.tiling) {
+  BlockMachine(const Graph& g, const PolyKernel& k, const SizedKernel& sized, const std::vector<HostTensor>& inputs,
+               CpuStores& stores, const CpuExecOptions& o, int slots)
+      : g_(g), k_(k), p_(sized.plan), b_(sized.binding), inputs_(inputs), stores_(stores), o_(o), slots_(slots),
+        tiles_(k.tiling), sizeSlot_(sized.sizeSlot), size_(sized.size) {
     // Tuples and complex products combine their blocks through the partials, in block
     // order, as do kernels whose binding chose them (as the emitter).
     det_ = o.deterministic || p_.needsBlockOrderCombine() || b_.partials;
@@ -74,6 +76,7 @@ class BlockMachine {
       v[kBy] = by;
       v[kTx] = t % b_.BX;
       v[kTy] = t / b_.BX;
+      if (sizeSlot_ >= 0) v[sizeSlot_] = size_;
     }
     lastBlock_ = false;
     tiles_.clear();
@@ -630,6 +633,8 @@ class BlockMachine {
   CpuStores& stores_;
   const CpuExecOptions& o_;
   int slots_;
+  int sizeSlot_;  // a symbolic kernel's size parameter, set to size_ in every thread; -1: none
+  int64_t size_;
   int threads_ = 0;
   int lanes_ = 1;  // accumulator lanes (Vectorization::accumulatorLanes)
   std::vector<int64_t> vars_;
@@ -669,12 +674,13 @@ int64_t tupleValueBytes(const TupleReduction& t) {
 }  // namespace
 
 int64_t cpuExecutorBytes(const PolyKernel& k, const CpuExecOptions& options) {
-  const KernelPlan& p = k.plan;
-  const Binding& b = k.binding;
+  const SizedKernel sized = sizedKernel(k, options.sizes);
+  const KernelPlan& p = sized.plan;
+  const Binding& b = sized.binding;
   // As BlockMachine's constructor decides (det_).
   const bool blockOrder = options.deterministic || p.needsBlockOrderCombine() || b.partials;
   const int64_t rowsTimesBlocks = timesSaturated(p.M, b.GX);
-  int64_t bytes = std::min<int64_t>(blocksToRunBytes(k, options.maxPoints), int64_t{1} << 60) +
+  int64_t bytes = std::min<int64_t>(blocksToRunBytes(p, b, options.maxPoints), int64_t{1} << 60) +
                   timesSaturated(b.tiles, sizeof(unsigned));
   const int64_t accumulators = int64_t{b.BX} * b.BY * static_cast<int64_t>(p.reductions.size()) *
                                std::max(1, k.vector.accumulatorLanes);
@@ -698,9 +704,11 @@ CpuExecResult executeOnCpu(const Graph& g, const PolyKernel& k, const std::vecto
 
   Resolver resolver;
   ExecNode root = resolver.resolve(*k.ast);
-  BlockMachine machine(g, k, inputs, stores, options, resolver.count());
+  SizedKernel sized = sizedKernel(k, options.sizes);
+  if (sized.plan.symbolicRows) sized.sizeSlot = resolver.slotOf(sized.plan.symbolicRows->param());
+  BlockMachine machine(g, k, sized, inputs, stores, options, resolver.count());
 
-  auto blocks = blocksToRun(k, options.maxPoints, result.sampled);
+  auto blocks = blocksToRun(sized.plan, sized.binding, options.maxPoints, result.sampled);
   std::mt19937_64 rng(options.blockOrderSeed);
   std::shuffle(blocks.begin(), blocks.end(), rng);
   for (size_t done = 0; done < blocks.size(); ++done) {

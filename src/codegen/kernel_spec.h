@@ -1,7 +1,8 @@
 // What code generation hands the runtime: CUDA source plus everything needed to
 // launch it. A Program is the kernels of one sub-graph, launched in order on one
-// stream. Sizes are baked into the source (kernels are shape-specialized), so the
-// only run-time arguments are buffer pointers.
+// stream. Sizes are baked into the source (kernels are shape-specialized), except the
+// rows of a symbolic kernel: its size symbols follow the pointers as `long long`
+// arguments (KernelParam::Kind::Size), and its grid follows them (GridRule).
 #pragma once
 
 #include <array>
@@ -13,8 +14,22 @@
 
 namespace polyred {
 
+// How a symbolic kernel's grid follows its rows (canon's SymbolicRows): along grid
+// dimension `axis`, ceil(coefficient * sizes[symbol] / rowsPerBlock) blocks, at most
+// the compiled grid's (the kernel loops over the tiles past it); no rows, no launch.
+struct GridRule {
+  int symbol = -1;  // -1: the grid is fixed
+  int64_t coefficient = 1;
+  int64_t rowsPerBlock = 1;
+  int axis = 0;
+};
+
 struct LaunchConfig {
   std::array<uint32_t, 3> grid{1, 1, 1};
+  GridRule rows;
+  // The grid at the symbols' values `sizes` (Graph::symbols order); the compiled grid
+  // when it is fixed. A zero dimension means nothing to launch.
+  std::array<uint32_t, 3> gridAt(const std::vector<int64_t>& sizes) const;
   std::array<uint32_t, 3> block{1, 1, 1};
   uint32_t dynamicSharedBytes = 0;
   int threadsPerBlock() const { return static_cast<int>(block[0] * block[1] * block[2]); }
@@ -37,9 +52,11 @@ struct TemporarySpec {
 };
 
 struct KernelParam {
-  enum class Kind : uint8_t { Input, Output, Workspace, Temporary };
+  enum class Kind : uint8_t { Input, Output, Workspace, Temporary, Size };
   Kind kind = Kind::Input;
-  int index = 0;  // into Graph::inputs / Graph::outputs / KernelSpec::workspaces / Program::temporaries
+  // into Graph::inputs / Graph::outputs / KernelSpec::workspaces / Program::temporaries;
+  // Size: the symbol (Graph::symbols), passed as a long long
+  int index = 0;
 };
 
 // One kernel of the partition inside a horizontally fused launch: it runs on blocks
@@ -84,6 +101,7 @@ struct OutputCopy {
 };
 
 struct Program {
+  std::vector<std::string> symbols;  // a symbolic program's size symbols (Graph::symbols)
   std::vector<KernelSpec> kernels;
   std::vector<TemporarySpec> temporaries;
   std::vector<OutputCopy> copiesAfter;

@@ -144,6 +144,8 @@ std::string launchManifest(const CompiledGraph& c, const CompileOptions& options
 
 void writeArtifacts(const CompiledGraph& c, const CompileOptions& options, const fs::path& dir,
                     const ArtifactOptions& artifacts) {
+  if (!c.symbolic.symbols.empty())
+    throw Error(c.graph.sourceFile, "", "writing the artifacts of a graph with size symbols is not supported yet");
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec || !fs::is_directory(dir)) throw Error(dir.string(), "", "cannot create the output directory");

@@ -47,8 +47,7 @@ constexpr auto kMemoEntriesMax = static_cast<int64_t>(PointReference::kMemoEntri
 
 // Per graph output: the input whose buffer a kernel writes it into directly (an
 // in-place output not staged by canon/in_place_hazards), or -1.
-std::vector<int> inPlaceInputs(const CompiledGraph& c) {
-  const Graph& g = c.graph;
+std::vector<int> inPlaceInputs(const CompiledGraph& c, const Graph& g) {
   std::vector<int> in(g.outputs.size(), -1);
   for (size_t o = 0; o < g.outputs.size(); ++o)
     if (g.outputs[o].aliasOfInput && c.partition.stagingTemporary(static_cast<int>(o)) < 0)
@@ -76,6 +75,7 @@ CpuExecOptions executorOptions(const CompiledGraph& c, const CpuCheckOptions& op
   // Sampling would leave parts of a temporary unwritten for the kernels that read it
   // (a staged in-place output's temporary is read by none).
   o.maxPoints = anyTemporaryLoaded(c.partition) ? 0 : options.maxPoints;
+  o.sizes = options.sizes;
   return o;
 }
 
@@ -88,7 +88,7 @@ std::string CheckMemory::toString() const {
 }
 
 CheckMemory planCheckMemory(const CompiledGraph& c, const CpuCheckOptions* cpu) {
-  const Graph& g = c.graph;
+  const Graph g = graphAtSizes(c, cpu ? cpu->sizes : std::vector<int64_t>{});
   CheckMemory m;
   for (TensorId t : g.inputs) m.inputs += bytesOf(g.tensor(t));
   // The executor's outputs with their written masks, the masked copy compared, and
@@ -98,7 +98,7 @@ CheckMemory planCheckMemory(const CompiledGraph& c, const CpuCheckOptions* cpu) 
     m.outputs += 3 * bytesOf(t) + numElements(t.shape) / 8;
   }
   for (const Temporary& t : c.partition.temporaries) m.temporaries += t.elements * dtypeBytes(t.dtype);
-  if (anyInPlace(inPlaceInputs(c))) m.inputs *= 2;  // the buffers in-place stores land in: a copy of the inputs
+  if (anyInPlace(inPlaceInputs(c, g))) m.inputs *= 2;  // the buffers in-place stores land in: a copy of the inputs
   int64_t elements = graphElements(g);
   m.sampledReference = elements > kFullReferenceElements;
   m.reference = m.sampledReference ? kMemoEntryBytes * std::min(memoizableElements(g), kMemoEntriesMax)
@@ -207,15 +207,22 @@ int64_t referenceSampleSize(const Graph& g) {
 
 LoweredRun runLoweredOnCpu(const CompiledGraph& c, const std::vector<HostTensor>& inputs,
                            const CpuCheckOptions& options, Deadline& deadline) {
-  const Graph& g = c.graph;
   LoweredRun run;
+  if (emptyAtSizes(c, options.sizes)) {  // no rows: nothing runs, every output is empty
+    const Graph& g = c.symbolic;
+    for (const Shape& s : outputShapesAtSizes(c, options.sizes))
+      run.outputs.push_back(HostTensor::zeros(g.tensor(g.outputs[run.outputs.size()].tensor).dtype, s));
+    run.written.resize(run.outputs.size());
+    return run;
+  }
+  const Graph g = graphAtSizes(c, options.sizes);
   run.outputs.resize(g.outputs.size());
   run.written.resize(g.outputs.size());
   std::vector<HostTensor> temporaries;
   for (const Temporary& t : c.partition.temporaries) temporaries.push_back(HostTensor::zeros(t.dtype, {t.elements}));
   // The GPU's input buffers, which in-place stores change as the kernels run; the
   // reference keeps reading `inputs`, the values before the launch.
-  const std::vector<int> inPlace = inPlaceInputs(c);
+  const std::vector<int> inPlace = inPlaceInputs(c, g);
   const bool writesInPlace = anyInPlace(inPlace);
   std::vector<HostTensor> buffers;
   if (writesInPlace) buffers = inputs;
@@ -248,7 +255,8 @@ LoweredRun runLoweredOnCpu(const CompiledGraph& c, const std::vector<HostTensor>
 }
 
 CpuCheckReport checkOnCpu(const CompiledGraph& c, const CpuCheckOptions& options) {
-  const Graph& g = c.graph;
+  if (emptyAtSizes(c, options.sizes)) return {true, false, "  every output is empty at these sizes: nothing runs\n"};
+  const Graph g = graphAtSizes(c, options.sizes);
   const CheckMemory memory = requireCheckMemory(c, options.limits, "the CPU check", &options);
   Deadline deadline(options.limits.timeoutSeconds);
   deadline.setStage("making random inputs");

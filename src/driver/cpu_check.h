@@ -34,6 +34,9 @@ struct CpuCheckOptions {
   int64_t maxPoints = int64_t{1} << 20;  // executor statement instances; 0 = all
   bool deterministic = false;
   ResourceLimits limits;
+  // The values of a symbolic graph's size symbols (Graph::symbols order): the check
+  // runs the kernels at them against the reference of the graph at them.
+  std::vector<int64_t> sizes;
 };
 
 struct CheckMemory {

@@ -116,14 +116,19 @@ void requireDeviceMemory(const CompiledGraph& c) {
 
 }  // namespace
 
-std::vector<HostTensor> launchOnGpu(const CompiledGraph& c, const std::vector<HostTensor>& inputs) {
+std::vector<HostTensor> launchOnGpu(const CompiledGraph& c, const std::vector<HostTensor>& inputs,
+                                    const std::vector<int64_t>& sizes) {
   CompiledProgram program = CompiledProgram::load(c.program, currentDevice());
-  DeviceTensors d = upload(c.graph, inputs, /*misalignElements=*/0);
-  program.launch(d.inputPtrs, d.outputPtrs, nullptr);
-  return download(c.graph, d);
+  const Graph g = graphAtSizes(c, sizes);
+  DeviceTensors d = upload(g, inputs, /*misalignElements=*/0);
+  program.launch(d.inputPtrs, d.outputPtrs, nullptr, sizes);
+  return download(g, d);
 }
 
 GpuRunReport runOnGpu(const CompiledGraph& c, const GpuRunOptions& options) {
+  if (!c.symbolic.symbols.empty())
+    throw Error(c.graph.sourceFile, "", "a GPU run of a graph with size symbols is not supported by the command line "
+                                        "yet (the C API and Python launch it at given sizes; 'polyred check --size' checks it)");
   const Graph& g = c.graph;
   DeviceInfo device = currentDevice();
   requireDeviceMemory(c);

@@ -49,7 +49,9 @@ GpuRunReport runOnGpu(const CompiledGraph& c, const GpuRunOptions& options);
 std::vector<std::optional<double>> timeVariants(const std::vector<const CompiledGraph*>& variants,
                                                 const GpuRunOptions& options);
 
-// One launch of `c` on the given inputs (g.inputs order); the outputs, downloaded.
-std::vector<HostTensor> launchOnGpu(const CompiledGraph& c, const std::vector<HostTensor>& inputs);
+// One launch of `c` on the given inputs (g.inputs order); the outputs, downloaded. A
+// symbolic program runs at `sizes` (its symbols' values; the inputs at those sizes).
+std::vector<HostTensor> launchOnGpu(const CompiledGraph& c, const std::vector<HostTensor>& inputs,
+                                    const std::vector<int64_t>& sizes = {});
 
 }  // namespace polyred

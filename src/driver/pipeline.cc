@@ -17,6 +17,8 @@
 #include "codegen/horizontal_fusion.h"
 #include "codegen/shared_memory.h"
 #include "driver/artifacts.h"
+#include "driver/symbolic_kernels.h"
+#include "ir/symbolic_dims.h"
 #include "poly/binding.h"
 #include "poly/transpose_tiling.h"
 #include "poly/vectorize.h"
@@ -152,13 +154,16 @@ void makeRoomInTheWave(const KernelPartition& partition, const LaunchGroup& grou
 
 // Vector lanes and the natural binding of each kernel; then, in every launch group of
 // several kernels, one block size and room for the small parts in the wave.
+// A symbolic kernel's rows are neither tiled nor vector lanes (their count is not
+// known to divide).
 std::vector<Bound> bindKernels(const KernelPartition& partition, const std::vector<LaunchGroup>& groups,
                                const Target& target, const KernelConfig& config) {
   std::vector<Bound> bound;
   for (const KernelPlan& plan : partition.kernels) {
     Bound b;
-    b.tiling = chooseTransposeTiling(plan, config, target.launchPolicy(), &b.vector);
+    if (!plan.symbolicRows) b.tiling = chooseTransposeTiling(plan, config, target.launchPolicy(), &b.vector);
     if (b.tiling.empty()) b.vector = chooseVectorization(plan, target.launchPolicy(), config.maxVectorWidth);
+    if (plan.symbolicRows && b.vector.axis == 'i') b.vector = Vectorization{};
     b.binding = bindOne(plan, b, target, config, 0);
     bound.push_back(std::move(b));
   }
@@ -200,6 +205,10 @@ std::string describeLaunches(const Program& program) {
     const LaunchConfig& c = k.launch;
     os << "launch " << l << ": " << k.name << " grid (" << c.grid[0] << "," << c.grid[1] << ") block (" << c.block[0]
        << "," << c.block[1] << ")";
+    if (c.rows.symbol >= 0)
+      os << ", grid " << "xyz"[c.rows.axis] << " = min(" << c.grid[static_cast<size_t>(c.rows.axis)] << ", ceil("
+         << (c.rows.coefficient == 1 ? "" : std::to_string(c.rows.coefficient) + "*")
+         << program.symbols.at(static_cast<size_t>(c.rows.symbol)) << " / " << c.rows.rowsPerBlock << "))";
     if (!k.parts.empty()) os << ", " << k.parts.size() << " parts (horizontal fusion):";
     os << "\n";
     for (const OutputInit& z : k.initFirst)
@@ -216,34 +225,98 @@ std::string describeLaunches(const Program& program) {
   return os.str();
 }
 
-CompiledGraph compileGraph(const Graph& source, const CompileOptions& options) {
-  Dumper dump(options);
-  std::map<std::string, double>* ms = options.stageMillis;
-  CompiledGraph c;
-  dump("graph", source.toString());
+// The graph the kernels compute (and the reference checks them against): the
+// source, with Pow by the exponents PyTorch special-cases written as its forms, gathers
+// of computed params pushed into what computes them, logsumexp over block-sized rows as
+// max-then-sum, and the scatters whose atomic store cannot be a finished output through
+// temporaries (or, deterministic float ones, masked sums).
+Graph rewriteForKernels(const Graph& source, const CompileOptions& options) {
   const RowsFitOneBlock rowsFit = [&](const CanonicalSpace& space) { return rowsFitOneBlock(space, options.target); };
   const LogSumExpRowsMode lse = options.config.logSumExpRows;
   const SplitLogSumExpRows splitRows = lse == LogSumExpRowsMode::Split    ? SplitLogSumExpRows::Always
                                        : lse == LogSumExpRowsMode::Online ? SplitLogSumExpRows::Never
                                                                           : SplitLogSumExpRows::Policy;
-  // The graph the kernels compute (and the reference checks them against): the
-  // source, with Pow by the exponents PyTorch special-cases written as its forms, gathers of computed params pushed into what computes them, logsumexp
-  // over block-sized rows as max-then-sum, and the scatters whose atomic store cannot
-  // be a finished output through temporaries (or, deterministic float ones, masked sums).
+  const Graph powers = strengthReduceConstantPowers(source);
+  return lowerUnstorableScatters(splitLogSumExpRows(gathersFromInputs(powers), rowsFit, splitRows), options.deterministic);
+}
+
+namespace {
+
+KernelPartition partitionKernels(const Graph& g, const Target& target) {
+  const RowsFitOneBlock rowsFit = [&](const CanonicalSpace& space) { return rowsFitOneBlock(space, target); };
+  KernelPartition p = partitionGraph(g, rowsFit);
+  keepScatterTemporariesZero(p);
+  stageInPlaceHazards(p, g);
+  return p;
+}
+
+// The partition of c.graph; for a symbolic source, with its symbolic kernels marked
+// against the partition at the second probe set (driver/symbolic_kernels.h).
+KernelPartition partitionOf(const CompiledGraph& c) {
+  KernelPartition p = partitionKernels(c.graph, c.options.target);
+  if (c.symbolic.symbols.empty()) return p;
+  const Graph second = rewriteForKernels(instantiate(c.symbolic, probeValues(c.symbolic, 1)), c.options);
+  markSymbolicKernels(p, partitionKernels(second, c.options.target), c.symbolic);
+  return p;
+}
+
+}  // namespace
+
+Graph graphAtSizes(const CompiledGraph& c, const std::vector<int64_t>& sizes) {
+  if (c.symbolic.symbols.empty()) {
+    if (!sizes.empty()) throw Error(c.graph.sourceFile, "", "sizes given for a graph without size symbols");
+    return c.graph;
+  }
+  if (sizes.size() != c.symbolic.symbols.size())
+    throw Error(c.graph.sourceFile, "", "the graph has " + std::to_string(c.symbolic.symbols.size()) +
+                                            " size symbols but " + std::to_string(sizes.size()) + " values were given");
+  Graph g = rewriteForKernels(instantiate(c.symbolic, sizes), c.options);
+  POLYRED_CHECK(g.tensors.size() == c.graph.tensors.size() && g.nodes.size() == c.graph.nodes.size() &&
+                    g.inputs.size() == c.graph.inputs.size() && g.outputs.size() == c.graph.outputs.size(),
+                "the rewrites of " << c.graph.name << " depend on its sizes");
+  return g;
+}
+
+std::vector<Shape> outputShapesAtSizes(const CompiledGraph& c, const std::vector<int64_t>& sizes) {
+  const Graph& g = c.symbolic.symbols.empty() ? c.graph : c.symbolic;
+  const Graph at = c.symbolic.symbols.empty() ? Graph{} : instantiate(c.symbolic, sizes);
+  std::vector<Shape> shapes;
+  for (size_t o = 0; o < g.outputs.size(); ++o)
+    shapes.push_back((c.symbolic.symbols.empty() ? g : at).tensor(g.outputs[o].tensor).shape);
+  return shapes;
+}
+
+bool emptyAtSizes(const CompiledGraph& c, const std::vector<int64_t>& sizes) {
+  if (std::find(sizes.begin(), sizes.end(), 0) == sizes.end()) return false;
+  if (sizes.size() != c.symbolic.symbols.size()) graphAtSizes(c, sizes);  // throws: the wrong number of values
+  const std::vector<Shape> shapes = outputShapesAtSizes(c, sizes);
+  for (size_t o = 0; o < shapes.size(); ++o)
+    if (numElements(shapes[o]) > 0)
+      throw Error(c.graph.sourceFile, "", "a size symbol is 0 but output " + std::to_string(o) +
+                                              " has elements: not supported (the kernels run only where every "
+                                              "output is empty or every size positive)");
+  return true;
+}
+
+CompiledGraph compileGraph(const Graph& source, const CompileOptions& options) {
+  Dumper dump(options);
+  std::map<std::string, double>* ms = options.stageMillis;
+  CompiledGraph c;
+  c.options = options;
+  c.options.dumpTo = nullptr;
+  c.options.stageMillis = nullptr;
+  c.options.dump.clear();
+  dump("graph", source.toString());
+  if (!source.symbols.empty()) c.symbolic = source;
   c.graph = timed(ms, "rewrite", [&] {
-    const Graph powers = strengthReduceConstantPowers(source);
-    return lowerUnstorableScatters(splitLogSumExpRows(gathersFromInputs(powers), rowsFit, splitRows), options.deterministic);
+    return rewriteForKernels(source.symbols.empty() ? source : instantiate(source, probeValues(source, 0)), options);
   });
   const Graph& g = c.graph;
   dump("rewrite", g.nodes.size() == source.nodes.size() ? std::string("(nothing to rewrite)\n") : g.toString());
-  c.partition = timed(ms, "partition", [&] {
-    KernelPartition p = partitionGraph(g, rowsFit);
-    keepScatterTemporariesZero(p);
-    stageInPlaceHazards(p, g);
-    return p;
-  });
+  c.partition = timed(ms, "partition", [&] { return partitionOf(c); });
+  c.program.symbols = source.symbols;
   std::vector<LaunchGroup> groups;
-  if (options.horizontalFusion) {
+  if (options.horizontalFusion && source.symbols.empty()) {
     groups = groupIndependentKernels(c.partition, g);
   } else {
     for (size_t k = 0; k < c.partition.kernels.size(); ++k) groups.push_back({{static_cast<int>(k)}});
@@ -255,6 +328,7 @@ CompiledGraph compileGraph(const Graph& source, const CompileOptions& options) {
   for (size_t k = 0; k < c.partition.kernels.size(); ++k) {
     const KernelPlan& plan = c.partition.kernels[k];
     const Bound& b = bound[k];
+    checkSymbolicBinding(plan, b.binding, b.vector, b.tiling, c.symbolic);
     // Only lane loads and stores (pr_load_lanes, pr_store_lanes) carry hints: a scalar
     // kernel or one of strided lanes (every access scalar) keeps plain accesses, and its
     // dump says so.

@@ -37,7 +37,11 @@ struct CompileOptions {
 };
 
 struct CompiledGraph {
+  // The graph the kernels compute; for a symbolic source (ir/symbolic_dims.h), at the
+  // symbols' probe values (graphAtSizes gives it at others).
   Graph graph;
+  Graph symbolic;          // the symbolic source (no symbols: a concrete compile)
+  CompileOptions options;  // as compiled (without the dump and timing pointers)
   KernelPartition partition;
   std::vector<PolyKernel> kernels;  // one per partition kernel, in partition order
   Program program;                  // one kernel per launch (several parts when fused)
@@ -46,7 +50,24 @@ struct CompiledGraph {
 // The stage names accepted by CompileOptions::dump.
 const std::vector<std::string>& dumpStages();
 
+// A symbolic source compiles once for every value of its symbols: its kernels whose
+// rows follow a symbol take it as a parameter (driver/symbolic_kernels.h), one kernel
+// per launch (no horizontal fusion).
 CompiledGraph compileGraph(const Graph& g, const CompileOptions& options);
+
+// The graph the kernels compute from `source` (the rewrites of compileGraph).
+Graph rewriteForKernels(const Graph& source, const CompileOptions& options);
+
+// c.graph at the symbol values `sizes` (Graph::symbols order; empty for a concrete
+// compile, which returns c.graph): what the kernels compute when launched with them.
+Graph graphAtSizes(const CompiledGraph& c, const std::vector<int64_t>& sizes);
+
+// Whether `sizes` give c's symbolic graph no elements at all (a symbol is 0): every
+// output is then empty and nothing runs. Throws Error if a symbol is 0 but an output
+// would still have elements (not supported: the graph at such sizes is not built).
+bool emptyAtSizes(const CompiledGraph& c, const std::vector<int64_t>& sizes);
+// The shapes of c's outputs at `sizes` (those of c.graph for a concrete compile).
+std::vector<Shape> outputShapesAtSizes(const CompiledGraph& c, const std::vector<int64_t>& sizes);
 
 // The launches of a program, one per line, with the parts of fused ones and their block
 // ranges (--dump=launches).

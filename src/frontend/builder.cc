@@ -4,6 +4,8 @@
 
 #include "frontend/row_major_position.h"
 #include "ir/philox.h"
+#include "ir/symbolic_dims.h"
+#include "support/printable.h"
 #include "support/error.h"
 
 namespace polyred {
@@ -22,6 +24,36 @@ Value GraphBuilder::input(const std::string& name, DType t, Shape shape) {
   TensorId id = static_cast<TensorId>(g_.tensors.size() - 1);
   g_.inputs.push_back(id);
   return {id};
+}
+
+int GraphBuilder::symbolIndex(const std::string& name) {
+  if (!isSymbolName(name)) throw Error("", "input", "size symbol " + quotedName(name) + " is not an identifier");
+  auto it = std::find(g_.symbols.begin(), g_.symbols.end(), name);
+  if (it != g_.symbols.end()) return static_cast<int>(it - g_.symbols.begin());
+  if (g_.symbols.size() >= static_cast<size_t>(kMaxSymbols))
+    throw Error("", "input", "at most " + std::to_string(kMaxSymbols) + " size symbols are supported");
+  g_.symbols.push_back(name);
+  return static_cast<int>(g_.symbols.size() - 1);
+}
+
+int64_t GraphBuilder::symbolSize(const std::string& name) { return symbolProbe(symbolIndex(name)); }
+
+Value GraphBuilder::symbolicInput(const std::string& name, DType t, const std::vector<InputDim>& dims) {
+  Shape shape;
+  std::vector<SymbolicDim> symbolic;
+  for (const InputDim& d : dims) {
+    if (d.symbol.empty()) {
+      shape.push_back(d.value);
+      symbolic.push_back({});
+      continue;
+    }
+    const int s = symbolIndex(d.symbol);
+    shape.push_back(symbolProbe(s));
+    symbolic.push_back({s, 1});
+  }
+  const Value v = input(name, t, std::move(shape));
+  g_.tensor(v.id).symbolic = std::move(symbolic);
+  return v;
 }
 
 Value GraphBuilder::constant(Scalar v, Shape shape) {
@@ -308,6 +340,7 @@ void GraphBuilder::outputInto(Value v, Value in) { g_.outputs.push_back({v.id, i
 
 Graph GraphBuilder::build() const {
   Graph g = g_;
+  inferSymbolicDims(g);
   g.verify();
   return g;
 }

@@ -7,6 +7,12 @@
 //   Graph g = b.build();   // verified
 //
 // Shapes and dtypes of results are inferred; build() runs the verifier.
+//
+// Symbolic sizes (ir/symbolic_dims.h): an input may name a size symbol in its shape,
+//   Value x = b.symbolicInput("x", DType::Float32, {"S", 768});
+// and b.symbolSize("S") is that size's probe value, to write in the target shape of a
+// Reshape or BroadcastTo ({b.symbolSize("S") * 12, 64}); the shapes info() reports
+// hold the probe values. build() derives every tensor's symbolic axes.
 #pragma once
 
 #include <memory>
@@ -28,6 +34,17 @@ class GraphBuilder {
   explicit GraphBuilder(std::string name);
 
   Value input(const std::string& name, DType t, Shape shape);
+  // An input axis: a constant, or the size symbol of that name (declared on first use).
+  struct InputDim {
+    InputDim(int64_t v) : value(v) {}  // NOLINT: shapes are written as brace lists
+    InputDim(const char* s) : symbol(s) {}  // NOLINT
+    InputDim(std::string s) : symbol(std::move(s)) {}  // NOLINT
+    int64_t value = 0;
+    std::string symbol;
+  };
+  Value symbolicInput(const std::string& name, DType t, const std::vector<InputDim>& shape);
+  // The probe value of size symbol `name` (declared on first use).
+  int64_t symbolSize(const std::string& name);
   Value constant(Scalar v, Shape shape = {});
   Value unary(OpKind k, Value x);
   Value binary(OpKind k, Value a, Value b);  // numpy broadcasting
@@ -104,6 +121,7 @@ class GraphBuilder {
 
  private:
   Value addNode(Node n, Shape shape, DType t);
+  int symbolIndex(const std::string& name);
   // Argmax/argmin along one axis: the index, and with `withValue` the value too.
   std::vector<Value> argExtremum(bool max, bool withValue, const std::string& op, Value x, int64_t axis,
                                  DType index, bool keepDims);

@@ -32,6 +32,9 @@ struct TensorDesc {
   std::optional<Scalar> value;  // a scalar constant
   std::vector<Scalar> values;   // a list constant of two or more elements
   bool fractal = false;         // format FRACTAL_NZ: the shape is the blocked one
+  // Axes written as a size symbol's name ("shape": ["S", 768]): the shape holds the
+  // symbol's probe value there (ir/symbolic_dims.h). Empty when every axis is a number.
+  std::vector<SymbolicDim> symbolic;
 
   // A plain tensor the reader introduces itself (no value, row-major).
   static TensorDesc plain(std::string name, Shape shape, DType dtype) {
@@ -47,6 +50,8 @@ class CompositeDescReader : public CheckedJsonAccess {
  public:
   // `file` and `op` are the reader's own: messages name the op being read when they are.
   CompositeDescReader(const std::string& file, const std::string& op) : file_(file), op_(op) {}
+  // Shapes may name size symbols, declared in `symbols` on first use (the file's table).
+  void acceptSymbols(std::vector<std::string>* symbols) { symbols_ = symbols; }
 
   TensorDesc readDesc(const Json& j) const;
   // input_desc is a list of arguments, each a list of descriptors (AddN's one argument
@@ -58,12 +63,14 @@ class CompositeDescReader : public CheckedJsonAccess {
  private:
   [[noreturn]] void fail(const std::string& reason) const override;
   [[noreturn]] void unsupported(const std::string& reason) const;
-  Shape readShape(const Json& j, const std::string& tensor) const;
+  Shape readShape(const Json& j, TensorDesc& d) const;
+  int symbolIndex(const std::string& name, const std::string& tensor) const;
   void readFormat(const Json& j, TensorDesc& d) const;
   void readValue(const Json& j, TensorDesc& d) const;
 
   const std::string& file_;
   const std::string& op_;
+  std::vector<std::string>* symbols_ = nullptr;
 };
 
 }  // namespace polyred

@@ -58,6 +58,7 @@
 #include "frontend/composite_tuple_ops.h"
 #include "frontend/composite_names.h"
 #include "frontend/composite_plain_attrs.h"
+#include "ir/symbolic_dims.h"
 #include "support/error.h"
 #include "support/printable.h"
 #include "support/suggest.h"
@@ -79,6 +80,7 @@ class Reader : public ExpansionSink, CompositeAttrAccess {
     if (!doc.is_object()) fail("the top level must be a JSON object");
     g_.sourceFile = file_;
     g_.name = readString(field(doc, "op"), "op");
+    descs_.acceptSymbols(&g_.symbols);
     readInputs(optionalField(doc, "input_desc"));
     if (const Json* r = optionalField(doc, "reductions")) reductions_ = readReductionDeclarations(*r, file_);
     if (const Json* t = optionalField(doc, "tuple_reductions")) tuples_ = readTupleDeclarations(*t, file_);
@@ -86,6 +88,7 @@ class Reader : public ExpansionSink, CompositeAttrAccess {
     for (const Json& op : array(field(doc, "op_desc"), "op_desc")) readOp(op, index++);
     op_.clear();
     readOutputs(field(doc, "output_desc"));
+    inferSymbolicDims(g_);
     g_.verify();
     return std::move(g_);
   }
@@ -171,6 +174,7 @@ class Reader : public ExpansionSink, CompositeAttrAccess {
       t.shape = d.shape;
       t.dtype = d.dtype;
       t.role = TensorRole::Input;
+      t.symbolic = d.symbolic;
       g_.inputs.push_back(defineTensor(std::move(t)));
       checkLayout(g_.inputs.back(), d.fractal);
     }

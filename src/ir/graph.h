@@ -32,6 +32,15 @@ std::string toString(const Shape& s);
 
 enum class TensorRole : uint8_t { Input, Constant, Intermediate };
 
+// A dimension of a symbolic graph (ir/symbolic_dims.h): `coefficient` times the value
+// of Graph::symbols[symbol], or a constant (symbol -1: the shape's own value).
+struct SymbolicDim {
+  int symbol = -1;
+  int64_t coefficient = 1;
+  bool isConstant() const { return symbol < 0; }
+  bool operator==(const SymbolicDim&) const = default;
+};
+
 struct Tensor {
   std::string name;
   Shape shape;
@@ -39,6 +48,10 @@ struct Tensor {
   TensorRole role = TensorRole::Intermediate;
   std::optional<Scalar> constant;  // role == Constant: the scalar value (any shape broadcasts it)
   int32_t producer = -1;           // index of the producing node, -1 for inputs/constants
+  // A template graph's symbolic dimensions, one per axis (empty: all constant); the
+  // shape then holds them at the symbols' probe values (ir/symbolic_dims.h).
+  std::vector<SymbolicDim> symbolic;
+  bool hasSymbolicDim() const;
 };
 
 struct Node {
@@ -78,6 +91,8 @@ class Graph {
   std::vector<Node> nodes;  // topological order
   std::vector<TensorId> inputs;
   std::vector<Output> outputs;
+  // The size symbols of a template graph (ir/symbolic_dims.h); empty for a concrete one.
+  std::vector<std::string> symbols;
 
   const Tensor& tensor(TensorId id) const { return tensors.at(static_cast<size_t>(id)); }
   Tensor& tensor(TensorId id) { return tensors.at(static_cast<size_t>(id)); }

@@ -93,11 +93,26 @@ std::string paddedScanPoints(const Stmt& s, const KernelPlan& p, const Binding& 
   return tuple(s) + " : 0 <= i < " + str(rows) + " and 0 <= j < " + str(padded);
 }
 
+// The bounds of i: a symbolic kernel's rows are the isl parameter size_<symbol>
+// (times its coefficient), never vector lanes.
+std::string rowBounds(const KernelPlan& p, const Vectorization& vec) {
+  if (!p.symbolicRows) return vec.axisBounds('i', p.M);
+  POLYRED_CHECK(vec.axis != 'i' || vec.width == 1, "vector lanes along symbolic rows");
+  return "0 <= i < " + p.symbolicRows->extent();
+}
+
+// The i-tiles: ceil(M / rows per tile) of them.
+std::string tileBounds(const KernelPlan& p, const Binding& b) {
+  if (!p.symbolicRows) return "0 <= t < " + str(b.tiles);
+  const int64_t rowsPerTile = p.form == CanonicalForm::YReduce ? b.BX : b.BY;
+  return "0 <= t and " + str(rowsPerTile) + "*t < " + p.symbolicRows->extent();
+}
+
 std::string domainOf(const Stmt& s, const KernelPlan& p, const Binding& b, const Vectorization& vec) {
   if (p.hasScan() && s.dims == Stmt::Dims::Point) return paddedScanPoints(s, p, b, vec);
-  const std::string iBounds = vec.axisBounds('i', p.M), jBounds = vec.axisBounds('j', p.N);
+  const std::string iBounds = rowBounds(p, vec), jBounds = vec.axisBounds('j', p.N);
   switch (s.dims) {
-    case Stmt::Dims::Tile: return tuple(s) + " : 0 <= t < " + str(b.tiles);
+    case Stmt::Dims::Tile: return tuple(s) + " : " + tileBounds(p, b);
     case Stmt::Dims::Row: return tuple(s) + " : " + iBounds;
     case Stmt::Dims::Point: return tuple(s) + " : " + iBounds + " and " + jBounds;
   }
@@ -255,9 +270,13 @@ isl_schedule_node* addSplitPassBand(isl_schedule_node* seq, int k, isl_ctx* ctx,
   return isl_schedule_node_parent(isl_schedule_node_parent(node));  // mark -> filter -> sequence
 }
 
-isl_schedule_node* insertBindingContext(isl_schedule_node* node, isl_ctx* ctx, const Binding& b) {
-  const std::string text = "[bx, by, tx, ty] -> { [] : 0 <= bx < " + str(b.GX) + " and 0 <= by < " + str(b.GY) +
-                           " and 0 <= tx < " + str(b.BX) + " and 0 <= ty < " + str(b.BY) + " }";
+// The thread and block coordinates' ranges, and a symbolic kernel's rows (at least one:
+// the runtime launches nothing for none).
+isl_schedule_node* insertBindingContext(isl_schedule_node* node, isl_ctx* ctx, const KernelPlan& p, const Binding& b) {
+  const std::string size = p.symbolicRows ? ", " + p.symbolicRows->param() : "";
+  const std::string rows = p.symbolicRows ? " and " + p.symbolicRows->param() + " >= 1" : "";
+  const std::string text = "[bx, by, tx, ty" + size + "] -> { [] : 0 <= bx < " + str(b.GX) + " and 0 <= by < " + str(b.GY) +
+                           " and 0 <= tx < " + str(b.BX) + " and 0 <= ty < " + str(b.BY) + rows + " }";
   isl_set* context = isl_set_read_from_str(ctx, text.c_str());
   POLYRED_CHECK(context, "bad context " << text);
   return isl_schedule_node_insert_context(node, context);
@@ -265,7 +284,7 @@ isl_schedule_node* insertBindingContext(isl_schedule_node* node, isl_ctx* ctx, c
 
 ScheduleResult buildSchedule(isl_ctx* ctx, const KernelPlan& p, const Binding& b, const Vectorization& vec) {
   std::vector<Stmt> stmts = statementsOf(p, b);
-  std::string domain = "{ ";
+  std::string domain = (p.symbolicRows ? "[" + p.symbolicRows->param() + "] -> " : std::string()) + "{ ";
   for (size_t k = 0; k < stmts.size(); ++k) domain += (k ? "; " : "") + domainOf(stmts[k], p, b, vec);
   domain += " }";
 
@@ -306,7 +325,7 @@ ScheduleResult buildSchedule(isl_ctx* ctx, const KernelPlan& p, const Binding& b
   node = isl_schedule_node_insert_mark(node, isl_id_alloc(ctx, "kernel", nullptr));
   std::string binding = unionOf(stmts, [&](const Stmt& s) { return bindingOf(s, p, b); });
   node = isl_schedule_node_insert_filter(node, readUnionSet(ctx, kBindingParams + binding));
-  node = insertBindingContext(node, ctx, b);
+  node = insertBindingContext(node, ctx, p, b);
 
   ScheduleResult r;
   r.schedule = isl_schedule_node_get_schedule(node);

@@ -45,7 +45,8 @@ isl_multi_union_pw_aff* readBand(isl_ctx* ctx, const std::string& text);
 // Adds, under filter number `k` of the sequence `seq` (a point statement), a band and
 // a mark above it. Returns the sequence node.
 isl_schedule_node* addPassBand(isl_schedule_node* seq, int k, isl_ctx* ctx, const std::string& band, const char* mark);
-// Inserts the context 0 <= bx < GX, 0 <= by < GY, 0 <= tx < BX, 0 <= ty < BY above `node`.
-isl_schedule_node* insertBindingContext(isl_schedule_node* node, isl_ctx* ctx, const Binding& b);
+// Inserts the context 0 <= bx < GX, 0 <= by < GY, 0 <= tx < BX, 0 <= ty < BY above `node`
+// (and, for a symbolic kernel, its rows size_<symbol> >= 1).
+isl_schedule_node* insertBindingContext(isl_schedule_node* node, isl_ctx* ctx, const KernelPlan& p, const Binding& b);
 
 }  // namespace polyred

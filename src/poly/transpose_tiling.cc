@@ -537,7 +537,7 @@ ScheduleResult buildTiledSchedule(isl_ctx* ctx, const KernelPlan& plan, const Bi
     return tupleOf(s) + " : t mod " + GX + " = bx" + (s.point ? " and e mod " + BX + " = tx" : "");
   });
   node = isl_schedule_node_insert_filter(node, readUnionSet(ctx, "[bx, by, tx, ty] -> " + binding));
-  node = insertBindingContext(node, ctx, b);
+  node = insertBindingContext(node, ctx, plan, b);
   ScheduleResult r;
   r.schedule = isl_schedule_node_get_schedule(node);
   isl_schedule_node_free(node);

@@ -92,6 +92,9 @@ void validateKernel(const KernelSpec& kernel, const Program& program) {
     if (param.kind == KernelParam::Kind::Temporary)
       POLYRED_CHECK(static_cast<size_t>(param.index) < program.temporaries.size(),
                     "kernel " << kernel.name << " names temporary " << param.index);
+    if (param.kind == KernelParam::Kind::Size)
+      POLYRED_CHECK(static_cast<size_t>(param.index) < program.symbols.size(),
+                    "kernel " << kernel.name << " names size symbol " << param.index);
   }
   for (const OutputInit& z : kernel.initFirst)
     if (z.temporary >= 0)
@@ -302,14 +305,17 @@ struct CompiledProgram::State {
   std::vector<OutputCopy> copiesAfter;
   size_t inputsNeeded = 0;   // 1 + the largest input index any kernel reads
   size_t outputsNeeded = 0;  // likewise for outputs
+  size_t symbols = 0;        // a symbolic program's size symbols, whose values every launch gives
   std::mutex mutex;          // guards streams
   std::map<CUstream, std::unique_ptr<StreamResources>> streams;
 
   ~State();
   StreamResources& resourcesFor(CUstream stream);
   std::unique_ptr<StreamResources> allocateResources(CUstream stream) const;
+  // A pointer, or a size symbol's value (a long long: the same 8 bytes).
   CUdeviceptr argument(const KernelParam& param, size_t kernel, std::span<void* const> inputs,
-                       std::span<void* const> outputs, const StreamResources& resources) const;
+                       std::span<void* const> outputs, const StreamResources& resources,
+                       const std::vector<int64_t>& sizes) const;
 };
 
 CompiledProgram::State::~State() {
@@ -356,7 +362,7 @@ std::unique_ptr<StreamResources> CompiledProgram::State::allocateResources(CUstr
 
 CUdeviceptr CompiledProgram::State::argument(const KernelParam& param, size_t kernel,
                                              std::span<void* const> inputs, std::span<void* const> outputs,
-                                             const StreamResources& resources) const {
+                                             const StreamResources& resources, const std::vector<int64_t>& sizes) const {
   auto index = static_cast<size_t>(param.index);
   switch (param.kind) {
     case KernelParam::Kind::Input:
@@ -367,6 +373,8 @@ CUdeviceptr CompiledProgram::State::argument(const KernelParam& param, size_t ke
       return devicePointer(resources.workspaces[kernel][index].data());
     case KernelParam::Kind::Temporary:
       return devicePointer(resources.temporaries[index].data());
+    case KernelParam::Kind::Size:
+      return static_cast<CUdeviceptr>(sizes[index]);
   }
   throw InternalError("unknown kernel parameter kind");
 }
@@ -405,11 +413,19 @@ CompiledProgram CompiledProgram::load(const Program& program, const DeviceInfo& 
     state->outputsNeeded = std::max(state->outputsNeeded, static_cast<size_t>(copy.output) + 1);
   }
   state->copiesAfter = program.copiesAfter;
+  state->symbols = program.symbols.size();
   return CompiledProgram(std::move(state));
 }
 
-void CompiledProgram::launch(std::span<void* const> inputs, std::span<void* const> outputs, CUstream stream) {
+void CompiledProgram::launch(std::span<void* const> inputs, std::span<void* const> outputs, CUstream stream,
+                             const std::vector<int64_t>& sizes) {
   State& state = *state_;
+  if (sizes.size() != state.symbols)
+    throw Error("the program has " + std::to_string(state.symbols) + " size symbols, but " +
+                std::to_string(sizes.size()) + " values were given" +
+                (sizes.empty() ? " (launch a symbolic program with its sizes)" : ""));
+  for (int64_t size : sizes)
+    if (size < 0) throw Error("a size symbol's value is negative (" + std::to_string(size) + ")");
   if (inputs.size() < state.inputsNeeded || outputs.size() < state.outputsNeeded)
     throw Error("the program needs " + std::to_string(state.inputsNeeded) + " input and " +
                 std::to_string(state.outputsNeeded) + " output pointers, got " +
@@ -424,7 +440,7 @@ void CompiledProgram::launch(std::span<void* const> inputs, std::span<void* cons
     const LoadedKernel& kernel = state.kernels[k];
     values.clear();
     for (const KernelParam& param : kernel.params)
-      values.push_back(state.argument(param, k, inputs, outputs, resources));
+      values.push_back(state.argument(param, k, inputs, outputs, resources, sizes));
     arguments.clear();
     for (CUdeviceptr& value : values)
       arguments.push_back(&value);  // cuLaunchKernel wants addresses
@@ -440,7 +456,9 @@ void CompiledProgram::launch(std::span<void* const> inputs, std::span<void* cons
               "cuMemcpyDtoDAsync");
     }
     const LaunchConfig& c = kernel.launch;
-    check(driver().cuLaunchKernel(kernel.function, c.grid[0], c.grid[1], c.grid[2], c.block[0],
+    const std::array<uint32_t, 3> grid = c.gridAt(sizes);
+    if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0) continue;  // a symbolic kernel without rows
+    check(driver().cuLaunchKernel(kernel.function, grid[0], grid[1], grid[2], c.block[0],
                                   c.block[1], c.block[2], c.dynamicSharedBytes, stream,
                                   arguments.data(), nullptr),
           "cuLaunchKernel");

@@ -92,9 +92,14 @@ class CompiledProgram {
   // inputs[i] / outputs[i] are the device buffers of Graph::inputs[i] / outputs[i]
   // (CUdeviceptr cast to void*). An output written in place (aliasOfInput) is passed as
   // its input's pointer. Thread-safe across streams.
-  void launch(std::span<void* const> inputs, std::span<void* const> outputs, CUstream stream);
-  void launch(const std::vector<void*>& inputs, const std::vector<void*>& outputs, CUstream stream) {
-    launch(std::span<void* const>(inputs), std::span<void* const>(outputs), stream);
+  // A symbolic program (Program::symbols) takes the values of its size symbols in
+  // `sizes`, in that order: its kernels' grids follow them (LaunchConfig::gridAt) and a
+  // kernel without rows is not launched. Others take none.
+  void launch(std::span<void* const> inputs, std::span<void* const> outputs, CUstream stream,
+              const std::vector<int64_t>& sizes = {});
+  void launch(const std::vector<void*>& inputs, const std::vector<void*>& outputs, CUstream stream,
+              const std::vector<int64_t>& sizes = {}) {
+    launch(std::span<void* const>(inputs), std::span<void* const>(outputs), stream, sizes);
   }
   int kernelCount() const;
 

@@ -147,3 +147,57 @@ TEST(CApi, ShardsAProgramAndSimulatesIt) {
 }
 
 }  // namespace
+
+namespace {
+
+const std::string kSymbolicSoftmax = std::string(POLYRED_SOURCE_DIR) + "/examples/symbolic/softmax_rows.json";
+
+// A composite file with "shape": ["S", 768]: compiled once, its symbol and symbolic
+// axes reported, checked and run on the CPU at several sizes; the sizeless entry points
+// refuse it.
+TEST(CApi, SymbolicProgramRunsAtManySizes) {
+  polyred_program* p = nullptr;
+  ASSERT_EQ(polyred_load_file(kSymbolicSoftmax.c_str(), nullptr, &p), POLYRED_OK) << lastError();
+  ASSERT_EQ(polyred_num_symbols(p), 1);
+  EXPECT_STREQ(polyred_symbol_name(p, 0), "S");
+  EXPECT_EQ(polyred_symbol_name(p, 1), nullptr);
+  polyred_tensor_info in;
+  ASSERT_EQ(polyred_input_info(p, 0, &in), POLYRED_OK);
+  ASSERT_EQ(in.rank, 2);
+  EXPECT_EQ(in.shape[0], -1);
+  EXPECT_EQ(in.shape[1], 768);
+  ASSERT_NE(in.shape_symbol, nullptr);
+  EXPECT_EQ(in.shape_symbol[0], 0);
+  EXPECT_EQ(in.shape_symbol[1], -1);
+  EXPECT_EQ(in.shape_coefficient[0], 1);
+  EXPECT_NE(std::string(polyred_cuda_source(p, 0)).find("const long long size_S"), std::string::npos);
+
+  EXPECT_EQ(polyred_check_cpu(p, 1, 0), POLYRED_BAD_INPUT);
+  EXPECT_NE(lastError().find("size symbols"), std::string::npos) << lastError();
+  const int64_t negative = -1;
+  EXPECT_EQ(polyred_check_cpu_sized(p, 1, 0, &negative, 1), POLYRED_BAD_INPUT);
+  for (int64_t rows : {0, 1, 5, 33, 130}) {
+    EXPECT_EQ(polyred_check_cpu_sized(p, 7, 0, &rows, 1), POLYRED_OK) << rows << ": " << lastError();
+    // Rows of equal values: every softmax entry is 1/768.
+    std::vector<float> x(static_cast<size_t>(rows) * 768, 2.5f), y(x.size(), -1.0f);
+    const void* inputs[] = {x.data()};
+    void* outputs[] = {y.data()};
+    ASSERT_EQ(polyred_run_cpu_sized(p, inputs, outputs, &rows, 1), POLYRED_OK) << lastError();
+    for (float v : y) ASSERT_NEAR(v, 1.0f / 768, 1e-6f);
+  }
+  polyred_program_free(p);
+}
+
+TEST(CApi, ConcreteProgramHasNoSymbols) {
+  polyred_program* p = nullptr;
+  ASSERT_EQ(polyred_load_file(kSg09.c_str(), nullptr, &p), POLYRED_OK) << lastError();
+  EXPECT_EQ(polyred_num_symbols(p), 0);
+  polyred_tensor_info in;
+  ASSERT_EQ(polyred_input_info(p, 0, &in), POLYRED_OK);
+  EXPECT_EQ(in.shape_symbol, nullptr);
+  const int64_t size = 4;
+  EXPECT_EQ(polyred_check_cpu_sized(p, 1, 0, &size, 1), POLYRED_BAD_INPUT);
+  polyred_program_free(p);
+}
+
+}  // namespace

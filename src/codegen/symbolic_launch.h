@@ -1,0 +1,33 @@
+// What a symbolic kernel (canon's SymbolicRows) adds to its launch: the size
+// parameters after its pointers, and the rule by which its grid follows the rows.
+//
+// Takes: a kernel's plan and binding. Gives: the `long long size_<symbol>` parameter
+// declarations, and the GridRule: blocks along the row tiles (blockIdx.y of a
+// reduction, of BY rows each; blockIdx.x of an elementwise kernel, BX rows each) as many
+// as the rows need, at most the compiled grid, whose grid-stride loop takes the rest;
+// and the kernel as launched at given sizes.
+#pragma once
+
+#include <vector>
+
+#include "codegen/kernel_params.h"
+#include "poly/poly_kernel.h"
+
+namespace polyred {
+
+std::vector<ParamDeclaration> sizeParams(const KernelPlan& p);
+GridRule gridRuleOf(const PolyKernel& k);
+
+// A kernel's plan and binding as launched (what the CPU executor runs): a symbolic
+// kernel's at its sizes -- M, the i-tiles and the grid along them as
+// LaunchConfig::gridAt computes it -- and the symbol's value, which the executor puts
+// in the slot of the size parameter (sizeSlot, its own to set).
+struct SizedKernel {
+  KernelPlan plan;
+  Binding binding;
+  int sizeSlot = -1;
+  int64_t size = 0;
+};
+SizedKernel sizedKernel(const PolyKernel& k, const std::vector<int64_t>& sizes);
+
+}  // namespace polyred

@@ -1,0 +1,80 @@
+// GPU half of the symbolic-dimension tests (tests/symbolic_dims_test.cc runs the same
+// programs on the CPU executor): a layer norm and a softmax whose rows are the size
+// symbol S compile once, load once, and launch at many values of S -- 1, primes,
+// sizes off the row tiles, and more rows than the compiled grid has blocks (the kernel
+// loops over the tiles past it) -- each compared with the reference of the graph at
+// that size. S = 0 launches nothing. Without a GPU every test is skipped.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "driver/cpu_check.h"
+#include "driver/gpu_run.h"
+#include "frontend/builder.h"
+#include "gpu/gpu_compile.h"
+#include "interp/random_inputs.h"
+#include "interp/reference.h"
+#include "runtime/executor.h"
+
+namespace polyred {
+namespace {
+
+Graph symbolicLayerNorm(DType t, int64_t hidden) {
+  GraphBuilder b("gpu_sym_layer_norm");
+  Value x = b.cast(b.symbolicInput("x", t, {"S", hidden}), DType::Float32);
+  Value n = b.constant(Scalar::ofFloat(DType::Float32, static_cast<double>(hidden)));
+  Value mean = b.binary(OpKind::Div, b.reduceSum(x, {1}, true), n);
+  Value c = b.sub(x, mean);
+  Value var = b.binary(OpKind::Div, b.reduceSum(b.mul(c, c), {1}, true), n);
+  Value inv = b.unary(OpKind::Rsqrt, b.add(var, b.constant(Scalar::ofFloat(DType::Float32, 1e-5))));
+  b.output(b.cast(b.mul(c, inv), t));
+  return b.build();
+}
+
+Graph symbolicSoftmax(int64_t vocab) {
+  GraphBuilder b("gpu_sym_softmax");
+  Value x = b.symbolicInput("x", DType::Float32, {"S", vocab});
+  Value e = b.unary(OpKind::Exp, b.sub(x, b.reduceMax(x, {1}, true)));
+  b.output(b.binary(OpKind::Div, e, b.reduceSum(e, {1}, true)));
+  return b.build();
+}
+
+void expectMatchesAtSizes(const Graph& g, const std::vector<int64_t>& sizes) {
+  const CompiledGraph c = test_support::compileForGpu(g);
+  ASSERT_EQ(c.program.symbols, std::vector<std::string>{"S"});
+  for (int64_t s : sizes) {
+    const Graph at = graphAtSizes(c, {s});
+    const std::vector<HostTensor> inputs = makeRandomInputs(at, static_cast<uint64_t>(s) + 1);
+    const std::vector<HostTensor> got = launchOnGpu(c, inputs, {s});
+    const CpuCheckReport r = compareWholeOutputs(at, inputs, got, evaluateReference(at, inputs));
+    EXPECT_TRUE(r.ok) << g.name << " at S = " << s << ":\n" << r.message;
+  }
+}
+
+TEST(SymbolicGpu, LayerNormOneKernelForEveryRowCount) {
+  std::string why;
+  if (!gpuAvailable(&why)) GTEST_SKIP() << why;
+  // 200003 rows of 768: more row tiles than the compiled grid.y, so blocks loop.
+  expectMatchesAtSizes(symbolicLayerNorm(DType::Float16, 768), {1, 2, 3, 31, 97, 1000, 4099, 200003});
+}
+
+TEST(SymbolicGpu, SoftmaxOverAVocabularyForEveryRowCount) {
+  std::string why;
+  if (!gpuAvailable(&why)) GTEST_SKIP() << why;
+  expectMatchesAtSizes(symbolicSoftmax(50257), {1, 5, 64, 333});
+}
+
+// No rows: the kernel is not launched, and nothing else is touched.
+TEST(SymbolicGpu, ZeroRowsLaunchNothing) {
+  std::string why;
+  if (!gpuAvailable(&why)) GTEST_SKIP() << why;
+  const CompiledGraph c = test_support::compileForGpu(symbolicSoftmax(1000));
+  CompiledProgram program = CompiledProgram::load(c.program, currentDevice());
+  DeviceBuffer x(16), y(16);  // never read or written at S = 0
+  program.launch(std::vector<void*>{x.data()}, std::vector<void*>{y.data()}, nullptr, {0});
+  EXPECT_THROW(program.launch(std::vector<void*>{x.data()}, std::vector<void*>{y.data()}, nullptr), Error);
+}
+
+}  // namespace
+}  // namespace polyred
