@@ -70,13 +70,17 @@ typedef struct polyred_tensor_info {
   int rank;
   const int64_t* shape; /* rank extents, valid while the program lives */
   int in_place_of_input; /* outputs: the input whose buffer it is written into, or -1 */
-  /* Symbolic programs (polyred_num_symbols > 0): per axis, the size symbol an axis
-   * holds (its shape entry is then -1) and its coefficient (the axis is coefficient *
-   * the symbol's value), or -1 and 1 for a constant axis. Valid while the program lives;
-   * NULL for a program without symbols. (API version 3.) */
+} polyred_tensor_info;   /* its layout is that of API version 1: callers built then stay valid */
+
+/* The symbolic axes of a tensor of a symbolic program (polyred_num_symbols > 0; a
+ * symbolic axis's entry in polyred_tensor_info's shape is -1): per axis, the size
+ * symbol it holds and its coefficient (the axis is coefficient * the symbol's value),
+ * or -1 and 1 for a constant axis. Valid while the program lives; both NULL for a
+ * program without symbols. (API version 3.) */
+typedef struct polyred_tensor_symbols {
   const int* shape_symbol;
   const int64_t* shape_coefficient;
-} polyred_tensor_info;
+} polyred_tensor_symbols;
 
 typedef struct polyred_program polyred_program;
 
@@ -105,6 +109,10 @@ POLYRED_API int polyred_num_inputs(const polyred_program* program);
 POLYRED_API int polyred_num_outputs(const polyred_program* program);
 POLYRED_API polyred_status polyred_input_info(const polyred_program* program, int index, polyred_tensor_info* info);
 POLYRED_API polyred_status polyred_output_info(const polyred_program* program, int index, polyred_tensor_info* info);
+POLYRED_API polyred_status polyred_input_symbols(const polyred_program* program, int index,
+                                                 polyred_tensor_symbols* symbols);
+POLYRED_API polyred_status polyred_output_symbols(const polyred_program* program, int index,
+                                                  polyred_tensor_symbols* symbols);
 /* Kernel launches per call (1 for most sub-graphs). */
 POLYRED_API int polyred_num_launches(const polyred_program* program);
 /* The generated CUDA of launch `index` (valid while the program lives), or NULL. */

@@ -20,9 +20,11 @@ class Options(ctypes.Structure):
 
 class TensorInfo(ctypes.Structure):
     _fields_ = [("name", ctypes.c_char_p), ("dtype", ctypes.c_int), ("rank", ctypes.c_int),
-                ("shape", ctypes.POINTER(ctypes.c_int64)), ("in_place_of_input", ctypes.c_int),
-                ("shape_symbol", ctypes.POINTER(ctypes.c_int)),  # symbolic programs (API version 3)
-                ("shape_coefficient", ctypes.POINTER(ctypes.c_int64))]
+                ("shape", ctypes.POINTER(ctypes.c_int64)), ("in_place_of_input", ctypes.c_int)]
+
+
+class TensorSymbols(ctypes.Structure):  # symbolic programs (API version 3)
+    _fields_ = [("shape_symbol", ctypes.POINTER(ctypes.c_int)), ("shape_coefficient", ctypes.POINTER(ctypes.c_int64))]
 
 
 def _candidates():
@@ -69,6 +71,8 @@ for f in ("polyred_num_inputs", "polyred_num_outputs", "polyred_num_launches"):
     getattr(lib, f).argtypes = [P]
 lib.polyred_input_info.argtypes = [P, ctypes.c_int, ctypes.POINTER(TensorInfo)]
 lib.polyred_output_info.argtypes = [P, ctypes.c_int, ctypes.POINTER(TensorInfo)]
+lib.polyred_input_symbols.argtypes = [P, ctypes.c_int, ctypes.POINTER(TensorSymbols)]
+lib.polyred_output_symbols.argtypes = [P, ctypes.c_int, ctypes.POINTER(TensorSymbols)]
 lib.polyred_cuda_source.argtypes = [P, ctypes.c_int]
 lib.polyred_cuda_source.restype = ctypes.c_char_p
 # The pointer arrays (void* const*) arrive as bytes of packed native 64-bit words

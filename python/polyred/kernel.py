@@ -47,16 +47,20 @@ class Kernel:
         # its tensors' shapes (symbolic.py).
         self.symbols = tuple(lib.polyred_symbol_name(self._handle, k).decode()
                              for k in range(lib.polyred_num_symbols(self._handle)))
-        self.inputs = [self._info(lib.polyred_input_info, k) for k in range(lib.polyred_num_inputs(self._handle))]
-        self.outputs = [self._info(lib.polyred_output_info, k) for k in range(lib.polyred_num_outputs(self._handle))]
+        self.inputs = [self._info(lib.polyred_input_info, lib.polyred_input_symbols, k)
+                       for k in range(lib.polyred_num_inputs(self._handle))]
+        self.outputs = [self._info(lib.polyred_output_info, lib.polyred_output_symbols, k)
+                        for k in range(lib.polyred_num_outputs(self._handle))]
 
-    def _info(self, fn, k):
+    def _info(self, info_fn, symbols_fn, k):
         info = _lib.TensorInfo()
-        raise_for(fn(self._handle, k, ctypes.byref(info)), _lib.last_error())
+        raise_for(info_fn(self._handle, k, ctypes.byref(info)), _lib.last_error())
         shape = tuple(info.shape[d] for d in range(info.rank))
         if not self.symbols:
             return TensorSpec(info.name.decode(), _lib.DTYPES[info.dtype], shape, info.in_place_of_input)
-        symbolic = tuple(None if info.shape_symbol[d] < 0 else (info.shape_symbol[d], info.shape_coefficient[d])
+        axes = _lib.TensorSymbols()
+        raise_for(symbols_fn(self._handle, k, ctypes.byref(axes)), _lib.last_error())
+        symbolic = tuple(None if axes.shape_symbol[d] < 0 else (axes.shape_symbol[d], axes.shape_coefficient[d])
                          for d in range(info.rank))
         shape = tuple(n if a is None else (self.symbols[a[0]] if a[1] == 1 else f"{a[1]}*{self.symbols[a[0]]}")
                       for n, a in zip(shape, symbolic))

@@ -34,6 +34,7 @@ struct polyred_program {
   polyred::CompileOptions options;  // what it was compiled with (sharded programs reuse them)
   bool deterministic = false;
   std::vector<polyred_tensor_info> inputs, outputs;
+  std::vector<polyred_tensor_symbols> inputSymbols, outputSymbols;  // {NULL, NULL} without symbols
   // A symbolic program's shapes (-1 at symbolic axes), symbols and coefficients per
   // axis, which its tensor infos point into.
   struct AxisInfo {
@@ -117,7 +118,7 @@ CompileOptions compileOptions(const polyred_options* given) {
 polyred_tensor_info infoOf(const Graph& g, TensorId id, int inPlaceOf) {
   const Tensor& t = g.tensor(id);
   return {t.name.c_str(), static_cast<polyred_dtype>(t.dtype), static_cast<int>(t.shape.size()), t.shape.data(),
-          inPlaceOf, nullptr, nullptr};
+          inPlaceOf};
 }
 
 // A symbolic program's info of tensor `id` of its template (ir/symbolic_dims.h).
@@ -131,7 +132,12 @@ polyred_tensor_info symbolicInfoOf(polyred_program& p, TensorId id, int inPlaceO
     a.coefficient.push_back(d.isConstant() ? 1 : d.coefficient);
   }
   return {t.name.c_str(), static_cast<polyred_dtype>(t.dtype), static_cast<int>(t.shape.size()), a.shape.data(),
-          inPlaceOf, a.symbol.data(), a.coefficient.data()};
+          inPlaceOf};
+}
+
+// The symbols of the tensor whose symbolicInfoOf was made last.
+polyred_tensor_symbols lastSymbols(const polyred_program& p) {
+  return {p.axes.back().symbol.data(), p.axes.back().coefficient.data()};
 }
 
 // The symbols' values a sized entry point was given, checked against the program's.
@@ -159,9 +165,15 @@ polyred_status finishLoad(Graph g, const polyred_options* options, polyred_progr
   auto info = [&](TensorId id, int inPlaceOf) {
     return symbolic ? symbolicInfoOf(*p, id, inPlaceOf) : infoOf(graph, id, inPlaceOf);
   };
-  for (TensorId id : graph.inputs) p->inputs.push_back(info(id, -1));
-  for (const Output& o : graph.outputs)
+  auto symbolsOfLast = [&]() { return symbolic ? lastSymbols(*p) : polyred_tensor_symbols{nullptr, nullptr}; };
+  for (TensorId id : graph.inputs) {
+    p->inputs.push_back(info(id, -1));
+    p->inputSymbols.push_back(symbolsOfLast());
+  }
+  for (const Output& o : graph.outputs) {
     p->outputs.push_back(info(o.tensor, o.aliasOfInput ? graph.inputIndex(*o.aliasOfInput) : -1));
+    p->outputSymbols.push_back(symbolsOfLast());
+  }
   *out = p.release();
   return POLYRED_OK;
 }
@@ -239,6 +251,26 @@ polyred_status polyred_input_info(const polyred_program* p, int index, polyred_t
 polyred_status polyred_output_info(const polyred_program* p, int index, polyred_tensor_info* info) {
   if (!p) return fail(POLYRED_BAD_INPUT, "polyred_output_info: null program");
   return tensorInfo(p->outputs, "polyred_output_info", index, info);
+}
+
+static polyred_status tensorSymbols(const std::vector<polyred_tensor_symbols>& list, const char* what, int index,
+                                    polyred_tensor_symbols* symbols) {
+  if (!symbols) return fail(POLYRED_BAD_INPUT, std::string(what) + ": null symbols");
+  if (index < 0 || static_cast<size_t>(index) >= list.size())
+    return fail(POLYRED_BAD_INPUT, std::string(what) + ": index " + std::to_string(index) + " out of range [0, " +
+                                       std::to_string(list.size()) + ")");
+  *symbols = list[static_cast<size_t>(index)];
+  return POLYRED_OK;
+}
+
+polyred_status polyred_input_symbols(const polyred_program* p, int index, polyred_tensor_symbols* symbols) {
+  if (!p) return fail(POLYRED_BAD_INPUT, "polyred_input_symbols: null program");
+  return tensorSymbols(p->inputSymbols, "polyred_input_symbols", index, symbols);
+}
+
+polyred_status polyred_output_symbols(const polyred_program* p, int index, polyred_tensor_symbols* symbols) {
+  if (!p) return fail(POLYRED_BAD_INPUT, "polyred_output_symbols: null program");
+  return tensorSymbols(p->outputSymbols, "polyred_output_symbols", index, symbols);
 }
 
 polyred_status polyred_launch(polyred_program* p, void* const* inputs, void* const* outputs, void* stream) {

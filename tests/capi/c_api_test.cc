@@ -166,10 +166,15 @@ TEST(CApi, SymbolicProgramRunsAtManySizes) {
   ASSERT_EQ(in.rank, 2);
   EXPECT_EQ(in.shape[0], -1);
   EXPECT_EQ(in.shape[1], 768);
-  ASSERT_NE(in.shape_symbol, nullptr);
-  EXPECT_EQ(in.shape_symbol[0], 0);
-  EXPECT_EQ(in.shape_symbol[1], -1);
-  EXPECT_EQ(in.shape_coefficient[0], 1);
+  polyred_tensor_symbols axes;
+  ASSERT_EQ(polyred_input_symbols(p, 0, &axes), POLYRED_OK);
+  ASSERT_NE(axes.shape_symbol, nullptr);
+  EXPECT_EQ(axes.shape_symbol[0], 0);
+  EXPECT_EQ(axes.shape_symbol[1], -1);
+  EXPECT_EQ(axes.shape_coefficient[0], 1);
+  ASSERT_EQ(polyred_output_symbols(p, 0, &axes), POLYRED_OK);
+  EXPECT_EQ(axes.shape_symbol[0], 0);
+  EXPECT_EQ(polyred_output_symbols(p, 1, &axes), POLYRED_BAD_INPUT);
   EXPECT_NE(std::string(polyred_cuda_source(p, 0)).find("const long long size_S"), std::string::npos);
 
   EXPECT_EQ(polyred_check_cpu(p, 1, 0), POLYRED_BAD_INPUT);
@@ -192,9 +197,10 @@ TEST(CApi, ConcreteProgramHasNoSymbols) {
   polyred_program* p = nullptr;
   ASSERT_EQ(polyred_load_file(kSg09.c_str(), nullptr, &p), POLYRED_OK) << lastError();
   EXPECT_EQ(polyred_num_symbols(p), 0);
-  polyred_tensor_info in;
-  ASSERT_EQ(polyred_input_info(p, 0, &in), POLYRED_OK);
-  EXPECT_EQ(in.shape_symbol, nullptr);
+  polyred_tensor_symbols axes;
+  ASSERT_EQ(polyred_input_symbols(p, 0, &axes), POLYRED_OK);
+  EXPECT_EQ(axes.shape_symbol, nullptr);
+  EXPECT_EQ(axes.shape_coefficient, nullptr);
   const int64_t size = 4;
   EXPECT_EQ(polyred_check_cpu_sized(p, 1, 0, &size, 1), POLYRED_BAD_INPUT);
   polyred_program_free(p);
