@@ -11,6 +11,7 @@
 #include <new>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "driver/cpu_check.h"
@@ -178,6 +179,18 @@ polyred_status finishLoad(Graph g, const polyred_options* options, polyred_progr
   return POLYRED_OK;
 }
 
+// Entry `index` of a program's per-tensor list (tensor infos, their symbols) into *out.
+template <typename Entry>
+polyred_status tensorEntry(const std::vector<Entry>& list, const char* what, int index, Entry* out) {
+  const char* noun = std::is_same_v<Entry, polyred_tensor_info> ? ": null info" : ": null symbols";
+  if (!out) return fail(POLYRED_BAD_INPUT, std::string(what) + noun);
+  if (index < 0 || static_cast<size_t>(index) >= list.size())
+    return fail(POLYRED_BAD_INPUT, std::string(what) + ": index " + std::to_string(index) + " out of range [0, " +
+                                       std::to_string(list.size()) + ")");
+  *out = list[static_cast<size_t>(index)];
+  return POLYRED_OK;
+}
+
 }  // namespace
 
 extern "C" {
@@ -233,44 +246,24 @@ const char* polyred_cuda_source(const polyred_program* p, int index) {
   return p->compiled.program.kernels[static_cast<size_t>(index)].source.c_str();
 }
 
-static polyred_status tensorInfo(const std::vector<polyred_tensor_info>& list, const char* what, int index,
-                                 polyred_tensor_info* info) {
-  if (!info) return fail(POLYRED_BAD_INPUT, std::string(what) + ": null info");
-  if (index < 0 || static_cast<size_t>(index) >= list.size())
-    return fail(POLYRED_BAD_INPUT, std::string(what) + ": index " + std::to_string(index) + " out of range [0, " +
-                                       std::to_string(list.size()) + ")");
-  *info = list[static_cast<size_t>(index)];
-  return POLYRED_OK;
-}
-
 polyred_status polyred_input_info(const polyred_program* p, int index, polyred_tensor_info* info) {
   if (!p) return fail(POLYRED_BAD_INPUT, "polyred_input_info: null program");
-  return tensorInfo(p->inputs, "polyred_input_info", index, info);
+  return tensorEntry(p->inputs, "polyred_input_info", index, info);
 }
 
 polyred_status polyred_output_info(const polyred_program* p, int index, polyred_tensor_info* info) {
   if (!p) return fail(POLYRED_BAD_INPUT, "polyred_output_info: null program");
-  return tensorInfo(p->outputs, "polyred_output_info", index, info);
-}
-
-static polyred_status tensorSymbols(const std::vector<polyred_tensor_symbols>& list, const char* what, int index,
-                                    polyred_tensor_symbols* symbols) {
-  if (!symbols) return fail(POLYRED_BAD_INPUT, std::string(what) + ": null symbols");
-  if (index < 0 || static_cast<size_t>(index) >= list.size())
-    return fail(POLYRED_BAD_INPUT, std::string(what) + ": index " + std::to_string(index) + " out of range [0, " +
-                                       std::to_string(list.size()) + ")");
-  *symbols = list[static_cast<size_t>(index)];
-  return POLYRED_OK;
+  return tensorEntry(p->outputs, "polyred_output_info", index, info);
 }
 
 polyred_status polyred_input_symbols(const polyred_program* p, int index, polyred_tensor_symbols* symbols) {
   if (!p) return fail(POLYRED_BAD_INPUT, "polyred_input_symbols: null program");
-  return tensorSymbols(p->inputSymbols, "polyred_input_symbols", index, symbols);
+  return tensorEntry(p->inputSymbols, "polyred_input_symbols", index, symbols);
 }
 
 polyred_status polyred_output_symbols(const polyred_program* p, int index, polyred_tensor_symbols* symbols) {
   if (!p) return fail(POLYRED_BAD_INPUT, "polyred_output_symbols: null program");
-  return tensorSymbols(p->outputSymbols, "polyred_output_symbols", index, symbols);
+  return tensorEntry(p->outputSymbols, "polyred_output_symbols", index, symbols);
 }
 
 polyred_status polyred_launch(polyred_program* p, void* const* inputs, void* const* outputs, void* stream) {

@@ -208,6 +208,7 @@ class KernelEmitter : private AccumulatorNames {
     const std::string smemSize = lanesTogether_ ? "smem_y_lanes<" + shape() + ", " + std::to_string(lanes_) + ">()"
                                                 : (y_ ? "smem_y<" : "smem_x<") + shape() + ">()";  // block reductions
     if (dynamicArrays_) os << dynamicArrayBuffer();
+    const std::vector<ReductionArrays> carved = dynamicArrays_ ? reductionArrays(k_) : std::vector<ReductionArrays>{};
     int64_t offset = 0;  // into the dynamic buffer
     for (size_t r = 0; r < p_.reductions.size(); ++r) {
       if (!owns(r)) continue;
@@ -215,7 +216,8 @@ class KernelEmitter : private AccumulatorNames {
         os << "  " << scanSharedMemory(scanCode()) << "  " << accType(r) << " acc" << r << ";\n";
         continue;
       }
-      os << reductionArrayDeclarations(k_, r, accType(r), "polyred_dev::" + smemSize, broadcastsTotal(r), offset);
+      os << reductionArrayDeclarations(k_, r, accType(r), "polyred_dev::" + smemSize, broadcastsTotal(r),
+                                       dynamicArrays_ ? &carved : nullptr, offset);
       os << "  " << accType(r) << " acc" << r << (lanes_ > 1 ? "[" + std::to_string(lanes_) + "]" : "") << ";\n";
     }
     if (k_.binding.multiBlock()) os << "  bool last_block = false;\n";

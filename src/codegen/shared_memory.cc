@@ -85,16 +85,16 @@ std::string dynamicArrayBuffer() {
 }
 
 std::string reductionArrayDeclarations(const PolyKernel& k, size_t r, const std::string& type,
-                                       const std::string& staticSize, bool totals, int64_t& offset) {
+                                       const std::string& staticSize, bool totals,
+                                       const std::vector<ReductionArrays>* carved, int64_t& offset) {
   const std::string n = std::to_string(r);
   const int64_t rows = k.plan.form == CanonicalForm::YReduce ? k.binding.BX : k.binding.BY;
-  if (!reductionArraysAreDynamic(k))
+  if (!carved)
     return "  __shared__ " + type + " smem" + n + "[" + staticSize + "];\n" +
            (totals ? "  __shared__ " + type + " totals" + n + "[" + std::to_string(rows) + "];\n" : "");
-  const std::vector<ReductionArrays> arrays = reductionArrays(k);
-  const auto mine = std::find_if(arrays.begin(), arrays.end(),
+  const auto mine = std::find_if(carved->begin(), carved->end(),
                                  [&](const ReductionArrays& a) { return a.reduction == static_cast<int>(r); });
-  POLYRED_CHECK(mine != arrays.end(), k.plan.name << ": no shared array for reduction " << r);
+  POLYRED_CHECK(mine != carved->end(), k.plan.name << ": no shared array for reduction " << r);
   auto carve = [&](const std::string& name, int64_t bytes) {
     std::string line = "  " + type + "* const " + name + n + " = reinterpret_cast<" + type + "*>(pr_reduce_smem + " +
                        std::to_string(offset) + ");\n";

@@ -41,11 +41,13 @@ int64_t dynamicReductionBytes(const PolyKernel& k);  // 0 unless reductionArrays
 // The declaration of the dynamic buffer the arrays are carved from.
 std::string dynamicArrayBuffer();
 
-// The declarations of reduction r's array `smem<r>` (`staticSize` elements of `type`
-// when static) and, where `totals`, its row totals `totals<r>`: static arrays, or
-// pointers into the dynamic buffer at `offset`, which advances past them.
+// The declarations of reduction r's array `smem<r>` (`staticSize` elements of `type`)
+// and, where `totals`, its row totals `totals<r>`: static arrays where `carved` is null,
+// else pointers into the dynamic buffer at `offset` (advanced past them), sized by
+// `carved`, the kernel's reductionArrays.
 std::string reductionArrayDeclarations(const PolyKernel& k, size_t r, const std::string& type,
-                                       const std::string& staticSize, bool totals, int64_t& offset);
+                                       const std::string& staticSize, bool totals,
+                                       const std::vector<ReductionArrays>* carved, int64_t& offset);
 
 // Whether a y-reduce's vector lanes (a thread owning V columns) reduce over the block
 // all at once (block_reduce_y_lanes: V * BY * (BX + 1) accumulators of shared memory per

@@ -23,6 +23,7 @@ from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 from torch.fx.passes.operator_support import OperatorSupportBase
 
 from ..lowering import aten as lowering
+from ..lowering import sizes
 
 _aten = torch.ops.aten
 
@@ -102,7 +103,7 @@ def _boundary(nodes):
     inputs, outputs = [], []
     for n in nodes:
         for a in n.all_input_nodes:
-            if a not in members and a not in inputs and not lowering.is_size(a.meta.get("val")):
+            if a not in members and a not in inputs and not sizes.is_size(a.meta.get("val")):
                 inputs.append(a)
         if any(u not in members for u in n.users):
             outputs.append(n)
@@ -151,21 +152,8 @@ def _decide(region, device_filter):
 
 def _dense(t):
     """Non-overlapping and dense: some permutation of the dims is contiguous (for
-    symbolic sizes: provably so, never by a guard on the example's sizes)."""
-    if any(not isinstance(s, int) for s in tuple(t.shape) + tuple(t.stride())):
-        return _provably_dense(t)
-    dims = sorted((d for d in range(t.dim()) if t.shape[d] != 1), key=lambda d: t.stride()[d])
-    step = 1
-    for d in dims:
-        if t.stride()[d] != step:
-            return False
-        step *= t.shape[d]
-    return True
-
-
-def _provably_dense(t):
-    """Symbolic strides: contiguous, or contiguous under the order of their hints."""
-    from ..lowering import sizes
+    symbolic sizes: provably so, in the order of the strides' example values, never
+    by a guard on the example's sizes)."""
     dims = [d for d in range(t.dim()) if not sizes.known_true(t.shape[d] == 1)]
     dims.sort(key=lambda d: sizes.hint(t.stride()[d]))
     step = 1

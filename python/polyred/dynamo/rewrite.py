@@ -87,7 +87,7 @@ def apply_regions(gm, regions, options, graph_name):
 def _symbolic(region):
     """Whether the region was traced with symbolic sizes (a tensor's or an argument's)."""
     def sized(val):
-        return type(val).__name__ == "SymInt" or any(type(s).__name__ == "SymInt" for s in getattr(val, "shape", ()))
+        return symbolic_sizes.is_symint(val) or any(symbolic_sizes.is_symint(s) for s in getattr(val, "shape", ()))
 
     def vals(n):
         v = n.meta.get("val")
@@ -122,12 +122,12 @@ def _size_node(graph, symbol, region):
     candidates = [n for n in graph.nodes if n.op == "placeholder"]
     for n in candidates:
         val = n.meta.get("val")
-        if type(val).__name__ == "SymInt" and str(val.node.expr) == symbol:
+        if symbolic_sizes.is_symint(val) and str(val.node.expr) == symbol:
             return n
     for n in candidates + list(region.inputs):
         val = n.meta.get("val")
         for d, size in enumerate(getattr(val, "shape", ())):
-            if type(size).__name__ == "SymInt" and str(size.node.expr) == symbol:
+            if symbolic_sizes.is_symint(size) and str(size.node.expr) == symbol:
                 with graph.inserting_before(region.nodes[0]):
                     node = graph.call_function(torch.ops.aten.sym_size.int, (n, d))
                 node.meta["val"] = size

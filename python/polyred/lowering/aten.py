@@ -96,11 +96,6 @@ def _tensors_of(val):
     return [val] if hasattr(val, "dtype") and hasattr(val, "shape") else []
 
 
-def is_size(val):
-    """An int or SymInt an op reads as an argument (a view's size, say), not a tensor."""
-    return isinstance(val, int) and not isinstance(val, bool) or type(val).__name__ == "SymInt"
-
-
 def _check_values(node):
     """Every tensor read or produced: a polyred dtype, sizes that are ints or symbolic
     sizes polyred can carry (lowering/sizes.py), not known to be empty, one device."""
@@ -113,7 +108,7 @@ def _check_values(node):
     read = []
     for n in node.all_input_nodes:
         v = n.meta.get("val")
-        if is_size(v):
+        if sizes.is_size(v):
             continue
         ts = _tensors_of(v)
         if not ts:

@@ -44,8 +44,14 @@ _BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
            ast.Mod: operator.mod, ast.Pow: operator.pow}
 
 
-def is_symbolic(size):
-    return not isinstance(size, int)
+def is_symint(value):
+    """A symbolic size (torch.SymInt; torch is not imported here)."""
+    return type(value).__name__ == "SymInt"
+
+
+def is_size(value):
+    """An int or SymInt an op reads as an argument (a view's size, say), not a tensor."""
+    return isinstance(value, int) and not isinstance(value, bool) or is_symint(value)
 
 
 def size_expr(size):
@@ -53,7 +59,7 @@ def size_expr(size):
     Raises UnsupportedSize for what the expression language does not hold."""
     if isinstance(size, int) and not isinstance(size, bool):
         return size
-    if type(size).__name__ != "SymInt":
+    if not is_symint(size):
         raise UnsupportedSize(f"the size {size!r} is not an integer")
     expr = size.node.expr
     if expr.is_Integer:

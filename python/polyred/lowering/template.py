@@ -34,7 +34,7 @@ def region_template(nodes, inputs, outputs):
             if a in inputs_at:
                 return {"input": inputs_at[a]}
             val = a.meta.get("val")
-            if type(val).__name__ == "SymInt" or isinstance(val, int):
+            if sizes.is_size(val):
                 return {"size": sizes.size_expr(val)}
             raise Unsupported(f"reads {a.name}, which is neither a tensor of the region nor a size")
         if isinstance(a, (list, tuple)):
