@@ -40,6 +40,7 @@ class Counting:
 def compiled(fn, **compile_options):
     torch._dynamo.reset()
     compile_log.clear()
+    region_op._regions.clear()  # what the checks below count: this test's regions alone
     counting = Counting()
     return torch.compile(fn, backend=counting, **compile_options), counting
 
@@ -148,6 +149,63 @@ def test_a_tiny_gpt2_over_two_sequence_lengths():
     # graphs of the first length serve the others, nothing is compiled again.
     assert counting.graphs == first_length_graphs
     assert taken("forward") and taken("backward")
+
+
+# ---- one symbolic polyred program for every value of a size --------------------------
+
+def served_by_family(name_prefix):
+    """{region name: (families, the distinct kernels its instances run on)}."""
+    out = {}
+    for r in region_op._regions.values():
+        if isinstance(r, region_op._SymbolicRegion) and r.name.startswith(name_prefix):
+            kernels = {id(k) for inst in r._instances.values() if isinstance(inst, region_op._Region)
+                       for k in inst._kernels.values()}
+            out[r.name] = (len(r._families), len(kernels))
+    return out
+
+
+def layer_norm_scaled(x, w):
+    return torch.nn.functional.layer_norm(x, (x.shape[-1],), w) * 2
+
+
+def test_one_compiled_program_serves_every_sequence_length():
+    fn, counting = compiled(layer_norm_scaled, dynamic=True)
+    w = torch.randn(40)
+    lengths = (7, 13, 2, 64, 31, 9)
+    with torch.no_grad():
+        for seq in lengths:
+            x = torch.randn(3, seq, 40)
+            torch.testing.assert_close(fn(x, w), layer_norm_scaled(x, w), **F32)
+    assert counting.graphs == 1
+    served = served_by_family("inference")
+    # dynamic=True makes every size a symbol; the first length is compiled on its own, the
+    # second shows that only the sequence length changes: one program serves it and the rest.
+    assert served and all(v == (1, 2) for v in served.values()), served
+    assert all(len(values) == len(lengths) for values in symbolic_instances().values())
+
+
+def test_automatic_dynamic_makes_the_symbolic_program_at_trace_time():
+    fn, counting = compiled(layer_norm_scaled)
+    w = torch.randn(24)
+    with torch.no_grad():
+        for seq in (5, 9, 17, 33):
+            x = torch.randn(2, seq, 24)
+            torch.testing.assert_close(fn(x, w), layer_norm_scaled(x, w), **F32)
+    assert counting.graphs == 2  # the first size static, then one symbolic graph for the rest
+    served = served_by_family("inference")
+    assert served and all(v == (1, 1) for v in served.values()), served  # not one per-size compile
+
+
+def test_a_region_polyred_cannot_make_symbolic_is_compiled_per_size(caplog):
+    # The backward's weight gradient sums over the rows: a symbol in a reduced axis.
+    fn, _ = compiled(layer_norm_scaled, dynamic=True)
+    w = torch.randn(16)
+    with caplog.at_level("INFO", logger="polyred.backend"):
+        for seq in (4, 6, 10):
+            check_training_step(layer_norm_scaled, fn, [torch.randn(2, seq, 16), w])
+    backward = served_by_family("backward")
+    assert backward and all(families == 0 and kernels == 3 for families, kernels in backward.values()), backward
+    assert "compiled per value of" in caplog.text and "reduced axis" in caplog.text
 
 
 # ---- the size expressions a program text carries ----------------------------------

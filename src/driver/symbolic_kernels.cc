@@ -18,7 +18,10 @@ std::string canonicalOffset(isl_ctx* ctx, const std::string& offset) {
   const std::string text = "{ [i, j] -> [(" + offset + ")] }";
   isl_pw_aff* f = isl_pw_aff_read_from_str(ctx, text.c_str());
   if (!f) return offset;
-  return takeIslString(isl_pw_aff_to_str(isl_pw_aff_coalesce(f)));
+  f = isl_pw_aff_coalesce(f);
+  std::string canonical = takeIslString(isl_pw_aff_to_str(f));  // (to_str keeps f)
+  isl_pw_aff_free(f);
+  return canonical;
 }
 
 bool sameOffset(const std::string& a, const std::string& b) {

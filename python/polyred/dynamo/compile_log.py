@@ -1,5 +1,6 @@
 """The compile log: per graph the backend saw, the regions polyred took (their ops and
-why), the regions it left and why, and the ops outside every region with the reason.
+why), the regions it left and why, and the ops outside every region with the reason;
+and, as they happen, the symbolic programs a region of symbolic sizes made or could not.
 
 Kept in memory (`records()`, newest last; `clear()`), sent to the "polyred.backend"
 logger at INFO (DEBUG: each region's ops), and printed to stderr with POLYRED_LOG=1.
@@ -45,11 +46,15 @@ def record(graph_name, regions, refused):
     for node, reason in refused.items():
         r.ops_left_out[(str(node.target), reason)] += 1
     _records.append(r)
-    text = r.summary()
+    note(r.summary())
+    return r
+
+
+def note(text):
+    """A line of the log outside the graph records (a symbolic region's choices)."""
     logger.info(text)
     if os.environ.get("POLYRED_LOG", "") not in ("", "0"):
         print(text, file=sys.stderr)
-    return r
 
 
 def records():

@@ -2,9 +2,9 @@
 
 Takes the program text of a region (lowering/region.py: the polyred graph, the
 outputs' torch shapes, strides and dtypes, the compile options), its input tensors and
-the values of its symbolic sizes (none for a region of static sizes); gives the outputs, computed by the compiled polyred program -- on a CUDA tensor's
-stream, or by the CPU target (the same lowered kernels run on the host) for CPU
-tensors. One torch custom op for every region, with a fake kernel, so that the graphs
+the values of its symbolic sizes (none for a region of static sizes); gives the
+outputs, computed by the compiled polyred program -- on a CUDA tensor's stream, or
+by the CPU target (the same lowered kernels run on the host) for CPU tensors. One torch custom op for every region, with a fake kernel, so that the graphs
 that hold it stay traceable, CUDA-graph-able and compilable by Inductor. The program
 text is the op's own argument, so code that Inductor or AOTAutograd cached in another
 process runs without the backend having seen the graph: each text is compiled once
@@ -12,10 +12,16 @@ per process (and per device type) on first use, through polyred's kernel cache.
 
 A region traced with symbolic sizes (torch.compile's dynamic shapes) has a symbolic
 program text: its aten ops as a template (lowering/template.py) and the names of its
-size symbols, whose values each call passes. One graph serves every size: each new
-assignment of the symbols is lowered and compiled once, on its first call, and kept.
-An assignment that polyred does not compile (an empty tensor, say) runs the region's
-own aten ops, with a warning (an error under POLYRED_STRICT=1).
+size symbols, whose values each call passes. One graph serves every size. Each new
+assignment of the symbols is lowered (in Python, tens of milliseconds); where polyred
+makes the region's graph symbolic in one symbol (lowering/generalize.py: two
+assignments that differ in that symbol alone suggest it, and every later assignment's
+lowered graph must equal it at its value), one polyred program, compiled once, serves
+every value of that symbol (docs/design/symbolic-dims.md); elsewhere each assignment is
+compiled on its own, once. A region of one symbol tries this at trace time, with a
+second value of the symbol; a region of several, once a second assignment shows which
+one changes. An assignment that polyred does not compile (an empty tensor, say) runs
+the region's own aten ops, with a warning (an error under POLYRED_STRICT=1).
 """
 import json
 import os
@@ -27,7 +33,9 @@ import torch
 from ..errors import Error
 from ..kernel import load_json
 from ..lowering import sizes as symbolic_sizes
+from ..lowering.generalize import generalize
 from ..lowering.region import lower_instance, program_text
+from . import compile_log
 
 _regions = {}  # program text -> _Region
 _lock = threading.RLock()  # a symbolic region's first call compiles its instance under it
@@ -55,6 +63,10 @@ class _Region:
                                   deterministic=self.options.get("deterministic", False))
                     self._kernels[device_type] = k
         return k
+
+    def serve_with(self, device_type, kernel):
+        """Runs on `kernel` (a symbolic program computing this region at its sizes)."""
+        self._kernels[device_type] = kernel
 
     def run(self, inputs, sizes=()):
         device = inputs[0].device
@@ -98,7 +110,9 @@ class _Region:
 
 
 class _SymbolicRegion:
-    """A region of symbolic sizes: one concrete _Region per assignment of its symbols."""
+    """A region of symbolic sizes: one concrete _Region per assignment of its symbols,
+    served where it can be by a symbolic polyred program (a _Family) compiled once for
+    every value of one symbol."""
 
     def __init__(self, spec):
         self.name = spec["name"]
@@ -106,6 +120,9 @@ class _SymbolicRegion:
         self.symbols = spec["symbols"]
         self.options = spec.get("options", {})
         self._instances = {}  # (device type, symbol values) -> _Region, or the aten module it falls back to
+        self._lowered = {}  # (device type, symbol values) -> the graph of an assignment no family serves
+        self._families = []  # _Family, each compiled for one device type
+        self._refused = set()  # (device type, symbol, the other symbols' values) polyred would not make symbolic
         self.reference = None  # the region's name under POLYRED_VERIFY
 
     def values(self, sizes):
@@ -127,8 +144,13 @@ class _SymbolicRegion:
         module = None
         try:
             module, graph, specs = lower_instance(self.name, self.template, values, device)
-            concrete = region(program_text(graph, specs, self.options))
-            concrete.kernel(device.type)
+            concrete = _Region(json.loads(program_text(graph, specs, self.options)))
+            family = self._family_for(device.type, sizes, graph)
+            if family is not None:
+                concrete.serve_with(device.type, family.kernel)
+            else:
+                concrete.kernel(device.type)
+                self._lowered[(device.type, sizes)] = graph  # a family may yet be made from it
         except Error as e:
             if os.environ.get("POLYRED_STRICT", "") not in ("", "0") or module is None:
                 raise
@@ -138,8 +160,47 @@ class _SymbolicRegion:
             concrete.reference = (module, f"{self.reference} at sizes {values}")
         return concrete
 
+    def _family_for(self, device_type, sizes, graph):
+        """The family whose symbolic program is `graph` at these sizes, made from an
+        earlier assignment that differs in one symbol if none is; None where polyred
+        compiles these sizes on their own."""
+        for family in self._families:
+            if family.serves(device_type, sizes, graph):
+                return family
+        for (seen_device, seen), seen_graph in list(self._lowered.items()):
+            differing = [k for k, (a, b) in enumerate(zip(seen, sizes)) if a != b]
+            if seen_device != device_type or len(differing) != 1:
+                continue
+            s = differing[0]
+            key = (device_type, s, _others(sizes, s))
+            if key in self._refused:
+                continue
+            symbolic = generalize(seen_graph, seen[s], graph, sizes[s], self.symbols[s])
+            family = None
+            if symbolic is not None:
+                try:
+                    family = _Family(device_type, s, _others(sizes, s), symbolic, self.options)
+                except Error as e:
+                    compile_log.note(f"polyred: {self.name} is compiled per value of {self.symbols[s]}: {e}")
+            if family is None or not family.serves(device_type, sizes, graph):
+                self._refused.add(key)
+                continue
+            compile_log.note(f"polyred: {self.name}: one program for every value of {self.symbols[s]}")
+            self._families.append(family)
+            return family
+        return None
+
     def kernel_at(self, device, sizes):
-        """Compiles the instance for `sizes` (the backend checks the example's this way)."""
+        """Compiles the region for `sizes` (the backend checks the example's this way).
+        A region of one symbol is also lowered at a second value of it, so that its
+        symbolic program, where polyred makes one, serves the example's sizes too."""
+        if len(self.symbols) == 1:
+            try:
+                probe = (2 * int(sizes[0]) + 1,)
+                _, graph, _ = lower_instance(self.name, self.template, self.values(probe), device)
+                self._lowered[(device.type, probe)] = graph
+            except Error:
+                pass  # the example's sizes are compiled on their own
         found = self.instance(device, sizes)
         if not isinstance(found, _Region):
             raise Error(f"{self.name} does not compile at sizes {self.values(sizes)}")
@@ -160,6 +221,27 @@ class _SymbolicRegion:
             stride = [symbolic_sizes.evaluate(s, values) for s in spec["stride"]]
             outs.append(torch.empty_strided(shape, stride, dtype=getattr(torch, spec["dtype"]), device=device))
         return outs
+
+
+class _Family:
+    """One symbolic polyred program serving a symbolic region at every value of one
+    symbol (the others at fixed values): compiled once, for one device type. It serves
+    an assignment only where the region's graph lowered there is the program's graph at
+    that value (lowering/generalize.py), so no lowering choice is taken on trust."""
+
+    def __init__(self, device_type, symbol, others, symbolic, options):
+        self.device_type, self.symbol, self.others, self.graph = device_type, symbol, others, symbolic
+        target = "gpu" if device_type == "cuda" else None
+        self.kernel = load_json(symbolic.composite(), label=symbolic.composite().get("op", "region"), target=target,
+                                deterministic=options.get("deterministic", False))
+
+    def serves(self, device_type, sizes, graph):
+        return device_type == self.device_type and _others(sizes, self.symbol) == self.others \
+            and self.graph.matches(graph, sizes[self.symbol])
+
+
+def _others(sizes, symbol):
+    return tuple(v for k, v in enumerate(sizes) if k != symbol)
 
 
 def _contiguous_strides(shape):
