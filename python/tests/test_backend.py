@@ -124,6 +124,37 @@ def test_batch_norm_training_statistics():
     assert "aten.var_mean.correction" in taken_ops("forward")
 
 
+def test_dropout_masks_are_polyred_kernels_forward_and_backward():
+    # torch's generator draws the random numbers (aten.rand stays out: polyred does not
+    # reproduce its stream); the mask, its scaling and its use in the backward are
+    # polyred's. The reference is the same aten graph run eagerly: with one seed both
+    # draw the same numbers, so outputs and gradients must agree.
+    from functorch.compile import make_boxed_func
+    from torch._dynamo.backends.common import aot_autograd
+    from torch._inductor.decomposition import select_decomp_table
+
+    def fn(x, w):
+        h = torch.nn.functional.dropout(torch.nn.functional.gelu(x @ w), p=0.3, training=True)
+        return h, torch.nn.functional.layer_norm(h, (h.shape[-1],))
+
+    inputs = [torch.randn(16, 24), torch.randn(24, 40)]
+    torch.manual_seed(7)
+    got_out, got_grads = grads_of(compile_with(fn), inputs)
+    records = compile_log.records()
+    torch._dynamo.reset()
+    same_graph_eagerly = aot_autograd(fw_compiler=lambda gm, _: make_boxed_func(gm.forward),
+                                      decompositions=select_decomp_table())
+    torch.manual_seed(7)
+    want_out, want_grads = grads_of(torch.compile(fn, backend=same_graph_eagerly), inputs)
+    for got, want in zip(got_out + got_grads, want_out + want_grads):
+        torch.testing.assert_close(got, want, **F32)
+    assert 0.15 < float((got_out[0] == 0).float().mean()) < 0.45  # about p of the 640 values dropped
+    forward_ops = {op for r in records if r.graph.startswith("forward") for ops, _ in r.taken for op in ops}
+    assert forward_ops & {"aten.gt.Scalar", "aten.lt.Scalar"}, forward_ops  # the mask
+    assert any(r.graph.startswith("backward") and r.taken for r in records)
+    assert "aten.rand.default" in {op for r in records for (op, _) in r.ops_left_out}
+
+
 def test_type_promotion_and_scalars_follow_torch():
     def f(x, mask, y):
         a = x.float() * mask                      # float32 * bfloat16 -> float32
