@@ -77,6 +77,21 @@ Graph elementwise() {
   return b.build();
 }
 
+// Layer norm of [B, S, H] rows, then a softmax of the normalized rows seen as [B*S, H]:
+// two kernels, the first's output a temporary of B*S*H elements between them.
+Graph normThenSoftmax(int64_t batch, int64_t hidden) {
+  GraphBuilder b("sym_norm_then_softmax");
+  Value x = b.symbolicInput("x", DType::Float32, {batch, "S", hidden});
+  Value n = b.constant(Scalar::ofFloat(DType::Float32, static_cast<double>(hidden)));
+  Value centered = b.sub(x, b.binary(OpKind::Div, b.reduceSum(x, {2}, true), n));
+  Value var = b.binary(OpKind::Div, b.reduceSum(b.mul(centered, centered), {2}, true), n);
+  Value y = b.mul(centered, b.unary(OpKind::Rsqrt, b.add(var, b.constant(Scalar::ofFloat(DType::Float32, 1e-5)))));
+  Value rows = b.reshape(y, {b.symbolSize("S") * batch, hidden});
+  Value e = b.unary(OpKind::Exp, b.sub(rows, b.reduceMax(rows, {1}, true)));
+  b.output(b.binary(OpKind::Div, e, b.reduceSum(e, {1}, true)));
+  return b.build();
+}
+
 // Compiles once and checks on the CPU at every size; the program is not recompiled.
 void checkAtManySizes(const Graph& g, const std::string& symbol) {
   ASSERT_EQ(g.symbols, std::vector<std::string>{symbol});
@@ -100,6 +115,20 @@ TEST(SymbolicDims, LayerNormOddHiddenAtManySizes) { checkAtManySizes(layerNorm(9
 TEST(SymbolicDims, SoftmaxBatchTimesSymbolRows) { checkAtManySizes(softmax(2, 1000), "S"); }
 TEST(SymbolicDims, RmsNormHalfAtManySizes) { checkAtManySizes(rmsNorm(1024), "T"); }
 TEST(SymbolicDims, ElementwiseWithReshapeAtManySizes) { checkAtManySizes(elementwise(), "S"); }
+
+TEST(SymbolicDims, TemporariesBetweenKernelsAreSizedByTheSymbol) {
+  const Graph g = normThenSoftmax(3, 48);
+  const CompiledGraph c = compileGraph(g, CompileOptions{});
+  ASSERT_FALSE(c.partition.temporaries.empty()) << c.partition.toString(c.graph);
+  for (size_t k = 0; k < c.partition.temporaries.size(); ++k) {
+    const Temporary& t = c.partition.temporaries[k];  // row statistics: 3 per unit of S
+    EXPECT_EQ(t.symbol, 0) << c.partition.toString(c.graph);
+    EXPECT_EQ(t.elementsAt({5}), 5 * t.elementsPerSymbol);
+    EXPECT_EQ(t.elements, t.elementsAt({symbolProbe(0, 0)}));
+    EXPECT_EQ(c.program.temporaries[k].bytesAt({5}), t.elementsAt({5}) * 4);
+  }
+  checkAtManySizes(g, "S");
+}
 
 TEST(SymbolicDims, SymbolIsAKernelParameterAndDrivesTheGrid) {
   const CompiledGraph c = compileGraph(layerNorm(768), CompileOptions{});

@@ -168,14 +168,15 @@ def layer_norm_scaled(x, w):
     return torch.nn.functional.layer_norm(x, (x.shape[-1],), w) * 2
 
 
-def test_one_compiled_program_serves_every_sequence_length():
-    fn, counting = compiled(layer_norm_scaled, dynamic=True)
+@pytest.mark.parametrize("function", [layer_norm_scaled, layer_norm_then_softmax])  # 1 kernel; 2 and temporaries
+def test_one_compiled_program_serves_every_sequence_length(function):
+    fn, counting = compiled(function, dynamic=True)
     w = torch.randn(40)
     lengths = (7, 13, 2, 64, 31, 9)
     with torch.no_grad():
         for seq in lengths:
             x = torch.randn(3, seq, 40)
-            torch.testing.assert_close(fn(x, w), layer_norm_scaled(x, w), **F32)
+            torch.testing.assert_close(fn(x, w), function(x, w), **F32)
     assert counting.graphs == 1
     served = served_by_family("inference")
     # dynamic=True makes every size a symbol; the first length is compiled on its own, the

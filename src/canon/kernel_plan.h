@@ -208,6 +208,14 @@ struct Temporary {
   // writes back zero where it read a nonzero value (canon/temporary_reset), so the
   // scatter that adds into it needs no memset first.
   bool keptZero = false;
+  // Sized by a size symbol (driver/symbolic_kernels): `elementsPerSymbol` times the
+  // value of symbol `symbol`; `elements` is that at the probe the plans were made at.
+  int symbol = -1;
+  int64_t elementsPerSymbol = 0;
+
+  int64_t elementsAt(const std::vector<int64_t>& sizes) const {
+    return symbol < 0 ? elements : elementsPerSymbol * sizes.at(static_cast<size_t>(symbol));
+  }
 };
 
 // An in-place output (Output::aliasOfInput) that its kernel writes into temporary

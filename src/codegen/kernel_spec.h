@@ -49,6 +49,14 @@ struct TemporarySpec {
   // Zeroed when the runtime allocates it; the program leaves it zero after every
   // launch (Temporary::keptZero). Otherwise its contents start undefined.
   bool zeroWhenAllocated = false;
+  // A symbolic program's temporary sized by a size symbol: bytesPerSymbol times the
+  // value of symbol `symbol`, allocated at launch (`bytes` holds it at the probe).
+  int symbol = -1;
+  int64_t bytesPerSymbol = 0;
+
+  int64_t bytesAt(const std::vector<int64_t>& sizes) const {
+    return symbol < 0 ? bytes : bytesPerSymbol * sizes.at(static_cast<size_t>(symbol));
+  }
 };
 
 struct KernelParam {

@@ -97,7 +97,8 @@ CheckMemory planCheckMemory(const CompiledGraph& c, const CpuCheckOptions* cpu) 
     const Tensor& t = g.tensor(o.tensor);
     m.outputs += 3 * bytesOf(t) + numElements(t.shape) / 8;
   }
-  for (const Temporary& t : c.partition.temporaries) m.temporaries += t.elements * dtypeBytes(t.dtype);
+  for (const Temporary& t : c.partition.temporaries)
+    m.temporaries += t.elementsAt(cpu ? cpu->sizes : std::vector<int64_t>{}) * dtypeBytes(t.dtype);
   if (anyInPlace(inPlaceInputs(c, g))) m.inputs *= 2;  // the buffers in-place stores land in: a copy of the inputs
   int64_t elements = graphElements(g);
   m.sampledReference = elements > kFullReferenceElements;
@@ -219,7 +220,8 @@ LoweredRun runLoweredOnCpu(const CompiledGraph& c, const std::vector<HostTensor>
   run.outputs.resize(g.outputs.size());
   run.written.resize(g.outputs.size());
   std::vector<HostTensor> temporaries;
-  for (const Temporary& t : c.partition.temporaries) temporaries.push_back(HostTensor::zeros(t.dtype, {t.elements}));
+  for (const Temporary& t : c.partition.temporaries)
+    temporaries.push_back(HostTensor::zeros(t.dtype, {t.elementsAt(options.sizes)}));
   // The GPU's input buffers, which in-place stores change as the kernels run; the
   // reference keeps reading `inputs`, the values before the launch.
   const std::vector<int> inPlace = inPlaceInputs(c, g);

@@ -119,6 +119,11 @@ void requireDeviceMemory(const CompiledGraph& c) {
 std::vector<HostTensor> launchOnGpu(const CompiledGraph& c, const std::vector<HostTensor>& inputs,
                                     const std::vector<int64_t>& sizes) {
   CompiledProgram program = CompiledProgram::load(c.program, currentDevice());
+  return launchOnGpu(program, c, inputs, sizes);
+}
+
+std::vector<HostTensor> launchOnGpu(CompiledProgram& program, const CompiledGraph& c,
+                                    const std::vector<HostTensor>& inputs, const std::vector<int64_t>& sizes) {
   const Graph g = graphAtSizes(c, sizes);
   DeviceTensors d = upload(g, inputs, /*misalignElements=*/0);
   program.launch(d.inputPtrs, d.outputPtrs, nullptr, sizes);

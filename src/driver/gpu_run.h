@@ -51,6 +51,10 @@ std::vector<std::optional<double>> timeVariants(const std::vector<const Compiled
 
 // One launch of `c` on the given inputs (g.inputs order); the outputs, downloaded. A
 // symbolic program runs at `sizes` (its symbols' values; the inputs at those sizes).
+// The second form launches `program` (c's, loaded once) on the default stream.
+class CompiledProgram;  // runtime/executor.h
+std::vector<HostTensor> launchOnGpu(CompiledProgram& program, const CompiledGraph& c,
+                                    const std::vector<HostTensor>& inputs, const std::vector<int64_t>& sizes);
 std::vector<HostTensor> launchOnGpu(const CompiledGraph& c, const std::vector<HostTensor>& inputs,
                                     const std::vector<int64_t>& sizes = {});
 

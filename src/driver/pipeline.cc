@@ -323,7 +323,8 @@ CompiledGraph compileGraph(const Graph& source, const CompileOptions& options) {
   }
   dump("partition", c.partition.toString(g) + toString(groups, c.partition));
   for (const Temporary& t : c.partition.temporaries)
-    c.program.temporaries.push_back({t.elements * dtypeBytes(t.dtype), t.keptZero});
+    c.program.temporaries.push_back(
+        {t.elements * dtypeBytes(t.dtype), t.keptZero, t.symbol, t.elementsPerSymbol * dtypeBytes(t.dtype)});
   std::vector<Bound> bound = timed(ms, "binding", [&] { return bindKernels(c.partition, groups, options.target, options.config); });
   for (size_t k = 0; k < c.partition.kernels.size(); ++k) {
     const KernelPlan& plan = c.partition.kernels[k];

@@ -1,5 +1,7 @@
 #include "driver/symbolic_kernels.h"
 
+#include <algorithm>
+
 #include <isl/aff.h>
 
 #include "ir/symbolic_dims.h"
@@ -103,6 +105,28 @@ void checkKernelKind(const KernelPlan& p, const Graph& g) {
     refuse(g, p.name, "symbolic size " + symbol + " in a kernel with a tuple or complex-product reduction is not supported yet");
 }
 
+// A temporary whose size differs at the two probe sets: the same number of elements
+// per unit of one symbol at both, allocated at launch. A scatter's kept-zero
+// temporary or a staged in-place output (copied whole after the launches) sized by a
+// symbol is refused: their kernels are never symbolic.
+void markSymbolicTemporary(Temporary& a, const Temporary& b, int index, const KernelPartition& partition,
+                           const Graph& g) {
+  if (a.elements == b.elements) return;
+  for (size_t s = 0; s < g.symbols.size(); ++s) {
+    const int64_t p0 = symbolProbe(static_cast<int>(s), 0), p1 = symbolProbe(static_cast<int>(s), 1);
+    if (a.elements % p0 != 0 || b.elements % p1 != 0 || a.elements / p0 != b.elements / p1) continue;
+    if (a.symbol >= 0) refuse(g, "", "a temporary between kernels is sized by two size symbols: not supported yet");
+    a.symbol = static_cast<int>(s);
+    a.elementsPerSymbol = a.elements / p0;
+  }
+  if (a.symbol < 0)
+    refuse(g, "", "a temporary between kernels is not a constant times one size symbol: not supported yet");
+  const bool staged = std::any_of(partition.staged.begin(), partition.staged.end(),
+                                  [&](const StagedOutput& o) { return o.temporary == index; });
+  if (a.keptZero || staged)
+    refuse(g, "", "a scatter's or an in-place output's temporary is sized by a size symbol: not supported yet");
+}
+
 }  // namespace
 
 void markSymbolicKernels(KernelPartition& atProbes, const KernelPartition& atSecondProbes, const Graph& g) {
@@ -111,8 +135,7 @@ void markSymbolicKernels(KernelPartition& atProbes, const KernelPartition& atSec
       a.staged.size() != b.staged.size())
     refuse(g, "", "the kernels of this graph depend on the values of its size symbols: not supported yet");
   for (size_t t = 0; t < a.temporaries.size(); ++t)
-    if (a.temporaries[t].elements != b.temporaries[t].elements)
-      refuse(g, "", "a temporary between kernels is sized by a size symbol: not supported yet");
+    markSymbolicTemporary(atProbes.temporaries[t], b.temporaries[t], static_cast<int>(t), atProbes, g);
   for (size_t k = 0; k < a.kernels.size(); ++k) {
     KernelPlan& p = atProbes.kernels[k];
     const KernelPlan& q = b.kernels[k];

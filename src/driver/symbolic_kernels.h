@@ -11,10 +11,14 @@
 //     form). Each constant of a plan is at most linear in the kernel's one symbol (a
 //     tensor holds a symbol in one axis at most: ir/symbolic_dims), so a plan equal at
 //     two values of it is the same at every value: one kernel for all;
+//   - a temporary between kernels whose elements are the same coefficient times one
+//     symbol's probe in both is sized by that symbol (Temporary::symbol; the runtime
+//     allocates it at launch);
 //   - anything else is refused with polyred::Error naming the file and the kernel: a
 //     kernel whose offsets or reduced extent involve a symbol (a symbol in a reduced
 //     axis, or in an axis that does not flatten into the outer rows: a broadcast
-//     along it, a transpose), a temporary sized by a symbol, a symbolic kernel that is
+//     along it, a transpose), a scatter's or an in-place output's temporary sized by a
+//     symbol, a temporary sized otherwise, a symbolic kernel that is
 //     not an x-reduce or elementwise (all-reduce, y-reduce, scan, scatter), and a
 //     partition whose kernels differ between the two sizes.
 // Binding choices for symbolic kernels are made at the probe values (many rows);

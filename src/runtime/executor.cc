@@ -265,6 +265,9 @@ struct LoadedKernel {
 struct StreamResources {
   std::vector<std::vector<DeviceBuffer>> workspaces;  // [kernel][workspace]
   std::vector<DeviceBuffer> temporaries;
+  // Symbolic temporaries outgrown by a larger size: kept until the program goes, since a
+  // CUDA graph captured at a smaller size still launches with their addresses.
+  std::vector<DeviceBuffer> outgrown;
 };
 
 LoadedKernel loadKernel(const KernelSpec& spec, const DeviceInfo& device) {
@@ -306,12 +309,14 @@ struct CompiledProgram::State {
   size_t inputsNeeded = 0;   // 1 + the largest input index any kernel reads
   size_t outputsNeeded = 0;  // likewise for outputs
   size_t symbols = 0;        // a symbolic program's size symbols, whose values every launch gives
+  bool sizedTemporaries = false;  // some temporary is sized by a symbol (fitTemporaries)
   std::mutex mutex;          // guards streams
   std::map<CUstream, std::unique_ptr<StreamResources>> streams;
 
   ~State();
   StreamResources& resourcesFor(CUstream stream);
   std::unique_ptr<StreamResources> allocateResources(CUstream stream) const;
+  void fitTemporaries(StreamResources& resources, CUstream stream, const std::vector<int64_t>& sizes);
   // A pointer, or a size symbol's value (a long long: the same 8 bytes).
   CUdeviceptr argument(const KernelParam& param, size_t kernel, std::span<void* const> inputs,
                        std::span<void* const> outputs, const StreamResources& resources,
@@ -351,6 +356,10 @@ std::unique_ptr<StreamResources> CompiledProgram::State::allocateResources(CUstr
       buffers.push_back(makeWorkspace(workspace, kernel.name));
   }
   for (const TemporarySpec& temporary : temporaries) {
+    if (temporary.symbol >= 0) {  // sized at the launch (fitTemporaries)
+      resources->temporaries.emplace_back();
+      continue;
+    }
     const DeviceBuffer& buffer = resources->temporaries.emplace_back(
         static_cast<size_t>(temporary.bytes), "temporary " + std::to_string(resources->temporaries.size()));
     if (temporary.zeroWhenAllocated)  // before the first launch that uses it, on its stream
@@ -358,6 +367,28 @@ std::unique_ptr<StreamResources> CompiledProgram::State::allocateResources(CUstr
             "cuMemsetD8Async");
   }
   return resources;
+}
+
+// Gives every temporary sized by a symbol at least its bytes at `sizes`: a larger
+// buffer (twice the old, or what the sizes need) where it is short, never a smaller
+// one. (Symbolic temporaries are never kept zero: driver/symbolic_kernels.)
+void CompiledProgram::State::fitTemporaries(StreamResources& resources, CUstream stream,
+                                            const std::vector<int64_t>& sizes) {
+  std::lock_guard lock(mutex);
+  for (size_t t = 0; t < temporaries.size(); ++t) {
+    if (temporaries[t].symbol < 0) continue;
+    const auto needed = static_cast<size_t>(temporaries[t].bytesAt(sizes));
+    DeviceBuffer& buffer = resources.temporaries[t];
+    if (buffer.size() >= needed) continue;
+    CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
+    check(driver().cuStreamIsCapturing(stream, &capture), "cuStreamIsCapturing");
+    if (capture != CU_STREAM_CAPTURE_STATUS_NONE)
+      throw Error("a launch at larger sizes than this stream has seen allocates the program's temporaries, which "
+                  "cannot be captured into a CUDA graph: launch it once at these sizes before capturing");
+    DeviceBuffer larger(std::max(needed, 2 * buffer.size()), "temporary " + std::to_string(t));
+    if (buffer.size() > 0) resources.outgrown.push_back(std::move(buffer));
+    buffer = std::move(larger);
+  }
 }
 
 CUdeviceptr CompiledProgram::State::argument(const KernelParam& param, size_t kernel,
@@ -389,7 +420,9 @@ CompiledProgram CompiledProgram::load(const Program& program, const DeviceInfo& 
   state->context = cuda::ensureContext();
   state->temporaries = program.temporaries;
   for (const TemporarySpec& temporary : program.temporaries)
-    POLYRED_CHECK(temporary.bytes >= 0, "a temporary has a negative size");
+    POLYRED_CHECK(temporary.bytes >= 0 && temporary.bytesPerSymbol >= 0 &&
+                      (temporary.symbol < 0 || static_cast<size_t>(temporary.symbol) < program.symbols.size()),
+                  "a temporary has a negative size or names no size symbol");
   for (const KernelSpec& spec : program.kernels) {
     validateKernel(spec, program);
     for (const KernelParam& param : spec.params) {
@@ -414,6 +447,8 @@ CompiledProgram CompiledProgram::load(const Program& program, const DeviceInfo& 
   }
   state->copiesAfter = program.copiesAfter;
   state->symbols = program.symbols.size();
+  state->sizedTemporaries = std::any_of(program.temporaries.begin(), program.temporaries.end(),
+                                        [](const TemporarySpec& t) { return t.symbol >= 0; });
   return CompiledProgram(std::move(state));
 }
 
@@ -431,7 +466,8 @@ void CompiledProgram::launch(std::span<void* const> inputs, std::span<void* cons
                 std::to_string(state.outputsNeeded) + " output pointers, got " +
                 std::to_string(inputs.size()) + " and " + std::to_string(outputs.size()));
   cuda::ContextGuard guard(state.context);
-  const StreamResources& resources = state.resourcesFor(stream);
+  StreamResources& resources = state.resourcesFor(stream);
+  if (state.sizedTemporaries) state.fitTemporaries(resources, stream, sizes);
   // Reused across calls: a launch allocates nothing on the host (issue #15: the host
   // overhead of a cached kernel call).
   thread_local std::vector<CUdeviceptr> values;

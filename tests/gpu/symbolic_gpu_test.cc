@@ -3,7 +3,8 @@
 // symbol S compile once, load once, and launch at many values of S -- 1, primes,
 // sizes off the row tiles, and more rows than the compiled grid has blocks (the kernel
 // loops over the tiles past it) -- each compared with the reference of the graph at
-// that size. S = 0 launches nothing. Without a GPU every test is skipped.
+// that size. S = 0 launches nothing. A temporary between two kernels, sized by S,
+// follows the sizes of one loaded program. Without a GPU every test is skipped.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -63,6 +64,32 @@ TEST(SymbolicGpu, SoftmaxOverAVocabularyForEveryRowCount) {
   std::string why;
   if (!gpuAvailable(&why)) GTEST_SKIP() << why;
   expectMatchesAtSizes(symbolicSoftmax(50257), {1, 5, 64, 333});
+}
+
+// Kernels with temporaries of S * 4 row statistics between them, one loaded program
+// launched at sizes that grow (the temporary is reallocated larger) and shrink (it is
+// kept), each compared with the reference.
+TEST(SymbolicGpu, ATemporarySizedByTheSymbolFollowsEveryLaunch) {
+  std::string why;
+  if (!gpuAvailable(&why)) GTEST_SKIP() << why;
+  GraphBuilder b("gpu_sym_norm_then_softmax");
+  Value x = b.symbolicInput("x", DType::Float32, {4, "S", 256});
+  Value centered = b.sub(x, b.binary(OpKind::Div, b.reduceSum(x, {2}, true),
+                                     b.constant(Scalar::ofFloat(DType::Float32, 256.0))));
+  Value rows = b.reshape(centered, {b.symbolSize("S") * 4, 256});
+  Value e = b.unary(OpKind::Exp, b.sub(rows, b.reduceMax(rows, {1}, true)));
+  b.output(b.binary(OpKind::Div, e, b.reduceSum(e, {1}, true)));
+  const CompiledGraph c = test_support::compileForGpu(b.build());
+  ASSERT_FALSE(c.program.temporaries.empty());
+  for (const TemporarySpec& t : c.program.temporaries) ASSERT_EQ(t.symbol, 0);
+  CompiledProgram program = CompiledProgram::load(c.program, currentDevice());
+  for (int64_t s : {3, 1000, 7, 4099, 2, 20011, 1}) {
+    const Graph at = graphAtSizes(c, {s});
+    const std::vector<HostTensor> inputs = makeRandomInputs(at, static_cast<uint64_t>(s) + 5);
+    const std::vector<HostTensor> got = launchOnGpu(program, c, inputs, {s});
+    const CpuCheckReport r = compareWholeOutputs(at, inputs, got, evaluateReference(at, inputs));
+    EXPECT_TRUE(r.ok) << "at S = " << s << ":\n" << r.message;
+  }
 }
 
 // No rows: the kernel is not launched, and nothing else is touched.
