@@ -92,6 +92,18 @@ Graph normThenSoftmax(int64_t batch, int64_t hidden) {
   return b.build();
 }
 
+// An embedding of [1, S] token ids (an int64 Gather of a [97, 64] table), then
+// RMSNorm of the rows: the symbol comes in through the indices.
+Graph embeddingThenRmsNorm() {
+  GraphBuilder b("sym_embedding");
+  Value ids = b.symbolicInput("ids", DType::Int64, {1, "S"});
+  Value table = b.input("table", DType::Float32, {97, 64});
+  Value x = b.gather(table, ids, 0);
+  Value ms = b.binary(OpKind::Div, b.reduceSum(b.mul(x, x), {2}, true), b.constant(Scalar::ofFloat(DType::Float32, 64)));
+  b.output(b.mul(x, b.unary(OpKind::Rsqrt, b.add(ms, b.constant(Scalar::ofFloat(DType::Float32, 1e-6))))));
+  return b.build();
+}
+
 // Compiles once and checks on the CPU at every size; the program is not recompiled.
 void checkAtManySizes(const Graph& g, const std::string& symbol) {
   ASSERT_EQ(g.symbols, std::vector<std::string>{symbol});
@@ -115,6 +127,7 @@ TEST(SymbolicDims, LayerNormOddHiddenAtManySizes) { checkAtManySizes(layerNorm(9
 TEST(SymbolicDims, SoftmaxBatchTimesSymbolRows) { checkAtManySizes(softmax(2, 1000), "S"); }
 TEST(SymbolicDims, RmsNormHalfAtManySizes) { checkAtManySizes(rmsNorm(1024), "T"); }
 TEST(SymbolicDims, ElementwiseWithReshapeAtManySizes) { checkAtManySizes(elementwise(), "S"); }
+TEST(SymbolicDims, GatherBySymbolicIndicesAtManySizes) { checkAtManySizes(embeddingThenRmsNorm(), "S"); }
 
 TEST(SymbolicDims, TemporariesBetweenKernelsAreSizedByTheSymbol) {
   const Graph g = normThenSoftmax(3, 48);
@@ -210,6 +223,16 @@ TEST(SymbolicDims, RefusesSizeDependentOps) {
     b.build();
   });
   EXPECT_NE(why.find("Transpose is not supported yet"), std::string::npos) << why;
+}
+
+TEST(SymbolicDims, RefusesSymbolicGatherParams) {
+  const std::string why = refusal([] {
+    GraphBuilder b("sym_gather_params");
+    Value table = b.symbolicInput("table", DType::Float32, {"S", 8});
+    b.output(b.gather(table, b.input("ids", DType::Int32, {4}), 0));
+    b.build();
+  });
+  EXPECT_NE(why.find("params of Gather"), std::string::npos) << why;
 }
 
 // A symbol in an inner kept axis: [B, S, H] with an input broadcast along S needs S

@@ -209,6 +209,30 @@ def test_a_region_polyred_cannot_make_symbolic_is_compiled_per_size(caplog):
     assert "compiled per value of" in caplog.text and "reduced axis" in caplog.text
 
 
+def test_llama_inference_over_random_prompt_lengths_compiles_nothing_after_warm_up():
+    transformers = pytest.importorskip("transformers")
+    import random
+    torch.manual_seed(0)
+    config = transformers.LlamaConfig(hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                                      num_attention_heads=4, num_key_value_heads=2, vocab_size=256,
+                                      max_position_embeddings=512)
+    model = transformers.LlamaForCausalLM(config).eval()
+    fn, counting = compiled(model)  # automatic dynamic: the second length makes the sizes symbolic
+    rng = random.Random(0)
+    lengths = [rng.randrange(2, 300) for _ in range(7)]
+    with torch.no_grad():
+        for k, seq in enumerate(lengths):
+            ids = torch.randint(0, 256, (1, seq), generator=torch.Generator().manual_seed(seq))
+            torch.testing.assert_close(fn(input_ids=ids).logits, model(input_ids=ids).logits, **F32)
+            if k == 1:
+                warm = counting.graphs
+    assert counting.graphs == warm == 2
+    served = served_by_family("inference")
+    # The embedding with its first RMSNorm, each layer's residual add and RMSNorm, the
+    # final norm: every region one program for all lengths, and no per-length compile.
+    assert len(served) >= 3 and all(v == (1, 1) for v in served.values()), served
+
+
 # ---- the size expressions a program text carries ----------------------------------
 
 def test_size_expressions_evaluate_with_ints_and_torch_functions():

@@ -92,9 +92,11 @@ class Inference {
       case OpKind::BroadcastTo: return broadcast(n, out.shape.size());
       case OpKind::Reduce: return reduced(n);
       case OpKind::Reshape: return reshaped(n);
+      case OpKind::Gather: return gathered(n);
       default:
         fail("a symbolic size in " + std::string(opName(n.kind)) + " is not supported yet (only elementwise ops, "
-             "BroadcastTo, Reshape and reductions over constant axes take symbolic tensors)");
+             "BroadcastTo, Reshape, reductions over constant axes and Gather by symbolic indices take symbolic "
+             "tensors)");
     }
   }
 
@@ -142,6 +144,22 @@ class Inference {
       if (!isReduced) dims.push_back(in[k]);
       else if (n.keepDims) dims.push_back({});
     }
+    return dims;
+  }
+
+  // Gather(params, indices; axis): params[:axis] + indices + params[axis+1:]. The
+  // indices may be symbolic (an embedding's rows of tokens); the params may not (their
+  // gathered extent bounds every index).
+  std::vector<SymbolicDim> gathered(const Node& n) {
+    const std::vector<SymbolicDim> params = dimsOf(n.inputs.at(0)), indices = dimsOf(n.inputs.at(1));
+    for (const SymbolicDim& d : params)
+      if (!d.isConstant())
+        fail("symbolic size " + dimString(g_, d, 0) + " in the params of Gather is not supported yet (only in its "
+             "indices)");
+    const auto axis = static_cast<size_t>(n.axes.empty() ? 0 : n.axes[0]);
+    std::vector<SymbolicDim> dims(params.begin(), params.begin() + static_cast<std::ptrdiff_t>(axis));
+    dims.insert(dims.end(), indices.begin(), indices.end());
+    dims.insert(dims.end(), params.begin() + static_cast<std::ptrdiff_t>(axis) + 1, params.end());
     return dims;
   }
 
