@@ -195,12 +195,12 @@ class _SymbolicRegion:
         A region of one symbol is also lowered at a second value of it, so that its
         symbolic program, where polyred makes one, serves the example's sizes too."""
         if len(self.symbols) == 1:
+            probe = (2 * int(sizes[0]) + 1,)
             try:
-                probe = (2 * int(sizes[0]) + 1,)
                 _, graph, _ = lower_instance(self.name, self.template, self.values(probe), device)
                 self._lowered[(device.type, probe)] = graph
-            except Error:
-                pass  # the example's sizes are compiled on their own
+            except Exception as e:  # noqa: BLE001 -- only a second sample: without it, sizes compile on their own
+                compile_log.note(f"polyred: {self.name} does not lower at {self.symbols[0]} = {probe[0]}: {e}")
         found = self.instance(device, sizes)
         if not isinstance(found, _Region):
             raise Error(f"{self.name} does not compile at sizes {self.values(sizes)}")
