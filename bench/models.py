@@ -96,6 +96,18 @@ def polyred_profile(step, torch):
     return count, launches, ours / total if total else 0.0
 
 
+def top_kernels(step, torch, top=15):
+    """The kernels that hold one step: [(name, launches, GPU us)], longest first."""
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        step()
+        torch.cuda.synchronize()
+    rows = [(e.key, e.count, getattr(e, "device_time_total", 0.0) or e.cuda_time_total)
+            for e in prof.key_averages() if (getattr(e, "device_time_total", 0.0) or e.cuda_time_total) > 0]
+    rows.sort(key=lambda r: -r[2])
+    return [(name[:90], count, round(us, 1)) for name, count, us in rows[:top]]
+
+
 # Liger-Kernel patches these Hugging Face architectures (its apply_liger_kernel_to_*).
 LIGER_MODELS = {"llama"}
 
@@ -138,6 +150,7 @@ def run_one(name, impl, args, torch):
     train_ms = statistics.median(times)
     peak = torch.cuda.max_memory_allocated()
     ours, launches, share = polyred_profile(step, torch) if impl == "polyred" else (0, 0, 0.0)
+    kernels = top_kernels(step, torch) if args.profile else None
     infer = []
     with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16):
         for k in range(args.warmup + args.steps):
@@ -153,7 +166,8 @@ def run_one(name, impl, args, torch):
             "inference_ms": round(statistics.median(infer), 3), "peak_mib": round(peak / 2**20, 1),
             "compile_s": round(max(warm_wall - args.warmup * train_ms / 1e3, 0.0), 2), "first_loss": first_loss,
             "polyred_kernels_per_step": ours, "kernels_per_step": launches, "polyred_share": round(share, 4),
-            "gpu": torch.cuda.get_device_name(), "torch": torch.__version__}
+            "gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
+            **({"top_kernels": kernels} if kernels else {})}
 
 
 def main():
@@ -167,6 +181,7 @@ def main():
     p.add_argument("--llama-layers", type=int, default=16)
     p.add_argument("--vocab", type=int, default=32000)
     p.add_argument("--out", default="")
+    p.add_argument("--profile", action="store_true", help="also the 15 kernels that hold a training step")
     args = p.parse_args()
     import torch
     if not torch.cuda.is_available():
