@@ -102,8 +102,10 @@ def top_kernels(step, torch, top=15):
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
         step()
         torch.cuda.synchronize()
-    rows = [(e.key, e.count, getattr(e, "device_time_total", 0.0) or e.cuda_time_total)
-            for e in prof.key_averages() if (getattr(e, "device_time_total", 0.0) or e.cuda_time_total) > 0]
+    def gpu_us(e):  # device_time_total from torch 2.4 on; cuda_time_total before
+        return e.device_time_total if hasattr(e, "device_time_total") else e.cuda_time_total
+
+    rows = [(e.key, e.count, gpu_us(e)) for e in prof.key_averages() if gpu_us(e) > 0]
     rows.sort(key=lambda r: -r[2])
     return [(name[:90], count, round(us, 1)) for name, count, us in rows[:top]]
 

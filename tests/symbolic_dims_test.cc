@@ -287,6 +287,18 @@ TEST(SymbolicDims, CompositeShapesNameSymbols) {
   EXPECT_NE(why.find("S*12"), std::string::npos) << why;
 }
 
+// Positions 0..S-1 (an Iota along the symbolic axis, as a rotary embedding's) times x,
+// summed over 8 columns: the Iota's declared shape names the symbol.
+TEST(SymbolicDims, AnIotaAlongTheSymbolicAxisAtManySizes) {
+  const std::string json = R"({"op": "pos", "input_desc": [[{"data_type": "float32", "format": "DefaultFormat", "shape": [1, "S", 8], "tensor_name": "x"}]], "op_desc": [{"name": "Iota", "attr": [{"name": "axis", "value": 1}], "input_desc": [], "output_desc": [{"data_type": "int64", "format": "DefaultFormat", "shape": [1, "S", 8], "tensor_name": "p"}]}, {"name": "Cast", "attr": [{"name": "dst_type", "value": "float32"}], "input_desc": [[{"data_type": "int64", "format": "DefaultFormat", "shape": [1, "S", 8], "tensor_name": "p"}]], "output_desc": [{"data_type": "float32", "format": "DefaultFormat", "shape": [1, "S", 8], "tensor_name": "pf"}]}, {"name": "Mul", "attr": null, "input_desc": [[{"data_type": "float32", "format": "DefaultFormat", "shape": [1, "S", 8], "tensor_name": "x"}], [{"data_type": "float32", "format": "DefaultFormat", "shape": [1, "S", 8], "tensor_name": "pf"}]], "output_desc": [{"data_type": "float32", "format": "DefaultFormat", "shape": [1, "S", 8], "tensor_name": "y"}]}, {"name": "ReduceSum", "attr": [{"name": "axis", "value": [2]}, {"name": "keep_dims", "value": false}], "input_desc": [[{"data_type": "float32", "format": "DefaultFormat", "shape": [1, "S", 8], "tensor_name": "y"}]], "output_desc": [{"data_type": "float32", "format": "DefaultFormat", "shape": [1, "S"], "tensor_name": "z"}]}], "output_desc": [{"data_type": "float32", "format": "DefaultFormat", "shape": [1, "S"], "tensor_name": "z"}]})";
+  const Graph g = parseComposite(json, "iota.json");
+  ASSERT_EQ(g.symbols, std::vector<std::string>{"S"});
+  const Node& iota = g.nodes.front();
+  ASSERT_EQ(iota.kind, OpKind::Iota);
+  EXPECT_EQ(symbolicShapeString(g, g.tensor(iota.output)), "[1, S, 8]");
+  checkAtManySizes(g, "S");
+}
+
 TEST(SymbolicDims, ConcreteChecksRefuseSizes) {
   GraphBuilder b("concrete");
   Value x = b.input("x", DType::Float32, {4, 8});

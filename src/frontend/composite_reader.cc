@@ -207,6 +207,7 @@ class Reader : public ExpansionSink, CompositeAttrAccess {
     t.shape = out.shape;
     t.dtype = out.dtype;
     t.producer = static_cast<int32_t>(g_.nodes.size());
+    if (n.kind == OpKind::Iota) t.symbolic = out.symbolic;  // its shape is its own (ir/symbolic_dims)
     n.name = op_;
     n.output = defineTensor(std::move(t));
     checkLayout(n.output, out.fractal);

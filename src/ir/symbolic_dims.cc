@@ -86,6 +86,7 @@ class Inference {
     const Tensor& out = g_.tensor(n.output);
     bool symbolicInput = false;
     for (TensorId in : n.inputs) symbolicInput = symbolicInput || g_.tensor(in).hasSymbolicDim();
+    if (n.kind == OpKind::Iota) return declared(n.output);
     if (!symbolicInput) return {};
     if (isElementwise(n.kind)) return broadcast(n, out.shape.size());
     switch (n.kind) {
@@ -145,6 +146,14 @@ class Inference {
       else if (n.keepDims) dims.push_back({});
     }
     return dims;
+  }
+
+  // An Iota reads nothing: its declared shape says which axes are symbolic (the
+  // positions 0..S-1 of a sequence), checked like an input's.
+  std::vector<SymbolicDim> declared(TensorId out) {
+    if (g_.tensor(out).symbolic.empty()) return {};
+    checkInput(out);
+    return g_.tensor(out).symbolic;
   }
 
   // Gather(params, indices; axis): params[:axis] + indices + params[axis+1:]. The
