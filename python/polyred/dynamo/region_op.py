@@ -231,8 +231,9 @@ class _Family:
 
     def __init__(self, device_type, symbol, others, symbolic, options):
         self.device_type, self.symbol, self.others, self.graph = device_type, symbol, others, symbolic
-        target = "gpu" if device_type == "cuda" else None
-        self.kernel = load_json(symbolic.composite(), label=symbolic.composite().get("op", "region"), target=target,
+        composite = symbolic.composite()
+        self.kernel = load_json(composite, label=composite.get("op", "region"),
+                                target="gpu" if device_type == "cuda" else None,
                                 deterministic=options.get("deterministic", False))
 
     def serves(self, device_type, sizes, graph):
