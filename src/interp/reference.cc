@@ -7,12 +7,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <functional>
 #include <optional>
 #include <span>
 
 #include "interp/float_formulas.h"
+#include "interp/reference_values.h"
 #include "interp/scan_fold.h"
 #include "ir/tuple_program.h"
 #include "ir/tuple_reduction.h"
@@ -23,219 +23,11 @@ namespace polyred {
 
 namespace {
 
-// One tensor's elements, widened like Scalar. A splat stores a single element that
-// stands for every element of `shape`: constants stay one element however large the
-// shape they broadcast to.
-struct Values {
-  DType dtype = DType::Float32;
-  Shape shape;
-  bool floating = true;  // isFloat(dtype): elements live in f, else in i
-  bool complex = false;  // isComplex(dtype): real parts in f, imaginary parts in im
-  bool splat = false;
-  std::vector<double> f;
-  std::vector<int64_t> i;
-  std::vector<double> im;
-
-  static Values make(DType t, Shape s, bool splat) {
-    Values v;
-    v.dtype = t;
-    v.floating = isFloat(t);
-    v.complex = isComplex(t);
-    v.splat = splat;
-    size_t n = splat ? 1 : static_cast<size_t>(numElements(s));
-    if (v.floating || v.complex) v.f.resize(n);
-    else v.i.resize(n);
-    if (v.complex) v.im.resize(n);
-    v.shape = std::move(s);
-    return v;
-  }
-  Scalar at(int64_t k) const {
-    if (complex) return Scalar::ofComplex(dtype, f[k], im[k]);
-    return floating ? Scalar::ofFloat(dtype, f[k]) : Scalar::ofInt(dtype, i[k]);
-  }
-  void put(int64_t k, const Scalar& v) {
-    if (complex) {
-      f[k] = v.f;
-      im[k] = v.im;
-    } else if (floating) {
-      f[k] = v.f;
-    } else {
-      i[k] = v.i;
-    }
-  }
-};
-
-// Strides that read `v` broadcast (numpy, right-aligned) to `target`.
-std::vector<int64_t> broadcastStrides(const Values& v, const Shape& target) {
-  std::vector<int64_t> strides(target.size(), 0);
-  if (v.splat) return strides;
-  std::vector<int64_t> own = rowMajorStrides(v.shape);
-  size_t lead = target.size() - v.shape.size();
-  for (size_t d = 0; d < v.shape.size(); ++d)
-    if (v.shape[d] != 1) strides[lead + d] = own[d];
-  return strides;
-}
-
-// Visits the index space of a shape in row-major order for several operands at once,
-// each with its own strides (0 along broadcast dims). Size-1 dims are dropped and
-// neighbouring dims that every operand steps through contiguously are merged, so the
-// innermost row handed to the callback is as long as possible.
-class StridedWalk {
- public:
-  StridedWalk(const Shape& shape, const std::vector<std::vector<int64_t>>& strides)
-      : strides_(strides.size()), inner_(strides.size(), 0) {
-    for (size_t d = 0; d < shape.size(); ++d) {
-      if (shape[d] == 1) continue;
-      if (!dims_.empty() && mergesWithPrevious(strides, shape, d)) {
-        dims_.back() *= shape[d];
-        for (size_t k = 0; k < strides.size(); ++k) strides_[k].back() = strides[k][d];
-      } else {
-        dims_.push_back(shape[d]);
-        for (size_t k = 0; k < strides.size(); ++k) strides_[k].push_back(strides[k][d]);
-      }
-    }
-    if (dims_.empty()) return;  // a single element: one row of length 1
-    rowLength_ = dims_.back();
-    dims_.pop_back();
-    for (size_t k = 0; k < strides_.size(); ++k) {
-      inner_[k] = strides_[k].back();
-      strides_[k].pop_back();
-    }
-  }
-
-  // Stride of operand k along the row.
-  int64_t inner(size_t k) const { return inner_[k]; }
-
-  // Calls rowFn(offsets, rowLength) once per row; offsets[k] is operand k's offset of
-  // the row's first element.
-  template <class RowFn>
-  void forEachRow(RowFn&& rowFn) const {
-    std::vector<int64_t> index(dims_.size(), 0), offset(strides_.size(), 0);
-    do rowFn(offset.data(), rowLength_);
-    while (advance(index, offset));
-  }
-
- private:
-  bool mergesWithPrevious(const std::vector<std::vector<int64_t>>& strides, const Shape& shape,
-                          size_t d) const {
-    for (size_t k = 0; k < strides.size(); ++k)
-      if (strides_[k].back() != strides[k][d] * shape[d]) return false;
-    return true;
-  }
-
-  // Odometer step over the outer dims; false once every row was visited.
-  bool advance(std::vector<int64_t>& index, std::vector<int64_t>& offset) const {
-    for (size_t d = dims_.size(); d-- > 0;) {
-      for (size_t k = 0; k < offset.size(); ++k) offset[k] += strides_[k][d];
-      if (++index[d] < dims_[d]) return true;
-      for (size_t k = 0; k < offset.size(); ++k) offset[k] -= strides_[k][d] * dims_[d];
-      index[d] = 0;
-    }
-    return false;
-  }
-
-  std::vector<int64_t> dims_;                  // outer dims, after merging
-  std::vector<std::vector<int64_t>> strides_;  // [operand][outer dim]
-  std::vector<int64_t> inner_;                 // [operand] stride along the row
-  int64_t rowLength_ = 1;
-};
-
-// ---- HostTensor <-> Values ------------------------------------------------------
-
-template <class T>
-T loadAt(const uint8_t* p, int64_t k) {
-  T v;
-  std::memcpy(&v, p + k * static_cast<int64_t>(sizeof(T)), sizeof(T));
-  return v;
-}
-template <class T>
-void storeAt(uint8_t* p, int64_t k, T v) {
-  std::memcpy(p + k * static_cast<int64_t>(sizeof(T)), &v, sizeof(T));
-}
-
-template <class Dst, class Read>
-void fillFrom(std::vector<Dst>& dst, Read read) {
-  for (size_t k = 0; k < dst.size(); ++k) dst[k] = read(static_cast<int64_t>(k));
-}
-
-Values fromHost(const HostTensor& h) {
-  Values v = Values::make(h.dtype, h.shape, false);
-  const uint8_t* p = h.bytes.data();
-  switch (h.dtype) {
-    case DType::Float64: fillFrom(v.f, [p](int64_t k) { return loadAt<double>(p, k); }); break;
-    case DType::Float32: fillFrom(v.f, [p](int64_t k) { return double{loadAt<float>(p, k)}; }); break;
-    case DType::Float16:
-      fillFrom(v.f, [p](int64_t k) { return double{halfBitsToFloat(loadAt<uint16_t>(p, k))}; });
-      break;
-    case DType::BFloat16:
-      fillFrom(v.f, [p](int64_t k) { return double{bfloat16BitsToFloat(loadAt<uint16_t>(p, k))}; });
-      break;
-    case DType::Bool: fillFrom(v.i, [p](int64_t k) { return int64_t{loadAt<uint8_t>(p, k) != 0}; }); break;
-    case DType::Int8: fillFrom(v.i, [p](int64_t k) { return int64_t{loadAt<int8_t>(p, k)}; }); break;
-    case DType::UInt8: fillFrom(v.i, [p](int64_t k) { return int64_t{loadAt<uint8_t>(p, k)}; }); break;
-    case DType::Int32: fillFrom(v.i, [p](int64_t k) { return int64_t{loadAt<int32_t>(p, k)}; }); break;
-    case DType::Int64: fillFrom(v.i, [p](int64_t k) { return loadAt<int64_t>(p, k); }); break;
-    case DType::UInt16: fillFrom(v.i, [p](int64_t k) { return int64_t{loadAt<uint16_t>(p, k)}; }); break;
-    case DType::UInt32: fillFrom(v.i, [p](int64_t k) { return int64_t{loadAt<uint32_t>(p, k)}; }); break;
-    case DType::UInt64:  // the bit pattern (ir/dtype.h)
-      fillFrom(v.i, [p](int64_t k) { return static_cast<int64_t>(loadAt<uint64_t>(p, k)); });
-      break;
-    case DType::Complex64:
-      fillFrom(v.f, [p](int64_t k) { return double{loadAt<float>(p, 2 * k)}; });
-      fillFrom(v.im, [p](int64_t k) { return double{loadAt<float>(p, 2 * k + 1)}; });
-      break;
-  }
-  return v;
-}
-
-// Values already hold representable numbers, so these narrowing stores are exact.
-template <class Src, class Write>
-void writeAll(const std::vector<Src>& src, bool splat, int64_t n, Write write) {
-  for (int64_t k = 0; k < n; ++k) write(k, src[splat ? 0 : k]);
-}
-
-HostTensor toHost(const Values& v) {
-  HostTensor h = HostTensor::zeros(v.dtype, v.shape);
-  uint8_t* p = h.bytes.data();
-  int64_t n = h.size();
-  switch (v.dtype) {
-    case DType::Float64: writeAll(v.f, v.splat, n, [p](int64_t k, double x) { storeAt(p, k, x); }); break;
-    case DType::Float32:
-      writeAll(v.f, v.splat, n, [p](int64_t k, double x) { storeAt(p, k, static_cast<float>(x)); });
-      break;
-    case DType::Float16:
-      writeAll(v.f, v.splat, n,
-               [p](int64_t k, double x) { storeAt(p, k, floatToHalfBits(static_cast<float>(x))); });
-      break;
-    case DType::BFloat16:
-      writeAll(v.f, v.splat, n,
-               [p](int64_t k, double x) { storeAt(p, k, floatToBFloat16Bits(static_cast<float>(x))); });
-      break;
-    case DType::Bool:
-    case DType::UInt8:
-      writeAll(v.i, v.splat, n, [p](int64_t k, int64_t x) { storeAt(p, k, static_cast<uint8_t>(x)); });
-      break;
-    case DType::Int8:
-      writeAll(v.i, v.splat, n, [p](int64_t k, int64_t x) { storeAt(p, k, static_cast<int8_t>(x)); });
-      break;
-    case DType::Int32:
-      writeAll(v.i, v.splat, n, [p](int64_t k, int64_t x) { storeAt(p, k, static_cast<int32_t>(x)); });
-      break;
-    case DType::Int64:
-    case DType::UInt64: writeAll(v.i, v.splat, n, [p](int64_t k, int64_t x) { storeAt(p, k, x); }); break;
-    case DType::UInt16:
-      writeAll(v.i, v.splat, n, [p](int64_t k, int64_t x) { storeAt(p, k, static_cast<uint16_t>(x)); });
-      break;
-    case DType::UInt32:
-      writeAll(v.i, v.splat, n, [p](int64_t k, int64_t x) { storeAt(p, k, static_cast<uint32_t>(x)); });
-      break;
-    case DType::Complex64:
-      writeAll(v.f, v.splat, n, [p](int64_t k, double x) { storeAt(p, 2 * k, static_cast<float>(x)); });
-      writeAll(v.im, v.splat, n, [p](int64_t k, double x) { storeAt(p, 2 * k + 1, static_cast<float>(x)); });
-      break;
-  }
-  return h;
-}
+using reference_values::broadcastStrides;
+using reference_values::fromHost;
+using reference_values::StridedWalk;
+using reference_values::toHost;
+using reference_values::Values;
 
 // ---- Elementwise ----------------------------------------------------------------
 
