@@ -116,14 +116,19 @@ CompileOptions compileOptions(const polyred_options* given) {
   return c;
 }
 
-polyred_tensor_info infoOf(const Graph& g, TensorId id, int inPlaceOf) {
-  const Tensor& t = g.tensor(id);
-  return {t.name.c_str(), static_cast<polyred_dtype>(t.dtype), static_cast<int>(t.shape.size()), t.shape.data(),
-          inPlaceOf};
-}
-
-// A symbolic program's info of tensor `id` of its template (ir/symbolic_dims.h).
-polyred_tensor_info symbolicInfoOf(polyred_program& p, TensorId id, int inPlaceOf) {
+// Appends tensor `id`'s info and symbols to `infos` and `symbols`. A symbolic
+// program's come from its template (ir/symbolic_dims.h): -1 at symbolic axes, each
+// axis's symbol and coefficient, kept in p.axes; other programs' from the graph, with
+// {NULL, NULL} symbols.
+void addTensor(polyred_program& p, TensorId id, int inPlaceOf, std::vector<polyred_tensor_info>& infos,
+               std::vector<polyred_tensor_symbols>& symbols) {
+  if (p.compiled.symbolic.symbols.empty()) {
+    const Tensor& t = p.compiled.graph.tensor(id);
+    infos.push_back({t.name.c_str(), static_cast<polyred_dtype>(t.dtype), static_cast<int>(t.shape.size()),
+                     t.shape.data(), inPlaceOf});
+    symbols.push_back({nullptr, nullptr});
+    return;
+  }
   const Tensor& t = p.compiled.symbolic.tensor(id);
   polyred_program::AxisInfo& a = p.axes.emplace_back();
   for (size_t k = 0; k < t.shape.size(); ++k) {
@@ -132,13 +137,9 @@ polyred_tensor_info symbolicInfoOf(polyred_program& p, TensorId id, int inPlaceO
     a.symbol.push_back(d.symbol);
     a.coefficient.push_back(d.isConstant() ? 1 : d.coefficient);
   }
-  return {t.name.c_str(), static_cast<polyred_dtype>(t.dtype), static_cast<int>(t.shape.size()), a.shape.data(),
-          inPlaceOf};
-}
-
-// The symbols of the tensor whose symbolicInfoOf was made last.
-polyred_tensor_symbols lastSymbols(const polyred_program& p) {
-  return {p.axes.back().symbol.data(), p.axes.back().coefficient.data()};
+  infos.push_back({t.name.c_str(), static_cast<polyred_dtype>(t.dtype), static_cast<int>(t.shape.size()),
+                   a.shape.data(), inPlaceOf});
+  symbols.push_back({a.symbol.data(), a.coefficient.data()});
 }
 
 // The symbols' values a sized entry point was given, checked against the program's.
@@ -161,20 +162,10 @@ polyred_status finishLoad(Graph g, const polyred_options* options, polyred_progr
   p->compiled = compileGraph(g, o);
   p->deterministic = o.deterministic;
   p->options = o;
-  const bool symbolic = !p->compiled.symbolic.symbols.empty();
-  const Graph& graph = symbolic ? p->compiled.symbolic : p->compiled.graph;
-  auto info = [&](TensorId id, int inPlaceOf) {
-    return symbolic ? symbolicInfoOf(*p, id, inPlaceOf) : infoOf(graph, id, inPlaceOf);
-  };
-  auto symbolsOfLast = [&]() { return symbolic ? lastSymbols(*p) : polyred_tensor_symbols{nullptr, nullptr}; };
-  for (TensorId id : graph.inputs) {
-    p->inputs.push_back(info(id, -1));
-    p->inputSymbols.push_back(symbolsOfLast());
-  }
-  for (const Output& o : graph.outputs) {
-    p->outputs.push_back(info(o.tensor, o.aliasOfInput ? graph.inputIndex(*o.aliasOfInput) : -1));
-    p->outputSymbols.push_back(symbolsOfLast());
-  }
+  const Graph& graph = p->compiled.symbolic.symbols.empty() ? p->compiled.graph : p->compiled.symbolic;
+  for (TensorId id : graph.inputs) addTensor(*p, id, -1, p->inputs, p->inputSymbols);
+  for (const Output& o : graph.outputs)
+    addTensor(*p, o.tensor, o.aliasOfInput ? graph.inputIndex(*o.aliasOfInput) : -1, p->outputs, p->outputSymbols);
   *out = p.release();
   return POLYRED_OK;
 }

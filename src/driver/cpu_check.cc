@@ -88,7 +88,8 @@ std::string CheckMemory::toString() const {
 }
 
 CheckMemory planCheckMemory(const CompiledGraph& c, const CpuCheckOptions* cpu) {
-  const Graph g = graphAtSizes(c, cpu ? cpu->sizes : std::vector<int64_t>{});
+  const std::vector<int64_t> sizes = cpu ? cpu->sizes : std::vector<int64_t>{};
+  const Graph g = graphAtSizes(c, sizes);
   CheckMemory m;
   for (TensorId t : g.inputs) m.inputs += bytesOf(g.tensor(t));
   // The executor's outputs with their written masks, the masked copy compared, and
@@ -98,7 +99,7 @@ CheckMemory planCheckMemory(const CompiledGraph& c, const CpuCheckOptions* cpu) 
     m.outputs += 3 * bytesOf(t) + numElements(t.shape) / 8;
   }
   for (const Temporary& t : c.partition.temporaries)
-    m.temporaries += t.elementsAt(cpu ? cpu->sizes : std::vector<int64_t>{}) * dtypeBytes(t.dtype);
+    m.temporaries += t.elementsAt(sizes) * dtypeBytes(t.dtype);
   if (anyInPlace(inPlaceInputs(c, g))) m.inputs *= 2;  // the buffers in-place stores land in: a copy of the inputs
   int64_t elements = graphElements(g);
   m.sampledReference = elements > kFullReferenceElements;

@@ -78,16 +78,24 @@ bool sameButRows(const KernelPlan& a, const KernelPlan& b) {
          sameStores(a.epilogueStores, b.epilogueStores);
 }
 
-// The symbol whose probes give M at both sets, with the same coefficient.
-std::optional<SymbolicRows> rowsOf(const KernelPlan& a, const KernelPlan& b, const Graph& g) {
-  std::optional<SymbolicRows> found;
+// The symbols s for which x0 and x1 are the same multiple of s's probes in the first
+// and second sets, with that multiple: how a row count or a temporary's size follows
+// a symbol.
+std::vector<SymbolicRows> multiplesOfProbes(int64_t x0, int64_t x1, const Graph& g) {
+  std::vector<SymbolicRows> found;
   for (size_t s = 0; s < g.symbols.size(); ++s) {
     const int64_t p0 = symbolProbe(static_cast<int>(s), 0), p1 = symbolProbe(static_cast<int>(s), 1);
-    if (a.M % p0 != 0 || b.M % p1 != 0 || a.M / p0 != b.M / p1) continue;
-    if (found) return std::nullopt;
-    found = SymbolicRows{static_cast<int>(s), g.symbols[s], a.M / p0};
+    if (x0 % p0 == 0 && x1 % p1 == 0 && x0 / p0 == x1 / p1)
+      found.push_back(SymbolicRows{static_cast<int>(s), g.symbols[s], x0 / p0});
   }
   return found;
+}
+
+// The symbol whose probes give M at both sets, with the same coefficient.
+std::optional<SymbolicRows> rowsOf(const KernelPlan& a, const KernelPlan& b, const Graph& g) {
+  const std::vector<SymbolicRows> found = multiplesOfProbes(a.M, b.M, g);
+  if (found.size() != 1) return std::nullopt;
+  return found.front();
 }
 
 [[noreturn]] void refuse(const Graph& g, const std::string& kernel, const std::string& reason) {
@@ -112,15 +120,12 @@ void checkKernelKind(const KernelPlan& p, const Graph& g) {
 void markSymbolicTemporary(Temporary& a, const Temporary& b, int index, const KernelPartition& partition,
                            const Graph& g) {
   if (a.elements == b.elements) return;
-  for (size_t s = 0; s < g.symbols.size(); ++s) {
-    const int64_t p0 = symbolProbe(static_cast<int>(s), 0), p1 = symbolProbe(static_cast<int>(s), 1);
-    if (a.elements % p0 != 0 || b.elements % p1 != 0 || a.elements / p0 != b.elements / p1) continue;
-    if (a.symbol >= 0) refuse(g, "", "a temporary between kernels is sized by two size symbols: not supported yet");
-    a.symbol = static_cast<int>(s);
-    a.elementsPerSymbol = a.elements / p0;
-  }
-  if (a.symbol < 0)
+  const std::vector<SymbolicRows> found = multiplesOfProbes(a.elements, b.elements, g);
+  if (found.size() > 1) refuse(g, "", "a temporary between kernels is sized by two size symbols: not supported yet");
+  if (found.empty())
     refuse(g, "", "a temporary between kernels is not a constant times one size symbol: not supported yet");
+  a.symbol = found.front().symbol;
+  a.elementsPerSymbol = found.front().coefficient;
   const bool staged = std::any_of(partition.staged.begin(), partition.staged.end(),
                                   [&](const StagedOutput& o) { return o.temporary == index; });
   if (a.keptZero || staged)
