@@ -45,13 +45,8 @@ class Counting:
 def polyred_programs():
     """(symbolic programs, per-length programs) the backend's symbolic regions compiled."""
     from polyred.dynamo import region_op
-    symbolic = per_length = 0
-    for r in region_op._regions.values():
-        if isinstance(r, region_op._SymbolicRegion):
-            symbolic += len(r._families)
-            per_length += sum(1 for inst in r._instances.values() if isinstance(inst, region_op._Region)
-                              and not any(k is f.kernel for f in r._families for k in inst._kernels.values()))
-    return symbolic, per_length
+    counts = [r.program_counts() for r in region_op._regions.values() if isinstance(r, region_op._SymbolicRegion)]
+    return sum(c[0] for c in counts), sum(c[1] for c in counts)
 
 
 def run(impl, model, lengths, reference):

@@ -76,38 +76,31 @@ def prepare(impl, model, torch):
     raise SystemExit(f"unknown implementation {impl}")
 
 
-def polyred_profile(step, torch):
-    """(polyred kernels, all kernels, polyred's share of the GPU time) of one step."""
+def profile_step(step, torch):
+    """The CUDA kernels of one step: [(name, launches, GPU us)], longest first."""
     from torch.profiler import ProfilerActivity, profile
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
         step()
         torch.cuda.synchronize()
-    total = ours = 0.0
-    count = launches = 0
-    for e in prof.events():
-        if e.device_type.name != "CUDA":
-            continue
-        t = e.device_time_total if hasattr(e, "device_time_total") else e.cuda_time_total
-        launches += 1
-        total += t
-        if e.name.startswith("polyred_"):
-            count += 1
-            ours += t
-    return count, launches, ours / total if total else 0.0
 
-
-def top_kernels(step, torch, top=15):
-    """The kernels that hold one step: [(name, launches, GPU us)], longest first."""
-    from torch.profiler import ProfilerActivity, profile
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        step()
-        torch.cuda.synchronize()
     def gpu_us(e):  # device_time_total from torch 2.4 on; cuda_time_total before
         return e.device_time_total if hasattr(e, "device_time_total") else e.cuda_time_total
 
     rows = [(e.key, e.count, gpu_us(e)) for e in prof.key_averages() if gpu_us(e) > 0]
-    rows.sort(key=lambda r: -r[2])
-    return [(name[:90], count, round(us, 1)) for name, count, us in rows[:top]]
+    return sorted(rows, key=lambda r: -r[2])
+
+
+def polyred_share(kernels):
+    """(polyred kernel launches, all launches, polyred's share of the GPU time)."""
+    total = sum(us for _, _, us in kernels)
+    ours = [(count, us) for name, count, us in kernels if name.startswith("polyred_")]
+    return (sum(c for c, _ in ours), sum(c for _, c, _ in kernels),
+            sum(us for _, us in ours) / total if total else 0.0)
+
+
+def top_kernels(kernels, top=15):
+    """The kernels that hold the step, longest first."""
+    return [(name[:90], count, round(us, 1)) for name, count, us in kernels[:top]]
 
 
 # Liger-Kernel patches these Hugging Face architectures (its apply_liger_kernel_to_*).
@@ -151,8 +144,8 @@ def run_one(name, impl, args, torch):
         times.append(a.elapsed_time(b))
     train_ms = statistics.median(times)
     peak = torch.cuda.max_memory_allocated()
-    ours, launches, share = polyred_profile(step, torch) if impl == "polyred" else (0, 0, 0.0)
-    kernels = top_kernels(step, torch) if args.profile else None
+    kernels = profile_step(step, torch) if impl == "polyred" or args.profile else []
+    ours, launches, share = polyred_share(kernels) if impl == "polyred" else (0, 0, 0.0)
     infer = []
     with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16):
         for k in range(args.warmup + args.steps):
@@ -169,7 +162,7 @@ def run_one(name, impl, args, torch):
             "compile_s": round(max(warm_wall - args.warmup * train_ms / 1e3, 0.0), 2), "first_loss": first_loss,
             "polyred_kernels_per_step": ours, "kernels_per_step": launches, "polyred_share": round(share, 4),
             "gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
-            **({"top_kernels": kernels} if kernels else {})}
+            **({"top_kernels": top_kernels(kernels)} if args.profile else {})}
 
 
 def main():

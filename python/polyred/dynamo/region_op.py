@@ -4,11 +4,12 @@ Takes the program text of a region (lowering/region.py: the polyred graph, the
 outputs' torch shapes, strides and dtypes, the compile options), its input tensors and
 the values of its symbolic sizes (none for a region of static sizes); gives the
 outputs, computed by the compiled polyred program -- on a CUDA tensor's stream, or
-by the CPU target (the same lowered kernels run on the host) for CPU tensors. One torch custom op for every region, with a fake kernel, so that the graphs
-that hold it stay traceable, CUDA-graph-able and compilable by Inductor. The program
-text is the op's own argument, so code that Inductor or AOTAutograd cached in another
-process runs without the backend having seen the graph: each text is compiled once
-per process (and per device type) on first use, through polyred's kernel cache.
+by the CPU target (the same lowered kernels run on the host) for CPU tensors. One
+torch custom op for every region, with a fake kernel, so that the graphs that hold it
+stay traceable, CUDA-graph-able and compilable by Inductor. The program text is the
+op's own argument, so code that Inductor or AOTAutograd cached in another process runs
+without the backend having seen the graph: each text is compiled once per process (and
+per device type) on first use, through polyred's kernel cache.
 
 A region traced with symbolic sizes (torch.compile's dynamic shapes) has a symbolic
 program text: its aten ops as a template (lowering/template.py) and the names of its
@@ -34,7 +35,7 @@ from ..errors import Error
 from ..kernel import load_json
 from ..lowering import sizes as symbolic_sizes
 from ..lowering.generalize import generalize
-from ..lowering.region import lower_instance, program_text
+from ..lowering.region import lower_instance
 from . import compile_log
 
 _regions = {}  # program text -> _Region
@@ -144,7 +145,7 @@ class _SymbolicRegion:
         module = None
         try:
             module, graph, specs = lower_instance(self.name, self.template, values, device)
-            concrete = _Region(json.loads(program_text(graph, specs, self.options)))
+            concrete = _Region({"graph": graph, "outputs": specs, "options": self.options})
             family = self._family_for(device.type, sizes, graph)
             if family is not None:
                 concrete.serve_with(device.type, family.kernel)
@@ -204,6 +205,14 @@ class _SymbolicRegion:
         found = self.instance(device, sizes)
         if not isinstance(found, _Region):
             raise Error(f"{self.name} does not compile at sizes {self.values(sizes)}")
+
+    def program_counts(self):
+        """(symbolic programs made, assignments compiled on their own): how often this
+        region was compiled (the benchmarks report it)."""
+        family_kernels = {id(f.kernel) for f in self._families}
+        own = sum(1 for inst in self._instances.values() if isinstance(inst, _Region)
+                  and not family_kernels & {id(k) for k in inst._kernels.values()})
+        return len(self._families), own
 
     def run(self, inputs, sizes):
         found = self.instance(inputs[0].device, sizes)
