@@ -10,10 +10,11 @@ under bf16 autocast (ResNet-50 channels-last): gpt2 (GPT-2 small, seq 1024), lla
 default, --llama-layers to change it; vocab 32000, or 128256 with --vocab),
 bert (BERT-base, seq 512), resnet50. Per model and implementation, one JSON line:
 median training-step time over --steps steps after --warmup (CUDA events around a
-whole step: forward, backward, optimizer), tokens (images) per second, median
+whole step: forward, backward, optimizer), the host's time to issue a step (near the
+step time: the host, not the GPU, sets the pace), tokens (images) per second, median
 inference forward time, peak memory, compile time (the first steps' wall time less
-the steady steps'), and from one profiled step the polyred kernels per step and their
-share of the GPU time. Every implementation starts from the same weights and batch;
+the steady steps'), and from one profiled step the polyred kernels per step, their
+share of the GPU time and the GPU's busy time (the kernels' sum). Every implementation starts from the same weights and batch;
 the first step's loss is printed beside eager's (a wrong region shows there).
 """
 import argparse
@@ -134,11 +135,13 @@ def run_one(name, impl, args, torch):
         step()
     torch.cuda.synchronize()
     warm_wall = time.perf_counter() - t0
-    times = []
+    times, host = [], []
     for _ in range(args.steps):
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         a.record()
+        t = time.perf_counter()
         step()
+        host.append((time.perf_counter() - t) * 1e3)  # the host's time to issue the step
         b.record()
         b.synchronize()
         times.append(a.elapsed_time(b))
@@ -161,6 +164,8 @@ def run_one(name, impl, args, torch):
             "inference_ms": round(statistics.median(infer), 3), "peak_mib": round(peak / 2**20, 1),
             "compile_s": round(max(warm_wall - args.warmup * train_ms / 1e3, 0.0), 2), "first_loss": first_loss,
             "polyred_kernels_per_step": ours, "kernels_per_step": launches, "polyred_share": round(share, 4),
+            "host_issue_ms": round(statistics.median(host), 3),
+            **({"gpu_busy_ms": round(sum(us for _, _, us in kernels) / 1e3, 3)} if kernels else {}),
             "gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
             **({"top_kernels": top_kernels(kernels)} if args.profile else {})}
 

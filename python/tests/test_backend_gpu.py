@@ -212,3 +212,24 @@ def test_gpt2_over_sequence_lengths_compiles_once():
     # (Hugging Face's model breaks its graph where it logs, under plain torch.compile too.)
     assert len(graphs) == first_length_graphs, f"{len(graphs)} Dynamo graphs, {first_length_graphs} for the first length"
     assert _taken("forward") and _taken("backward")
+
+
+def test_a_region_fed_by_a_matrix_product_of_odd_width_gets_it_unpadded(monkeypatch):
+    """Inductor pads the rows of a matrix product's output past 1024 elements to 128
+    bytes (GPT-2's 50257-wide logits); the region op asks for contiguous inputs, so the
+    product is written unpadded and no call copies its input."""
+    from polyred.dynamo import region_op
+    layouts = []
+    run = region_op._Region.run
+
+    def recording(self, inputs, sizes=()):
+        layouts.append([x.is_contiguous() for x in inputs])
+        return run(self, inputs, sizes)
+
+    monkeypatch.setattr(region_op._Region, "run", recording)
+    torch._dynamo.reset()
+    a = torch.randn(256, 64, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(64, 50257, device="cuda", dtype=torch.bfloat16)
+    fn = torch.compile(lambda a, b: torch.log_softmax((a @ b).float(), -1), backend=polyred.backend)
+    torch.testing.assert_close(fn(a, b), torch.log_softmax((a @ b).float(), -1), rtol=1e-4, atol=1e-4)
+    assert layouts and all(all(dense) for dense in layouts), layouts
