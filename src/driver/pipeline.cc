@@ -17,11 +17,10 @@
 #include "codegen/horizontal_fusion.h"
 #include "codegen/shared_memory.h"
 #include "driver/artifacts.h"
+#include "driver/kernel_binding.h"
 #include "driver/symbolic_kernels.h"
 #include "ir/symbolic_dims.h"
 #include "poly/binding.h"
-#include "poly/transpose_tiling.h"
-#include "poly/vectorize.h"
 #include "support/error.h"
 
 namespace polyred {
@@ -94,85 +93,6 @@ void redirectStagedOutputs(const KernelPartition& partition, KernelSpec& spec) {
     if (const int staging = param.kind == KernelParam::Kind::Output ? partition.stagingTemporary(param.index) : -1;
         staging >= 0)
       param = {KernelParam::Kind::Temporary, staging};
-}
-
-struct Bound {
-  Vectorization vector;
-  Binding binding;
-  TransposeTiling tiling;  // an elementwise kernel through shared-memory tiles (vector: Elem's lanes)
-};
-
-// The plan as chooseBinding sees it: a vectorized instance covers `width` elements.
-KernelPlan perInstance(KernelPlan plan, const Vectorization& v) {
-  int64_t& extent = v.axis == 'i' ? plan.M : plan.N;
-  extent = v.vectorsAlong(extent);
-  if (v.axis == 'j') {
-    plan.elementsPerN = v.width;
-    plan.maskedLanes = v.masked();
-  }
-  return plan;
-}
-
-// A kernel's binding for blocks of `threads` threads (0: its own choice); see
-// chooseBinding for blocksBeside.
-Binding bindOne(const KernelPlan& plan, const Bound& b, const Target& target, const KernelConfig& config, int threads,
-                int64_t blocksBeside = 0) {
-  if (!b.tiling.empty()) return bindTiles(b.tiling, target, threads ? threads : tileBlockSize(b.tiling, config.threadsPerBlock));
-  return chooseBinding(perInstance(plan, b.vector), target, config, threads, blocksBeside);
-}
-
-// A launch has one block size: the parts with smaller blocks are bound again with the
-// group's largest (their extra threads idle, guarded by isl). Returns that size.
-int bindWithOneBlockSize(const KernelPartition& partition, const LaunchGroup& group, const Target& target,
-                         const KernelConfig& config, std::vector<Bound>& bound) {
-  int threads = 0;
-  for (int k : group.kernels) threads = std::max(threads, bound[static_cast<size_t>(k)].binding.threadsPerBlock());
-  for (int k : group.kernels) {
-    Bound& b = bound[static_cast<size_t>(k)];
-    if (b.binding.threadsPerBlock() != threads)
-      b.binding = bindOne(partition.kernels[static_cast<size_t>(k)], b, target, config, threads);
-  }
-  return threads;
-}
-
-// The part with the most blocks splits j again around the others' blocks, so that they
-// run in the launch's waves instead of after them (chooseBinding's blocksBeside). A
-// group that splitBySharedMemory later cuts into several launches counts as one here:
-// the split is then merely less good, never wrong.
-void makeRoomInTheWave(const KernelPartition& partition, const LaunchGroup& group, const Target& target,
-                       const KernelConfig& config, int threads, std::vector<Bound>& bound) {
-  auto blocksOf = [&](int k) { return bound[static_cast<size_t>(k)].binding.blocks(); };
-  int64_t total = 0;
-  int largest = group.kernels.front();
-  for (int k : group.kernels) {
-    total += blocksOf(k);
-    if (blocksOf(k) > blocksOf(largest)) largest = k;
-  }
-  Bound& b = bound[static_cast<size_t>(largest)];
-  b.binding = bindOne(partition.kernels[static_cast<size_t>(largest)], b, target, config, threads, total - blocksOf(largest));
-}
-
-// Vector lanes and the natural binding of each kernel; then, in every launch group of
-// several kernels, one block size and room for the small parts in the wave.
-// A symbolic kernel's rows are neither tiled nor vector lanes (their count is not
-// known to divide).
-std::vector<Bound> bindKernels(const KernelPartition& partition, const std::vector<LaunchGroup>& groups,
-                               const Target& target, const KernelConfig& config) {
-  std::vector<Bound> bound;
-  for (const KernelPlan& plan : partition.kernels) {
-    Bound b;
-    if (!plan.symbolicRows) b.tiling = chooseTransposeTiling(plan, config, target.launchPolicy(), &b.vector);
-    if (b.tiling.empty()) b.vector = chooseVectorization(plan, target.launchPolicy(), config.maxVectorWidth);
-    if (plan.symbolicRows && b.vector.axis == 'i') b.vector = Vectorization{};
-    b.binding = bindOne(plan, b, target, config, 0);
-    bound.push_back(std::move(b));
-  }
-  for (const LaunchGroup& group : groups) {
-    if (group.kernels.size() < 2) continue;
-    const int threads = bindWithOneBlockSize(partition, group, target, config, bound);
-    makeRoomInTheWave(partition, group, target, config, threads, bound);
-  }
-  return bound;
 }
 
 // Static shared memory one fused launch may declare: the parts' block reductions add
@@ -325,10 +245,10 @@ CompiledGraph compileGraph(const Graph& source, const CompileOptions& options) {
   for (const Temporary& t : c.partition.temporaries)
     c.program.temporaries.push_back(
         {t.elements * dtypeBytes(t.dtype), t.keptZero, t.symbol, t.elementsPerSymbol * dtypeBytes(t.dtype)});
-  std::vector<Bound> bound = timed(ms, "binding", [&] { return bindKernels(c.partition, groups, options.target, options.config); });
+  std::vector<BoundKernel> bound = timed(ms, "binding", [&] { return bindKernels(c.partition, groups, options.target, options.config); });
   for (size_t k = 0; k < c.partition.kernels.size(); ++k) {
     const KernelPlan& plan = c.partition.kernels[k];
-    const Bound& b = bound[k];
+    const BoundKernel& b = bound[k];
     checkSymbolicBinding(plan, b.binding, b.vector, b.tiling, c.symbolic);
     // Only lane loads and stores (pr_load_lanes, pr_store_lanes) carry hints: a scalar
     // kernel or one of strided lanes (every access scalar) keeps plain accesses, and its
