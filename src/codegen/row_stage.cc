@@ -73,10 +73,13 @@ void checkMarks(const AstNode& n, std::set<std::string> allowed, bool uniform, i
   for (const auto& c : n.children) checkMarks(*c, allowed, uniform, marks, ok);
 }
 
-bool rowUniformAtPassZero(const AstNode& root) {
+// A symbolic kernel's row count is its size parameter, the same in every thread.
+bool rowUniformAtPassZero(const AstNode& root, const KernelPlan& p) {
   int marks = 0;
   bool ok = true;
-  checkMarks(root, {"bx", "by"}, true, marks, ok);
+  std::set<std::string> uniform = {"bx", "by"};
+  if (p.symbolicRows) uniform.insert(p.symbolicRows->param());
+  checkMarks(root, uniform, true, marks, ok);
   return ok && marks == 1;
 }
 
@@ -144,7 +147,7 @@ RowStage planRowStage(const PolyKernel& k, int64_t sharedPerBlock, int64_t stati
   if (mode == RowStageMode::Off || ccMajor < 9 || !k.ast) return {};
   if (p.form != CanonicalForm::XReduce || p.passes() < 2) return {};
   // One row per block, and threads for the head and tail loads (threads 0..15, 32..47).
-  if (b.BY != 1 || b.GX != 1 || b.threadsPerBlock() < 64 || !rowUniformAtPassZero(*k.ast)) return {};
+  if (b.BY != 1 || b.GX != 1 || b.threadsPerBlock() < 64 || !rowUniformAtPassZero(*k.ast, p)) return {};
   // Auto: where the last pass stores (softmax's outputs), whose DRAM writes the other
   // block's copies run beside. A last pass that only reads re-reads the L2 faster than
   // it waits for chunks (H100: logsumexp f16 [8192,32000] 186.4 us unstaged, 198.7
