@@ -25,6 +25,7 @@
 // Every other kernel has one pass.
 #pragma once
 
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -127,6 +128,12 @@ struct SymbolicRows {
   std::string param() const { return "size_" + name; }
   // The extent as an isl (and C) expression: "768*size_S".
   std::string extent() const { return (coefficient == 1 ? "" : std::to_string(coefficient) + "*") + param(); }
+  // The row counts this kernel is launched for. A kernel whose binding the static
+  // policy would change with the row count is compiled once per binding, each serving
+  // the rows at which the policy takes it (driver/row_variants.h); one kernel serves all.
+  int64_t fewestRows = 0;
+  int64_t mostRows = std::numeric_limits<int64_t>::max();
+  bool serves(int64_t rows) const { return rows >= fewestRows && rows <= mostRows; }
 };
 
 struct KernelPlan {

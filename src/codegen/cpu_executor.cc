@@ -662,8 +662,9 @@ class BlockMachine {
 
 }  // namespace
 
-CpuExecResult executeOnCpu(const Graph& g, const PolyKernel& k, const std::vector<HostTensor>& inputs,
+CpuExecResult executeOnCpu(const Graph& g, const PolyKernel& kernel, const std::vector<HostTensor>& inputs,
                            std::vector<HostTensor>& temporaries, const CpuExecOptions& options) {
+  const PolyKernel& k = kernelForRows(kernel, options.sizes);  // a symbolic kernel's variant, as the GPU picks
   POLYRED_CHECK(inputs.size() == g.inputs.size(), "executeOnCpu: wrong number of inputs");
   CpuExecResult result;
   POLYRED_CHECK(!options.inputBuffers || options.inputBuffers == &inputs,

@@ -37,9 +37,10 @@ struct CpuExecOptions {
   // GPU (canon/in_place_hazards stages the outputs where that would be wrong).
   std::vector<HostTensor>* inputBuffers = nullptr;
   std::vector<int> writeThrough;
-  // A symbolic kernel's size symbols (Graph::symbols order): its rows, the parameter
-  // size_<symbol> and the grid it is launched with (LaunchConfig::gridAt). `g` is then
-  // the graph at these sizes (driver/pipeline's graphAtSizes).
+  // A symbolic kernel's size symbols (Graph::symbols order): its rows, the row variant
+  // that runs (codegen/symbolic_launch.h: kernelForRows, as the GPU launch picks), the
+  // parameter size_<symbol> and the grid it is launched with (LaunchConfig::gridAt).
+  // `g` is then the graph at these sizes (driver/pipeline's graphAtSizes).
   std::vector<int64_t> sizes;
 };
 

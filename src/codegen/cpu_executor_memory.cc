@@ -26,7 +26,8 @@ int64_t tupleValueBytes(const TupleReduction& t) {
 
 }  // namespace
 
-int64_t cpuExecutorBytes(const PolyKernel& k, const CpuExecOptions& options) {
+int64_t cpuExecutorBytes(const PolyKernel& kernel, const CpuExecOptions& options) {
+  const PolyKernel& k = kernelForRows(kernel, options.sizes);
   const SizedKernel sized = sizedKernel(k, options.sizes);
   const KernelPlan& p = sized.plan;
   const Binding& b = sized.binding;

@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,12 @@ struct GridRule {
   int64_t coefficient = 1;
   int64_t rowsPerBlock = 1;
   int axis = 0;
+  // The row counts (coefficient * the symbol's value) this kernel serves: a symbolic
+  // kernel's variant (KernelSpec::rowVariants) serves some, one kernel all.
+  int64_t fewestRows = 0;
+  int64_t mostRows = std::numeric_limits<int64_t>::max();
+  // Whether the kernel serves the rows at the symbols' values `sizes` (any: fixed grid).
+  bool serves(const std::vector<int64_t>& sizes) const;
 };
 
 struct LaunchConfig {
@@ -97,6 +104,11 @@ struct KernelSpec {
   // library): the runtime may compile it asking for more blocks per SM
   // (runtime/register_fit.h; KernelConfig's `regfit` knob).
   RegisterFitMode registerFit = RegisterFitMode::Off;
+  // A symbolic kernel compiled again for fewer rows, bound as the policy binds them
+  // (driver/row_variants.h): the launch runs the variant whose launch.rows serves the
+  // sizes, else this kernel (the rows above them). Each has this kernel's parameters and
+  // neither workspaces nor variants of its own. Empty for every other kernel.
+  std::vector<KernelSpec> rowVariants;
 };
 
 // After the last launch: `bytes` of temporary `temporary` copied into graph output

@@ -17,6 +17,29 @@ std::array<uint32_t, 3> LaunchConfig::gridAt(const std::vector<int64_t>& sizes) 
   return g;
 }
 
+bool GridRule::serves(const std::vector<int64_t>& sizes) const {
+  if (symbol < 0) return true;
+  POLYRED_CHECK(symbol < static_cast<int>(sizes.size()), "no value for size symbol " << symbol);
+  const int64_t rows = coefficient * sizes[static_cast<size_t>(symbol)];
+  return rows >= fewestRows && rows <= mostRows;
+}
+
+const PolyKernel& kernelForRows(const PolyKernel& k, const std::vector<int64_t>& sizes) {
+  if (k.rowVariants.empty() || sizes.empty()) return k;
+  const SymbolicRows& rows = *k.plan.symbolicRows;
+  const int64_t count = rows.coefficient * sizes.at(static_cast<size_t>(rows.symbol));
+  for (const PolyKernel& v : k.rowVariants)
+    if (v.plan.symbolicRows->serves(count)) return v;
+  return k;
+}
+
+const KernelSpec& kernelForRows(const KernelSpec& k, const std::vector<int64_t>& sizes) {
+  if (k.rowVariants.empty() || sizes.empty()) return k;
+  for (const KernelSpec& v : k.rowVariants)
+    if (v.launch.rows.serves(sizes)) return v;
+  return k;
+}
+
 std::vector<ParamDeclaration> sizeParams(const KernelPlan& p) {
   if (!p.symbolicRows) return {};
   const SymbolicRows& r = *p.symbolicRows;
@@ -30,7 +53,9 @@ GridRule gridRuleOf(const PolyKernel& k) {
   return {.symbol = k.plan.symbolicRows->symbol,
           .coefficient = k.plan.symbolicRows->coefficient,
           .rowsPerBlock = elementwise ? k.binding.BX : k.binding.BY,
-          .axis = elementwise ? 0 : 1};
+          .axis = elementwise ? 0 : 1,
+          .fewestRows = k.plan.symbolicRows->fewestRows,
+          .mostRows = k.plan.symbolicRows->mostRows};
 }
 
 SizedKernel sizedKernel(const PolyKernel& k, const std::vector<int64_t>& sizes) {
@@ -40,6 +65,7 @@ SizedKernel sizedKernel(const PolyKernel& k, const std::vector<int64_t>& sizes) 
   POLYRED_CHECK(rows.symbol < static_cast<int>(sizes.size()), "no value for size symbol " << rows.name);
   s.size = sizes[static_cast<size_t>(rows.symbol)];
   s.plan.M = rows.coefficient * s.size;
+  POLYRED_CHECK(rows.serves(s.plan.M), k.plan.name << " launched at " << s.plan.M << " rows, which it does not serve");
   const GridRule rule = gridRuleOf(k);
   s.binding.tiles = (s.plan.M + rule.rowsPerBlock - 1) / rule.rowsPerBlock;
   int64_t& grid = rule.axis == 0 ? s.binding.GX : s.binding.GY;

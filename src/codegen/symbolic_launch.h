@@ -1,11 +1,14 @@
 // What a symbolic kernel (canon's SymbolicRows) adds to its launch: the size
-// parameters after its pointers, and the rule by which its grid follows the rows.
+// parameters after its pointers, the rule by which its grid follows the rows, and the
+// pick among its row variants.
 //
 // Takes: a kernel's plan and binding. Gives: the `long long size_<symbol>` parameter
 // declarations, and the GridRule: blocks along the row tiles (blockIdx.y of a
 // reduction, of BY rows each; blockIdx.x of an elementwise kernel, BX rows each) as many
-// as the rows need, at most the compiled grid, whose grid-stride loop takes the rest;
-// and the kernel as launched at given sizes.
+// as the rows need, at most the compiled grid, whose grid-stride loop takes the rest,
+// and the row counts the kernel serves; the variant that serves given sizes
+// (PolyKernel::rowVariants, KernelSpec::rowVariants: a comparison of the row count
+// with each variant's range, on the host); and the kernel as launched at given sizes.
 #pragma once
 
 #include <vector>
@@ -17,6 +20,12 @@ namespace polyred {
 
 std::vector<ParamDeclaration> sizeParams(const KernelPlan& p);
 GridRule gridRuleOf(const PolyKernel& k);
+
+// The kernel launched at the symbols' values `sizes`: the row variant of `k` whose
+// rows hold coefficient * S, else `k` itself (also when `sizes` are empty: a kernel
+// without variants, or no sizes given, as for a concrete program).
+const PolyKernel& kernelForRows(const PolyKernel& k, const std::vector<int64_t>& sizes);
+const KernelSpec& kernelForRows(const KernelSpec& k, const std::vector<int64_t>& sizes);
 
 // A kernel's plan and binding as launched (what the CPU executor runs): a symbolic
 // kernel's at its sizes -- M, the i-tiles and the grid along them as

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <iostream>
+#include <limits>
 #include <sstream>
 
 #include "canon/constant_powers.h"
@@ -18,6 +19,7 @@
 #include "codegen/shared_memory.h"
 #include "driver/artifacts.h"
 #include "driver/kernel_binding.h"
+#include "driver/row_variants.h"
 #include "driver/symbolic_kernels.h"
 #include "ir/symbolic_dims.h"
 #include "poly/binding.h"
@@ -116,21 +118,52 @@ std::vector<std::vector<int>> splitBySharedMemory(const LaunchGroup& group, cons
   return launches;
 }
 
+// `plan` as the kernel of row variant `v`: the rows it serves, and its name with
+// `suffix` (the kernels of one launch's variants are told apart in dumps and files).
+KernelPlan servingRows(KernelPlan plan, const RowVariant& v, const std::string& suffix) {
+  plan.symbolicRows->fewestRows = v.fewestRows;
+  plan.symbolicRows->mostRows = v.mostRows;
+  plan.name += suffix;
+  return plan;
+}
+
+// A kernel's CUDA, with its row variants' (KernelSpec::rowVariants).
+KernelSpec emitWithRowVariants(const Graph& g, const PolyKernel& k, const CodegenOptions& codegen) {
+  KernelSpec spec = emitCuda(g, k, codegen);
+  for (const PolyKernel& variant : k.rowVariants) spec.rowVariants.push_back(emitCuda(g, variant, codegen));
+  return spec;
+}
+
+}  // namespace
+
+namespace {
+
+// "grid (1,65535) block (64,4), grid y = min(65535, ceil(4*S / 4))".
+std::string describeGrid(const Program& program, const LaunchConfig& c) {
+  std::ostringstream os;
+  os << "grid (" << c.grid[0] << "," << c.grid[1] << ") block (" << c.block[0] << "," << c.block[1] << ")";
+  if (c.rows.symbol < 0) return os.str();
+  const std::string rows = (c.rows.coefficient == 1 ? "" : std::to_string(c.rows.coefficient) + "*") +
+                           program.symbols.at(static_cast<size_t>(c.rows.symbol));
+  os << ", grid " << "xyz"[c.rows.axis] << " = min(" << c.grid[static_cast<size_t>(c.rows.axis)] << ", ceil(" << rows
+     << " / " << c.rows.rowsPerBlock << "))";
+  if (c.rows.fewestRows > 0 || c.rows.mostRows < std::numeric_limits<int64_t>::max())
+    os << ", where " << rows << " is " << c.rows.fewestRows
+       << (c.rows.mostRows < std::numeric_limits<int64_t>::max() ? " to " + std::to_string(c.rows.mostRows) : " or more");
+  return os.str();
+}
+
 }  // namespace
 
 std::string describeLaunches(const Program& program) {
   std::ostringstream os;
   for (size_t l = 0; l < program.kernels.size(); ++l) {
     const KernelSpec& k = program.kernels[l];
-    const LaunchConfig& c = k.launch;
-    os << "launch " << l << ": " << k.name << " grid (" << c.grid[0] << "," << c.grid[1] << ") block (" << c.block[0]
-       << "," << c.block[1] << ")";
-    if (c.rows.symbol >= 0)
-      os << ", grid " << "xyz"[c.rows.axis] << " = min(" << c.grid[static_cast<size_t>(c.rows.axis)] << ", ceil("
-         << (c.rows.coefficient == 1 ? "" : std::to_string(c.rows.coefficient) + "*")
-         << program.symbols.at(static_cast<size_t>(c.rows.symbol)) << " / " << c.rows.rowsPerBlock << "))";
+    os << "launch " << l << ": " << k.name << " " << describeGrid(program, k.launch);
     if (!k.parts.empty()) os << ", " << k.parts.size() << " parts (horizontal fusion):";
     os << "\n";
+    for (const KernelSpec& v : k.rowVariants)
+      os << "  or, for fewer rows: " << v.name << " " << describeGrid(program, v.launch) << "\n";
     for (const OutputInit& z : k.initFirst)
       os << "  before it: " << (z.temporary >= 0 ? "temporary " + std::to_string(z.temporary) : "output " + std::to_string(z.output))
          << " set to "
@@ -218,6 +251,37 @@ bool emptyAtSizes(const CompiledGraph& c, const std::vector<int64_t>& sizes) {
   return true;
 }
 
+namespace {
+
+// `plan` bound as `b`: its cache hints and its schedule and loops, each stage dumped.
+// Refuses a symbolic kernel whose binding ties it to its row count.
+PolyKernel scheduleKernel(const CompiledGraph& c, const KernelPlan& plan, const BoundKernel& b,
+                          const KernelReads& reads, const Dumper& dump, std::map<std::string, double>* ms) {
+  checkSymbolicBinding(plan, b.binding, b.vector, b.tiling, c.symbolic);
+  // Only lane loads and stores (pr_load_lanes, pr_store_lanes) carry hints: a scalar
+  // kernel or one of strided lanes (every access scalar) keeps plain accesses, and its
+  // dump says so.
+  const CacheHintMode hintMode =
+      b.vector.width > 1 && !b.vector.strided ? c.options.config.cacheHints : CacheHintMode::Off;
+  CacheHints hints = chooseCacheHints(plan, hintMode, reads, c.options.target.l2Bytes);
+  const bool variant = plan.symbolicRows && (plan.symbolicRows->fewestRows > 0 ||
+                                             plan.symbolicRows->mostRows < std::numeric_limits<int64_t>::max());
+  dump("binding", plan.name + (variant ? " (" + describeRows(*plan.symbolicRows) + ")" : "") + ": " +
+                      b.binding.toString() +
+                      (b.vector.width > 1 ? ", " + std::to_string(b.vector.width) + " elements per thread and step" +
+                                                (b.vector.masked() ? " (masked lanes, row shift " + b.vector.shift + ")" : "") +
+                                                (b.vector.strided ? " (strided lanes down each column)" : "")
+                                          : "") +
+                      (b.tiling.empty() ? "" : ", " + b.tiling.describe(plan)) + hints.describe(plan));
+  PolyKernel pk = timed(ms, "schedule+ast", [&] { return buildPolyKernel(plan, b.binding, b.vector, b.tiling); });
+  pk.hints = std::move(hints);
+  dump("schedule", plan.name + ":\n" + pk.scheduleTree);
+  dump("ast", plan.name + ":\n" + pk.islAst);
+  return pk;
+}
+
+}  // namespace
+
 CompiledGraph compileGraph(const Graph& source, const CompileOptions& options) {
   Dumper dump(options);
   std::map<std::string, double>* ms = options.stageMillis;
@@ -248,25 +312,19 @@ CompiledGraph compileGraph(const Graph& source, const CompileOptions& options) {
   std::vector<BoundKernel> bound = timed(ms, "binding", [&] { return bindKernels(c.partition, groups, options.target, options.config); });
   for (size_t k = 0; k < c.partition.kernels.size(); ++k) {
     const KernelPlan& plan = c.partition.kernels[k];
-    const BoundKernel& b = bound[k];
-    checkSymbolicBinding(plan, b.binding, b.vector, b.tiling, c.symbolic);
-    // Only lane loads and stores (pr_load_lanes, pr_store_lanes) carry hints: a scalar
-    // kernel or one of strided lanes (every access scalar) keeps plain accesses, and its
-    // dump says so.
-    const CacheHintMode hintMode =
-        b.vector.width > 1 && !b.vector.strided ? options.config.cacheHints : CacheHintMode::Off;
-    CacheHints hints =
-        chooseCacheHints(plan, hintMode, kernelReads(c.partition, k, g), options.target.l2Bytes);
-    dump("binding", plan.name + ": " + b.binding.toString() +
-                        (b.vector.width > 1 ? ", " + std::to_string(b.vector.width) + " elements per thread and step" +
-                                                  (b.vector.masked() ? " (masked lanes, row shift " + b.vector.shift + ")" : "") +
-                                                  (b.vector.strided ? " (strided lanes down each column)" : "")
-                                            : "") +
-                        (b.tiling.empty() ? "" : ", " + b.tiling.describe(plan)) + hints.describe(plan));
-    PolyKernel pk = timed(ms, "schedule+ast", [&] { return buildPolyKernel(plan, b.binding, b.vector, b.tiling); });
-    pk.hints = std::move(hints);
-    dump("schedule", plan.name + ":\n" + pk.scheduleTree);
-    dump("ast", plan.name + ":\n" + pk.islAst);
+    const KernelReads reads = kernelReads(c.partition, k, g);
+    if (!plan.symbolicRows) {
+      c.kernels.push_back(scheduleKernel(c, plan, bound[k], reads, dump, ms));
+      continue;
+    }
+    // A symbolic kernel: one kernel per binding the policy takes over its row counts,
+    // the one of the most rows (the probe's) holding the others.
+    std::vector<RowVariant> variants =
+        timed(ms, "binding", [&] { return chooseRowVariants(plan, options.target, options.config); });
+    PolyKernel pk = scheduleKernel(c, servingRows(plan, variants.back(), ""), variants.back().bound, reads, dump, ms);
+    for (size_t v = 0; v + 1 < variants.size(); ++v)
+      pk.rowVariants.push_back(scheduleKernel(c, servingRows(plan, variants[v], "_v" + std::to_string(v)),
+                                              variants[v].bound, reads, dump, ms));
     c.kernels.push_back(std::move(pk));
   }
   const CodegenOptions codegen{options.deterministic,          options.config.unroll,
@@ -277,7 +335,7 @@ CompiledGraph compileGraph(const Graph& source, const CompileOptions& options) {
   for (const LaunchGroup& group : groups)
     for (const std::vector<int>& members : splitBySharedMemory(group, c.kernels)) {
       KernelSpec spec = timed(ms, "cuda", [&] {
-        if (members.size() == 1) return emitCuda(g, c.kernels[static_cast<size_t>(members[0])], codegen);
+        if (members.size() == 1) return emitWithRowVariants(g, c.kernels[static_cast<size_t>(members[0])], codegen);
         std::vector<const PolyKernel*> parts;
         for (int k : members) parts.push_back(&c.kernels[static_cast<size_t>(k)]);
         return fuseHorizontally(g, parts, codegen, "polyred_parallel" + std::to_string(c.program.kernels.size()));
@@ -285,6 +343,10 @@ CompiledGraph compileGraph(const Graph& source, const CompileOptions& options) {
       for (int k : members) setBeforeScatters(c, c.kernels[static_cast<size_t>(k)].plan, spec);
       redirectStagedOutputs(c.partition, spec);
       dump("cuda", spec.source);
+      for (KernelSpec& variant : spec.rowVariants) {
+        redirectStagedOutputs(c.partition, variant);
+        dump("cuda", variant.source);
+      }
       c.program.kernels.push_back(std::move(spec));
     }
   for (const StagedOutput& st : c.partition.staged)

@@ -43,7 +43,9 @@ struct CompiledGraph {
   Graph symbolic;          // the symbolic source (no symbols: a concrete compile)
   CompileOptions options;  // as compiled (without the dump and timing pointers)
   KernelPartition partition;
-  std::vector<PolyKernel> kernels;  // one per partition kernel, in partition order
+  // One per partition kernel, in partition order; a symbolic kernel holds the variants
+  // bound for fewer rows (PolyKernel::rowVariants).
+  std::vector<PolyKernel> kernels;
   Program program;                  // one kernel per launch (several parts when fused)
 };
 
@@ -52,7 +54,8 @@ const std::vector<std::string>& dumpStages();
 
 // A symbolic source compiles once for every value of its symbols: its kernels whose
 // rows follow a symbol take it as a parameter (driver/symbolic_kernels.h), one kernel
-// per launch (no horizontal fusion).
+// per launch (no horizontal fusion), with a variant for each binding the policy takes
+// over the row counts (driver/row_variants.h), picked at launch.
 CompiledGraph compileGraph(const Graph& g, const CompileOptions& options);
 
 // The graph the kernels compute from `source` (the rewrites of compileGraph).

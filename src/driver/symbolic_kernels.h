@@ -21,8 +21,9 @@
 //     symbol, a temporary sized otherwise, a symbolic kernel that is
 //     not an x-reduce or elementwise (all-reduce, y-reduce, scan, scatter), and a
 //     partition whose kernels differ between the two sizes.
-// Binding choices for symbolic kernels are made at the probe values (many rows);
-// checkSymbolicBinding refuses what would tie a symbolic kernel to its row count.
+// Binding choices for symbolic kernels are made at the row counts where the policy's
+// choice changes, one kernel each (driver/row_variants.h); checkSymbolicBinding
+// refuses what would tie a symbolic kernel to its row count.
 #pragma once
 
 #include "canon/kernel_plan.h"

@@ -335,6 +335,18 @@ int64_t Target::sharedBytesPerBlock() const {
   return 48 * 1024;
 }
 
+Binding withRows(Binding b, CanonicalForm form, int64_t M, const Target& target) {
+  POLYRED_CHECK(form == CanonicalForm::XReduce || form == CanonicalForm::Elementwise,
+                "withRows of a " << formName(form));
+  if (form == CanonicalForm::Elementwise) {
+    b.GX = std::min<int64_t>(ceilDiv(M, b.BX), target.launchPolicy().maxElementwiseBlocks);
+    return b;
+  }
+  b.tiles = ceilDiv(M, b.BY);
+  b.GY = std::min(b.tiles, kMaxGridY);
+  return b;
+}
+
 bool rowsFitOneBlock(const CanonicalSpace& space, const Target& target) {
   if (space.form == CanonicalForm::Elementwise) return false;
   const LaunchPolicy& p = target.launchPolicy();

@@ -93,6 +93,12 @@ int itemsFor(const KernelConfig& config, CanonicalForm form, int64_t N, const La
 Binding chooseBinding(const KernelPlan& plan, const Target& target, const KernelConfig& config = {},
                       int threadsPerBlock = 0, int64_t blocksBeside = 0);
 
+// `b` over M rows of an x-reduce or elementwise kernel: its row tiles and the grid
+// along them as chooseBinding sets them, its block shape and split of j kept. (A
+// symbolic kernel's variant is chosen at fewer rows than the probe's but compiled for
+// the grid of the probe's: driver/row_variants.h.)
+Binding withRows(Binding b, CanonicalForm form, int64_t M, const Target& target);
+
 // Whether a reduction of this space may keep each row in one block (GX == 1) on
 // `target` without losing parallelism: its rows are short (one block's threads with
 // their items per thread cover a row), or there are enough of them at one block each:

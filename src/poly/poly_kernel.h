@@ -41,6 +41,10 @@ struct PolyKernel {
   std::string scheduleTree;  // isl's schedule tree (YAML), for --dump=schedule
   std::string islAst;        // isl's own C rendering of the AST, for --dump=ast
   std::unique_ptr<AstNode> ast;
+  // A symbolic kernel bound differently at fewer rows (driver/row_variants.h): each
+  // serves the rows of its plan.symbolicRows, this kernel those above them
+  // (codegen/symbolic_launch.h: kernelForRows picks). Empty for every other kernel.
+  std::vector<PolyKernel> rowVariants;
 };
 
 // Builds the isl schedule tree of `plan` under `binding` and generates its loops. With

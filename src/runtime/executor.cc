@@ -101,6 +101,18 @@ void validateKernel(const KernelSpec& kernel, const Program& program) {
       POLYRED_CHECK(static_cast<size_t>(z.temporary) < program.temporaries.size() &&
                         z.bytes <= program.temporaries[static_cast<size_t>(z.temporary)].bytes,
                     "kernel " << kernel.name << " sets temporary " << z.temporary << " beyond its bounds");
+  // A row variant takes the launch's arguments and resources: its kernel's.
+  for (const KernelSpec& variant : kernel.rowVariants) {
+    validateKernel(variant, program);
+    POLYRED_CHECK(variant.rowVariants.empty() && variant.workspaces.empty() && kernel.workspaces.empty() &&
+                      variant.initFirst.empty() && kernel.initFirst.empty() && variant.launch.rows.symbol >= 0 &&
+                      variant.params.size() == kernel.params.size() &&
+                      std::equal(variant.params.begin(), variant.params.end(), kernel.params.begin(),
+                                 [](const KernelParam& a, const KernelParam& b) {
+                                   return a.kind == b.kind && a.index == b.index;
+                                 }),
+                  "row variant " << variant.name << " of kernel " << kernel.name << " differs in its arguments");
+  }
 }
 
 // A workspace as every kernel expects to find it: initPattern repeated, or zeros.
@@ -258,6 +270,7 @@ struct LoadedKernel {
   OwnedModule module;
   CUfunction function = nullptr;
   std::string name;
+  std::vector<LoadedKernel> rowVariants;  // KernelSpec::rowVariants
 };
 
 // What one stream's launches use, so that launches on different streams never share
@@ -272,7 +285,7 @@ struct StreamResources {
 
 LoadedKernel loadKernel(const KernelSpec& spec, const DeviceInfo& device) {
   KernelCache::Cubin cubin = fitRegisters(spec, device.ccMajor, device.ccMinor, through(KernelCache::global())).cubin;
-  LoadedKernel kernel{spec.launch, spec.params, spec.workspaces, spec.initFirst, nullptr, nullptr, spec.name};
+  LoadedKernel kernel{spec.launch, spec.params, spec.workspaces, spec.initFirst, nullptr, nullptr, spec.name, {}};
   CUmodule module = nullptr;
   check(driver().cuModuleLoadData(&module, cubin->data()), "cuModuleLoadData(" + spec.name + ")");
   kernel.module.reset(module);
@@ -289,6 +302,15 @@ LoadedKernel loadKernel(const KernelSpec& spec, const DeviceInfo& device) {
                                       CU_SHAREDMEM_CARVEOUT_MAX_SHARED),
           "cuFuncSetAttribute(" + spec.name + ", carveout)");
   }
+  for (const KernelSpec& variant : spec.rowVariants) kernel.rowVariants.push_back(loadKernel(variant, device));
+  return kernel;
+}
+
+// The kernel that serves the rows at `sizes`: a row variant, else `kernel` (as
+// codegen/symbolic_launch.h's kernelForRows picks: a comparison per variant).
+const LoadedKernel& kernelForRows(const LoadedKernel& kernel, const std::vector<int64_t>& sizes) {
+  for (const LoadedKernel& variant : kernel.rowVariants)
+    if (variant.launch.rows.serves(sizes)) return variant;
   return kernel;
 }
 
@@ -297,7 +319,10 @@ LoadedKernel loadKernel(const KernelSpec& spec, const DeviceInfo& device) {
 void warmKernelCache(std::span<const Program* const> programs, const DeviceInfo& device) {
   std::vector<const KernelSpec*> specs;
   for (const Program* p : programs)
-    for (const KernelSpec& spec : p->kernels) specs.push_back(&spec);
+    for (const KernelSpec& spec : p->kernels) {
+      specs.push_back(&spec);
+      for (const KernelSpec& variant : spec.rowVariants) specs.push_back(&variant);
+    }
   warmFittedCubins(KernelCache::global(), specs, device.ccMajor, device.ccMinor, std::thread::hardware_concurrency());
 }
 
@@ -473,7 +498,7 @@ void CompiledProgram::launch(std::span<void* const> inputs, std::span<void* cons
   thread_local std::vector<CUdeviceptr> values;
   thread_local std::vector<void*> arguments;
   for (size_t k = 0; k < state.kernels.size(); ++k) {
-    const LoadedKernel& kernel = state.kernels[k];
+    const LoadedKernel& kernel = kernelForRows(state.kernels[k], sizes);
     values.clear();
     for (const KernelParam& param : kernel.params)
       values.push_back(state.argument(param, k, inputs, outputs, resources, sizes));
