@@ -4,12 +4,14 @@
 // sizes off the row tiles, and more rows than the compiled grid has blocks (the kernel
 // loops over the tiles past it) -- each compared with the reference of the graph at
 // that size. S = 0 launches nothing. A temporary between two kernels, sized by S,
-// follows the sizes of one loaded program. Without a GPU every test is skipped.
+// follows the sizes of one loaded program. A layer norm's row variants each launch at
+// both ends of their rows. Without a GPU every test is skipped.
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
+#include "codegen/symbolic_launch.h"
 #include "driver/cpu_check.h"
 #include "driver/gpu_run.h"
 #include "frontend/builder.h"
@@ -58,6 +60,39 @@ TEST(SymbolicGpu, LayerNormOneKernelForEveryRowCount) {
   if (!gpuAvailable(&why)) GTEST_SKIP() << why;
   // 200003 rows of 768: more row tiles than the compiled grid.y, so blocks loop.
   expectMatchesAtSizes(symbolicLayerNorm(DType::Float16, 768), {1, 2, 3, 31, 97, 1000, 4099, 200003});
+}
+
+// Layer norm of [4, S, 1024] bfloat16 (the H100 measurement's): one kernel per binding
+// the policy takes over the rows (driver/row_variants.h) -- 256 threads on one staged
+// row a block at a few rows, then 2 and 4 rows a block. Each variant launches at both
+// ends of its rows and beside them, from one loaded program.
+TEST(SymbolicGpu, LayerNormRowVariantsAtBothEndsOfTheirRows) {
+  std::string why;
+  if (!gpuAvailable(&why)) GTEST_SKIP() << why;
+  GraphBuilder b("gpu_sym_layer_norm_variants");
+  Value x = b.cast(b.symbolicInput("x", DType::BFloat16, {4, "S", 1024}), DType::Float32);
+  Value n = b.constant(Scalar::ofFloat(DType::Float32, 1024.0));
+  Value c = b.sub(x, b.binary(OpKind::Div, b.reduceSum(x, {2}, true), n));
+  Value var = b.binary(OpKind::Div, b.reduceSum(b.mul(c, c), {2}, true), n);
+  Value inv = b.unary(OpKind::Rsqrt, b.add(var, b.constant(Scalar::ofFloat(DType::Float32, 1e-5))));
+  b.output(b.cast(b.mul(c, inv), DType::BFloat16));
+  const CompiledGraph compiled = test_support::compileForGpu(b.build());
+  const KernelSpec& launch = compiled.program.kernels.at(0);
+  ASSERT_FALSE(launch.rowVariants.empty()) << describeLaunches(compiled.program);
+  std::vector<int64_t> sizes = {1, 2, 3, 20011};
+  for (const KernelSpec& v : launch.rowVariants) {
+    const int64_t last = v.launch.rows.mostRows / 4;  // the last S it serves
+    for (int64_t s : {v.launch.rows.fewestRows / 4, last - 1, last, last + 1})
+      if (s >= 1) sizes.push_back(s);
+  }
+  CompiledProgram program = CompiledProgram::load(compiled.program, currentDevice());
+  for (int64_t s : sizes) {
+    const Graph at = graphAtSizes(compiled, {s});
+    const std::vector<HostTensor> inputs = makeRandomInputs(at, static_cast<uint64_t>(s) + 7);
+    const std::vector<HostTensor> got = launchOnGpu(program, compiled, inputs, {s});
+    const CpuCheckReport r = compareWholeOutputs(at, inputs, got, evaluateReference(at, inputs));
+    EXPECT_TRUE(r.ok) << "at S = " << s << " (" << kernelForRows(launch, {s}).name << "):\n" << r.message;
+  }
 }
 
 TEST(SymbolicGpu, SoftmaxOverAVocabularyForEveryRowCount) {
