@@ -299,6 +299,18 @@ TEST(SymbolicDims, AnIotaAlongTheSymbolicAxisAtManySizes) {
   checkAtManySizes(g, "S");
 }
 
+// The positions of a Llama's rotary embedding beside its first RMSNorm: an Iota over
+// [1, S] reshaped to [1, 1, S] is stored by the row-sum kernel over the same rows. Its
+// index is the row itself (no `mod S` behind the unit axis), so the kernel stays symbolic.
+TEST(SymbolicDims, AnIotaReshapedBehindAUnitAxisIsStoredByTheRowKernel) {
+  const std::string json = R"({"op": "positions", "input_desc": [[{"data_type": "float32", "format": "DefaultFormat", "shape": [1, "S", 8], "tensor_name": "x"}]], "op_desc": [{"name": "ReduceSum", "attr": [{"name": "axis", "value": [2]}, {"name": "keep_dims", "value": false}], "input_desc": [[{"data_type": "float32", "format": "DefaultFormat", "shape": [1, "S", 8], "tensor_name": "x"}]], "output_desc": [{"data_type": "float32", "format": "DefaultFormat", "shape": [1, "S"], "tensor_name": "z"}]}, {"name": "Iota", "attr": [{"name": "axis", "value": 1}], "input_desc": [], "output_desc": [{"data_type": "int64", "format": "DefaultFormat", "shape": [1, "S"], "tensor_name": "p"}]}, {"name": "Reshape", "attr": null, "input_desc": [[{"data_type": "int64", "format": "DefaultFormat", "shape": [1, "S"], "tensor_name": "p"}]], "output_desc": [{"data_type": "int64", "format": "DefaultFormat", "shape": [1, 1, "S"], "tensor_name": "p2"}]}, {"name": "Cast", "attr": [{"name": "dst_type", "value": "float32"}], "input_desc": [[{"data_type": "int64", "format": "DefaultFormat", "shape": [1, 1, "S"], "tensor_name": "p2"}]], "output_desc": [{"data_type": "float32", "format": "DefaultFormat", "shape": [1, 1, "S"], "tensor_name": "q"}]}], "output_desc": [{"data_type": "float32", "format": "DefaultFormat", "shape": [1, "S"], "tensor_name": "z"}, {"data_type": "float32", "format": "DefaultFormat", "shape": [1, 1, "S"], "tensor_name": "q"}]})";
+  const Graph g = parseComposite(json, "positions.json");
+  const CompiledGraph c = compileGraph(g, CompileOptions{});
+  ASSERT_EQ(c.kernels.size(), 1u) << "the positions are stored by the row-sum kernel";
+  EXPECT_TRUE(c.kernels.front().plan.symbolicRows.has_value());
+  checkAtManySizes(g, "S");
+}
+
 TEST(SymbolicDims, ConcreteChecksRefuseSizes) {
   GraphBuilder b("concrete");
   Value x = b.input("x", DType::Float32, {4, 8});

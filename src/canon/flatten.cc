@@ -32,14 +32,19 @@ std::string addExprs(const std::vector<std::string>& terms) {
 }
 
 // Formula (1): the index of each axis in `extents` (outer to inner) recovered from a
-// row-major coalesced index `var`.
+// row-major coalesced index `var`. `var` is below the product of the extents, so the
+// outermost axis of more than one element needs no `mod` (nor do the unit axes before
+// it): a symbolic kernel's offsets then stay free of its size (an Iota along [1, S]
+// reads `i`, not `i mod S`).
 IndexExprs recoverIndices(const std::string& var, const std::vector<int64_t>& extents) {
   IndexExprs out(extents.size());
+  size_t outermost = 0;
+  while (outermost + 1 < extents.size() && extents[outermost] == 1) ++outermost;
   int64_t inner = 1;
   for (size_t k = extents.size(); k-- > 0;) {
     std::string q = inner == 1 ? var : "floor((" + var + ")/" + std::to_string(inner) + ")";
-    bool outermost = k == 0;
-    out[k] = outermost ? q : "(" + q + ") mod " + std::to_string(extents[k]);
+    if (k < outermost) q = "0";  // a unit axis before every larger one
+    out[k] = k <= outermost ? q : "(" + q + ") mod " + std::to_string(extents[k]);
     inner *= extents[k];
   }
   return out;
