@@ -19,24 +19,15 @@
 #include "driver/row_variants.h"
 #include "frontend/builder.h"
 #include "ir/symbolic_dims.h"
+#include "symbolic_graphs.h"
 
 namespace polyred {
 namespace {
 
-// Layer norm of [B, S, H] rows (B * S rows) in `t`, computed in float32.
-Graph layerNorm(int64_t batch, int64_t hidden, DType t) {
-  GraphBuilder b("variants_layer_norm");
-  Value x = b.cast(b.symbolicInput("x", t, {batch, "S", hidden}), DType::Float32);
-  Value gamma = b.input("gamma", DType::Float32, {hidden});
-  Value beta = b.input("beta", DType::Float32, {hidden});
-  Value n = b.constant(Scalar::ofFloat(DType::Float32, static_cast<double>(hidden)));
-  Value centered = b.sub(x, b.binary(OpKind::Div, b.reduceSum(x, {2}, true), n));
-  Value var = b.binary(OpKind::Div, b.reduceSum(b.mul(centered, centered), {2}, true), n);
-  Value inv = b.unary(OpKind::Rsqrt, b.add(var, b.constant(Scalar::ofFloat(DType::Float32, 1e-5))));
-  b.output(b.cast(b.add(b.mul(b.mul(centered, inv), gamma), beta), t));
-  return b.build();
-}
+using testgraphs::symbolicLayerNorm;
+using testgraphs::symbolicSoftmax;
 
+// RMSNorm of [S, H] float16 rows, computed in float32.
 Graph rmsNorm(int64_t hidden) {
   GraphBuilder b("variants_rms_norm");
   Value x = b.cast(b.symbolicInput("x", DType::Float16, {"S", hidden}), DType::Float32);
@@ -45,14 +36,6 @@ Graph rmsNorm(int64_t hidden) {
                       b.constant(Scalar::ofFloat(DType::Float32, static_cast<double>(hidden))));
   Value r = b.unary(OpKind::Rsqrt, b.add(ms, b.constant(Scalar::ofFloat(DType::Float32, 1e-6))));
   b.output(b.mul(b.cast(b.mul(x, r), DType::Float16), w));
-  return b.build();
-}
-
-Graph softmax(int64_t vocab) {
-  GraphBuilder b("variants_softmax");
-  Value x = b.symbolicInput("x", DType::Float32, {"S", vocab});
-  Value e = b.unary(OpKind::Exp, b.sub(x, b.reduceMax(x, {1}, true)));
-  b.output(b.binary(OpKind::Div, e, b.reduceSum(e, {1}, true)));
   return b.build();
 }
 
@@ -119,7 +102,7 @@ void expectMatchesReferenceAt(const CompiledGraph& c, const std::vector<int64_t>
 // on one row a block at a few rows, 128 on each of 2 rows with lanes from 64 rows, 64
 // on each of 4 from a wave's worth; one variant each.
 TEST(SymbolicVariants, LayerNormTakesTheStaticBindingAtEverySize) {
-  const Graph g = layerNorm(4, 1024, DType::BFloat16);
+  const Graph g = symbolicLayerNorm(4, 1024, DType::BFloat16);
   const CompiledGraph c = compileGraph(g, CompileOptions{});
   ASSERT_EQ(c.kernels.size(), 1u);
   const PolyKernel& k = c.kernels[0];
@@ -134,7 +117,7 @@ TEST(SymbolicVariants, LayerNormTakesTheStaticBindingAtEverySize) {
 }
 
 TEST(SymbolicVariants, RmsNormAndSoftmaxTakeTheStaticBindingAtEverySize) {
-  for (const Graph& g : {rmsNorm(1024), softmax(2000)}) {
+  for (const Graph& g : {rmsNorm(1024), symbolicSoftmax(2000)}) {
     const CompiledGraph c = compileGraph(g, CompileOptions{});
     ASSERT_EQ(c.kernels.size(), 1u) << g.name;
     const PolyKernel& k = c.kernels[0];
@@ -147,8 +130,8 @@ TEST(SymbolicVariants, RmsNormAndSoftmaxTakeTheStaticBindingAtEverySize) {
 // The variants' rows cover every count from 0 on, in order, each variant once, and
 // their bindings differ from their neighbours'.
 TEST(SymbolicVariants, VariantsCoverEveryRowCountOnce) {
-  for (const Graph& g : {layerNorm(4, 1024, DType::BFloat16), layerNorm(1, 768, DType::Float32), rmsNorm(4096),
-                         softmax(50257)}) {
+  for (const Graph& g : {symbolicLayerNorm(4, 1024, DType::BFloat16), symbolicLayerNorm(1, 768, DType::Float32),
+                         rmsNorm(4096), symbolicSoftmax(50257)}) {
     const CompiledGraph c = compileGraph(g, CompileOptions{});
     const KernelPlan& plan = c.partition.kernels.at(0);
     ASSERT_TRUE(plan.symbolicRows) << g.name;
@@ -171,7 +154,8 @@ TEST(SymbolicVariants, VariantsCoverEveryRowCountOnce) {
 
 // Every variant runs at the ends of its rows and beside them, against the reference.
 TEST(SymbolicVariants, EveryVariantMatchesTheReference) {
-  for (const Graph& g : {layerNorm(4, 1024, DType::BFloat16), layerNorm(1, 1024, DType::Float32), rmsNorm(1024)}) {
+  for (const Graph& g :
+       {symbolicLayerNorm(4, 1024, DType::BFloat16), symbolicLayerNorm(1, 1024, DType::Float32), rmsNorm(1024)}) {
     const CompiledGraph c = compileGraph(g, CompileOptions{});
     ASSERT_FALSE(c.kernels[0].rowVariants.empty()) << g.name;
     expectMatchesReferenceAt(c, sizesAtTheEnds(c.kernels[0], {2, 13}));
@@ -183,7 +167,7 @@ TEST(SymbolicVariants, DumpsListTheVariantsAndTheirRows) {
   CompileOptions o;
   o.dump = {"binding", "launches"};
   o.dumpTo = &dumps;
-  const CompiledGraph c = compileGraph(layerNorm(4, 1024, DType::BFloat16), o);
+  const CompiledGraph c = compileGraph(symbolicLayerNorm(4, 1024, DType::BFloat16), o);
   const std::string text = dumps.str();
   const KernelSpec& launch = c.program.kernels.at(0);
   ASSERT_EQ(launch.rowVariants.size(), 2u);
@@ -202,11 +186,12 @@ TEST(SymbolicVariants, DumpsListTheVariantsAndTheirRows) {
 // A variant for few rows of one block each is row-staged, as the static kernel is
 // (the row loop's bound, the size parameter, is the same in every thread).
 TEST(SymbolicVariants, AVariantOfOneRowABlockIsRowStaged) {
-  const CompiledGraph c = compileGraph(layerNorm(4, 1024, DType::BFloat16), CompileOptions{});
+  const CompiledGraph c = compileGraph(symbolicLayerNorm(4, 1024, DType::BFloat16), CompileOptions{});
   const KernelSpec& fewRows = kernelForRows(c.program.kernels.at(0), {1});
   EXPECT_EQ(fewRows.launch.block[1], 1u);
   EXPECT_NE(fewRows.source.find("pr_stage_row("), std::string::npos) << fewRows.source;
-  const CompiledGraph concrete = compileGraph(instantiate(layerNorm(4, 1024, DType::BFloat16), {1}), CompileOptions{});
+  const CompiledGraph concrete =
+      compileGraph(instantiate(symbolicLayerNorm(4, 1024, DType::BFloat16), {1}), CompileOptions{});
   EXPECT_NE(concrete.program.kernels.at(0).source.find("pr_stage_row("), std::string::npos);
 }
 

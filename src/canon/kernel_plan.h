@@ -134,6 +134,7 @@ struct SymbolicRows {
   int64_t fewestRows = 0;
   int64_t mostRows = std::numeric_limits<int64_t>::max();
   bool serves(int64_t rows) const { return rows >= fewestRows && rows <= mostRows; }
+  bool servesEveryRowCount() const { return fewestRows == 0 && mostRows == std::numeric_limits<int64_t>::max(); }
 };
 
 struct KernelPlan {

@@ -30,7 +30,7 @@ class BlockMachine {
   BlockMachine(const Graph& g, const PolyKernel& k, const SizedKernel& sized, const std::vector<HostTensor>& inputs,
                CpuStores& stores, const CpuExecOptions& o, int slots)
       : g_(g), k_(k), p_(sized.plan), b_(sized.binding), inputs_(inputs), stores_(stores), o_(o), slots_(slots),
-        tiles_(k.tiling), sizeSlot_(sized.sizeSlot), size_(sized.size) {
+        sizeSlot_(sized.sizeSlot), size_(sized.size), tiles_(k.tiling) {
     // Tuples and complex products combine their blocks through the partials, in block
     // order, as do kernels whose binding chose them (as the emitter).
     det_ = o.deterministic || p_.needsBlockOrderCombine() || b_.partials;

@@ -29,7 +29,20 @@ struct GridRule {
   int64_t mostRows = std::numeric_limits<int64_t>::max();
   // Whether the kernel serves the rows at the symbols' values `sizes` (any: fixed grid).
   bool serves(const std::vector<int64_t>& sizes) const;
+  bool servesEveryRowCount() const { return fewestRows == 0 && mostRows == std::numeric_limits<int64_t>::max(); }
 };
+
+// The kernel launched at the symbols' values `sizes`: the row variant of `k` (a
+// KernelSpec, or the runtime's loaded kernel, each with `launch.rows` and
+// `rowVariants`) whose rows hold them, else `k` itself (also when `sizes` are empty: a
+// concrete program). A comparison per variant, on the host at every launch.
+template <class Launched>
+const Launched& kernelForRows(const Launched& k, const std::vector<int64_t>& sizes) {
+  if (k.rowVariants.empty() || sizes.empty()) return k;
+  for (const Launched& v : k.rowVariants)
+    if (v.launch.rows.serves(sizes)) return v;
+  return k;
+}
 
 struct LaunchConfig {
   std::array<uint32_t, 3> grid{1, 1, 1};

@@ -33,13 +33,6 @@ const PolyKernel& kernelForRows(const PolyKernel& k, const std::vector<int64_t>&
   return k;
 }
 
-const KernelSpec& kernelForRows(const KernelSpec& k, const std::vector<int64_t>& sizes) {
-  if (k.rowVariants.empty() || sizes.empty()) return k;
-  for (const KernelSpec& v : k.rowVariants)
-    if (v.launch.rows.serves(sizes)) return v;
-  return k;
-}
-
 std::vector<ParamDeclaration> sizeParams(const KernelPlan& p) {
   if (!p.symbolicRows) return {};
   const SymbolicRows& r = *p.symbolicRows;

@@ -23,9 +23,9 @@ GridRule gridRuleOf(const PolyKernel& k);
 
 // The kernel launched at the symbols' values `sizes`: the row variant of `k` whose
 // rows hold coefficient * S, else `k` itself (also when `sizes` are empty: a kernel
-// without variants, or no sizes given, as for a concrete program).
+// without variants, or no sizes given, as for a concrete program). The same pick
+// among a launch's KernelSpecs is codegen/kernel_spec.h's.
 const PolyKernel& kernelForRows(const PolyKernel& k, const std::vector<int64_t>& sizes);
-const KernelSpec& kernelForRows(const KernelSpec& k, const std::vector<int64_t>& sizes);
 
 // A kernel's plan and binding as launched (what the CPU executor runs): a symbolic
 // kernel's at its sizes -- M, the i-tiles and the grid along them as

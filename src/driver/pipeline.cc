@@ -134,10 +134,6 @@ KernelSpec emitWithRowVariants(const Graph& g, const PolyKernel& k, const Codege
   return spec;
 }
 
-}  // namespace
-
-namespace {
-
 // "grid (1,65535) block (64,4), grid y = min(65535, ceil(4*S / 4))".
 std::string describeGrid(const Program& program, const LaunchConfig& c) {
   std::ostringstream os;
@@ -147,7 +143,7 @@ std::string describeGrid(const Program& program, const LaunchConfig& c) {
                            program.symbols.at(static_cast<size_t>(c.rows.symbol));
   os << ", grid " << "xyz"[c.rows.axis] << " = min(" << c.grid[static_cast<size_t>(c.rows.axis)] << ", ceil(" << rows
      << " / " << c.rows.rowsPerBlock << "))";
-  if (c.rows.fewestRows > 0 || c.rows.mostRows < std::numeric_limits<int64_t>::max())
+  if (!c.rows.servesEveryRowCount())
     os << ", where " << rows << " is " << c.rows.fewestRows
        << (c.rows.mostRows < std::numeric_limits<int64_t>::max() ? " to " + std::to_string(c.rows.mostRows) : " or more");
   return os.str();
@@ -264,8 +260,7 @@ PolyKernel scheduleKernel(const CompiledGraph& c, const KernelPlan& plan, const 
   const CacheHintMode hintMode =
       b.vector.width > 1 && !b.vector.strided ? c.options.config.cacheHints : CacheHintMode::Off;
   CacheHints hints = chooseCacheHints(plan, hintMode, reads, c.options.target.l2Bytes);
-  const bool variant = plan.symbolicRows && (plan.symbolicRows->fewestRows > 0 ||
-                                             plan.symbolicRows->mostRows < std::numeric_limits<int64_t>::max());
+  const bool variant = plan.symbolicRows && !plan.symbolicRows->servesEveryRowCount();
   dump("binding", plan.name + (variant ? " (" + describeRows(*plan.symbolicRows) + ")" : "") + ": " +
                       b.binding.toString() +
                       (b.vector.width > 1 ? ", " + std::to_string(b.vector.width) + " elements per thread and step" +

@@ -306,14 +306,6 @@ LoadedKernel loadKernel(const KernelSpec& spec, const DeviceInfo& device) {
   return kernel;
 }
 
-// The kernel that serves the rows at `sizes`: a row variant, else `kernel` (as
-// codegen/symbolic_launch.h's kernelForRows picks: a comparison per variant).
-const LoadedKernel& kernelForRows(const LoadedKernel& kernel, const std::vector<int64_t>& sizes) {
-  for (const LoadedKernel& variant : kernel.rowVariants)
-    if (variant.launch.rows.serves(sizes)) return variant;
-  return kernel;
-}
-
 }  // namespace
 
 void warmKernelCache(std::span<const Program* const> programs, const DeviceInfo& device) {

@@ -19,11 +19,15 @@
 #include "interp/random_inputs.h"
 #include "interp/reference.h"
 #include "runtime/executor.h"
+#include "symbolic_graphs.h"
 
 namespace polyred {
 namespace {
 
-Graph symbolicLayerNorm(DType t, int64_t hidden) {
+using testgraphs::symbolicSoftmax;
+
+// Layer norm of [S, H] rows in `t` without gamma or beta.
+Graph plainLayerNorm(DType t, int64_t hidden) {
   GraphBuilder b("gpu_sym_layer_norm");
   Value x = b.cast(b.symbolicInput("x", t, {"S", hidden}), DType::Float32);
   Value n = b.constant(Scalar::ofFloat(DType::Float32, static_cast<double>(hidden)));
@@ -32,14 +36,6 @@ Graph symbolicLayerNorm(DType t, int64_t hidden) {
   Value var = b.binary(OpKind::Div, b.reduceSum(b.mul(c, c), {1}, true), n);
   Value inv = b.unary(OpKind::Rsqrt, b.add(var, b.constant(Scalar::ofFloat(DType::Float32, 1e-5))));
   b.output(b.cast(b.mul(c, inv), t));
-  return b.build();
-}
-
-Graph symbolicSoftmax(int64_t vocab) {
-  GraphBuilder b("gpu_sym_softmax");
-  Value x = b.symbolicInput("x", DType::Float32, {"S", vocab});
-  Value e = b.unary(OpKind::Exp, b.sub(x, b.reduceMax(x, {1}, true)));
-  b.output(b.binary(OpKind::Div, e, b.reduceSum(e, {1}, true)));
   return b.build();
 }
 
@@ -55,11 +51,22 @@ void expectMatchesAtSizes(const Graph& g, const std::vector<int64_t>& sizes) {
   }
 }
 
+// One launch of a loaded program at S = s (inputs drawn from seed s + seedOffset),
+// compared with the reference of the graph at that size; `what` names the launch.
+void expectLaunchMatches(CompiledProgram& program, const CompiledGraph& c, int64_t s, uint64_t seedOffset,
+                         const std::string& what) {
+  const Graph at = graphAtSizes(c, {s});
+  const std::vector<HostTensor> inputs = makeRandomInputs(at, static_cast<uint64_t>(s) + seedOffset);
+  const std::vector<HostTensor> got = launchOnGpu(program, c, inputs, {s});
+  const CpuCheckReport r = compareWholeOutputs(at, inputs, got, evaluateReference(at, inputs));
+  EXPECT_TRUE(r.ok) << "at S = " << s << what << ":\n" << r.message;
+}
+
 TEST(SymbolicGpu, LayerNormOneKernelForEveryRowCount) {
   std::string why;
   if (!gpuAvailable(&why)) GTEST_SKIP() << why;
   // 200003 rows of 768: more row tiles than the compiled grid.y, so blocks loop.
-  expectMatchesAtSizes(symbolicLayerNorm(DType::Float16, 768), {1, 2, 3, 31, 97, 1000, 4099, 200003});
+  expectMatchesAtSizes(plainLayerNorm(DType::Float16, 768), {1, 2, 3, 31, 97, 1000, 4099, 200003});
 }
 
 // Layer norm of [4, S, 1024] bfloat16 (the H100 measurement's): one kernel per binding
@@ -69,14 +76,8 @@ TEST(SymbolicGpu, LayerNormOneKernelForEveryRowCount) {
 TEST(SymbolicGpu, LayerNormRowVariantsAtBothEndsOfTheirRows) {
   std::string why;
   if (!gpuAvailable(&why)) GTEST_SKIP() << why;
-  GraphBuilder b("gpu_sym_layer_norm_variants");
-  Value x = b.cast(b.symbolicInput("x", DType::BFloat16, {4, "S", 1024}), DType::Float32);
-  Value n = b.constant(Scalar::ofFloat(DType::Float32, 1024.0));
-  Value c = b.sub(x, b.binary(OpKind::Div, b.reduceSum(x, {2}, true), n));
-  Value var = b.binary(OpKind::Div, b.reduceSum(b.mul(c, c), {2}, true), n);
-  Value inv = b.unary(OpKind::Rsqrt, b.add(var, b.constant(Scalar::ofFloat(DType::Float32, 1e-5))));
-  b.output(b.cast(b.mul(c, inv), DType::BFloat16));
-  const CompiledGraph compiled = test_support::compileForGpu(b.build());
+  const CompiledGraph compiled =
+      test_support::compileForGpu(testgraphs::symbolicLayerNorm(4, 1024, DType::BFloat16));
   const KernelSpec& launch = compiled.program.kernels.at(0);
   ASSERT_FALSE(launch.rowVariants.empty()) << describeLaunches(compiled.program);
   std::vector<int64_t> sizes = {1, 2, 3, 20011};
@@ -86,13 +87,7 @@ TEST(SymbolicGpu, LayerNormRowVariantsAtBothEndsOfTheirRows) {
       if (s >= 1) sizes.push_back(s);
   }
   CompiledProgram program = CompiledProgram::load(compiled.program, currentDevice());
-  for (int64_t s : sizes) {
-    const Graph at = graphAtSizes(compiled, {s});
-    const std::vector<HostTensor> inputs = makeRandomInputs(at, static_cast<uint64_t>(s) + 7);
-    const std::vector<HostTensor> got = launchOnGpu(program, compiled, inputs, {s});
-    const CpuCheckReport r = compareWholeOutputs(at, inputs, got, evaluateReference(at, inputs));
-    EXPECT_TRUE(r.ok) << "at S = " << s << " (" << kernelForRows(launch, {s}).name << "):\n" << r.message;
-  }
+  for (int64_t s : sizes) expectLaunchMatches(program, compiled, s, 7, " (" + kernelForRows(launch, {s}).name + ")");
 }
 
 TEST(SymbolicGpu, SoftmaxOverAVocabularyForEveryRowCount) {
@@ -118,13 +113,7 @@ TEST(SymbolicGpu, ATemporarySizedByTheSymbolFollowsEveryLaunch) {
   ASSERT_FALSE(c.program.temporaries.empty());
   for (const TemporarySpec& t : c.program.temporaries) ASSERT_EQ(t.symbol, 0);
   CompiledProgram program = CompiledProgram::load(c.program, currentDevice());
-  for (int64_t s : {3, 1000, 7, 4099, 2, 20011, 1}) {
-    const Graph at = graphAtSizes(c, {s});
-    const std::vector<HostTensor> inputs = makeRandomInputs(at, static_cast<uint64_t>(s) + 5);
-    const std::vector<HostTensor> got = launchOnGpu(program, c, inputs, {s});
-    const CpuCheckReport r = compareWholeOutputs(at, inputs, got, evaluateReference(at, inputs));
-    EXPECT_TRUE(r.ok) << "at S = " << s << ":\n" << r.message;
-  }
+  for (int64_t s : {3, 1000, 7, 4099, 2, 20011, 1}) expectLaunchMatches(program, c, s, 5, "");
 }
 
 // No rows: the kernel is not launched, and nothing else is touched.

@@ -294,13 +294,13 @@ def region(text):
 
 
 # The op is registered with the dispatcher directly, a kernel per device type and a
-# fake one, not through torch.library.custom_op: its wrapper (autograd redispatch,
+# fake one, not through torch.library.custom_op, whose wrapper (autograd redispatch,
 # alias checks, a Dynamo guard) costs about 30 us of host time per call against 7 for
-# the region's own Python, and a training step calls a region about a hundred times.
-# No autograd kernel: the op runs inside graphs AOTAutograd already differentiated.
-# Inductor gives every input with contiguous strides (needs_contiguous_strides): it
-# then lays out a producer's buffer so instead of handing over a padded or permuted
-# one that each call would copy.
+# the region's own Python (docs/design/torch-backend.md, "The region op"). No autograd
+# kernel: the op runs inside graphs AOTAutograd already differentiated. The
+# needs_contiguous_strides tag makes Inductor lay out each input's producer
+# contiguously (or copy in a kernel of its own) rather than hand over a padded or
+# permuted buffer that every call would copy.
 _CONTIGUOUS_INPUTS = getattr(torch.Tag, "needs_contiguous_strides", None)  # torch 2.8 on
 _library = torch.library.Library("polyred", "FRAGMENT")
 _library.define("region(str program, Tensor[] inputs, SymInt[] sizes) -> Tensor[]",
