@@ -183,7 +183,7 @@ Exit cmdCompile(const Args& a) {
       std::cout << "// " << label(file) << ": " << c.program.kernels.size() << " kernel(s)\n";
       printLaunch(c);
       if (!a.has("dump"))
-        for (const KernelSpec& s : c.program.kernels) std::cout << s.source << "\n";
+        for (const KernelSpec* s : compiledKernels(c.program)) std::cout << s->source << "\n";
       if (a.has("output")) {
         std::filesystem::path dir = a.get("output", "");
         if (a.files.size() > 1) dir /= std::filesystem::path(file == "-" ? "stdin" : file).stem();
@@ -198,12 +198,12 @@ Exit cmdCompile(const Args& a) {
                   << " kernel(s) as .cu and .cubin for " << target.name << (o.testData ? ", test data" : "") << "\n";
       }
       if (a.has("nvrtc"))
-        for (const KernelSpec& s : c.program.kernels) {
+        for (const KernelSpec* s : compiledKernels(c.program)) {
           const RegisterFit fit = timings.measure("nvrtc", [&] {
-            return fitRegisters(s, target.ccMajor, target.ccMinor, uncachedNvrtc());
+            return fitRegisters(*s, target.ccMajor, target.ccMinor, uncachedNvrtc());
           });
-          const std::string resources = fit.describe(s.launch.threadsPerBlock());
-          std::cout << "// NVRTC: " << s.name << " -> " << fit.cubin->size() << " bytes of CUBIN for " << target.name
+          const std::string resources = fit.describe(s->launch.threadsPerBlock());
+          std::cout << "// NVRTC: " << s->name << " -> " << fit.cubin->size() << " bytes of CUBIN for " << target.name
                     << (resources.empty() ? "" : ", " + resources) << "\n";
         }
       timings.print(file);

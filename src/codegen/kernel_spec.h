@@ -140,4 +140,15 @@ struct Program {
   std::vector<OutputCopy> copiesAfter;
 };
 
+// Every kernel the program compiles: each launch's kernel, then its row variants. What a
+// source dump, an NVRTC pass or a cache warm-up walks (a launch list shows launches only).
+inline std::vector<const KernelSpec*> compiledKernels(const Program& program) {
+  std::vector<const KernelSpec*> all;
+  for (const KernelSpec& k : program.kernels) {
+    all.push_back(&k);
+    for (const KernelSpec& variant : k.rowVariants) all.push_back(&variant);
+  }
+  return all;
+}
+
 }  // namespace polyred

@@ -169,10 +169,10 @@ void dumpCudaFromEnvironment(const Program& program) {
   if (!dir || !*dir) return;
   std::error_code ec;
   fs::create_directories(dir, ec);
-  for (const KernelSpec& k : program.kernels) {
-    fs::path path = fs::path(dir) / (k.name + "-" + sha256Hex(k.source).substr(0, 16) + ".cu");
+  for (const KernelSpec* k : compiledKernels(program)) {
+    fs::path path = fs::path(dir) / (k->name + "-" + sha256Hex(k->source).substr(0, 16) + ".cu");
     std::ofstream out(path, std::ios::trunc);
-    out << k.source;
+    out << k->source;
     if (!out) throw Error("POLYRED_DUMP_CUDA", "", "cannot write " + path.string());
   }
 }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -310,11 +311,7 @@ LoadedKernel loadKernel(const KernelSpec& spec, const DeviceInfo& device) {
 
 void warmKernelCache(std::span<const Program* const> programs, const DeviceInfo& device) {
   std::vector<const KernelSpec*> specs;
-  for (const Program* p : programs)
-    for (const KernelSpec& spec : p->kernels) {
-      specs.push_back(&spec);
-      for (const KernelSpec& variant : spec.rowVariants) specs.push_back(&variant);
-    }
+  for (const Program* p : programs) std::ranges::copy(compiledKernels(*p), std::back_inserter(specs));
   warmFittedCubins(KernelCache::global(), specs, device.ccMajor, device.ccMinor, std::thread::hardware_concurrency());
 }
 
