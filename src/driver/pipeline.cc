@@ -127,6 +127,28 @@ KernelPlan servingRows(KernelPlan plan, const RowVariant& v, const std::string& 
   return plan;
 }
 
+// A variant whose rows reach past 2^31 elements has 64-bit indices (the last one has no
+// bound on its rows at all). Up to the rows where its indices still fit 32 bits, its
+// binding serves again with 32-bit ones, as one more variant: 64-bit indices cost
+// registers, and so blocks a SM (a layer norm over 1024 at 128x2 threads: 46 registers,
+// 6 blocks of 256 a SM, against 30 and 8).
+std::vector<RowVariant> splitAtInt32Indices(const KernelPlan& plan, const std::vector<RowVariant>& variants) {
+  std::vector<RowVariant> split;
+  for (const RowVariant& v : variants) {
+    const PolyKernel k = buildPolyKernel(servingRows(plan, v, ""), v.bound.binding, v.bound.vector, v.bound.tiling);
+    const int64_t most = mostRowsWithInt32Indices(k);
+    if (k.index64 && most >= v.fewestRows) {
+      split.push_back(v);
+      split.back().mostRows = most;
+      split.push_back(v);
+      split.back().fewestRows = most + 1;
+    } else {
+      split.push_back(v);
+    }
+  }
+  return split;
+}
+
 // A kernel's CUDA, with its row variants' (KernelSpec::rowVariants).
 KernelSpec emitWithRowVariants(const Graph& g, const PolyKernel& k, const CodegenOptions& codegen) {
   KernelSpec spec = emitCuda(g, k, codegen);
@@ -316,6 +338,7 @@ CompiledGraph compileGraph(const Graph& source, const CompileOptions& options) {
     // the one of the most rows (the probe's) holding the others.
     std::vector<RowVariant> variants =
         timed(ms, "binding", [&] { return chooseRowVariants(plan, options.target, options.config); });
+    variants = timed(ms, "schedule+ast", [&] { return splitAtInt32Indices(plan, variants); });
     PolyKernel pk = scheduleKernel(c, servingRows(plan, variants.back(), ""), variants.back().bound, reads, dump, ms);
     for (size_t v = 0; v + 1 < variants.size(); ++v)
       pk.rowVariants.push_back(scheduleKernel(c, servingRows(plan, variants[v], "_v" + std::to_string(v)),

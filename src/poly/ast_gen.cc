@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <limits>
 #include <map>
 
 #include "support/isl_support.h"
@@ -228,13 +229,20 @@ struct Interval {
 
 class IndexRange {
  public:
-  IndexRange(const KernelPlan& p, const Binding& b) {
+  // `mostRows`: the most rows a symbolic kernel is launched for; at INT64_MAX its size
+  // symbol is unbounded and every index that reads it needs 64 bits.
+  IndexRange(const KernelPlan& p, const Binding& b, int64_t mostRows) {
     bounds_["bx"] = {0, static_cast<double>(b.GX - 1)};
     bounds_["by"] = {0, static_cast<double>(b.GY - 1)};
     bounds_["tx"] = {0, static_cast<double>(b.BX - 1)};
     bounds_["ty"] = {0, static_cast<double>(b.BY - 1)};
     // Every loop of these schedules counts tiles or strides of i or j.
     iterator_ = {0, static_cast<double>(std::max({p.M, p.N, b.tiles}))};
+    if (p.symbolicRows && mostRows < std::numeric_limits<int64_t>::max()) {
+      const double rows = static_cast<double>(mostRows);
+      bounds_[p.symbolicRows->param()] = {0, std::floor(rows / static_cast<double>(p.symbolicRows->coefficient))};
+      iterator_.hi = std::max(iterator_.hi, rows);
+    }
   }
 
   bool fitsInt32(const AstNode& n) {
@@ -330,8 +338,21 @@ PolyKernel buildPolyKernel(const KernelPlan& plan, const Binding& binding, const
   POLYRED_CHECK(root && !state.failed, "isl AST generation failed for " << plan.name);
   k.islAst = takeIslString(isl_ast_node_to_C_str(root));
   k.ast = takeNode(root);
-  k.index64 = !IndexRange(plan, binding).fitsInt32(*k.ast);
+  k.index64 = !IndexRange(plan, binding, plan.symbolicRows ? plan.symbolicRows->mostRows : 0).fitsInt32(*k.ast);
   return k;
+}
+
+int64_t mostRowsWithInt32Indices(const PolyKernel& k) {
+  POLYRED_CHECK(k.plan.symbolicRows, "mostRowsWithInt32Indices: " << k.plan.name << " is not a symbolic kernel");
+  const SymbolicRows& rows = *k.plan.symbolicRows;
+  auto fits = [&](int64_t most) { return IndexRange(k.plan, k.binding, most).fitsInt32(*k.ast); };
+  int64_t lo = rows.fewestRows - 1, hi = std::min<int64_t>(rows.mostRows, INT32_MAX);
+  if (fits(hi)) return hi;
+  while (hi - lo > 1) {  // fits(lo) or lo below the range; not fits(hi): the interval bounds grow with the rows
+    const int64_t mid = lo + (hi - lo) / 2;
+    (fits(mid) ? lo : hi) = mid;
+  }
+  return lo;
 }
 
 }  // namespace polyred

@@ -55,4 +55,9 @@ struct PolyKernel {
 PolyKernel buildPolyKernel(const KernelPlan& plan, const Binding& binding, const Vectorization& vector = {},
                            const TransposeTiling& tiling = {});
 
+// A symbolic kernel's most rows, within the rows its plan serves, at which every index
+// it computes still fits 32 bits (the kernel compiled for at most those rows has
+// index64 unset); fewestRows - 1 where even its fewest rows do not.
+int64_t mostRowsWithInt32Indices(const PolyKernel& k);
+
 }  // namespace polyred

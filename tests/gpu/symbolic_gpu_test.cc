@@ -5,9 +5,13 @@
 // loops over the tiles past it) -- each compared with the reference of the graph at
 // that size. S = 0 launches nothing. A temporary between two kernels, sized by S,
 // follows the sizes of one loaded program. A layer norm's row variants each launch at
-// both ends of their rows. Without a GPU every test is skipped.
+// both ends of their rows; past 2^31 elements the 64-bit kernel runs, and the 32-bit one
+// at the last size it serves. Without a GPU every test is skipped.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -83,11 +87,61 @@ TEST(SymbolicGpu, LayerNormRowVariantsAtBothEndsOfTheirRows) {
   std::vector<int64_t> sizes = {1, 2, 3, 20011};
   for (const KernelSpec& v : launch.rowVariants) {
     const int64_t last = v.launch.rows.mostRows / 4;  // the last S it serves
+    // The end where only the index width changes, at 2^31 elements, is
+    // LayerNormPast2To31ElementsAtBothIndexWidths's (a whole reference there takes minutes).
+    if (last * 4 * 1024 > (int64_t{1} << 28)) continue;
     for (int64_t s : {v.launch.rows.fewestRows / 4, last - 1, last, last + 1})
       if (s >= 1) sizes.push_back(s);
   }
   CompiledProgram program = CompiledProgram::load(compiled.program, currentDevice());
   for (int64_t s : sizes) expectLaunchMatches(program, compiled, s, 7, " (" + kernelForRows(launch, {s}).name + ")");
+}
+
+// `rows` rows of `x` ([S, H]) from row `first`, as a [rows, H] tensor.
+HostTensor rowsOf(const HostTensor& x, int64_t first, int64_t rows) {
+  const int64_t rowBytes = x.byteSize() / x.shape.at(0);
+  HostTensor part = HostTensor::zeros(x.dtype, {rows, x.shape.at(1)});
+  std::memcpy(part.data(), x.bytes.data() + first * rowBytes, static_cast<size_t>(rows * rowBytes));
+  return part;
+}
+
+// Past 2^31 elements: a layer norm of [S, 1024] bfloat16 launches its kernel of 32-bit
+// indices at the last S it serves (its last index near 2^31 - 1) and the 64-bit kernel
+// at the next (more than 2^31 elements; 8.6 GB in and out). The rows of a layer norm are
+// independent, so the first and last 64 rows of the output are compared with the
+// reference of those rows alone (the whole reference would take minutes on the host).
+TEST(SymbolicGpu, LayerNormPast2To31ElementsAtBothIndexWidths) {
+  std::string why;
+  if (!gpuAvailable(&why)) GTEST_SKIP() << why;
+  constexpr int64_t kHidden = 1024, kChecked = 64;
+  const CompiledGraph c = test_support::compileForGpu(plainLayerNorm(DType::BFloat16, kHidden));
+  const KernelSpec& launch = c.program.kernels.at(0);
+  int64_t last32 = 0;  // the most rows (S) a kernel of 32-bit indices serves
+  for (const PolyKernel& v : c.kernels.at(0).rowVariants)
+    if (!v.index64) last32 = std::max(last32, v.plan.symbolicRows->mostRows);
+  ASSERT_GT((last32 + 1) * kHidden, int64_t{1} << 31) << describeLaunches(c.program);
+  const Graph part = graphAtSizes(c, {kChecked});
+  for (int64_t s : {last32, last32 + 1}) {
+    HostTensor x = HostTensor::zeros(DType::BFloat16, {s, kHidden});
+    uint16_t* bits = static_cast<uint16_t*>(x.data());
+    uint32_t state = static_cast<uint32_t>(s);
+    for (int64_t e = 0; e < x.size(); ++e) {  // bfloat16 values in [-2, 2): a float's upper half
+      state = state * 1664525u + 1013904223u;
+      const float v = static_cast<float>(state >> 8) * (4.0f / 16777216.0f) - 2.0f;
+      uint32_t f;
+      std::memcpy(&f, &v, sizeof f);
+      bits[e] = static_cast<uint16_t>(f >> 16);
+    }
+    const std::vector<HostTensor> got = launchOnGpu(c, {x}, {s});
+    ASSERT_EQ(got.size(), 1u);
+    for (int64_t first : {int64_t{0}, s - kChecked}) {
+      const std::vector<HostTensor> in = {rowsOf(x, first, kChecked)};
+      const CpuCheckReport r =
+          compareWholeOutputs(part, in, {rowsOf(got[0], first, kChecked)}, evaluateReference(part, in));
+      EXPECT_TRUE(r.ok) << "at S = " << s << " (" << kernelForRows(launch, {s}).name << "), rows from " << first
+                        << ":\n" << r.message;
+    }
+  }
 }
 
 TEST(SymbolicGpu, SoftmaxOverAVocabularyForEveryRowCount) {
