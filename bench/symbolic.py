@@ -4,10 +4,11 @@ length against one compiled per length, and torch.compile(dynamic=True), over 64
 sequence lengths from 1 to 8192 (docs/design/symbolic-dims.md; issue "Dynamic shapes").
 
     PYTHONPATH=python:bench POLYRED_LIBRARY=build/src/libpolyred.so \
-        python3 bench/symbolic.py [--ops layer_norm,rms_norm,softmax] [--lengths 64] [--out F.jsonl]
+        python3 bench/symbolic.py [--ops layer_norm,rms_norm,softmax,cross_entropy] [--lengths 64] [--out F.jsonl]
 
-Cases (bf16 in and out, float32 inside, batch 4): layer norm over 1024 columns,
-RMSNorm as Hugging Face's Llama writes it over 4096, softmax over 4096; the sequence
+Cases (bf16 in, float32 inside, batch 4): layer norm over 1024 columns, RMSNorm as
+Hugging Face's Llama writes it over 4096, softmax over 4096 (bf16 out), the
+cross-entropy loss of each row over a vocabulary of 32000 (float32 out); the sequence
 length S is the symbol (rows 4*S). Per length, every column is checked against eager
 PyTorch (max abs error within bf16's 2e-2 of the output's scale) and timed as
 bench/peers_torch.py times (L2 flush, events around one CUDA-graph replay, median of
@@ -64,6 +65,27 @@ def softmax_graph(rows, width):
     return b
 
 
+def cross_entropy_graph(rows, width):
+    """The loss of each row (logsumexp minus the label's logit); the label's logit
+    picked by a compare with the column index, so the row kernel reads each logit once."""
+    b = polyred.Builder("cross_entropy")
+    x = b.cast(b.input("x", "bfloat16", [BATCH, rows, width]), "float32")
+    labels = b.input("labels", "int64", [BATCH, rows, 1])
+    top = b.reduce_max(x, axes=[2], keep_dims=True)
+    sum_exp = b.reduce_sum(b.unary("Exp", b.binary("Sub", x, top)), axes=[2], keep_dims=True)
+    lse = b.binary("Add", b.unary("Log", sum_exp), top)
+    is_label = b.binary("Equal", b.iota([BATCH, rows, width], axis=2), labels)
+    picked = b.reduce_sum(b.select(is_label, x, b.constant(0.0, "float32")), axes=[2], keep_dims=True)
+    b.output(b.binary("Sub", lse, picked))
+    return b
+
+
+def torch_cross_entropy(x, labels):
+    v = x.shape[-1]
+    loss = torch.nn.functional.cross_entropy(x.float().reshape(-1, v), labels.reshape(-1), reduction="none")
+    return loss.reshape(labels.shape)
+
+
 def torch_layer_norm(x, w, bias):
     return torch.nn.functional.layer_norm(x.float(), (x.shape[-1],), w, bias, EPS).to(torch.bfloat16)
 
@@ -77,10 +99,11 @@ def torch_softmax(x):
     return torch.softmax(x.float(), -1).to(torch.bfloat16)
 
 
-OPS = {  # name: (graph, columns, eager function, parameter count)
+OPS = {  # name: (graph, columns, eager function, parameter count or "labels")
     "layer_norm": (layer_norm_graph, 1024, torch_layer_norm, 2),
     "rms_norm": (rms_norm_graph, 4096, torch_rms_norm, 1),
     "softmax": (softmax_graph, 4096, torch_softmax, 0),
+    "cross_entropy": (cross_entropy_graph, 32000, torch_cross_entropy, "labels"),
 }
 
 
@@ -95,6 +118,8 @@ def lengths_from_1_to_8192(count):
 def inputs(seq, width, params):
     torch.manual_seed(seq)
     x = (torch.rand(BATCH, seq, width, device="cuda") * 4 - 2).to(torch.bfloat16)
+    if params == "labels":
+        return [x, torch.randint(0, width, (BATCH, seq, 1), device="cuda")]
     return [x] + [torch.rand(width, device="cuda") + 0.5 for _ in range(params)]
 
 
@@ -122,7 +147,7 @@ def run_op(name, lengths, timer, out):
         args = inputs(seq, width, params)
         want = eager(*args)
         errors = [error(fn(*args), want) for fn in (static[seq], symbolic, dynamic)]
-        moved = 2 * args[0].numel() * 2
+        moved = sum(a.numel() * a.element_size() for a in args) + want.numel() * want.element_size()
         src, dst = torch.empty(moved // 8, device="cuda"), torch.empty(moved // 8, device="cuda")
         limit = timer.time(lambda a, b: b.copy_(a), (src, dst))
         times = [timer.time(fn, args) for fn in (static[seq], symbolic, dynamic)]
