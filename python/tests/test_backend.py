@@ -206,6 +206,20 @@ def test_elementwise_only_regions_stay_with_the_rest():
     assert any("no reduction" in reason for r in compile_log.records() for _, reason in r.left)
 
 
+def test_elementwise_work_beside_a_reduction_stays_with_the_rest():
+    # torch's partitioner puts both sums and the unrelated exp-and-add in one region; the
+    # exp-and-add, connected to no reduction, leaves it.
+    def f(x, y, a, b):
+        return x.sum(0), y.sum(0), torch.exp(a) + b
+
+    assert_same_training(f, [torch.randn(8, 6), torch.randn(8, 5), torch.randn(7, 3), torch.randn(7, 3)])
+    forward = [ops for ops in taken("forward")]
+    assert len(forward) == 1 and forward[0].count("aten.sum.dim_IntList") == 2
+    assert "aten.exp.default" not in forward[0] and "aten.add.Tensor" not in forward[0]
+    assert any("aten.exp.default" in ops and "no reduction" in reason
+               for r in compile_log.records() if r.graph.startswith("forward") for ops, reason in r.left)
+
+
 def test_a_region_that_fails_to_compile_falls_back_with_a_warning(monkeypatch):
     from polyred.lowering import aten as lowering
     lowering.ensure_registered()

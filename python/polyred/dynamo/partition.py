@@ -10,6 +10,11 @@ node left out. What decides, by rule:
   fuses with its producers and consumers into one kernel); a region of elementwise
   and movement ops only stays with the rest (Inductor fuses it into its neighbours'
   kernels, which polyred would cost a launch and a round trip through memory);
+- torch's partitioner merges supported nodes that share no edge; the parts of a region
+  connected to none of its reductions, scans or gathers (a tied embedding's two weight
+  gradients added beside the bias gradients' column sums) leave it as a region of
+  their own, which then stays with the rest by the rule above (in polyred it would be a
+  separate kernel anyway, and its inputs would be laid out contiguously for it);
 - movement ops (views, permutes, expands, slices, clones) whose result leaves a region
   move out of it: outside they are free views, inside they would be copies;
 - a region whose output torch lays out with overlapping strides (an expand) that
@@ -88,10 +93,10 @@ def find_regions(gm, device_filter=None):
     order = {n: k for k, n in enumerate(gm.graph.nodes)}
     regions = []
     for p in partitions:
-        region = Region(sorted(p.nodes, key=order.__getitem__))
-        _move_out_movement(region)
-        _decide(region, device_filter)
-        regions.append(region)
+        for region in _split_off_unanchored(Region(sorted(p.nodes, key=order.__getitem__))):
+            _move_out_movement(region)
+            _decide(region, device_filter)
+            regions.append(region)
     regions.sort(key=lambda r: order[r.nodes[0]] if r.nodes else 0)
     return regions, support.refused
 
@@ -108,6 +113,30 @@ def _boundary(nodes):
         if any(u not in members for u in n.users):
             outputs.append(n)
     return inputs, outputs
+
+
+def _split_off_unanchored(region):
+    """[region] or [the parts connected to an anchor, the other parts]: the nodes joined
+    to none of the region's anchors by edges inside it go to a second region."""
+    members = set(region.nodes)
+    parent = {n: n for n in region.nodes}
+
+    def root(n):
+        while parent[n] is not n:
+            parent[n] = parent[parent[n]]
+            n = parent[n]
+        return n
+
+    for n in region.nodes:
+        for a in n.all_input_nodes:
+            if a in members:
+                parent[root(a)] = root(n)
+    anchored = {root(n) for n in region.nodes if n.target in ANCHORS}
+    if not anchored:
+        return [region]
+    kept = [n for n in region.nodes if root(n) in anchored]
+    rest = [n for n in region.nodes if root(n) not in anchored]
+    return [Region(kept), Region(rest)] if rest else [region]
 
 
 def _move_out_movement(region):
