@@ -220,6 +220,32 @@ def test_elementwise_work_beside_a_reduction_stays_with_the_rest():
                for r in compile_log.records() if r.graph.startswith("forward") for ops, reason in r.left)
 
 
+def test_a_slice_the_region_reads_and_the_graph_returns_is_repeated_inside(monkeypatch):
+    # The slice leaves the graph (an output) and feeds the softmax: outside the region it
+    # stays a free view; inside, the region repeats it and reads `a` itself (before, the
+    # region was left out: its output would have been the slice's rows with gaps).
+    def f(a):
+        s = a[:, :50]
+        return torch.softmax(s, -1), s
+
+    from polyred.dynamo import partition
+
+    taken_regions = []
+    find = partition.find_regions
+
+    def spy(gm, device_filter=None):
+        regions, refused = find(gm, device_filter)
+        taken_regions.extend(r for r in regions if r.taken)
+        return regions, refused
+
+    monkeypatch.setattr(partition, "find_regions", spy)
+    assert_same_training(f, [torch.randn(8, 64)])
+    softmax = [r for r in taken_regions if "aten.amax.default" in r.ops()]
+    assert len(softmax) == 1
+    assert "aten.slice.Tensor" in softmax[0].ops()
+    assert all(i.meta["val"].is_contiguous() for i in softmax[0].inputs)
+
+
 def test_a_region_that_fails_to_compile_falls_back_with_a_warning(monkeypatch):
     from polyred.lowering import aten as lowering
     lowering.ensure_registered()

@@ -16,7 +16,8 @@ node left out. What decides, by rule:
   their own, which then stays with the rest by the rule above (in polyred it would be a
   separate kernel anyway, and its inputs would be laid out contiguously for it);
 - movement ops (views, permutes, expands, slices, clones) whose result leaves a region
-  move out of it: outside they are free views, inside they would be copies;
+  move out of it: outside they are free views, inside they would be copies; where the
+  region reads the result too, the op is repeated inside for it (an index map there);
 - a region whose output torch lays out with overlapping strides (an expand) that
   cannot move out is not taken.
 """
@@ -94,9 +95,10 @@ def find_regions(gm, device_filter=None):
     regions = []
     for p in partitions:
         for region in _split_off_unanchored(Region(sorted(p.nodes, key=order.__getitem__))):
-            _move_out_movement(region)
+            _move_out_movement(region, gm)
             _decide(region, device_filter)
             regions.append(region)
+    order = {n: k for k, n in enumerate(gm.graph.nodes)}  # with the movement ops repeated inside regions
     regions.sort(key=lambda r: order[r.nodes[0]] if r.nodes else 0)
     return regions, support.refused
 
@@ -139,16 +141,36 @@ def _split_off_unanchored(region):
     return [Region(kept), Region(rest)] if rest else [region]
 
 
-def _move_out_movement(region):
-    """Movement ops whose results leave the region (and that no node of it reads) move
-    out, until none is left at its edge."""
+def _move_out_movement(region, gm):
+    """Movement ops whose results leave the region move out, until none is left at its
+    edge. Where nodes of the region read one too, it is repeated inside for them: the
+    region then reads its source, never a view with gaps or a transpose that Inductor
+    would first copy contiguously for the region op (the sliced logits of a matrix
+    product it padded to an aligned width, which the model also returns)."""
     while True:
-        members = set(region.nodes)
         _, outputs = _boundary(region.nodes)
-        leaving = [n for n in outputs if n.target in MOVEMENT and not any(u in members for u in n.users)]
+        leaving = [n for n in outputs if n.target in MOVEMENT]
         if not leaving:
             return
+        for n in leaving:
+            _repeat_inside(region, gm, n)
         region.nodes = [n for n in region.nodes if n not in leaving]
+
+
+def _repeat_inside(region, gm, node):
+    """`node` repeated right after itself in the graph, for the region's nodes to read
+    instead; the original serves every other user."""
+    members = set(region.nodes)
+    readers = [u for u in node.users if u in members]
+    if not readers:
+        return
+    with gm.graph.inserting_after(node):
+        copy = gm.graph.call_function(node.target, node.args, node.kwargs)
+    copy.meta = dict(node.meta)
+    for user in readers:
+        user.replace_input_with(node, copy)
+    first = min(region.nodes.index(u) for u in readers)
+    region.nodes.insert(first, copy)
 
 
 def _decide(region, device_filter):
