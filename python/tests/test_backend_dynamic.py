@@ -84,6 +84,32 @@ def test_one_graph_serves_every_sequence_length_forward_and_backward():
     assert served and all(len(values) == len(lengths) for values in served.values()), served
 
 
+def test_a_new_size_sets_every_node_as_running_the_ops_on_fake_tensors_would():
+    # A symbolic region's template carries each op's result sizes as the trace gave them;
+    # at a new size they are evaluated instead of running the ops on fake tensors. Both
+    # must give every node the same shape, strides and dtype.
+    from polyred.lowering.template import instantiate
+
+    fn, _ = compiled(layer_norm_then_softmax, dynamic=True)
+    w = torch.randn(48)
+    for seq in (7, 13):
+        check_training_step(layer_norm_then_softmax, fn, [torch.randn(3, seq, 48), w])
+    regions = [r for r in region_op._regions.values() if isinstance(r, region_op._SymbolicRegion)]
+    assert regions
+
+    def metas(nodes):
+        return [[(tuple(v.shape), v.stride(), v.dtype) for v in (n.meta["val"] if isinstance(n.meta["val"], tuple)
+                                                                 else (n.meta["val"],))] for n in nodes]
+
+    for region in regions:
+        assert all(op["val"] is not None for op in region.template["ops"]), region.name
+        values = {s: 29 for s in region.symbols}
+        _, from_specs, _, _ = instantiate(region.template, values, torch.device("cpu"))
+        traced = {**region.template, "ops": [{**op, "val": None} for op in region.template["ops"]]}
+        _, from_fakes, _, _ = instantiate(traced, values, torch.device("cpu"))
+        assert metas(from_specs) == metas(from_fakes), region.name
+
+
 def test_automatic_dynamic_after_a_second_size_compiles_no_more():
     fn, counting = compiled(layer_norm_then_softmax)
     w = torch.randn(32)
