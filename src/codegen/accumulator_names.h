@@ -3,7 +3,7 @@
 // Takes: a KernelPlan and its accumulator lanes (Vectorization::accumulatorLanes).
 // Gives: C++ expressions as strings -- an accumulator and its type, its identity, the
 // combiner functor and block-reduction tree order, what a body value contributes, the
-// result as the Reduce node's type -- for KernelEmitter (codegen/cuda_emitter.cc), which
+// result as the Reduce node's type -- for KernelEmitter (codegen/kernel_emitter.h), which
 // writes them into kernels. Tuples spell theirs through codegen/tuple_emitter.
 #pragma once
 
