@@ -4,6 +4,7 @@
 #include <chrono>
 #include <iostream>
 #include <limits>
+#include <optional>
 #include <sstream>
 
 #include "canon/constant_powers.h"
@@ -132,18 +133,25 @@ KernelPlan servingRows(KernelPlan plan, const RowVariant& v, const std::string& 
 // binding serves again with 32-bit ones, as one more variant: 64-bit indices cost
 // registers, and so blocks a SM (a layer norm over 1024 at 128x2 threads: 46 registers,
 // 6 blocks of 256 a SM, against 30 and 8).
-std::vector<RowVariant> splitAtInt32Indices(const KernelPlan& plan, const std::vector<RowVariant>& variants) {
-  std::vector<RowVariant> split;
+struct SplitVariant {
+  RowVariant variant;
+  // Its loops, built to find the split: kept for every range that keeps the variant's
+  // most rows (their index width is the same); the 32-bit part is built again.
+  std::optional<PolyKernel> built;
+};
+
+std::vector<SplitVariant> splitAtInt32Indices(const KernelPlan& plan, const std::vector<RowVariant>& variants) {
+  std::vector<SplitVariant> split;
   for (const RowVariant& v : variants) {
-    const PolyKernel k = buildPolyKernel(servingRows(plan, v, ""), v.bound.binding, v.bound.vector, v.bound.tiling);
+    PolyKernel k = buildPolyKernel(servingRows(plan, v, ""), v.bound.binding, v.bound.vector, v.bound.tiling);
     const int64_t most = mostRowsWithInt32Indices(k);
     if (k.index64 && most >= v.fewestRows) {
-      split.push_back(v);
-      split.back().mostRows = most;
-      split.push_back(v);
-      split.back().fewestRows = most + 1;
+      split.push_back({v, std::nullopt});
+      split.back().variant.mostRows = most;
+      split.push_back({v, std::move(k)});
+      split.back().variant.fewestRows = most + 1;
     } else {
-      split.push_back(v);
+      split.push_back({v, std::move(k)});
     }
   }
   return split;
@@ -274,7 +282,8 @@ namespace {
 // `plan` bound as `b`: its cache hints and its schedule and loops, each stage dumped.
 // Refuses a symbolic kernel whose binding ties it to its row count.
 PolyKernel scheduleKernel(const CompiledGraph& c, const KernelPlan& plan, const BoundKernel& b,
-                          const KernelReads& reads, const Dumper& dump, std::map<std::string, double>* ms) {
+                          const KernelReads& reads, const Dumper& dump, std::map<std::string, double>* ms,
+                          std::optional<PolyKernel> built = std::nullopt) {
   checkSymbolicBinding(plan, b.binding, b.vector, b.tiling, c.symbolic);
   // Only lane loads and stores (pr_load_lanes, pr_store_lanes) carry hints: a scalar
   // kernel or one of strided lanes (every access scalar) keeps plain accesses, and its
@@ -290,7 +299,15 @@ PolyKernel scheduleKernel(const CompiledGraph& c, const KernelPlan& plan, const 
                                                 (b.vector.strided ? " (strided lanes down each column)" : "")
                                           : "") +
                       (b.tiling.empty() ? "" : ", " + b.tiling.describe(plan)) + hints.describe(plan));
-  PolyKernel pk = timed(ms, "schedule+ast", [&] { return buildPolyKernel(plan, b.binding, b.vector, b.tiling); });
+  // `built`: these loops, built for a plan that differs from `plan` only in its name and
+  // fewest rows (splitAtInt32Indices), which neither the loops nor the index width read.
+  PolyKernel pk;
+  if (built) {
+    pk = std::move(*built);
+    pk.plan = plan;
+  } else {
+    pk = timed(ms, "schedule+ast", [&] { return buildPolyKernel(plan, b.binding, b.vector, b.tiling); });
+  }
   pk.hints = std::move(hints);
   dump("schedule", plan.name + ":\n" + pk.scheduleTree);
   dump("ast", plan.name + ":\n" + pk.islAst);
@@ -338,11 +355,13 @@ CompiledGraph compileGraph(const Graph& source, const CompileOptions& options) {
     // the one of the most rows (the probe's) holding the others.
     std::vector<RowVariant> variants =
         timed(ms, "binding", [&] { return chooseRowVariants(plan, options.target, options.config); });
-    variants = timed(ms, "schedule+ast", [&] { return splitAtInt32Indices(plan, variants); });
-    PolyKernel pk = scheduleKernel(c, servingRows(plan, variants.back(), ""), variants.back().bound, reads, dump, ms);
-    for (size_t v = 0; v + 1 < variants.size(); ++v)
-      pk.rowVariants.push_back(scheduleKernel(c, servingRows(plan, variants[v], "_v" + std::to_string(v)),
-                                              variants[v].bound, reads, dump, ms));
+    std::vector<SplitVariant> split = timed(ms, "schedule+ast", [&] { return splitAtInt32Indices(plan, variants); });
+    auto schedule = [&](SplitVariant& s, const std::string& suffix) {
+      return scheduleKernel(c, servingRows(plan, s.variant, suffix), s.variant.bound, reads, dump, ms,
+                            std::move(s.built));
+    };
+    PolyKernel pk = schedule(split.back(), "");
+    for (size_t v = 0; v + 1 < split.size(); ++v) pk.rowVariants.push_back(schedule(split[v], "_v" + std::to_string(v)));
     c.kernels.push_back(std::move(pk));
   }
   const CodegenOptions codegen{options.deterministic,          options.config.unroll,

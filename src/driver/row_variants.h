@@ -8,8 +8,8 @@
 // last one the probe's and every count past it, with the binding the kernel had when
 // it was bound at the probe alone. The pipeline compiles one kernel per variant; the
 // launch takes the one whose range holds coefficient * S (codegen/symbolic_launch.h).
-// (The pipeline adds one more: the last binding with 32-bit indices, up to the rows
-// where they fit; driver/pipeline.cc.)
+// (The pipeline splits a variant whose rows reach past 2^31 elements where its indices
+// stop fitting 32 bits: splitAtInt32Indices, driver/pipeline.cc.)
 //
 // Why: the policy (poly/binding.cc, poly/vectorize.cc) picks threads per row, rows per
 // block, items per thread, vector lanes and so the row-staged form from the row count.

@@ -144,19 +144,18 @@ def instantiate(template, values, device):
     outputs = [nodes[k] for k in template["outputs"]]
     graph.output(tuple(outputs))
     module = torch.fx.GraphModule(torch.nn.Module(), graph)
-    input_specs = [concrete_spec(s, values) for s in template["inputs"]]
     if all(op.get("val") is not None for op in template["ops"]):
-        _set_fake_from_specs(nodes, inputs, [op["val"] for op in template["ops"]], input_specs, values, device)
+        _set_fake_from_specs(inputs + nodes, template["inputs"] + [op["val"] for op in template["ops"]], values, device)
     else:
-        _propagate_fake(module, input_specs, device)
+        _propagate_fake(module, [concrete_spec(s, values) for s in template["inputs"]], device)
     return module, nodes, inputs, outputs
 
 
-def _set_fake_from_specs(nodes, inputs, value_specs, input_specs, values, device):
-    """Sets every node's meta["val"] from the sizes the trace gave its result, evaluated
-    at `values`: what running the ops on fake tensors gives (the trace's expressions hold
-    wherever its guards do), without dispatching each op (most of a new size's host
-    time: 40 of 50 ms for an RMSNorm region on a 2-core machine)."""
+def _set_fake_from_specs(nodes, value_specs, values, device):
+    """Sets each node's meta["val"] (the placeholders' too) from the sizes the trace gave
+    it, evaluated at `values`: what running the ops on fake tensors gives (the trace's
+    expressions hold wherever its guards do), without dispatching each op (most of a new
+    size's host time: 40 of 50 ms for an RMSNorm region on a 2-core machine)."""
     from torch._subclasses.fake_tensor import FakeTensorMode
 
     def fake(spec):
@@ -164,8 +163,6 @@ def _set_fake_from_specs(nodes, inputs, value_specs, input_specs, values, device
         return torch.empty_strided(shape, stride, dtype=dtype, device=device)
 
     with FakeTensorMode():
-        for node, (shape, stride, dtype) in zip(inputs, input_specs):
-            node.meta["val"] = torch.empty_strided(shape, stride, dtype=dtype, device=device)
         for node, spec in zip(nodes, value_specs):
             node.meta["val"] = tuple(fake(s) for s in spec) if isinstance(spec, list) else fake(spec)
 
